@@ -1,0 +1,150 @@
+// Dialect registration, the #amp.init attribute and verification of the dialect's discardable
+// attributes (argument roles, names, initialisers, precision annotations).
+#include "ir/AmpDialect.h"
+
+#include "ir/AmpOps.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+#include "ir/AmpDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ir/AmpAttrs.cpp.inc"
+
+void AmpDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ir/AmpOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ir/AmpAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// #amp.init
+//===----------------------------------------------------------------------===//
+
+static bool isInitKind(StringRef kind) {
+  return llvm::StringSwitch<bool>(kind)
+      .Cases("zeros", "ones", "constant", "normal", "uniform", true)
+      .Cases("xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", true)
+      .Default(false);
+}
+
+LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
+                               APFloat scale, int64_t seed) {
+  if (!isInitKind(kind))
+    return emitError() << "unknown initialiser kind '" << kind
+                       << "' (expected zeros, ones, constant, normal, uniform, xavier_uniform, "
+                          "xavier_normal, kaiming_uniform or kaiming_normal)";
+  if (!scale.isFinite()) return emitError() << "initialiser scale must be finite";
+  if (seed < 0) return emitError() << "initialiser seed must be non-negative, got " << seed;
+  return success();
+}
+
+Attribute InitAttr::parse(AsmParser& parser, Type) {
+  std::string kind;
+  if (parser.parseLess() || parser.parseKeywordOrString(&kind)) return {};
+  double scale = 1.0;
+  int64_t seed = 0;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual()) return {};
+    if (key == "scale") {
+      if (parser.parseFloat(scale)) return {};
+    } else if (key == "seed") {
+      if (parser.parseInteger(seed)) return {};
+    } else {
+      parser.emitError(parser.getCurrentLocation(), "unknown #amp.init field '")
+          << key << "' (expected scale or seed)";
+      return {};
+    }
+  }
+  if (parser.parseGreater()) return {};
+  return InitAttr::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
+                              parser.getContext(), kind, APFloat(scale), seed);
+}
+
+void InitAttr::print(AsmPrinter& printer) const {
+  printer << "<" << getKind();
+  if (!getScale().isExactlyValue(1.0)) printer << ", scale = " << getScale().convertToDouble();
+  if (getSeed() != 0) printer << ", seed = " << getSeed();
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+static bool isIdentifierLike(StringRef s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
+          c == '/'))
+      return false;
+  return true;
+}
+
+LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsigned argIndex,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name == kRoleAttr) {
+    auto role = dyn_cast<StringAttr>(attr.getValue());
+    if (!role || !llvm::is_contained({"param", "input", "label"}, role.getValue()))
+      return op->emitError() << "argument #" << argIndex
+                             << ": amp.role must be \"param\", \"input\" or \"label\", got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kNameAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !isIdentifierLike(str.getValue()))
+      return op->emitError() << "argument #" << argIndex
+                             << ": amp.name must be a non-empty string of letters, digits and "
+                                "'_', '.', '-', '/', got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kInitAttr) {
+    if (!isa<InitAttr>(attr.getValue()))
+      return op->emitError() << "argument #" << argIndex << ": amp.init must be an #amp.init<...>";
+    return success();
+  }
+  return op->emitError() << "argument #" << argIndex << ": unknown amp argument attribute '"
+                         << name << "' (expected amp.role, amp.name or amp.init)";
+}
+
+LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name == kPrecisionAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !llvm::is_contained({"f32", "f16", "bf16"}, str.getValue()))
+      return op->emitError() << "amp.precision must be \"f32\", \"f16\" or \"bf16\", got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kReasonAttr) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "amp.reason must be a string";
+    return success();
+  }
+  if (name == kTargetAttr) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError() << "amp.target must be a string such as \"cpu\" or \"cuda:sm_90\"";
+    return success();
+  }
+  if (name == kAutocastAttr) {
+    if (!isa<BoolAttr>(attr.getValue()))
+      return op->emitError() << "amp.autocast must be a boolean (false disables autocast for the "
+                                "function or region)";
+    return success();
+  }
+  return op->emitError() << "unknown amp attribute '" << name << "'";
+}

@@ -1,0 +1,15 @@
+// Operation classes of the amp dialect (generated from AmpOps.td).
+#ifndef AMP_IR_AMPOPS_H
+#define AMP_IR_AMPOPS_H
+
+#include "ir/AmpDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "ir/AmpOps.h.inc"
+
+#endif  // AMP_IR_AMPOPS_H

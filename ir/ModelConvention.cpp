@@ -1,0 +1,78 @@
+#include "ir/ModelConvention.h"
+
+#include "ir/AmpOps.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+ArgRole mlir::amp::getArgRole(func::FuncOp func, unsigned index) {
+  auto role = func.getArgAttrOfType<StringAttr>(index, AmpDialect::kRoleAttr);
+  if (role && role.getValue() == "param") return ArgRole::Param;
+  if (role && role.getValue() == "label") return ArgRole::Label;
+  return ArgRole::Input;
+}
+
+StringRef mlir::amp::getArgName(func::FuncOp func, unsigned index) {
+  auto name = func.getArgAttrOfType<StringAttr>(index, AmpDialect::kNameAttr);
+  return name ? name.getValue() : StringRef();
+}
+
+LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
+  bool ok = true;
+  auto fail = [&](Location loc) {
+    ok = false;
+    return mlir::emitError(loc) << "model '" << func.getSymName() << "': ";
+  };
+  if (func.isExternal()) {
+    fail(func.getLoc()) << "a model needs a body";
+    return failure();
+  }
+
+  llvm::StringMap<unsigned> seen;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    BlockArgument arg = func.getArgument(i);
+    auto role = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kRoleAttr);
+    auto name = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kNameAttr);
+    if (!role) fail(arg.getLoc()) << "argument #" << i << " has no amp.role (param, input or label)";
+    if (!name) {
+      fail(arg.getLoc()) << "argument #" << i
+                         << " has no amp.name (names bind inputs, parameter files and checkpoints)";
+    } else if (auto [it, inserted] = seen.try_emplace(name.getValue(), i); !inserted) {
+      fail(arg.getLoc()) << "argument #" << i << " reuses the name '" << name.getValue()
+                         << "' of argument #" << it->second;
+    }
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape()) {
+      fail(arg.getLoc()) << "argument #" << i << " must be a statically shaped tensor, got "
+                         << arg.getType();
+      continue;
+    }
+    bool isParam = role && role.getValue() == "param";
+    if (isParam && !type.getElementType().isF32())
+      fail(arg.getLoc()) << "param '" << (name ? name.getValue() : "?")
+                         << "' must be f32 (master weights are f32; autocast derives the "
+                            "low-precision copies), got "
+                         << type;
+    if (!isParam && func.getArgAttr(i, AmpDialect::kInitAttr))
+      fail(arg.getLoc()) << "argument #" << i << " has amp.init but only params are initialised";
+  }
+
+  auto results = func.getFunctionType().getResults();
+  if (results.empty()) {
+    fail(func.getLoc()) << "the first result must be the scalar f32 loss, but there are no results";
+  } else {
+    auto loss = dyn_cast<RankedTensorType>(results[0]);
+    if (!loss || loss.getRank() != 0 || !loss.getElementType().isF32())
+      fail(func.getLoc()) << "the first result must be the scalar loss tensor<f32>, got "
+                          << results[0];
+  }
+
+  func.walk([&](Operation* op) {
+    if (op == func.getOperation() || isa<func::ReturnOp>(op)) return;
+    if (!isa<AmpDialect>(op->getDialect()))
+      fail(op->getLoc()) << "op '" << op->getName()
+                         << "' is not an amp op; a model body holds only amp ops";
+  });
+  return success(ok);
+}

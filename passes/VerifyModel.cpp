@@ -1,0 +1,20 @@
+// amp-verify-model: the model convention as a pass (ampc runs it first).
+#include "ir/ModelConvention.h"
+#include "passes/Passes.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPVERIFYMODELPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+struct AmpVerifyModelPass : impl::AmpVerifyModelPassBase<AmpVerifyModelPass> {
+  void runOnOperation() override {
+    bool ok = true;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func.isPublic() && failed(verifyModel(func))) ok = false;
+    if (!ok) signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+}  // namespace
+}  // namespace mlir::amp

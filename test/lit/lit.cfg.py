@@ -1,0 +1,18 @@
+# -*- Python -*-
+# lit configuration for ampc: FileCheck tests of the dialect, passes and tools.
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "AMP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.amp_obj_root, "test", "lit")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+llvm_config.use_default_substitutions()
+config.substitutions.append(("%amp_src_root", config.amp_src_root))
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["amp-opt", "ampc", "amp-run"], [config.amp_tools_dir, config.llvm_tools_dir])
