@@ -33,31 +33,32 @@ inline uint32_t roundMagnitude(uint32_t a) {
   constexpr int kDrop = 23 - M;              // f32 mantissa bits that are rounded away
   constexpr uint32_t kMinNormalExp = 127 - B + 1;  // f32 biased exponent of the target's 2^(1-B)
   const uint32_t e = a >> 23;
-  if (e >= kMinNormalExp) {
-    // Normal: rebias the exponent in place; a mantissa carry rolls into the exponent, which is
-    // exactly right (including the carry to the next binade and to overflow).
-    const uint32_t h = a - ((127 - B) << 23);
-    return (h + ((1u << (kDrop - 1)) - 1) + ((h >> kDrop) & 1)) >> kDrop;
-  }
+  // Both candidates are computed and one selected, so the loop over a buffer has no data-dependent
+  // branch (and vectorises).
+  // Normal: rebias the exponent in place; a mantissa carry rolls into the exponent, which is
+  // exactly right (including the carry to the next binade and to overflow).
+  const uint32_t h = a - ((127 - B) << 23);
+  const uint32_t normal = (h + ((1u << (kDrop - 1)) - 1) + ((h >> kDrop) & 1)) >> kDrop;
   // Subnormal (or zero) in the target: the value in units of the target's smallest subnormal
   // 2^(1-B-M) is m * 2^-shift. f32 denormals (e == 0) have no implicit bit and exponent 1.
   const uint32_t m = (a & 0x7fffffu) | (e ? 0x800000u : 0u);
-  uint32_t shift = (kMinNormalExp + kDrop) - (e ? e : 1);
+  const uint32_t eff = e ? e : 1;
+  uint32_t shift = eff < kMinNormalExp ? (kMinNormalExp + kDrop) - eff : kDrop + 1;
   shift = shift > 31 ? 31 : shift;  // m < 2^24, so any shift >= 25 already rounds to 0
   const uint32_t half = 1u << (shift - 1);
-  return (m + (half - 1) + ((m >> shift) & 1)) >> shift;
+  const uint32_t sub = (m + (half - 1) + ((m >> shift) & 1)) >> shift;
+  return e >= kMinNormalExp ? normal : sub;
 }
 
 // Decodes sign/exponent/mantissa fields of a small binary format with M mantissa bits and bias B,
 // for codes that are finite (the caller handles inf/NaN). Exact: every such value is an f32 normal.
 template <int M, int B>
 inline float decodeFinite(uint32_t sign32, uint32_t exp, uint32_t mant) {
-  if (exp == 0) {
-    // mant * 2^(1-B-M): an exact int->float conversion times an exact power of two.
-    constexpr uint32_t kScaleBits = uint32_t(127 + 1 - B - M) << 23;
-    return floatOf(bitsOf(float(mant) * floatOf(kScaleBits)) | sign32);
-  }
-  return floatOf(sign32 | ((exp + 127 - B) << 23) | (mant << (23 - M)));
+  // Subnormal: mant * 2^(1-B-M), an exact int->float conversion times an exact power of two.
+  constexpr uint32_t kScaleBits = uint32_t(127 + 1 - B - M) << 23;
+  const uint32_t sub = bitsOf(float(mant) * floatOf(kScaleBits));
+  const uint32_t normal = ((exp + 127 - B) << 23) | (mant << (23 - M));
+  return floatOf(sign32 | (exp == 0 ? sub : normal));  // select, not branch (vectorises)
 }
 
 }  // namespace
@@ -69,19 +70,22 @@ uint16_t f32ToF16(float x) {
   const uint32_t u = bitsOf(x);
   const uint32_t sign = (u >> 16) & 0x8000u;
   const uint32_t a = u & 0x7fffffffu;
-  if (a > kF32Inf)  // NaN: set the quiet bit, keep the top 9 payload bits (x86 F16C).
-    return uint16_t(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
-  if (a == kF32Inf) return uint16_t(sign | 0x7c00u);
+  // Selects instead of early returns keep a conversion loop branch-free. inf needs no case of its
+  // own: its exponent rounds far above max and takes the overflow select.
   const uint32_t r = roundMagnitude<10, 15>(a);
-  return uint16_t(sign | (r > 0x7bffu ? 0x7c00u : r));  // overflow (|x| >= 65520) -> inf
+  const uint32_t finite = r > 0x7bffu ? 0x7c00u : r;  // overflow (|x| >= 65520) -> inf
+  // NaN: set the quiet bit, keep the top 9 payload bits (x86 F16C).
+  const uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
+  return uint16_t(sign | (a > kF32Inf ? nan : finite));
 }
 
 float f16ToF32(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
-  if (exp == 0x1f)  // inf, or NaN made quiet like x86 vcvtph2ps (payload kept)
-    return floatOf(sign | kF32Inf | (mant ? 0x400000u : 0u) | (mant << 13));
-  return decodeFinite<10, 15>(sign, exp, mant);
+  // inf, or NaN made quiet like x86 vcvtph2ps (payload kept)
+  const uint32_t special = sign | kF32Inf | (mant ? 0x400000u : 0u) | (mant << 13);
+  const float finite = decodeFinite<10, 15>(sign, exp, mant);
+  return exp == 0x1f ? floatOf(special) : finite;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,15 +289,24 @@ void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n) {
     std::memcpy(out, in, size_t(n) * dtypeSize(src));
     return;
   }
-  // Fast paths for the conversions the executors use on every step.
-  if (src == DType::F32 && dst != DType::F64 && isFloat(dst)) {
-    const float* f = static_cast<const float*>(in);
-    for (int64_t i = 0; i < n; ++i) storeFromF32(dst, out, i, f[i]);
+  // Hot paths (f32 <-> f16/bf16 on every step): the dtype switch is outside the loop.
+  auto map = [n](const auto* from, auto* to, auto fn) {
+    for (int64_t i = 0; i < n; ++i) to[i] = fn(from[i]);
+  };
+  const auto* f32In = static_cast<const float*>(in);
+  auto* f32Out = static_cast<float*>(out);
+  auto* u16Out = static_cast<uint16_t*>(out);
+  const auto* u16In = static_cast<const uint16_t*>(in);
+  if (src == DType::F32 && dst == DType::F16) return map(f32In, u16Out, [](float x) { return f32ToF16(x); });
+  if (src == DType::F32 && dst == DType::BF16) return map(f32In, u16Out, [](float x) { return f32ToBF16(x); });
+  if (src == DType::F16 && dst == DType::F32) return map(u16In, f32Out, [](uint16_t h) { return f16ToF32(h); });
+  if (src == DType::BF16 && dst == DType::F32) return map(u16In, f32Out, [](uint16_t b) { return bf16ToF32(b); });
+  if (src == DType::F32 && dst != DType::F64 && isFloat(dst)) {  // f32 -> FP8
+    for (int64_t i = 0; i < n; ++i) storeFromF32(dst, out, i, f32In[i]);
     return;
   }
-  if (dst == DType::F32 && src != DType::F64 && isFloat(src)) {
-    float* f = static_cast<float*>(out);
-    for (int64_t i = 0; i < n; ++i) f[i] = loadAsF32(src, in, i);
+  if (dst == DType::F32 && src != DType::F64 && isFloat(src)) {  // FP8 -> f32
+    for (int64_t i = 0; i < n; ++i) f32Out[i] = loadAsF32(src, in, i);
     return;
   }
   for (int64_t i = 0; i < n; ++i) storeWide(dst, out, i, loadWide(src, in, i), src);
