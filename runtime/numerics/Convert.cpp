@@ -33,8 +33,8 @@ inline uint32_t roundMagnitude(uint32_t a) {
   constexpr int kDrop = 23 - M;              // f32 mantissa bits that are rounded away
   constexpr uint32_t kMinNormalExp = 127 - B + 1;  // f32 biased exponent of the target's 2^(1-B)
   const uint32_t e = a >> 23;
-  // Both candidates are computed and one selected, so the loop over a buffer has no data-dependent
-  // branch (and vectorises).
+  // Both candidates are computed and one selected, so a loop over a buffer has no data-dependent
+  // branch (mixed normal/subnormal data would otherwise mispredict).
   // Normal: rebias the exponent in place; a mantissa carry rolls into the exponent, which is
   // exactly right (including the carry to the next binade and to overflow).
   const uint32_t h = a - ((127 - B) << 23);
@@ -58,7 +58,7 @@ inline float decodeFinite(uint32_t sign32, uint32_t exp, uint32_t mant) {
   constexpr uint32_t kScaleBits = uint32_t(127 + 1 - B - M) << 23;
   const uint32_t sub = bitsOf(float(mant) * floatOf(kScaleBits));
   const uint32_t normal = ((exp + 127 - B) << 23) | (mant << (23 - M));
-  return floatOf(sign32 | (exp == 0 ? sub : normal));  // select, not branch (vectorises)
+  return floatOf(sign32 | (exp == 0 ? sub : normal));  // a select, not a branch
 }
 
 }  // namespace
@@ -126,7 +126,7 @@ uint8_t f32ToF8E5M2(float x, bool saturate) {
   const uint32_t sign = (u >> 24) & 0x80u;
   const uint32_t a = u & 0x7fffffffu;
   constexpr uint32_t kMax = 0x7b, kInf = 0x7c;  // S.11110.11 = 57344, S.11111.00 = inf
-  if (a > kF32Inf) return uint8_t(sign | 0x7fu);  // the NaN PyTorch and ml_dtypes produce
+  if (a > kF32Inf) return uint8_t(sign | 0x7fu);  // the NaN PyTorch's c10::Float8_e5m2 produces
   const uint32_t r = a == kF32Inf ? kInf : roundMagnitude<2, 15>(a);
   return uint8_t(sign | (r <= kMax ? r : saturate ? kMax : kInf));
 }
