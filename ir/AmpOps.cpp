@@ -68,6 +68,17 @@ LogicalResult missingAttr(std::optional<Location> loc, StringRef op, StringRef a
   return emitOptionalError(loc, "'amp.", op, "' op requires attribute '", attr, "'");
 }
 int64_t intOr(IntegerAttr attr, int64_t fallback) { return attr ? attr.getInt() : fallback; }
+
+// The custom syntax lets any inherent attribute be written in the attr-dict (the printer puts
+// conv2d's stride/padding/dilation/groups, pool padding and cross_entropy's attributes there).
+// When the parser infers result types, such attributes are still in the attribute dictionary and
+// not yet in the properties, so inference reads the property first and the dictionary second.
+template <typename AttrT, typename AdaptorT>
+AttrT inherent(AdaptorT& a, AttrT fromProperties, StringRef name) {
+  if (fromProperties) return fromProperties;
+  DictionaryAttr dict = a.getAttributes();
+  return dict ? dyn_cast_or_null<AttrT>(dict.get(name)) : AttrT();
+}
 double floatOr(FloatAttr attr, double fallback) { return attr ? attr.getValueAsDouble() : fallback; }
 
 }  // namespace
@@ -104,8 +115,9 @@ AMP_BROADCAST_BINARY(PowOp, "pow")
 
 LogicalResult CompareOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                           SmallVectorImpl<Type>& out) {
-  if (!a.getPredicateAttr()) return missingAttr(loc, "compare", "predicate");
-  StringRef p = a.getPredicate();
+  auto predicate = inherent(a, a.getPredicateAttr(), "predicate");
+  if (!predicate) return missingAttr(loc, "compare", "predicate");
+  StringRef p = predicate.getValue();
   if (!llvm::is_contained({"eq", "ne", "lt", "le", "gt", "ge"}, p))
     return emitOptionalError(loc, "'amp.compare' op predicate must be one of eq, ne, lt, le, gt, ge; got \"",
                              p, "\"");
@@ -144,10 +156,12 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
     return emitOptionalError(loc, "'amp.matmul' op operands must have the same element type, got ",
                              lt.getElementType(), " and ", rt.getElementType());
   ArrayRef<int64_t> ls = lt.getShape(), rs = rt.getShape();
-  int64_t m = a.getTransposeA() ? ls[ls.size() - 1] : ls[ls.size() - 2];
-  int64_t k = a.getTransposeA() ? ls[ls.size() - 2] : ls[ls.size() - 1];
-  int64_t k2 = a.getTransposeB() ? rs[rs.size() - 1] : rs[rs.size() - 2];
-  int64_t n = a.getTransposeB() ? rs[rs.size() - 2] : rs[rs.size() - 1];
+  bool transposeA = static_cast<bool>(inherent(a, a.getTransposeAAttr(), "transpose_a"));
+  bool transposeB = static_cast<bool>(inherent(a, a.getTransposeBAttr(), "transpose_b"));
+  int64_t m = transposeA ? ls[ls.size() - 1] : ls[ls.size() - 2];
+  int64_t k = transposeA ? ls[ls.size() - 2] : ls[ls.size() - 1];
+  int64_t k2 = transposeB ? rs[rs.size() - 1] : rs[rs.size() - 2];
+  int64_t n = transposeB ? rs[rs.size() - 2] : rs[rs.size() - 1];
   if (k != k2)
     return emitOptionalError(loc, "'amp.matmul' op contraction dimensions differ: lhs ",
                              shapeStr(ls), " gives K = ", k, ", rhs ", shapeStr(rs), " gives K = ",
@@ -189,14 +203,14 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
   if (it.getElementType() != wt.getElementType())
     return emitOptionalError(loc, "'amp.conv2d' op input and weight must have the same element "
                                   "type, got ", it.getElementType(), " and ", wt.getElementType());
-  auto stride = arrayOr(a.getStrideAttr(), {1, 1});
-  auto padding = arrayOr(a.getPaddingAttr(), {0, 0});
-  auto dilation = arrayOr(a.getDilationAttr(), {1, 1});
+  auto stride = arrayOr(inherent(a, a.getStrideAttr(), "stride"), {1, 1});
+  auto padding = arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0});
+  auto dilation = arrayOr(inherent(a, a.getDilationAttr(), "dilation"), {1, 1});
   if (failed(checkPair("conv2d", loc, "stride", stride, 1)) ||
       failed(checkPair("conv2d", loc, "padding", padding, 0)) ||
       failed(checkPair("conv2d", loc, "dilation", dilation, 1)))
     return failure();
-  int64_t groups = intOr(a.getGroupsAttr(), 1);
+  int64_t groups = intOr(inherent(a, a.getGroupsAttr(), "groups"), 1);
   ArrayRef<int64_t> in = it.getShape(), w = wt.getShape();
   if (groups < 1 || in[1] % groups != 0 || w[0] % groups != 0)
     return emitOptionalError(loc, "'amp.conv2d' op groups = ", groups,
@@ -250,15 +264,21 @@ static LogicalResult inferPool(StringRef op, std::optional<Location> loc, Value 
 
 LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
                                             SmallVectorImpl<Type>& out) {
-  if (!a.getKernelAttr()) return missingAttr(loc, "max_pool2d", "kernel");
-  return inferPool("max_pool2d", loc, a.getInput(), a.getKernel(), a.getStride(),
-                   arrayOr(a.getPaddingAttr(), {0, 0}), out);
+  auto kernel = inherent(a, a.getKernelAttr(), "kernel");
+  if (!kernel) return missingAttr(loc, "max_pool2d", "kernel");
+  std::optional<ArrayRef<int64_t>> stride;
+  if (auto s = inherent(a, a.getStrideAttr(), "stride")) stride = s.asArrayRef();
+  return inferPool("max_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride,
+                   arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0}), out);
 }
 LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
                                             SmallVectorImpl<Type>& out) {
-  if (!a.getKernelAttr()) return missingAttr(loc, "avg_pool2d", "kernel");
-  return inferPool("avg_pool2d", loc, a.getInput(), a.getKernel(), a.getStride(),
-                   arrayOr(a.getPaddingAttr(), {0, 0}), out);
+  auto kernel = inherent(a, a.getKernelAttr(), "kernel");
+  if (!kernel) return missingAttr(loc, "avg_pool2d", "kernel");
+  std::optional<ArrayRef<int64_t>> stride;
+  if (auto s = inherent(a, a.getStrideAttr(), "stride")) stride = s.asArrayRef();
+  return inferPool("avg_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride,
+                   arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0}), out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -287,8 +307,10 @@ static LogicalResult inferReduce(StringRef op, std::optional<Location> loc, Valu
 #define AMP_REDUCE(Op, name)                                                                   \
   LogicalResult Op::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,     \
                                      SmallVectorImpl<Type>& out) {                             \
-    if (!a.getDimsAttr()) return missingAttr(loc, name, "dims");                               \
-    return inferReduce(name, loc, a.getInput(), a.getDims(), a.getKeepdim(), out);             \
+    auto dims = inherent(a, a.getDimsAttr(), "dims");                                          \
+    if (!dims) return missingAttr(loc, name, "dims");                                          \
+    bool keepdim = static_cast<bool>(inherent(a, a.getKeepdimAttr(), "keepdim"));              \
+    return inferReduce(name, loc, a.getInput(), dims.asArrayRef(), keepdim, out);              \
   }
 AMP_REDUCE(ReduceSumOp, "reduce_sum")
 AMP_REDUCE(ReduceMeanOp, "reduce_mean")
@@ -383,8 +405,9 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext*, std::optional<Location
                                             SmallVectorImpl<Type>& out) {
   auto it = tensorOf(a.getInput());
   if (!it) return notATensor(loc, "transpose", "input");
-  if (!a.getPermutationAttr()) return missingAttr(loc, "transpose", "permutation");
-  ArrayRef<int64_t> perm = a.getPermutation();
+  auto permutation = inherent(a, a.getPermutationAttr(), "permutation");
+  if (!permutation) return missingAttr(loc, "transpose", "permutation");
+  ArrayRef<int64_t> perm = permutation.asArrayRef();
   if (static_cast<int64_t>(perm.size()) != it.getRank())
     return emitOptionalError(loc, "'amp.transpose' op permutation has ", perm.size(),
                              " entries but the input has rank ", it.getRank());
@@ -411,10 +434,13 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext*, std::optional<Location> lo
   auto it = tensorOf(a.getInput());
   if (!it) return notATensor(loc, "slice", "input");
   int64_t rank = it.getRank();
-  if (!a.getStartsAttr() || !a.getLimitsAttr()) return missingAttr(loc, "slice", "starts/limits");
-  ArrayRef<int64_t> starts = a.getStarts(), limits = a.getLimits();
+  auto startsAttr = inherent(a, a.getStartsAttr(), "starts");
+  auto limitsAttr = inherent(a, a.getLimitsAttr(), "limits");
+  if (!startsAttr || !limitsAttr) return missingAttr(loc, "slice", "starts/limits");
+  ArrayRef<int64_t> starts = startsAttr.asArrayRef(), limits = limitsAttr.asArrayRef();
   SmallVector<int64_t> strides(rank, 1);
-  if (auto s = a.getStrides()) strides.assign(s->begin(), s->end());
+  if (auto s = inherent(a, a.getStridesAttr(), "strides"))
+    strides.assign(s.asArrayRef().begin(), s.asArrayRef().end());
   if (static_cast<int64_t>(starts.size()) != rank || static_cast<int64_t>(limits.size()) != rank ||
       static_cast<int64_t>(strides.size()) != rank)
     return emitOptionalError(loc, "'amp.slice' op starts, limits and strides need one entry per "
@@ -440,8 +466,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
   if (inputs.empty()) return emitOptionalError(loc, "'amp.concat' op needs at least one input");
   auto first = tensorOf(inputs[0]);
   if (!first) return notATensor(loc, "concat", "each input");
-  if (!a.getAxisAttr()) return missingAttr(loc, "concat", "axis");
-  int64_t axis = static_cast<int64_t>(a.getAxis()), rank = first.getRank();
+  auto axisAttr = inherent(a, a.getAxisAttr(), "axis");
+  if (!axisAttr) return missingAttr(loc, "concat", "axis");
+  int64_t axis = axisAttr.getInt(), rank = first.getRank();
   if (axis < 0 || axis >= rank)
     return emitOptionalError(loc, "'amp.concat' op axis ", axis, " is out of range for rank ", rank);
   SmallVector<int64_t> shape(first.getShape());
@@ -476,7 +503,7 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext*, std::optional<Locat
   if (yt.getRank() != 1 || yt.getDimSize(0) != lt.getDimSize(0))
     return emitOptionalError(loc, "'amp.cross_entropy' op labels must be [", lt.getDimSize(0),
                              "] to match logits [N, C], got ", yt);
-  double smoothing = floatOr(a.getLabelSmoothingAttr(), 0.0);
+  double smoothing = floatOr(inherent(a, a.getLabelSmoothingAttr(), "label_smoothing"), 0.0);
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return emitOptionalError(loc, "'amp.cross_entropy' op label_smoothing must be in [0, 1], got ",
                              smoothing);
