@@ -1,0 +1,246 @@
+#include "runtime/io/Safetensors.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/io/AtomicFile.h"
+#include "runtime/io/Json.h"
+
+namespace amp::rt {
+namespace {
+
+constexpr uint64_t kMaxHeader = 100'000'000;  // the reference implementation's limit
+
+struct StDType {
+  std::string_view name;
+  DType dtype;
+  int rank;  // position in the reference's Dtype enum (increasing alignment) for write order
+};
+constexpr StDType kDTypes[] = {
+    {"BOOL", DType::Bool, 0},      {"U8", DType::U8, 1},     {"F8_E5M2", DType::F8E5M2, 3},
+    {"F8_E4M3", DType::F8E4M3FN, 4}, {"F16", DType::F16, 7}, {"BF16", DType::BF16, 8},
+    {"I32", DType::I32, 9},        {"F32", DType::F32, 11},  {"F64", DType::F64, 12},
+    {"I64", DType::I64, 13},
+};
+// Valid in the format but with no runtime dtype.
+constexpr std::string_view kKnownUnsupported[] = {"I8", "I16", "U16", "U32", "U64", "F8_E8M0",
+                                                  "F4", "F6_E2M3", "F6_E3M2", "C64"};
+
+const StDType& entryFor(DType t) {
+  for (const StDType& e : kDTypes)
+    if (e.dtype == t) return e;
+  return kDTypes[0];  // unreachable: every DType is in the table
+}
+
+struct Info {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  uint64_t begin, end;
+};
+
+absl::Status bad(const std::string& path, const std::string& what) {
+  return absl::DataLossError(absl::StrCat(path, ": ", what));
+}
+
+absl::StatusOr<uint64_t> nonNegInt(const JsonValue& v) {
+  std::optional<int64_t> i = v.asInt64();
+  if (!i || *i < 0) return absl::InvalidArgumentError("");
+  return static_cast<uint64_t>(*i);
+}
+
+absl::StatusOr<Info> parseEntry(const std::string& path, const std::string& name,
+                                const JsonValue& v) {
+  std::string where = absl::StrCat("tensor '", name, "': ");
+  if (!v.isObject()) return bad(path, where + "entry is not an object");
+  const JsonValue *dt = v.find("dtype"), *shape = v.find("shape"), *offs = v.find("data_offsets");
+  if (!dt || !shape || !offs || v.size() != 3)
+    return bad(path, where + "entry must have exactly the keys \"dtype\", \"shape\", \"data_offsets\"");
+  if (!dt->isString()) return bad(path, where + "\"dtype\" is not a string");
+  Info info{name, DType::F32, {}, 0, 0};
+  bool found = false;
+  for (const StDType& e : kDTypes)
+    if (e.name == dt->asString()) info.dtype = e.dtype, found = true;
+  if (!found) {
+    for (std::string_view u : kKnownUnsupported)
+      if (u == dt->asString())
+        return absl::UnimplementedError(
+            absl::StrCat(path, ": ", where, "dtype \"", std::string(u), "\" is not supported"));
+    return bad(path, absl::StrCat(where, "unknown dtype \"", dt->asString(), "\""));
+  }
+  if (!shape->isArray()) return bad(path, where + "\"shape\" is not an array");
+  for (const JsonValue& d : shape->items()) {
+    absl::StatusOr<uint64_t> n = nonNegInt(d);
+    if (!n.ok() || *n > (uint64_t{1} << 62))
+      return bad(path, where + "\"shape\" entries must be non-negative integers");
+    info.shape.push_back(static_cast<int64_t>(*n));
+  }
+  if (!offs->isArray() || offs->size() != 2)
+    return bad(path, where + "\"data_offsets\" must be [begin, end]");
+  absl::StatusOr<uint64_t> b = nonNegInt(offs->items()[0]), e = nonNegInt(offs->items()[1]);
+  if (!b.ok() || !e.ok()) return bad(path, where + "\"data_offsets\" must be non-negative integers");
+  if (*e < *b) return bad(path, absl::StrCat(where, "data_offsets [", *b, ", ", *e, "] end before they begin"));
+  info.begin = *b;
+  info.end = *e;
+  std::optional<uint64_t> nbytes = io_detail::checkedByteSize(info.shape, info.dtype);
+  if (!nbytes) return bad(path, absl::StrCat(where, "shape ", shapeToString(info.shape), " overflows"));
+  if (*nbytes != *e - *b)
+    return bad(path, absl::StrCat(where, "shape ", shapeToString(info.shape), " of ",
+                                  dt->asString(), " needs ", *nbytes,
+                                  " bytes but data_offsets span ", *e - *b));
+  return info;
+}
+
+}  // namespace
+
+std::string_view safetensorsDTypeName(DType t) { return entryFor(t).name; }
+
+absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path) {
+  absl::StatusOr<InputFile> f = InputFile::open(path);
+  if (!f.ok()) return f.status();
+  const uint64_t size = f->size();
+  if (size == 0) return bad(path, "empty file (0 bytes)");
+  if (size < 8) return bad(path, absl::StrCat("truncated: ", size, " bytes, too short for the 8-byte header length"));
+  char lenBytes[8];
+  if (absl::Status s = f->readAt(0, lenBytes, 8); !s.ok()) return s;
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= uint64_t(uint8_t(lenBytes[i])) << (8 * i);
+  if (n > size - 8)
+    return bad(path, absl::StrCat("header length ", n, " exceeds file size ", size));
+  if (n > kMaxHeader)
+    return bad(path, absl::StrCat("header length ", n, " exceeds the 100 MB limit"));
+  if (n < 2) return bad(path, absl::StrCat("header length ", n, " is too small for a JSON object"));
+  absl::StatusOr<std::string> text = f->readString(8, n);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<JsonValue> root = parseJson(*text, absl::StrCat(path, ": header JSON"));
+  if (!root.ok()) return absl::DataLossError(root.status().message());
+  if (!root->isObject()) return bad(path, "header JSON is not an object");
+
+  SafetensorsContents out;
+  std::vector<Info> infos;
+  for (const JsonValue::Member& m : root->members()) {
+    if (m.first == "__metadata__") {
+      if (!m.second.isObject()) return bad(path, "\"__metadata__\" is not an object");
+      for (const JsonValue::Member& kv : m.second.members()) {
+        if (!kv.second.isString())
+          return bad(path, absl::StrCat("\"__metadata__\" value for \"", kv.first, "\" is not a string"));
+        out.metadata.emplace_back(kv.first, kv.second.asString());
+      }
+      continue;
+    }
+    absl::StatusOr<Info> info = parseEntry(path, m.first, m.second);
+    if (!info.ok()) return info.status();
+    infos.push_back(std::move(*info));
+  }
+  std::stable_sort(infos.begin(), infos.end(), [](const Info& a, const Info& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  // The data must be tiled exactly: no gaps (hidden bytes), no overlaps (aliasing), nothing
+  // after the last tensor.
+  uint64_t expect = 0;
+  for (const Info& i : infos) {
+    if (i.begin < expect)
+      return bad(path, absl::StrCat("tensor '", i.name, "': data_offsets [", i.begin, ", ", i.end,
+                                    "] overlap the previous tensor, which ends at ", expect));
+    if (i.begin > expect)
+      return bad(path, absl::StrCat("tensor '", i.name, "': data_offsets [", i.begin, ", ", i.end,
+                                    "] leave a gap after offset ", expect));
+    expect = i.end;
+  }
+  uint64_t dataSize = size - 8 - n;
+  if (expect > dataSize)
+    return bad(path, absl::StrCat("truncated: data_offsets reach ", expect, " but the file holds ",
+                                  dataSize, " bytes of tensor data"));
+  if (expect < dataSize)
+    return bad(path, absl::StrCat(dataSize - expect, " trailing bytes after the last tensor (data_offsets end at ",
+                                  expect, ", data is ", dataSize, " bytes)"));
+  for (Info& i : infos) {
+    absl::StatusOr<Tensor> t = io_detail::allocateTensor(i.dtype, i.shape, path);
+    if (!t.ok()) return t.status();
+    if (i.end > i.begin) {
+      if (absl::Status s = f->readAt(8 + n + i.begin, t->data(), i.end - i.begin); !s.ok()) return s;
+    }
+    out.tensors.push_back({std::move(i.name), std::move(*t)});
+  }
+  return out;
+}
+
+namespace {
+
+// The header (with its 8-byte length) and the order the tensors' data follows in.
+absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>& tensors,
+                     const StringMap& metadata, std::string& header,
+                     std::vector<const NamedTensorRef*>& order) {
+  std::set<std::string> names;
+  for (const NamedTensorRef& r : tensors) {
+    if (r.name.empty() || r.tensor == nullptr || r.name == "__metadata__")
+      return absl::InvalidArgumentError(absl::StrCat(where, ": invalid tensor name '", r.name, "' or null tensor"));
+    if (!names.insert(r.name).second)
+      return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate tensor name '", r.name, "'"));
+    order.push_back(&r);
+  }
+  std::sort(order.begin(), order.end(), [](const NamedTensorRef* a, const NamedTensorRef* b) {
+    int ra = entryFor(a->tensor->dtype()).rank, rb = entryFor(b->tensor->dtype()).rank;
+    return ra != rb ? ra > rb : a->name < b->name;
+  });
+  JsonValue root = JsonValue::object();
+  if (!metadata.empty()) {
+    JsonValue md = JsonValue::object();
+    std::set<std::string> keys;
+    for (const auto& [k, v] : metadata) {
+      if (!keys.insert(k).second)
+        return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", k, "'"));
+      md.set(k, JsonValue::string(v));
+    }
+    root.set("__metadata__", std::move(md));
+  }
+  uint64_t offset = 0;
+  for (const NamedTensorRef* r : order) {
+    JsonValue shape = JsonValue::array();
+    for (int64_t d : r->tensor->shape()) shape.push(JsonValue::integer(d));
+    uint64_t end = offset + r->tensor->nbytes();
+    root.set(r->name, JsonValue::object({
+                          {"dtype", JsonValue::string(std::string(safetensorsDTypeName(r->tensor->dtype())))},
+                          {"shape", std::move(shape)},
+                          {"data_offsets", JsonValue::array({JsonValue::integer(int64_t(offset)),
+                                                             JsonValue::integer(int64_t(end))})},
+                      }));
+    offset = end;
+  }
+  std::string json = writeJson(root);
+  json.append((8 - json.size() % 8) % 8, ' ');  // 8-byte alignment of the data
+  header.clear();
+  for (int i = 0; i < 8; ++i) header += char((uint64_t(json.size()) >> (8 * i)) & 0xFF);
+  header += json;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>& tensors,
+                                              const StringMap& metadata) {
+  std::string out;
+  std::vector<const NamedTensorRef*> order;
+  if (absl::Status s = prepare("safetensors", tensors, metadata, out, order); !s.ok()) return s;
+  for (const NamedTensorRef* r : order)
+    out.append(reinterpret_cast<const char*>(r->tensor->data()), r->tensor->nbytes());
+  return out;
+}
+
+absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
+                              const StringMap& metadata) {
+  std::string header;
+  std::vector<const NamedTensorRef*> order;
+  if (absl::Status s = prepare(path, tensors, metadata, header, order); !s.ok()) return s;
+  absl::StatusOr<AtomicFile> f = AtomicFile::create(path);
+  if (!f.ok()) return f.status();
+  if (absl::Status s = f->write(header); !s.ok()) return s;
+  for (const NamedTensorRef* r : order) {
+    if (r->tensor->nbytes() == 0) continue;
+    if (absl::Status s = f->write(r->tensor->data(), r->tensor->nbytes()); !s.ok()) return s;
+  }
+  return f->commit();
+}
+
+}  // namespace amp::rt
