@@ -1,0 +1,141 @@
+// matmul, conv2d, max/avg pooling. Accumulation is in f32, one rounding per multiply and per add
+// (this library is compiled with -ffp-contract=off so no FMA is formed), in the order documented
+// at each kernel and in docs/reference-executor.md.
+#include <cmath>
+#include <limits>
+
+#include "runtime/exec/ReferenceCommon.h"
+
+namespace amp::rt::ref {
+
+absl::StatusOr<Tensor> evalMatmul(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
+  REF_ASSIGN_OR_RETURN(bool ta, c.attrs.getBool(c.name, "transpose_a", false));
+  REF_ASSIGN_OR_RETURN(bool tb, c.attrs.getBool(c.name, "transpose_b", false));
+  const Shape& sa = c.in(0).shape();
+  const Shape& sb = c.in(1).shape();
+  if (sa.size() < 2 || sb.size() < 2)
+    return c.error("operands must have rank >= 2, got ", typeString(c.in(0)), " and ", typeString(c.in(1)));
+  const size_t ra = sa.size(), rb = sb.size();
+  const int64_t M = ta ? sa[ra - 1] : sa[ra - 2], K = ta ? sa[ra - 2] : sa[ra - 1];
+  const int64_t Kb = tb ? sb[rb - 1] : sb[rb - 2], N = tb ? sb[rb - 2] : sb[rb - 1];
+  if (K != Kb)
+    return c.error("contraction dims differ: ", typeString(c.in(0)), (ta ? " (transposed)" : ""), " vs ",
+                   typeString(c.in(1)), (tb ? " (transposed)" : ""));
+  const Shape batchA(sa.begin(), sa.end() - 2), batchB(sb.begin(), sb.end() - 2);
+  REF_ASSIGN_OR_RETURN(Shape batch, broadcastShapes(c, {batchA, batchB}));
+  std::vector<int64_t> mapA = broadcastIndexMap(batchA, batch), mapB = broadcastIndexMap(batchB, batch);
+  std::vector<float> a = widen(c.in(0)), b = widen(c.in(1));
+  Shape outShape = batch;
+  outShape.push_back(M);
+  outShape.push_back(N);
+  std::vector<float> out(static_cast<size_t>(numElements(outShape)));
+  // Element (m, k) of op(A) in batch matrix `p` (row-major M x K, or K x M when transposed).
+  auto at = [&](const std::vector<float>& v, int64_t p, int64_t rows, int64_t cols, bool t, int64_t r,
+                int64_t col) { return v[p * rows * cols + (t ? col * rows + r : r * cols + col)]; };
+  for (size_t bi = 0; bi < mapA.size(); ++bi)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < K; ++k)  // increasing k: acc = fl(acc + fl(a*b))
+          acc += at(a, mapA[bi], M, K, ta, m, k) * at(b, mapB[bi], K, N, tb, k, n);
+        out[(bi * M + m) * N + n] = acc;
+      }
+  return narrow(c.in(0).dtype(), outShape, out);
+}
+
+absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 3));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
+  REF_RETURN_IF_ERROR(expectRank(c, 0, 4));
+  REF_RETURN_IF_ERROR(expectRank(c, 1, 4));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, getPair(c, "stride", 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, getPair(c, "padding", 0));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> dil, getPair(c, "dilation", 1));
+  REF_ASSIGN_OR_RETURN(int64_t groups, c.attrs.getInt(c.name, "groups"));
+  const Shape& xs = c.in(0).shape();
+  const Shape& ws = c.in(1).shape();
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t O = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
+  if (groups < 1 || C % groups != 0 || O % groups != 0)
+    return c.error("groups = ", groups, " must be >= 1 and divide the input channels (", C,
+                   ") and output channels (", O, ")");
+  if (CG != C / groups)
+    return c.error("weight ", typeString(c.in(1)), " must have ", C / groups,
+                   " input channels per group for input ", typeString(c.in(0)), " and groups = ", groups);
+  if (c.numOperands() == 3 && c.in(2).shape() != Shape{O})
+    return c.error("bias must have shape [", O, "], got ", typeString(c.in(2)));
+  const int64_t spanH = H + 2 * pad[0] - dil[0] * (KH - 1) - 1;
+  const int64_t spanW = W + 2 * pad[1] - dil[1] * (KW - 1) - 1;
+  if (spanH < 0 || spanW < 0 || KH < 1 || KW < 1)
+    return c.error("kernel ", KH, "x", KW, " (dilation ", dil[0], "x", dil[1],
+                   ") does not fit the padded input ", typeString(c.in(0)));
+  const int64_t OH = spanH / stride[0] + 1, OW = spanW / stride[1] + 1;
+  std::vector<float> x = widen(c.in(0)), w = widen(c.in(1));
+  std::vector<float> bias = c.numOperands() == 3 ? widen(c.in(2)) : std::vector<float>();
+  const int64_t OG = O / groups;
+  std::vector<float> out(static_cast<size_t>(N * O * OH * OW));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o) {
+      const int64_t g = o / OG;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          // Sum over (ci, kh, kw) in row-major order; padded taps contribute fl(0 * w) so that a
+          // non-finite weight poisons the output exactly as explicit zero padding would.
+          float acc = 0.0f;
+          for (int64_t ci = 0; ci < CG; ++ci)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ih = oh * stride[0] - pad[0] + kh * dil[0];
+                const int64_t iw = ow * stride[1] - pad[1] + kw * dil[1];
+                const bool inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
+                const float xv = inside ? x[((n * C + g * CG + ci) * H + ih) * W + iw] : 0.0f;
+                acc += xv * w[((o * CG + ci) * KH + kh) * KW + kw];
+              }
+          if (!bias.empty()) acc += bias[o];  // bias last, like a GEMM epilogue
+          out[((n * O + o) * OH + oh) * OW + ow] = acc;
+        }
+    }
+  return narrow(c.in(0).dtype(), {N, O, OH, OW}, out);
+}
+
+absl::StatusOr<Tensor> evalPool2d(const OpCall& c) {
+  const bool isMax = c.name == "amp.max_pool2d";
+  REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_RETURN_IF_ERROR(expectRank(c, 0, 4));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> k, getPair(c, "kernel", 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, getPair(c, "stride", 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, getPair(c, "padding", 0));
+  if (pad[0] > k[0] / 2 || pad[1] > k[1] / 2)  // PyTorch's rule: no window lies fully in padding
+    return c.error("padding [", pad[0], ", ", pad[1], "] must be at most half the kernel [", k[0], ", ", k[1], "]");
+  const Shape& xs = c.in(0).shape();
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t spanH = H + 2 * pad[0] - k[0], spanW = W + 2 * pad[1] - k[1];
+  if (spanH < 0 || spanW < 0)
+    return c.error("kernel [", k[0], ", ", k[1], "] does not fit the padded input ", typeString(c.in(0)));
+  const int64_t OH = spanH / stride[0] + 1, OW = spanW / stride[1] + 1;
+  const float divisor = static_cast<float>(k[0] * k[1]);  // count_include_pad = True
+  std::vector<float> x = widen(c.in(0));
+  std::vector<float> out(static_cast<size_t>(N * C * OH * OW));
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int64_t kh = 0; kh < k[0]; ++kh)  // window in row-major order
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            const int64_t ih = oh * stride[0] - pad[0] + kh, iw = ow * stride[1] - pad[1] + kw;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;  // -inf (max) or 0 (avg)
+            const float v = x[(nc * H + ih) * W + iw];
+            if (!isMax) acc += v;
+            else if (v > acc || std::isnan(v)) acc = v;  // NaN propagates and sticks
+          }
+        out[(nc * OH + oh) * OW + ow] = isMax ? acc : acc / divisor;
+      }
+  return narrow(c.in(0).dtype(), {N, C, OH, OW}, out);
+}
+
+}  // namespace amp::rt::ref

@@ -1,0 +1,67 @@
+// cross_entropy and mse_loss: scalar means, accumulated in f32 in sample order.
+#include <cmath>
+
+#include "runtime/exec/ReferenceCommon.h"
+
+namespace amp::rt::ref {
+
+absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_RETURN_IF_ERROR(expectRank(c, 0, 2));
+  REF_RETURN_IF_ERROR(expectRank(c, 1, 1));
+  const Tensor& labels = c.in(1);
+  if (!isIndexType(labels.dtype()))
+    return c.error("labels (operand 1) must have element type i32 or i64, got ", dtypeName(labels.dtype()));
+  const int64_t N = c.in(0).shape()[0], C = c.in(0).shape()[1];
+  if (labels.shape()[0] != N)
+    return c.error("labels ", typeString(labels), " must have one entry per row of logits ", typeString(c.in(0)));
+  REF_ASSIGN_OR_RETURN(int64_t ignoreIndex, c.attrs.getInt(c.name, "ignore_index", -100));
+  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "label_smoothing", 0.0));
+  if (!(eps >= 0.0 && eps <= 1.0))
+    return c.error("attribute 'label_smoothing' must be in [0, 1], got ", eps);
+  for (int64_t i = 0; i < N; ++i) {  // validate every label before computing anything
+    const int64_t y = loadIndex(labels, i);
+    if (y != ignoreIndex && (y < 0 || y >= C))
+      return c.error("label ", y, " at position [", i, "] is out of range [0, ", C,
+                     ") and is not ignore_index (", ignoreIndex, ")");
+  }
+  std::vector<float> x = widen(c.in(0)), logp(static_cast<size_t>(C));
+  const float keepW = f32(1.0 - eps), smoothW = f32(eps);
+  float total = 0.0f;
+  int64_t count = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t y = loadIndex(labels, i);
+    if (y == ignoreIndex) continue;
+    softmaxSlice(x.data() + i * C, C, 1, /*log=*/true, logp.data());
+    float loss = -logp[y];
+    if (eps > 0.0) {  // (1-eps) * nll + eps * mean_c(-logp_c); skipped at eps = 0 (PyTorch too)
+      float smooth = 0.0f;
+      for (int64_t k = 0; k < C; ++k) smooth += -logp[k];
+      smooth = smooth / static_cast<float>(C);
+      loss = keepW * loss + smoothW * smooth;
+    }
+    total += loss;
+    ++count;
+  }
+  std::vector<float> result = {total / static_cast<float>(count)};  // all ignored: 0/0 = NaN
+  return narrow(c.in(0).dtype(), {}, result);
+}
+
+absl::StatusOr<Tensor> evalMseLoss(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
+  if (c.in(0).shape() != c.in(1).shape())
+    return c.error("pred ", typeString(c.in(0)), " and target ", typeString(c.in(1)), " must have the same shape");
+  std::vector<float> p = widen(c.in(0)), t = widen(c.in(1));
+  float sum = 0.0f;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const float d = p[i] - t[i];
+    sum += d * d;
+  }
+  std::vector<float> result = {sum / static_cast<float>(p.size())};  // empty: 0/0 = NaN
+  return narrow(c.in(0).dtype(), {}, result);
+}
+
+}  // namespace amp::rt::ref
