@@ -1,6 +1,9 @@
 // ampc: the ampc compiler driver. Parses and verifies a model, runs the compilation pipeline and
 // emits the requested stage. Flag spellings follow the interface contract in docs/cli.md.
+#include "codegen/PlanBuilder.h"
 #include "ir/AmpDialect.h"
+#include "runtime/io/Json.h"
+#include "runtime/plan/Bundle.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -24,10 +27,14 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(ampcCategory));
 
-enum class Emit { IR };
+enum class Emit { IR, Plan, Bundle };
 static cl::opt<Emit> emit(
-    "emit", cl::desc("What to produce"), cl::init(Emit::IR),
-    cl::values(clEnumValN(Emit::IR, "ir", "the parsed, verified model IR")), cl::cat(ampcCategory));
+    "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
+    cl::init(Emit::IR),
+    cl::values(clEnumValN(Emit::IR, "ir", "the parsed, verified model IR"),
+               clEnumValN(Emit::Plan, "plan", "the execution plan as JSON (docs/plan-format.md)"),
+               clEnumValN(Emit::Bundle, "bundle", "a bundle file for amp-run (needs -o FILE.ampx)")),
+    cl::cat(ampcCategory));
 
 int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
@@ -39,7 +46,7 @@ int main(int argc, char** argv) {
                               "ampc: compiles amp models (mixed-precision training graphs)\n");
 
   DialectRegistry registry;
-  amp::registerAmpDialects(registry);
+  mlir::amp::registerAmpDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -57,20 +64,44 @@ int main(int argc, char** argv) {
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm))) return 1;
-  pm.addPass(amp::createAmpVerifyModelPass());
+  pm.addPass(mlir::amp::createAmpVerifyModelPass());
   if (failed(pm.run(*module))) return 1;
+
+  Emit stage = emit;
+  if (emit.getNumOccurrences() == 0 && llvm::StringRef(outputFilename).ends_with(".ampx"))
+    stage = Emit::Bundle;
+  if (stage == Emit::Plan || stage == Emit::Bundle) {
+    auto plan = mlir::amp::buildForwardPlan(*module);
+    if (failed(plan)) return 1;
+    if (stage == Emit::Bundle) {
+      if (outputFilename == "-") {
+        llvm::errs() << "ampc: --emit=bundle needs -o FILE.ampx\n";
+        return 1;
+      }
+      if (auto status = ::amp::rt::writeBundle(outputFilename, *plan); !status.ok()) {
+        llvm::errs() << "ampc: " << std::string(status.message()) << "\n";
+        return 1;
+      }
+      return 0;
+    }
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output) {
+      llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
+      return 1;
+    }
+    std::vector<::amp::rt::NamedTensorRef> tensors;
+    output->os() << ::amp::rt::writeJson(::amp::rt::planToJson(*plan, &tensors), 2) << "\n";
+    output->keep();
+    return 0;
+  }
 
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {
     llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
     return 1;
   }
-  switch (emit) {
-    case Emit::IR:
-      module->print(output->os());
-      output->os() << "\n";
-      break;
-  }
+  module->print(output->os());
+  output->os() << "\n";
   output->keep();
   return 0;
 }

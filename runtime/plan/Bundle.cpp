@@ -1,0 +1,291 @@
+#include "runtime/plan/Bundle.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/io/Safetensors.h"
+
+namespace amp::rt {
+namespace {
+
+constexpr const char* kFormatKey = "ampc.format";
+constexpr const char* kFormatValue = "ampx";
+constexpr const char* kVersionKey = "ampc.version";
+constexpr const char* kPlanKey = "ampc.plan";
+
+JsonValue intArray(const std::vector<int64_t>& v) {
+  JsonValue a = JsonValue::array();
+  for (int64_t x : v) a.push(JsonValue::integer(x));
+  return a;
+}
+JsonValue idArray(const std::vector<int32_t>& v) {
+  return intArray(std::vector<int64_t>(v.begin(), v.end()));
+}
+
+// Attributes are tagged so that kinds survive the round trip exactly (1 vs 1.0, [] of ints).
+JsonValue attrToJson(const AttrValue& value, const std::string& tensorName,
+                     std::vector<NamedTensorRef>* tensors) {
+  JsonValue out = JsonValue::object();
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) out.set("i", JsonValue::integer(v));
+        else if constexpr (std::is_same_v<T, double>) out.set("f", JsonValue::number(v));
+        else if constexpr (std::is_same_v<T, bool>) out.set("b", JsonValue::boolean(v));
+        else if constexpr (std::is_same_v<T, std::string>) out.set("s", JsonValue::string(v));
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) out.set("ints", intArray(v));
+        else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          JsonValue a = JsonValue::array();
+          for (double x : v) a.push(JsonValue::number(x));
+          out.set("floats", std::move(a));
+        } else {
+          tensors->push_back({tensorName, &v});
+          out.set("tensor", JsonValue::string(tensorName));
+        }
+      },
+      value);
+  return out;
+}
+
+// Error helper: "<source>: entry 'eval' step 3 (amp.matmul): <problem>".
+struct Where {
+  const std::string& source;
+  std::string context;
+  absl::Status error(absl::string_view problem) const {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", context, context.empty() ? "" : ": ", problem));
+  }
+};
+
+absl::StatusOr<std::vector<int64_t>> readInts(const JsonValue* v, const Where& w, absl::string_view what) {
+  if (!v || !v->isArray()) return w.error(absl::StrCat("'", what, "' must be an array of integers"));
+  std::vector<int64_t> out;
+  for (const JsonValue& x : v->items()) {
+    auto i = x.asInt64();
+    if (!i) return w.error(absl::StrCat("'", what, "' must hold integers only"));
+    out.push_back(*i);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int32_t>> readIds(const JsonValue* v, size_t numBuffers, const Where& w,
+                                             absl::string_view what) {
+  auto ints = readInts(v, w, what);
+  if (!ints.ok()) return ints.status();
+  std::vector<int32_t> out;
+  for (int64_t i : *ints) {
+    if (i < 0 || static_cast<size_t>(i) >= numBuffers)
+      return w.error(absl::StrCat("'", what, "' refers to buffer ", i, " but the plan has ",
+                                  numBuffers, " buffers"));
+    out.push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
+absl::StatusOr<AttrValue> attrFromJson(const JsonValue& v, const std::vector<NamedTensor>& tensors,
+                                       const Where& w) {
+  if (!v.isObject() || v.size() != 1) return w.error("an attribute must be a one-key tagged object");
+  const auto& [tag, x] = v.members()[0];
+  if (tag == "i") {
+    if (auto i = x.asInt64()) return AttrValue(*i);
+  } else if (tag == "f") {
+    if (x.isNumber()) return AttrValue(x.asDouble());
+    if (x.isNull()) return AttrValue(std::numeric_limits<double>::quiet_NaN());
+  } else if (tag == "b") {
+    if (x.isBool()) return AttrValue(x.asBool());
+  } else if (tag == "s") {
+    if (x.isString()) return AttrValue(x.asString());
+  } else if (tag == "ints") {
+    auto ints = readInts(&x, w, "ints");
+    if (!ints.ok()) return ints.status();
+    return AttrValue(*ints);
+  } else if (tag == "floats") {
+    if (x.isArray()) {
+      std::vector<double> out;
+      for (const JsonValue& f : x.items()) out.push_back(f.asDouble());
+      return AttrValue(out);
+    }
+  } else if (tag == "tensor") {
+    for (const NamedTensor& t : tensors)
+      if (t.name == x.asString()) return AttrValue(t.tensor);
+    return w.error(absl::StrCat("attribute refers to tensor '", x.asString(),
+                                "' which the bundle does not contain"));
+  }
+  return w.error(absl::StrCat("attribute tag '", tag, "' with a value of the wrong kind"));
+}
+
+}  // namespace
+
+JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
+  JsonValue root = JsonValue::object();
+  root.set("version", JsonValue::integer(plan.version));
+  JsonValue meta = JsonValue::object();
+  for (const auto& [k, v] : plan.metadata) meta.set(k, JsonValue::string(v));
+  root.set("metadata", std::move(meta));
+
+  JsonValue buffers = JsonValue::array();
+  for (const BufferDesc& b : plan.buffers) {
+    JsonValue o = JsonValue::object();
+    o.set("name", JsonValue::string(b.name));
+    o.set("kind", JsonValue::string(std::string(bufferKindName(b.kind))));
+    o.set("dtype", JsonValue::string(std::string(dtypeName(b.dtype))));
+    o.set("shape", intArray(b.shape));
+    if (b.init) {
+      JsonValue init = JsonValue::object();
+      init.set("kind", JsonValue::string(b.init->kind));
+      init.set("scale", JsonValue::number(b.init->scale));
+      init.set("seed", JsonValue::integer(b.init->seed));
+      o.set("init", std::move(init));
+    }
+    buffers.push(std::move(o));
+  }
+  root.set("buffers", std::move(buffers));
+
+  JsonValue entries = JsonValue::array();
+  for (const EntryPoint& e : plan.entries) {
+    JsonValue eo = JsonValue::object();
+    eo.set("name", JsonValue::string(e.name));
+    eo.set("results", idArray(e.results));
+    JsonValue names = JsonValue::array();
+    for (const std::string& n : e.resultNames) names.push(JsonValue::string(n));
+    eo.set("result_names", std::move(names));
+    JsonValue steps = JsonValue::array();
+    for (size_t s = 0; s < e.steps.size(); ++s) {
+      const PlanStep& step = e.steps[s];
+      JsonValue so = JsonValue::object();
+      so.set("op", JsonValue::string(step.op));
+      so.set("operands", idArray(step.operands));
+      so.set("results", idArray(step.results));
+      JsonValue attrs = JsonValue::object();
+      for (const auto& [name, value] : step.attrs)
+        attrs.set(name, attrToJson(value, absl::StrCat("const/", e.name, "/", s, "/", name), tensors));
+      so.set("attrs", std::move(attrs));
+      if (!step.loc.empty()) so.set("loc", JsonValue::string(step.loc));
+      steps.push(std::move(so));
+    }
+    eo.set("steps", std::move(steps));
+    entries.push(std::move(eo));
+  }
+  root.set("entries", std::move(entries));
+  return root;
+}
+
+absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<NamedTensor>& tensors,
+                                  const std::string& source) {
+  Where top{source, "plan"};
+  if (!json.isObject()) return top.error("the plan must be a JSON object");
+  Plan plan;
+  const JsonValue* version = json.find("version");
+  if (!version || !version->asInt64()) return top.error("missing integer 'version'");
+  if (*version->asInt64() != kPlanFormatVersion)
+    return top.error(absl::StrCat("plan format version ", *version->asInt64(),
+                                  " is not supported by this runtime (it reads version ",
+                                  kPlanFormatVersion, "); recompile the model with this ampc"));
+  if (const JsonValue* meta = json.find("metadata"); meta && meta->isObject())
+    for (const auto& [k, v] : meta->members()) plan.metadata.emplace_back(k, v.asString());
+
+  const JsonValue* buffers = json.find("buffers");
+  if (!buffers || !buffers->isArray()) return top.error("missing array 'buffers'");
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    const JsonValue& b = buffers->items()[i];
+    Where w{source, absl::StrCat("buffer ", i)};
+    BufferDesc desc;
+    const JsonValue* name = b.find("name");
+    const JsonValue* kind = b.find("kind");
+    const JsonValue* dtype = b.find("dtype");
+    if (!name || !name->isString() || !kind || !dtype)
+      return w.error("needs string fields 'name', 'kind' and 'dtype'");
+    desc.name = name->asString();
+    auto k = parseBufferKind(kind->asString());
+    if (!k) return w.error(absl::StrCat("unknown buffer kind '", kind->asString(), "'"));
+    desc.kind = *k;
+    auto t = parseDType(dtype->asString());
+    if (!t) return w.error(absl::StrCat("unknown dtype '", dtype->asString(), "'"));
+    desc.dtype = *t;
+    auto shape = readInts(b.find("shape"), w, "shape");
+    if (!shape.ok()) return shape.status();
+    for (int64_t d : *shape)
+      if (d < 0) return w.error("negative dimension in 'shape'");
+    desc.shape = *shape;
+    if (const JsonValue* init = b.find("init")) {
+      InitSpec spec;
+      const JsonValue* ik = init->find("kind");
+      if (!ik || !ik->isString()) return w.error("'init' needs a string 'kind'");
+      spec.kind = ik->asString();
+      if (const JsonValue* s = init->find("scale")) spec.scale = s->asDouble();
+      if (const JsonValue* s = init->find("seed")) spec.seed = s->asInt64().value_or(0);
+      desc.init = spec;
+    }
+    plan.buffers.push_back(std::move(desc));
+  }
+
+  const JsonValue* entries = json.find("entries");
+  if (!entries || !entries->isArray()) return top.error("missing array 'entries'");
+  for (const JsonValue& e : entries->items()) {
+    EntryPoint entry;
+    const JsonValue* name = e.find("name");
+    if (!name || !name->isString()) return top.error("an entry point has no 'name'");
+    entry.name = name->asString();
+    Where w{source, absl::StrCat("entry '", entry.name, "'")};
+    auto results = readIds(e.find("results"), plan.buffers.size(), w, "results");
+    if (!results.ok()) return results.status();
+    entry.results = *results;
+    if (const JsonValue* names = e.find("result_names"); names && names->isArray())
+      for (const JsonValue& n : names->items()) entry.resultNames.push_back(n.asString());
+    if (entry.resultNames.size() != entry.results.size())
+      return w.error("'result_names' must name every result");
+    const JsonValue* steps = e.find("steps");
+    if (!steps || !steps->isArray()) return w.error("missing array 'steps'");
+    for (size_t s = 0; s < steps->size(); ++s) {
+      const JsonValue& so = steps->items()[s];
+      Where ws{source, absl::StrCat("entry '", entry.name, "' step ", s)};
+      PlanStep step;
+      const JsonValue* op = so.find("op");
+      if (!op || !op->isString()) return ws.error("missing string 'op'");
+      step.op = op->asString();
+      auto operands = readIds(so.find("operands"), plan.buffers.size(), ws, "operands");
+      if (!operands.ok()) return operands.status();
+      auto res = readIds(so.find("results"), plan.buffers.size(), ws, "results");
+      if (!res.ok()) return res.status();
+      step.operands = *operands;
+      step.results = *res;
+      if (const JsonValue* attrs = so.find("attrs")) {
+        if (!attrs->isObject()) return ws.error("'attrs' must be an object");
+        for (const auto& [k, v] : attrs->members()) {
+          auto value = attrFromJson(v, tensors, ws);
+          if (!value.ok()) return value.status();
+          step.attrs.set(k, std::move(*value));
+        }
+      }
+      if (const JsonValue* loc = so.find("loc")) step.loc = loc->asString();
+      entry.steps.push_back(std::move(step));
+    }
+    plan.entries.push_back(std::move(entry));
+  }
+  return plan;
+}
+
+absl::Status writeBundle(const std::string& path, const Plan& plan) {
+  std::vector<NamedTensorRef> tensors;
+  JsonValue json = planToJson(plan, &tensors);
+  StringMap metadata = {{kFormatKey, kFormatValue},
+                        {kVersionKey, std::to_string(plan.version)},
+                        {kPlanKey, writeJson(json)}};
+  return writeSafetensors(path, tensors, metadata);
+}
+
+absl::StatusOr<Plan> readBundle(const std::string& path) {
+  auto contents = readSafetensors(path);
+  if (!contents.ok()) return contents.status();
+  std::string format, planText;
+  for (const auto& [k, v] : contents->metadata) {
+    if (k == kFormatKey) format = v;
+    if (k == kPlanKey) planText = v;
+  }
+  if (format != kFormatValue || planText.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": not an ampc bundle (a safetensors file without the '", kFormatKey, "' = '",
+        kFormatValue, "' and '", kPlanKey, "' metadata); compile one with ampc -o MODEL.ampx"));
+  auto json = parseJson(planText, path + " (plan)");
+  if (!json.ok()) return json.status();
+  return planFromJson(*json, contents->tensors, path);
+}
+
+}  // namespace amp::rt

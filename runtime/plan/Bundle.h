@@ -1,0 +1,31 @@
+// A bundle (.ampx) is one safetensors file: its tensors are the plan's constants (and optionally
+// initial parameters); its "__metadata__" carries the format tag, the format version and the plan
+// as JSON. Any safetensors tool can list a bundle's contents.
+#ifndef AMP_RUNTIME_PLAN_BUNDLE_H
+#define AMP_RUNTIME_PLAN_BUNDLE_H
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "runtime/io/IoCommon.h"
+#include "runtime/io/Json.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt {
+
+// JSON form of a plan. Tensor-valued attributes (amp.constant's value) are written as references
+// {"tensor": NAME} and their data goes to `tensors`.
+JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors);
+// Inverse; tensor references are resolved against `tensors`. Every structural problem (unknown
+// op kind tag, buffer id out of range, dtype spelling, version mismatch) is an error naming
+// `source` and the entry/step concerned.
+absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<NamedTensor>& tensors,
+                                  const std::string& source);
+
+absl::Status writeBundle(const std::string& path, const Plan& plan);
+absl::StatusOr<Plan> readBundle(const std::string& path);
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_PLAN_BUNDLE_H

@@ -1,0 +1,75 @@
+// The execution plan: what codegen produces and every executor runs. A plan is a set of typed
+// buffers plus entry points, each a list of steps over buffer ids. docs/plan-format.md documents
+// it and its serialised form inside a bundle.
+#ifndef AMP_RUNTIME_PLAN_PLAN_H
+#define AMP_RUNTIME_PLAN_PLAN_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/Tensor.h"
+#include "runtime/exec/Attr.h"
+
+namespace amp::rt {
+
+// Bumped whenever a reader of the previous version would misread a bundle.
+inline constexpr int kPlanFormatVersion = 1;
+
+enum class BufferKind {
+  Param,     // trainable FP32 master weight; bound by name, initialised from its InitSpec
+  State,     // persistent runtime state (optimizer moments, loss scale, counters)
+  Input,     // data fed per call, bound by name
+  Label,     // labels fed per call, bound by name
+  Constant,  // immutable data stored in the bundle
+  Temp,      // produced and consumed inside one entry point
+};
+std::string_view bufferKindName(BufferKind k);
+std::optional<BufferKind> parseBufferKind(std::string_view s);
+
+// How a param is initialised (the IR's #amp.init).
+struct InitSpec {
+  std::string kind;  // zeros ones constant normal uniform xavier_* kaiming_*
+  double scale = 1.0;
+  int64_t seed = 0;
+};
+
+struct BufferDesc {
+  std::string name;  // amp.name for params/inputs/labels; "%N" for temporaries
+  DType dtype = DType::F32;
+  Shape shape;
+  BufferKind kind = BufferKind::Temp;
+  std::optional<InitSpec> init;  // params only
+};
+
+struct PlanStep {
+  std::string op;  // dialect op name, e.g. "amp.matmul"
+  std::vector<int32_t> operands;
+  std::vector<int32_t> results;
+  AttrMap attrs;   // every inherent attribute, defaults included
+  std::string loc;  // source location, for error messages ("mlp.mlir:12:9")
+};
+
+struct EntryPoint {
+  std::string name;                      // "eval", "train_step", ...
+  std::vector<int32_t> results;          // buffers returned, in order
+  std::vector<std::string> resultNames;  // "loss", "output1", ...
+  std::vector<PlanStep> steps;
+};
+
+struct Plan {
+  int version = kPlanFormatVersion;
+  std::vector<std::pair<std::string, std::string>> metadata;  // precision, target, source, ...
+  std::vector<BufferDesc> buffers;
+  std::vector<EntryPoint> entries;
+
+  const EntryPoint* findEntry(std::string_view name) const;
+  std::optional<int32_t> findBuffer(std::string_view name) const;
+  std::string metadataValue(std::string_view key) const;
+};
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_PLAN_PLAN_H

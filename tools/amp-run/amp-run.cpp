@@ -1,0 +1,204 @@
+// amp-run: runs an entry point of a compiled model (bundle, or .mlir compiled on the fly by
+// the ampc next to this binary) on a device. No LLVM/MLIR: this tool links only the runtime.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/io/AtomicFile.h"
+#include "runtime/io/Idx.h"
+#include "runtime/io/Json.h"
+#include "runtime/io/Npy.h"
+#include "runtime/io/Npz.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/plan/Bundle.h"
+#include "runtime/plan/Session.h"
+#include "tools/amp-run/Options.h"
+
+namespace fs = std::filesystem;
+using namespace amp::rt;
+
+namespace {
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Compiles a .mlir with the ampc that sits next to this binary, into a temporary bundle.
+absl::StatusOr<Plan> compileOnTheFly(const std::string& model, const char* argv0) {
+  fs::path self = fs::read_symlink("/proc/self/exe");
+  fs::path ampc = self.parent_path() / "ampc";
+  if (!fs::exists(ampc))
+    return absl::FailedPreconditionError(absl::StrCat(
+        model, ": amp-run compiles .mlir models with ampc, but there is no ampc next to ", self.string(),
+        "; compile it first (ampc ", model, " -o MODEL.ampx)"));
+  char tmpl[] = "/tmp/amp-run-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return absl::InternalError("cannot create a temporary file for the bundle");
+  close(fd);
+  std::string bundle = std::string(tmpl) + ".ampx";
+  std::rename(tmpl, bundle.c_str());
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(ampc.c_str(), "ampc", model.c_str(), "-o", bundle.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::remove(bundle.c_str());
+    return absl::InvalidArgumentError(absl::StrCat(model, ": compilation with ampc failed (see above)"));
+  }
+  auto plan = readBundle(bundle);
+  std::remove(bundle.c_str());
+  (void)argv0;
+  return plan;
+}
+
+// Reads FILE (npy / npz / safetensors); for containers, the member NAME or the only member.
+absl::StatusOr<Tensor> readTensorFile(const std::string& name, const std::string& file) {
+  if (endsWith(file, ".npy")) return readNpy(file);
+  std::vector<NamedTensor> members;
+  if (endsWith(file, ".npz")) {
+    auto r = readNpz(file);
+    if (!r.ok()) return r.status();
+    members = std::move(*r);
+  } else if (endsWith(file, ".safetensors")) {
+    auto r = readSafetensors(file);
+    if (!r.ok()) return r.status();
+    members = std::move(r->tensors);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": unknown tensor file type (expected .npy, .npz or .safetensors)"));
+  }
+  for (NamedTensor& m : members)
+    if (m.name == name) return std::move(m.tensor);
+  if (members.size() == 1) return std::move(members[0].tensor);
+  return absl::NotFoundError(absl::StrCat(file, ": has no tensor named '", name, "'"));
+}
+
+// Binds a Fashion-MNIST batch (the first `batch` test images) to the model's input and label.
+absl::Status feedFashionMnist(const Plan& plan, const std::string& dir, std::map<std::string, Tensor>& feeds) {
+  auto split = loadFashionMnist(dir, "t10k");
+  if (!split.ok()) return split.status();
+  const BufferDesc* input = nullptr;
+  const BufferDesc* label = nullptr;
+  for (const BufferDesc& b : plan.buffers) {
+    if (b.kind == BufferKind::Input) {
+      if (input) return absl::InvalidArgumentError("--data=fashion-mnist needs a model with exactly one input");
+      input = &b;
+    }
+    if (b.kind == BufferKind::Label) label = &b;
+  }
+  if (!input || input->shape.empty() || numElements(input->shape) % 784 != 0)
+    return absl::InvalidArgumentError(
+        "--data=fashion-mnist needs an input whose shape is [B, ...] with 784 values per image");
+  int64_t batch = input->shape[0];
+  if (batch > split->images.shape()[0])
+    return absl::InvalidArgumentError(absl::StrCat("batch ", batch, " exceeds the test split"));
+  Tensor images(DType::F32, input->shape);
+  const uint8_t* pixels = split->images.as<uint8_t>();
+  for (int64_t i = 0; i < images.numel(); ++i) images.as<float>()[i] = pixels[i] / 255.0f;
+  feeds[input->name] = std::move(images);
+  if (label) {
+    if (label->shape != Shape{batch} || (label->dtype != DType::I64 && label->dtype != DType::I32))
+      return absl::InvalidArgumentError(absl::StrCat("label '", label->name, "' must be i64/i32 [", batch, "]"));
+    Tensor labels(DType::I64, {batch});
+    for (int64_t i = 0; i < batch; ++i) labels.as<int64_t>()[i] = split->labels.as<uint8_t>()[i];
+    feeds[label->name] = std::move(labels);
+  }
+  return absl::OkStatus();
+}
+
+int fail(const absl::Status& status) {
+  std::cerr << "amp-run: " << status.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto options = parseRunOptions(argc, argv);
+  if (!options.ok()) return fail(options.status());
+  if (options->help) {
+    std::cout << runUsage();
+    return 0;
+  }
+  auto device = parseDevice(options->device);
+  if (!device.ok()) return fail(device.status());
+
+  absl::StatusOr<Plan> plan = endsWith(options->model, ".mlir")
+                                  ? compileOnTheFly(options->model, argv[0])
+                                  : readBundle(options->model);
+  if (!plan.ok()) return fail(plan.status());
+  auto session = Session::create(std::move(*plan), *device);
+  if (!session.ok()) return fail(session.status());
+
+  if (!options->params.empty()) {
+    auto contents = readSafetensors(options->params);
+    if (!contents.ok()) return fail(contents.status());
+    std::vector<std::string> loaded;
+    if (auto s = session->setParams(contents->tensors, &loaded); !s.ok())
+      return fail(absl::InvalidArgumentError(absl::StrCat(options->params, ": ", s.message())));
+  }
+
+  std::map<std::string, Tensor> feeds;
+  if (!options->data.empty()) {
+    std::string data = options->data;
+    if (data == "fashion-mnist" || data.rfind("fashion-mnist:", 0) == 0) {
+      std::string dir = data == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : data.substr(14);
+      if (auto s = feedFashionMnist(session->plan(), dir, feeds); !s.ok()) return fail(s);
+    } else {
+      auto members = readNpz(data);
+      if (!members.ok()) return fail(members.status());
+      for (NamedTensor& m : *members) feeds[m.name] = std::move(m.tensor);
+    }
+  }
+  for (const auto& [name, file] : options->inputs) {
+    auto t = readTensorFile(name, file);
+    if (!t.ok()) return fail(t.status());
+    feeds[name] = std::move(*t);
+  }
+
+  Session::RunOptions run;
+  run.checkNumerics = options->checkNumerics;
+  std::string entry = options->entry.empty() ? "eval" : options->entry;
+  auto outputs = session->run(entry, feeds, run);
+  if (!outputs.ok()) return fail(outputs.status());
+
+  JsonValue summary = JsonValue::object();
+  summary.set("entry", JsonValue::string(entry));
+  summary.set("device", JsonValue::string(std::string(deviceName(*device))));
+  JsonValue values = JsonValue::object();
+  for (const NamedTensor& out : *outputs) {
+    if (out.tensor.numel() == 1 && isFloat(out.tensor.dtype())) {
+      double v = loadAsF32(out.tensor.dtype(), out.tensor.data(), 0);
+      std::printf("%s = %.6g\n", out.name.c_str(), v);
+      values.set(out.name, JsonValue::number(v));
+    } else {
+      std::printf("%s: %s %s\n", out.name.c_str(), std::string(dtypeName(out.tensor.dtype())).c_str(),
+                  shapeToString(out.tensor.shape()).c_str());
+    }
+  }
+  summary.set("outputs", std::move(values));
+  if (!options->output.empty()) {
+    std::vector<NamedTensorRef> refs;
+    for (const NamedTensor& out : *outputs) refs.push_back({out.name, &out.tensor});
+    if (auto s = writeSafetensors(options->output, refs); !s.ok()) return fail(s);
+  }
+  if (!options->summary.empty()) {
+    if (auto s = writeFileAtomically(options->summary, writeJson(summary, 2) + "\n"); !s.ok())
+      return fail(s);
+  }
+  return 0;
+}
