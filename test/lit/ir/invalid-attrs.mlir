@@ -1,0 +1,151 @@
+// RUN: amp-opt %s --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{unknown initialiser kind 'gaussian' (expected zeros, ones, constant, normal, uniform, xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal)}}
+func.func @init_unknown_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<gaussian>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown #amp.init field 'mean' (expected scale or seed)}}
+func.func @init_unknown_field(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<normal, mean = 0.0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{initialiser seed must be non-negative, got -1}}
+func.func @init_negative_seed(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<normal, seed = -1>}) {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{unexpected decimal integer literal for a floating point value}}
+// expected-note @+1 {{add a trailing dot to make the literal a float}}
+func.func @init_integer_scale(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<constant, scale = 2>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{initialiser scale must be finite}}
+func.func @init_infinite_scale(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<constant, scale = 0x7FF0000000000000>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected valid keyword or string}}
+func.func @init_no_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.init must be an #amp.init<...>}}
+func.func @init_not_init_attr(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = "zeros"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #1: amp.role must be "param", "input" or "label", got "weight"}}
+func.func @role_value(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}, %w: tensor<4xf32> {amp.role = "weight", amp.name = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.role must be "param", "input" or "label", got 1 : i64}}
+func.func @role_not_string(%x: tensor<4xf32> {amp.role = 1 : i64, amp.name = "x"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.name must be a non-empty string of letters, digits and '_', '.', '-', '/', got ""}}
+func.func @name_empty(%x: tensor<4xf32> {amp.role = "input", amp.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.name must be a non-empty string of letters, digits and '_', '.', '-', '/', got "fc1 weight"}}
+func.func @name_space(%x: tensor<4xf32> {amp.role = "param", amp.name = "fc1 weight"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.name must be a non-empty string of letters, digits and '_', '.', '-', '/', got 3 : i64}}
+func.func @name_not_string(%x: tensor<4xf32> {amp.role = "input", amp.name = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.precision' (expected amp.role, amp.name or amp.init)}}
+func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.role = "input", amp.name = "x", amp.precision = "f16"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.names' (expected amp.role, amp.name or amp.init)}}
+func.func @misspelt_arg_attr(%x: tensor<4xf32> {amp.role = "input", amp.names = "x"}) {
+  return
+}
+
+// -----
+
+func.func @precision_value(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.precision must be "f32", "f16" or "bf16", got "fp8"}}
+  %0 = amp.relu %x {amp.precision = "fp8"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @precision_not_string(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.precision must be "f32", "f16" or "bf16", got 16 : i64}}
+  %0 = amp.relu %x {amp.precision = 16 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_not_string(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.reason must be a string}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{amp.target must be a string such as "cpu" or "cuda:sm_90"}}
+func.func @target_not_string(%x: tensor<4xf32>) attributes {amp.target = 90 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{amp.autocast must be a boolean (false disables autocast for the function or region)}}
+func.func @autocast_not_bool(%x: tensor<4xf32>) attributes {amp.autocast = "off"} {
+  return
+}
+
+// -----
+
+func.func @unknown_op_attr(%x: tensor<4xf32>) {
+  // expected-error @+1 {{unknown amp attribute 'amp.role'}}
+  %0 = amp.relu %x {amp.role = "param"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown amp attribute 'amp.fast_math'}}
+func.func @unknown_func_attr(%x: tensor<4xf32>) attributes {amp.fast_math = true} {
+  return
+}
