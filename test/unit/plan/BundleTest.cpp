@@ -1,0 +1,178 @@
+// Bundles round-trip plans exactly, and every malformed bundle is a clear error.
+#include <cstdio>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "runtime/io/AtomicFile.h"
+#include "runtime/io/Json.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/plan/Bundle.h"
+
+namespace amp::rt {
+namespace {
+
+std::string tempPath(const std::string& name) { return ::testing::TempDir() + "/" + name; }
+
+Plan samplePlan() {
+  Plan p;
+  p.metadata = {{"model", "tiny"}, {"precision", "bf16"}};
+  p.buffers.push_back({"x", DType::F32, {2, 3}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"w", DType::F32, {3, 4}, BufferKind::Param, InitSpec{"xavier_uniform", 0.5, 7}});
+  p.buffers.push_back({"c", DType::BF16, {4}, BufferKind::Temp, std::nullopt});
+  p.buffers.push_back({"t3", DType::F32, {2, 4}, BufferKind::Temp, std::nullopt});
+  EntryPoint e;
+  e.name = "eval";
+  PlanStep k;
+  k.op = "amp.constant";
+  k.results = {2};
+  Tensor value(DType::BF16, {4});
+  for (int i = 0; i < 4; ++i) value.as<uint16_t>()[i] = static_cast<uint16_t>(0x3f80 + i);
+  k.attrs.set("value", value);
+  PlanStep mm;
+  mm.op = "amp.matmul";
+  mm.operands = {0, 1};
+  mm.results = {3};
+  mm.attrs.set("transpose_a", false);
+  mm.attrs.set("eps", 1e-5);
+  mm.attrs.set("groups", int64_t{1});
+  mm.attrs.set("stride", std::vector<int64_t>{2, 2});
+  mm.attrs.set("approximate", std::string("tanh"));
+  mm.loc = "tiny.mlir:3:8";
+  e.steps = {k, mm};
+  e.results = {3};
+  e.resultNames = {"loss"};
+  p.entries.push_back(e);
+  return p;
+}
+
+TEST(Bundle, RoundTripsEveryField) {
+  Plan p = samplePlan();
+  std::string path = tempPath("tiny.ampx");
+  ASSERT_TRUE(writeBundle(path, p).ok());
+  auto back = readBundle(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->version, kPlanFormatVersion);
+  EXPECT_EQ(back->metadata, p.metadata);
+  ASSERT_EQ(back->buffers.size(), p.buffers.size());
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    EXPECT_EQ(back->buffers[i].name, p.buffers[i].name);
+    EXPECT_EQ(back->buffers[i].dtype, p.buffers[i].dtype);
+    EXPECT_EQ(back->buffers[i].shape, p.buffers[i].shape);
+    EXPECT_EQ(back->buffers[i].kind, p.buffers[i].kind);
+  }
+  ASSERT_TRUE(back->buffers[1].init.has_value());
+  EXPECT_EQ(back->buffers[1].init->kind, "xavier_uniform");
+  EXPECT_EQ(back->buffers[1].init->scale, 0.5);
+  EXPECT_EQ(back->buffers[1].init->seed, 7);
+  const EntryPoint* e = back->findEntry("eval");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->steps.size(), 2u);
+  auto value = e->steps[0].attrs.getTensor("amp.constant", "value");
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ((*value)->dtype(), DType::BF16);
+  EXPECT_EQ((*value)->as<uint16_t>()[3], 0x3f83);
+  const AttrMap& a = e->steps[1].attrs;
+  EXPECT_EQ(*a.getBool("m", "transpose_a"), false);
+  EXPECT_EQ(*a.getDouble("m", "eps"), 1e-5);
+  EXPECT_EQ(*a.getInt("m", "groups"), 1);  // stays an integer, not 1.0
+  EXPECT_EQ(*a.getInts("m", "stride"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(*a.getString("m", "approximate"), "tanh");
+  EXPECT_EQ(e->steps[1].loc, "tiny.mlir:3:8");
+  EXPECT_EQ(e->results, std::vector<int32_t>{3});
+  EXPECT_EQ(e->resultNames, std::vector<std::string>{"loss"});
+}
+
+TEST(Bundle, RejectsPlainSafetensors) {
+  std::string path = tempPath("plain.safetensors");
+  Tensor t(DType::F32, {2});
+  ASSERT_TRUE(writeSafetensors(path, {{"w", &t}}).ok());
+  auto r = readBundle(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not an ampc bundle"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find(path), std::string::npos);
+}
+
+TEST(Bundle, RejectsMissingFile) {
+  auto r = readBundle(tempPath("does-not-exist.ampx"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does-not-exist.ampx"), std::string::npos);
+}
+
+// Rewrites the plan JSON of a valid bundle through `edit`, then reads it back.
+absl::Status readEdited(const std::function<void(JsonValue&)>& edit) {
+  Plan p = samplePlan();
+  std::vector<NamedTensorRef> tensors;
+  JsonValue json = planToJson(p, &tensors);
+  edit(json);
+  std::string path = tempPath("edited.ampx");
+  StringMap meta = {{"ampc.format", "ampx"}, {"ampc.version", "1"}, {"ampc.plan", writeJson(json)}};
+  if (auto s = writeSafetensors(path, tensors, meta); !s.ok()) return s;
+  return readBundle(path).status();
+}
+
+JsonValue& member(JsonValue& v, const std::string& key) {
+  return const_cast<JsonValue&>(*v.find(key));
+}
+
+TEST(Bundle, StructuralErrorsNameTheProblem) {
+  struct Case {
+    std::function<void(JsonValue&)> edit;
+    std::string expected;
+  };
+  std::vector<Case> cases = {
+      {[](JsonValue& j) { j.set("version", JsonValue::integer(99)); }, "version 99 is not supported"},
+      {[](JsonValue& j) { j.set("buffers", JsonValue::string("x")); }, "missing array 'buffers'"},
+      {[](JsonValue& j) {
+         JsonValue& b = const_cast<JsonValue&>(member(j, "buffers").items()[0]);
+         b.set("dtype", JsonValue::string("f128"));
+       },
+       "unknown dtype 'f128'"},
+      {[](JsonValue& j) {
+         JsonValue& b = const_cast<JsonValue&>(member(j, "buffers").items()[0]);
+         b.set("kind", JsonValue::string("weights"));
+       },
+       "unknown buffer kind 'weights'"},
+      {[](JsonValue& j) {
+         JsonValue& e = const_cast<JsonValue&>(member(j, "entries").items()[0]);
+         JsonValue& s = const_cast<JsonValue&>(member(e, "steps").items()[1]);
+         JsonValue ops = JsonValue::array();
+         ops.push(JsonValue::integer(0));
+         ops.push(JsonValue::integer(42));
+         s.set("operands", ops);
+       },
+       "refers to buffer 42"},
+      {[](JsonValue& j) {
+         JsonValue& e = const_cast<JsonValue&>(member(j, "entries").items()[0]);
+         JsonValue& s = const_cast<JsonValue&>(member(e, "steps").items()[0]);
+         JsonValue attrs = JsonValue::object();
+         JsonValue ref = JsonValue::object();
+         ref.set("tensor", JsonValue::string("nope"));
+         attrs.set("value", ref);
+         s.set("attrs", attrs);
+       },
+       "tensor 'nope' which the bundle does not contain"},
+      {[](JsonValue& j) {
+         JsonValue& e = const_cast<JsonValue&>(member(j, "entries").items()[0]);
+         e.set("result_names", JsonValue::array());
+       },
+       "'result_names' must name every result"},
+  };
+  for (const Case& c : cases) {
+    absl::Status s = readEdited(c.edit);
+    ASSERT_FALSE(s.ok()) << c.expected;
+    EXPECT_NE(s.message().find(c.expected), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("edited.ampx"), std::string::npos) << s.message();
+  }
+}
+
+TEST(Bundle, CorruptPlanJsonIsLocated) {
+  std::string path = tempPath("badjson.ampx");
+  StringMap meta = {{"ampc.format", "ampx"}, {"ampc.version", "1"}, {"ampc.plan", "{\"version\": 1,"}};
+  ASSERT_TRUE(writeSafetensors(path, {}, meta).ok());
+  auto r = readBundle(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("badjson.ampx (plan):1:"), std::string::npos) << r.status();
+}
+
+}  // namespace
+}  // namespace amp::rt

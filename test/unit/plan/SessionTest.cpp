@@ -1,0 +1,137 @@
+// Session: binds params/inputs by name, runs plans on the reference device, reports errors
+// with the entry, step and source location, and pinpoints the first non-finite producer.
+#include <cmath>
+
+#include "gtest/gtest.h"
+#include "runtime/plan/Session.h"
+
+namespace amp::rt {
+namespace {
+
+// loss = mean(log(x @ w)) over a [2,2] x [2,2] product.
+Plan logMatmulPlan() {
+  Plan p;
+  p.buffers.push_back({"x", DType::F32, {2, 2}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"w", DType::F32, {2, 2}, BufferKind::Param, InitSpec{"ones", 1, 0}});
+  p.buffers.push_back({"t2", DType::F32, {2, 2}, BufferKind::Temp, std::nullopt});
+  p.buffers.push_back({"t3", DType::F32, {2, 2}, BufferKind::Temp, std::nullopt});
+  p.buffers.push_back({"t4", DType::F32, {}, BufferKind::Temp, std::nullopt});
+  EntryPoint e;
+  e.name = "eval";
+  PlanStep mm{"amp.matmul", {0, 1}, {2}, {}, "m.mlir:2:3"};
+  PlanStep lg{"amp.log", {2}, {3}, {}, "m.mlir:3:3"};
+  PlanStep red{"amp.reduce_mean", {3}, {4}, {}, "m.mlir:4:3"};
+  red.attrs.set("dims", std::vector<int64_t>{0, 1});
+  red.attrs.set("keepdim", false);
+  e.steps = {mm, lg, red};
+  e.results = {4, 2};
+  e.resultNames = {"loss", "output1"};
+  p.entries.push_back(e);
+  return p;
+}
+
+Tensor matrix(std::initializer_list<float> v) {
+  Tensor t(DType::F32, {2, 2});
+  int i = 0;
+  for (float x : v) t.as<float>()[i++] = x;
+  return t;
+}
+
+TEST(Session, RunsWithInitialisedParams) {
+  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  // w = ones: rows sum to 3 and 7 in both columns.
+  double expected = (2 * std::log(3.0) + 2 * std::log(7.0)) / 4;
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].name, "loss");
+  EXPECT_NEAR((*out)[0].tensor.as<float>()[0], expected, 1e-6);
+  EXPECT_EQ((*out)[1].tensor.as<float>()[3], 7.0f);
+}
+
+TEST(Session, SetParamsReplacesByName) {
+  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  ASSERT_TRUE(s.ok());
+  std::vector<std::string> loaded;
+  ASSERT_TRUE(s->setParams({{"w", matrix({1, 0, 0, 1})}}, &loaded).ok());
+  EXPECT_EQ(loaded, std::vector<std::string>{"w"});
+  auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
+  ASSERT_TRUE(out.ok());
+  double expected = (std::log(1.0) + std::log(2.0) + std::log(3.0) + std::log(4.0)) / 4;
+  EXPECT_NEAR((*out)[0].tensor.as<float>()[0], expected, 1e-6);
+
+  auto bad = s->setParams({{"x", matrix({1, 0, 0, 1})}}, nullptr);
+  EXPECT_NE(bad.message().find("'x', which is not a param"), std::string::npos) << bad;
+  Tensor wrong(DType::F32, {3});
+  bad = s->setParams({{"w", wrong}}, nullptr);
+  EXPECT_NE(bad.message().find("expected f32 [2, 2]"), std::string::npos) << bad;
+}
+
+TEST(Session, FeedErrorsNameTheInput) {
+  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  ASSERT_TRUE(s.ok());
+  auto missing = s->run("eval", {});
+  EXPECT_NE(missing.status().message().find("missing input 'x'"), std::string::npos) << missing.status();
+  auto shape = s->run("eval", {{"x", Tensor(DType::F32, {4})}});
+  EXPECT_NE(shape.status().message().find("expected shape [2, 2], got [4]"), std::string::npos)
+      << shape.status();
+  auto dtype = s->run("eval", {{"x", Tensor(DType::I64, {2, 2})}});
+  EXPECT_NE(dtype.status().message().find("expected f32, got i64"), std::string::npos) << dtype.status();
+  auto entry = s->run("train_step", {{"x", matrix({1, 2, 3, 4})}});
+  EXPECT_NE(entry.status().message().find("no entry point 'train_step' (it has: eval)"), std::string::npos)
+      << entry.status();
+}
+
+TEST(Session, FloatFeedsConvertToTheBufferType) {
+  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  ASSERT_TRUE(s.ok());
+  Tensor x(DType::F64, {2, 2});
+  for (int i = 0; i < 4; ++i) x.as<double>()[i] = i + 1;
+  auto out = s->run("eval", {{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)[1].tensor.as<float>()[0], 3.0f);
+}
+
+TEST(Session, CheckNumericsNamesTheFirstProducer) {
+  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  ASSERT_TRUE(s.ok());
+  Session::RunOptions options;
+  options.checkNumerics = true;
+  // x @ ones has a negative row -> log produces NaN; the log step is blamed, not the mean.
+  auto out = s->run("eval", {{"x", matrix({1, -5, 3, 4})}}, options);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("m.mlir:3:3"), std::string::npos) << out.status();
+  EXPECT_NE(out.status().message().find("(amp.log) produced a non-finite value at element 0"),
+            std::string::npos)
+      << out.status();
+  // Without the check the NaN flows to the loss silently.
+  auto quiet = s->run("eval", {{"x", matrix({1, -5, 3, 4})}});
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(std::isnan((*quiet)[0].tensor.as<float>()[0]));
+  // Non-finite data is caught at the door.
+  auto nanInput = s->run("eval", {{"x", matrix({1, NAN, 3, 4})}}, options);
+  EXPECT_NE(nanInput.status().message().find("input 'x' holds a non-finite value at element 1"),
+            std::string::npos)
+      << nanInput.status();
+}
+
+TEST(Session, KernelErrorsCarryLocation) {
+  Plan p = logMatmulPlan();
+  p.entries[0].steps[2].attrs = AttrMap{};  // reduce_mean without dims
+  auto s = Session::create(std::move(p), Device::Reference);
+  ASSERT_TRUE(s.ok());
+  auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("m.mlir:4:3: entry 'eval' step 2"), std::string::npos)
+      << out.status();
+}
+
+TEST(Session, DeviceNames) {
+  EXPECT_TRUE(parseDevice("reference").ok());
+  EXPECT_FALSE(parseDevice("tpu").ok());
+  EXPECT_NE(parseDevice("tpu").status().message().find("unknown device 'tpu'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace amp::rt
