@@ -32,17 +32,28 @@ absl::StatusOr<Tensor> evalMatmul(const OpCall& c) {
   outShape.push_back(M);
   outShape.push_back(N);
   std::vector<float> out(static_cast<size_t>(numElements(outShape)));
-  // Element (m, k) of op(A) in batch matrix `p` (row-major M x K, or K x M when transposed).
-  auto at = [&](const std::vector<float>& v, int64_t p, int64_t rows, int64_t cols, bool t, int64_t r,
-                int64_t col) { return v[p * rows * cols + (t ? col * rows + r : r * cols + col)]; };
-  for (size_t bi = 0; bi < mapA.size(); ++bi)
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < K; ++k)  // increasing k: acc = fl(acc + fl(a*b))
-          acc += at(a, mapA[bi], M, K, ta, m, k) * at(b, mapB[bi], K, N, tb, k, n);
-        out[(bi * M + m) * N + n] = acc;
+  // Copies batch matrix `p` of op(X) into row-major rows x cols (undoing a transpose).
+  auto pack = [](const std::vector<float>& v, int64_t p, int64_t rows, int64_t cols, bool t) {
+    std::vector<float> m(static_cast<size_t>(rows * cols));
+    const float* src = v.data() + p * rows * cols;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t col = 0; col < cols; ++col) m[r * cols + col] = t ? src[col * rows + r] : src[r * cols + col];
+    return m;
+  };
+  for (size_t bi = 0; bi < mapA.size(); ++bi) {
+    std::vector<float> pa = pack(a, mapA[bi], M, K, ta), pb = pack(b, mapB[bi], K, N, tb);
+    float* cm = out.data() + bi * M * N;
+    // m-k-n order: each out[m][n] still sees acc = fl(acc + fl(a*b)) for k = 0, 1, ... from +0
+    // (the order the contract documents), while the n loop vectorises.
+    for (int64_t m = 0; m < M; ++m) {
+      float* crow = cm + m * N;
+      for (int64_t k = 0; k < K; ++k) {
+        const float av = pa[m * K + k];
+        const float* brow = pb.data() + k * N;
+        for (int64_t n = 0; n < N; ++n) crow[n] += av * brow[n];
       }
+    }
+  }
   return narrow(c.in(0).dtype(), outShape, out);
 }
 
