@@ -70,7 +70,8 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
 
   func.walk([&](Operation* op) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op)) return;
-    if (!isa<AmpDialect>(op->getDialect()))
+    // Unregistered ops (--allow-unregistered-dialect) have no dialect object.
+    if (!isa_and_nonnull<AmpDialect>(op->getDialect()))
       fail(op->getLoc()) << "op '" << op->getName()
                          << "' is not an amp op; a model body holds only amp ops";
   });
