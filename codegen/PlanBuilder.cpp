@@ -3,11 +3,14 @@
 #include "ir/AmpOps.h"
 #include "ir/ModelConvention.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "runtime/numerics/Convert.h"
 
 using namespace mlir;
+using namespace mlir::amp;
 namespace rt = ::amp::rt;
 
 namespace {
@@ -88,24 +91,14 @@ LogicalResult convertAttr(Operation* op, NamedAttribute named, rt::AttrMap& attr
 
 }  // namespace
 
-FailureOr<rt::Plan> mlir::amp::buildForwardPlan(ModuleOp module) {
-  func::FuncOp model;
-  for (auto f : module.getOps<func::FuncOp>()) {
-    if (!f.isPublic()) continue;
-    if (model) return module.emitError("codegen: the module has more than one public model function ('")
-                      << model.getSymName() << "' and '" << f.getSymName() << "')";
-    model = f;
-  }
-  if (!model) return module.emitError("codegen: the module has no public model function");
-  if (failed(verifyModel(model))) return failure();
+namespace {
 
-  rt::Plan plan;
-  plan.metadata.emplace_back("model", model.getSymName().str());
-  if (auto target = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
-    plan.metadata.emplace_back("target", target.getValue().str());
+// Lowers one function into an entry point of `plan`, sharing argument buffers by name.
+struct EntryLowering {
+  rt::Plan& plan;
+  llvm::StringMap<int32_t>& named;  // amp.name -> buffer id (arguments of every entry)
 
-  llvm::DenseMap<Value, int32_t> ids;
-  auto addBuffer = [&](Value v, rt::BufferDesc desc) -> FailureOr<int32_t> {
+  FailureOr<int32_t> addBuffer(Value v, rt::BufferDesc desc) {
     auto type = cast<RankedTensorType>(v.getType());
     auto dtype = toDType(type.getElementType());
     if (!dtype) return mlir::emitError(v.getLoc(), "codegen: unsupported element type ") << type;
@@ -113,54 +106,125 @@ FailureOr<rt::Plan> mlir::amp::buildForwardPlan(ModuleOp module) {
     desc.shape.assign(type.getShape().begin(), type.getShape().end());
     int32_t id = static_cast<int32_t>(plan.buffers.size());
     plan.buffers.push_back(std::move(desc));
-    ids[v] = id;
     return id;
-  };
+  }
 
-  for (unsigned i = 0; i < model.getNumArguments(); ++i) {
+  FailureOr<int32_t> bindArgument(func::FuncOp f, unsigned i) {
     rt::BufferDesc desc;
-    desc.name = getArgName(model, i).str();
-    switch (getArgRole(model, i)) {
+    desc.name = getArgName(f, i).str();
+    switch (getArgRole(f, i)) {
       case ArgRole::Param: desc.kind = rt::BufferKind::Param; break;
       case ArgRole::Input: desc.kind = rt::BufferKind::Input; break;
       case ArgRole::Label: desc.kind = rt::BufferKind::Label; break;
+      case ArgRole::State: desc.kind = rt::BufferKind::State; break;
     }
-    if (auto init = model.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
+    if (auto init = f.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
       desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed()};
-    if (failed(addBuffer(model.getArgument(i), std::move(desc)))) return failure();
+    Value arg = f.getArgument(i);
+    auto it = named.find(desc.name);
+    if (it == named.end()) {
+      std::string name = desc.name;
+      auto id = addBuffer(arg, std::move(desc));
+      if (failed(id)) return failure();
+      named[name] = *id;
+      return *id;
+    }
+    const rt::BufferDesc& existing = plan.buffers[it->second];
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (existing.kind != desc.kind || toDType(type.getElementType()) != existing.dtype ||
+        rt::Shape(type.getShape().begin(), type.getShape().end()) != existing.shape)
+      return mlir::emitError(arg.getLoc(), "codegen: argument '")
+             << desc.name << "' of '" << f.getSymName()
+             << "' differs in role or type from the buffer of the same name in another entry";
+    return it->second;
   }
 
-  rt::EntryPoint entry;
-  entry.name = "eval";
-  for (Operation& op : model.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        entry.results.push_back(ids.lookup(v));
-        entry.resultNames.push_back(i == 0 ? "loss" : "output" + std::to_string(i));
-      }
-      continue;
-    }
-    rt::PlanStep step;
-    step.op = op.getName().getStringRef().str();
-    step.loc = locString(op.getLoc());
-    for (Value v : op.getOperands()) step.operands.push_back(ids.lookup(v));
-    for (NamedAttribute named : op.getAttrDictionary())
-      if (failed(convertAttr(&op, named, step.attrs))) return failure();
-    if (auto ln = dyn_cast<LayerNormOp>(op)) {
-      step.attrs.set("has_weight", static_cast<bool>(ln.getWeight()));
-      step.attrs.set("has_bias", static_cast<bool>(ln.getBias()));
-    } else if (auto rms = dyn_cast<RmsNormOp>(op)) {
-      step.attrs.set("has_weight", static_cast<bool>(rms.getWeight()));
-    }
-    for (Value r : op.getResults()) {
-      rt::BufferDesc desc;
-      desc.name = "t" + std::to_string(plan.buffers.size());
-      auto id = addBuffer(r, std::move(desc));
+  LogicalResult lower(func::FuncOp f, StringRef entryName) {
+    llvm::DenseMap<Value, int32_t> ids;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto id = bindArgument(f, i);
       if (failed(id)) return failure();
-      step.results.push_back(*id);
+      ids[f.getArgument(i)] = *id;
     }
-    entry.steps.push_back(std::move(step));
+    rt::EntryPoint entry;
+    entry.name = entryName.str();
+    for (Operation& op : f.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+          unsigned r = static_cast<unsigned>(i);
+          if (auto target = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kUpdatesAttr)) {
+            auto it = named.find(target.getValue());
+            if (it == named.end() || (plan.buffers[it->second].kind != rt::BufferKind::Param &&
+                                      plan.buffers[it->second].kind != rt::BufferKind::State))
+              return f.emitError("codegen: result #")
+                     << r << " updates '" << target.getValue() << "', which is not a param or state argument";
+            entry.updates.emplace_back(ids.lookup(v), it->second);
+            continue;
+          }
+          std::string name = r == 0 ? "loss" : "output" + std::to_string(r);
+          if (auto n = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kNameAttr))
+            name = n.getValue().str();
+          else if (auto g = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kGradOfAttr))
+            name = "grad:" + g.getValue().str();
+          entry.results.push_back(ids.lookup(v));
+          entry.resultNames.push_back(name);
+        }
+        continue;
+      }
+      rt::PlanStep step;
+      step.op = op.getName().getStringRef().str();
+      step.loc = locString(op.getLoc());
+      for (Value v : op.getOperands()) step.operands.push_back(ids.lookup(v));
+      for (NamedAttribute attr : op.getAttrDictionary())
+        if (failed(convertAttr(&op, attr, step.attrs))) return failure();
+      if (auto ln = dyn_cast<LayerNormOp>(op)) {
+        step.attrs.set("has_weight", static_cast<bool>(ln.getWeight()));
+        step.attrs.set("has_bias", static_cast<bool>(ln.getBias()));
+      } else if (auto rms = dyn_cast<RmsNormOp>(op)) {
+        step.attrs.set("has_weight", static_cast<bool>(rms.getWeight()));
+      }
+      for (Value r : op.getResults()) {
+        rt::BufferDesc desc;
+        desc.name = entryName.str() + ".t" + std::to_string(plan.buffers.size());
+        auto id = addBuffer(r, std::move(desc));
+        if (failed(id)) return failure();
+        ids[r] = *id;
+        step.results.push_back(*id);
+      }
+      entry.steps.push_back(std::move(step));
+    }
+    plan.entries.push_back(std::move(entry));
+    return success();
   }
-  plan.entries.push_back(std::move(entry));
+};
+
+}  // namespace
+
+FailureOr<rt::Plan> mlir::amp::buildPlan(ModuleOp module) {
+  rt::Plan plan;
+  llvm::StringMap<int32_t> named;
+  EntryLowering lowering{plan, named};
+  func::FuncOp model;
+  llvm::StringSet<> entryNames;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    if (!f.isPublic()) continue;
+    if (failed(verifyModel(f))) return failure();
+    auto entryAttr = f->getAttrOfType<StringAttr>(AmpDialect::kEntryAttr);
+    StringRef entry = entryAttr ? entryAttr.getValue() : StringRef("eval");
+    if (!entryAttr) {
+      if (model)
+        return module.emitError("codegen: the module has more than one model function ('")
+               << model.getSymName() << "' and '" << f.getSymName()
+               << "'); other entry points need an amp.entry attribute";
+      model = f;
+    }
+    if (!entryNames.insert(entry).second)
+      return f.emitError("codegen: a second function for entry point '") << entry << "'";
+    if (failed(lowering.lower(f, entry))) return failure();
+  }
+  if (!model) return module.emitError("codegen: the module has no public model function");
+  plan.metadata.emplace_back("model", model.getSymName().str());
+  if (auto target = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
+    plan.metadata.emplace_back("target", target.getValue().str());
   return plan;
 }

@@ -8,10 +8,13 @@
 
 namespace mlir::amp {
 
-// Builds a plan whose "eval" entry point runs the model's forward function: params and inputs
-// bound by amp.name, results named "loss", "output1", ... Reports unsupported constructs as
-// located errors and returns failure.
-FailureOr<::amp::rt::Plan> buildForwardPlan(ModuleOp module);
+// Builds a plan with one entry point per public function: the model (no amp.entry attribute) is
+// "eval", every function with amp.entry = NAME is entry NAME. Arguments bind buffers by amp.name,
+// shared by all entries (a param is one buffer whoever reads it). Results are named by their
+// amp.name ("loss", "found_inf"), "grad:<param>" for amp.grad_of, else "loss"/"output<i>";
+// results with amp.updates = NAME become write-backs into that param/state buffer.
+// Reports unsupported constructs as located errors and returns failure.
+FailureOr<::amp::rt::Plan> buildPlan(ModuleOp module);
 
 }  // namespace mlir::amp
 

@@ -11,8 +11,8 @@ def Amp_Dialect : Dialect {
   let summary = "A small dataflow IR for mixed-precision training";
   let description = [{
     The `amp` dialect describes a model as a `func.func` over statically shaped tensors.
-    Arguments carry `amp.role = "param" | "input" | "label"` and a stable `amp.name`; params may
-    carry an initialiser (`amp.init = #amp.init<kaiming_uniform, seed = 1>`). The first result is
+    Arguments carry `amp.role = "param" | "input" | "label" | "state"` and a stable `amp.name`;
+    params and state may carry an initialiser (`amp.init = #amp.init<kaiming_uniform, seed = 1>`). The first result is
     the scalar f32 loss; further results (logits) are allowed.
 
     Element types: `f32`, `f16`, `bf16` for compute; `f8E4M3FN` and `f8E5M2` only through
@@ -24,6 +24,7 @@ def Amp_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let extraClassDeclaration = [{
@@ -35,6 +36,9 @@ def Amp_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kReasonAttr = "amp.reason";
     static constexpr ::llvm::StringLiteral kTargetAttr = "amp.target";
     static constexpr ::llvm::StringLiteral kAutocastAttr = "amp.autocast";
+    static constexpr ::llvm::StringLiteral kEntryAttr = "amp.entry";
+    static constexpr ::llvm::StringLiteral kGradOfAttr = "amp.grad_of";
+    static constexpr ::llvm::StringLiteral kUpdatesAttr = "amp.updates";
   }];
 }
 

@@ -452,4 +452,9 @@ def Amp_CastOp : Amp_Op<"cast"> {
   let hasFolder = 1;
 }
 
+// Ops the training passes insert: gradients (amp-autodiff) and the scaler/optimizer steps
+// (amp-loss-scaling, amp-optimizer).
+include "ir/AmpGradOps.td"
+include "ir/AmpTrainOps.td"
+
 #endif // AMP_OPS_TD

@@ -161,6 +161,9 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
       steps.push(std::move(so));
     }
     eo.set("steps", std::move(steps));
+    JsonValue updates = JsonValue::array();
+    for (const auto& [from, to] : e.updates) updates.push(idArray({from, to}));
+    eo.set("updates", std::move(updates));
     entries.push(std::move(eo));
   }
   root.set("entries", std::move(entries));
@@ -256,6 +259,21 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
       }
       if (const JsonValue* loc = so.find("loc")) step.loc = loc->asString();
       entry.steps.push_back(std::move(step));
+    }
+    if (const JsonValue* updates = e.find("updates")) {
+      if (!updates->isArray()) return w.error("'updates' must be an array of [source, target] pairs");
+      for (const JsonValue& u : updates->items()) {
+        auto pair = readIds(&u, plan.buffers.size(), w, "updates");
+        if (!pair.ok()) return pair.status();
+        if (pair->size() != 2) return w.error("each update is a [source, target] pair");
+        const BufferDesc& from = plan.buffers[(*pair)[0]];
+        const BufferDesc& to = plan.buffers[(*pair)[1]];
+        if (to.kind != BufferKind::Param && to.kind != BufferKind::State)
+          return w.error(absl::StrCat("update target '", to.name, "' is not a param or state buffer"));
+        if (from.dtype != to.dtype || from.shape != to.shape)
+          return w.error(absl::StrCat("update of '", to.name, "' has a different type than the buffer"));
+        entry.updates.emplace_back((*pair)[0], (*pair)[1]);
+      }
     }
     plan.entries.push_back(std::move(entry));
   }

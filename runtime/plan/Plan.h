@@ -57,6 +57,9 @@ struct EntryPoint {
   std::vector<int32_t> results;          // buffers returned, in order
   std::vector<std::string> resultNames;  // "loss", "output1", ...
   std::vector<PlanStep> steps;
+  // (source, target): after every step has run, the value of buffer `source` becomes the new
+  // value of persistent buffer `target` (a param or state). All-or-nothing per call.
+  std::vector<std::pair<int32_t, int32_t>> updates;
 };
 
 struct Plan {

@@ -29,15 +29,20 @@ absl::StatusOr<Session> Session::create(Plan plan, Device device) {
   s.persistent_.resize(s.plan_.buffers.size());
   for (size_t i = 0; i < s.plan_.buffers.size(); ++i) {
     const BufferDesc& b = s.plan_.buffers[i];
-    if (b.kind == BufferKind::Param) {
-      if (b.dtype != DType::F32)
+    if (b.kind == BufferKind::Param || (b.kind == BufferKind::State && b.init)) {
+      if (b.kind == BufferKind::Param && b.dtype != DType::F32)
         return absl::InvalidArgumentError(
             absl::StrCat("param '", b.name, "' is ", std::string(dtypeName(b.dtype)), "; params must be f32"));
       InitSpec spec = b.init.value_or(InitSpec{"zeros", 1.0, 0});
       auto t = initializeParam(spec, b.shape);
       if (!t.ok())
         return absl::InvalidArgumentError(absl::StrCat("param '", b.name, "': ", t.status().message()));
-      s.persistent_[i] = std::move(*t);
+      if (b.dtype == DType::F32) {
+        s.persistent_[i] = std::move(*t);
+      } else {  // integer or low-precision state: initialise in f32, then convert exactly
+        s.persistent_[i] = Tensor(b.dtype, b.shape);
+        convertBuffer(DType::F32, t->data(), b.dtype, s.persistent_[i].data(), t->numel());
+      }
     } else if (b.kind == BufferKind::State) {
       s.persistent_[i] = Tensor(b.dtype, b.shape);
     }
@@ -76,6 +81,38 @@ static int64_t firstNonFinite(const Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i)
     if (!std::isfinite(loadAsF32(t.dtype(), t.data(), i))) return i;
   return -1;
+}
+
+std::vector<NamedTensorRef> Session::persistent() const {
+  std::vector<NamedTensorRef> out;
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    BufferKind k = plan_.buffers[i].kind;
+    if (k == BufferKind::Param || k == BufferKind::State) out.push_back({plan_.buffers[i].name, &persistent_[i]});
+  }
+  return out;
+}
+
+absl::Status Session::restore(const std::vector<NamedTensor>& tensors) {
+  std::map<std::string, const Tensor*> byName;
+  for (const NamedTensor& t : tensors) byName[t.name] = &t.tensor;
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const BufferDesc& b = plan_.buffers[i];
+    if (b.kind != BufferKind::Param && b.kind != BufferKind::State) continue;
+    auto it = byName.find(b.name);
+    if (it == byName.end())
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint lacks ", std::string(bufferKindName(b.kind)),
+                                                     " '", b.name, "'"));
+    if (it->second->dtype() != b.dtype || it->second->shape() != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint has '", b.name, "' as ", std::string(dtypeName(it->second->dtype())), " ",
+          shapeToString(it->second->shape()), ", the model needs ", std::string(dtypeName(b.dtype)), " ",
+          shapeToString(b.shape)));
+  }
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const BufferDesc& b = plan_.buffers[i];
+    if (b.kind == BufferKind::Param || b.kind == BufferKind::State) persistent_[i] = *byName[b.name];
+  }
+  return absl::OkStatus();
 }
 
 static bool isIntegral(DType t) { return t == DType::I64 || t == DType::I32 || t == DType::U8; }
@@ -157,6 +194,17 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
       bound[id] = &temps[id];
     }
   }
+
+  // Commit persistent updates only now, so a failing step changes nothing.
+  for (const auto& [from, to] : entry->updates) {
+    if (!bound[from])
+      return absl::InternalError(absl::StrCat("entry '", entry->name, "' updates '",
+                                              plan_.buffers[to].name, "' from a buffer nothing wrote"));
+  }
+  std::vector<Tensor> committed;
+  for (const auto& [from, to] : entry->updates) committed.push_back(*bound[from]);
+  for (size_t u = 0; u < entry->updates.size(); ++u)
+    persistent_[entry->updates[u].second] = std::move(committed[u]);
 
   std::vector<NamedTensor> out;
   for (size_t r = 0; r < entry->results.size(); ++r) {

@@ -29,6 +29,10 @@ class Session {
   // initial values; `loaded` receives the names set.
   absl::Status setParams(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded);
   std::vector<NamedTensorRef> params() const;
+  // Every param and state buffer (what a checkpoint holds), and its inverse: `restore` needs
+  // every one of them, with the exact dtype and shape, and sets all or nothing.
+  std::vector<NamedTensorRef> persistent() const;
+  absl::Status restore(const std::vector<NamedTensor>& tensors);
 
   // Runs entry `name`. `feeds` binds inputs and labels by name (each must be given; shapes must
   // match; floats convert to the buffer's float type and integers to its integer type).
