@@ -97,9 +97,9 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsi
   StringRef name = attr.getName().strref();
   if (name == kRoleAttr) {
     auto role = dyn_cast<StringAttr>(attr.getValue());
-    if (!role || !llvm::is_contained({"param", "input", "label"}, role.getValue()))
+    if (!role || !llvm::is_contained({"param", "input", "label", "state"}, role.getValue()))
       return op->emitError() << "argument #" << argIndex
-                             << ": amp.role must be \"param\", \"input\" or \"label\", got "
+                             << ": amp.role must be \"param\", \"input\", \"label\" or \"state\", got "
                              << attr.getValue();
     return success();
   }
@@ -121,6 +121,22 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsi
                          << name << "' (expected amp.role, amp.name or amp.init)";
 }
 
+LogicalResult AmpDialect::verifyRegionResultAttribute(Operation* op, unsigned, unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name == kNameAttr || name == kGradOfAttr || name == kUpdatesAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !isIdentifierLike(str.getValue()))
+      return op->emitError() << "result #" << resultIndex << ": " << name
+                             << " must name an argument or output (letters, digits, '_', '.', '-', "
+                                "'/'), got "
+                             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "result #" << resultIndex << ": unknown amp result attribute '" << name
+                         << "' (expected amp.name, amp.grad_of or amp.updates)";
+}
+
 LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute attr) {
   StringRef name = attr.getName().strref();
   if (name == kPrecisionAttr) {
@@ -140,10 +156,23 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
       return op->emitError() << "amp.target must be a string such as \"cpu\" or \"cuda:sm_90\"";
     return success();
   }
+  if (name == kEntryAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !isa<func::FuncOp>(op) || !isIdentifierLike(str.getValue()))
+      return op->emitError() << "amp.entry must be a string naming the entry point of a func.func "
+                                "(e.g. \"train_step\")";
+    return success();
+  }
   if (name == kAutocastAttr) {
     if (!isa<BoolAttr>(attr.getValue()))
       return op->emitError() << "amp.autocast must be a boolean (false disables autocast for the "
                                 "function or region)";
+    return success();
+  }
+  if (name == "amp.autocast_inserted") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<CastOp>(op))
+      return op->emitError() << "amp.autocast_inserted is a unit attribute of amp.cast (marks "
+                                "casts inserted by amp-autocast)";
     return success();
   }
   return op->emitError() << "unknown amp attribute '" << name << "'";

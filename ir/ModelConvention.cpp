@@ -10,6 +10,7 @@ ArgRole mlir::amp::getArgRole(func::FuncOp func, unsigned index) {
   auto role = func.getArgAttrOfType<StringAttr>(index, AmpDialect::kRoleAttr);
   if (role && role.getValue() == "param") return ArgRole::Param;
   if (role && role.getValue() == "label") return ArgRole::Label;
+  if (role && role.getValue() == "state") return ArgRole::State;
   return ArgRole::Input;
 }
 
@@ -34,7 +35,8 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
     BlockArgument arg = func.getArgument(i);
     auto role = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kRoleAttr);
     auto name = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kNameAttr);
-    if (!role) fail(arg.getLoc()) << "argument #" << i << " has no amp.role (param, input or label)";
+    if (!role)
+      fail(arg.getLoc()) << "argument #" << i << " has no amp.role (param, input, label or state)";
     if (!name) {
       fail(arg.getLoc()) << "argument #" << i
                          << " has no amp.name (names bind inputs, parameter files and checkpoints)";
@@ -54,8 +56,10 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                          << "' must be f32 (master weights are f32; autocast derives the "
                             "low-precision copies), got "
                          << type;
-    if (!isParam && func.getArgAttr(i, AmpDialect::kInitAttr))
-      fail(arg.getLoc()) << "argument #" << i << " has amp.init but only params are initialised";
+    bool isState = role && role.getValue() == "state";
+    if (!isParam && !isState && func.getArgAttr(i, AmpDialect::kInitAttr))
+      fail(arg.getLoc()) << "argument #" << i
+                         << " has amp.init but only params and state are initialised";
   }
 
   auto results = func.getFunctionType().getResults();

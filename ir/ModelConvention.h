@@ -7,12 +7,12 @@
 
 namespace mlir::amp {
 
-enum class ArgRole { Param, Input, Label };
+enum class ArgRole { Param, Input, Label, State };
 
 // Verifies `func` against the model convention (docs/model-convention.md) and reports every
 // violation as a located error:
-//  - every argument has amp.role ("param" | "input" | "label") and a unique amp.name;
-//  - params are f32 tensors (master weights); amp.init appears on params only;
+//  - every argument has amp.role ("param" | "input" | "label" | "state") and a unique amp.name;
+//  - params are f32 tensors (master weights); amp.init appears on params and state only;
 //  - the first result is the scalar loss, tensor<f32>;
 //  - the body holds only amp ops and func.return.
 LogicalResult verifyModel(func::FuncOp func);
