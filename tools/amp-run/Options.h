@@ -2,6 +2,7 @@
 #ifndef AMP_TOOLS_AMPRUN_OPTIONS_H
 #define AMP_TOOLS_AMPRUN_OPTIONS_H
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,11 @@ struct RunCommandLine {
   std::vector<std::pair<std::string, std::string>> inputs;  // --input NAME=FILE
   std::string params, output, data, summary;
   bool checkNumerics = false;
+  // Training (a bundle with a train_step entry and --data).
+  int64_t epochs = 0, steps = 0, batch = 0, logEvery = 50, evalEvery = 0, checkpointEvery = 0;
+  uint64_t seed = 0;
+  std::string checkpoint;
+  bool resume = false;
 };
 
 absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv);

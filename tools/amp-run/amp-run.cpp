@@ -23,6 +23,8 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/plan/Session.h"
+#include "runtime/train/CurvePlot.h"
+#include "runtime/train/Trainer.h"
 #include "tools/amp-run/Options.h"
 
 namespace fs = std::filesystem;
@@ -125,6 +127,94 @@ int fail(const absl::Status& status) {
   return 1;
 }
 
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+int runTraining(Session& session, const RunCommandLine& cl, Device device) {
+  const Plan& plan = session.plan();
+  std::string inputName, labelName;
+  int64_t batch = 0;
+  for (const BufferDesc& b : plan.buffers) {
+    if (b.kind == BufferKind::Input) inputName = b.name, batch = b.shape.empty() ? 0 : b.shape[0];
+    if (b.kind == BufferKind::Label) labelName = b.name;
+  }
+  if (cl.batch > 0 && cl.batch != batch)
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "--batch=", cl.batch, " but the model was compiled for batch ", batch,
+        " (batch size is part of the static shapes: edit the model and recompile)")));
+  if (cl.data.empty()) return fail(absl::InvalidArgumentError("training needs --data=fashion-mnist[:DIR] or --data=FILE.npz"));
+  absl::StatusOr<Dataset> trainData, evalData;
+  bool haveEval = false;
+  if (cl.data == "fashion-mnist" || cl.data.rfind("fashion-mnist:", 0) == 0) {
+    std::string dir = cl.data == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : cl.data.substr(14);
+    trainData = loadFashionMnistDataset(dir, "train");
+    evalData = loadFashionMnistDataset(dir, "test");
+    haveEval = true;
+  } else {
+    trainData = loadNpzDataset(cl.data, inputName, labelName);
+  }
+  if (!trainData.ok()) return fail(trainData.status());
+  if (haveEval && !evalData.ok()) return fail(evalData.status());
+
+  TrainOptions options;
+  options.epochs = cl.epochs;
+  options.steps = cl.steps;
+  options.seed = cl.seed;
+  options.logEvery = cl.logEvery;
+  options.evalEvery = cl.evalEvery;
+  options.checkpointDir = cl.checkpoint;
+  options.checkpointEvery = cl.checkpointEvery;
+  options.resume = cl.resume;
+  options.checkNumerics = cl.checkNumerics;
+  std::string precision = plan.metadataValue("precision");
+  std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
+              plan.metadataValue("model").c_str(), precision.empty() ? "f32" : precision.c_str(),
+              plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
+              static_cast<long long>(batch), static_cast<long long>(trainData->size()),
+              static_cast<long long>(haveEval ? evalData->size() : 0));
+  auto progress = [](const TrainProgress& p) {
+    std::string line = absl::StrCat("step ", p.step, "/", p.totalSteps, " | epoch ", p.epoch + 1, " | loss ",
+                                    fixed(p.loss, 4), " | scale ", fixed(p.scale, 0), " | skipped ",
+                                    p.skippedSteps, " | ", fixed(p.samplesPerSecond, 0), " samples/s");
+    if (p.evalAccuracy) absl::StrAppend(&line, " | test acc ", fixed(*p.evalAccuracy * 100, 2), "%");
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  };
+  auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, progress);
+  if (!report.ok()) return fail(report.status());
+
+  JsonValue summary = JsonValue::object();
+  summary.set("steps", JsonValue::integer(report->steps));
+  summary.set("skipped_steps", JsonValue::integer(report->skippedSteps));
+  summary.set("final_loss", JsonValue::number(report->finalLoss));
+  summary.set("final_scale", JsonValue::number(report->finalScale));
+  summary.set("eval_accuracy", report->evalAccuracy ? JsonValue::number(*report->evalAccuracy) : JsonValue());
+  summary.set("eval_loss", report->evalLoss ? JsonValue::number(*report->evalLoss) : JsonValue());
+  summary.set("step_time_ms", JsonValue::number(report->stepTimeMsMedian));
+  summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
+  summary.set("device", JsonValue::string(std::string(deviceName(device))));
+  summary.set("precision", JsonValue::string(precision.empty() ? "f32" : precision));
+  summary.set("optimizer", JsonValue::string(plan.metadataValue("optimizer")));
+  summary.set("loss_scaling", JsonValue::string(plan.metadataValue("loss_scaling")));
+  summary.set("accumulate", JsonValue::integer(report->accumulate));
+  summary.set("batch", JsonValue::integer(batch));
+  std::string text = writeJson(summary, 2) + "\n";
+  std::printf("summary: %s", text.c_str());
+  if (!cl.summary.empty()) {
+    if (auto s = writeFileAtomically(cl.summary, text); !s.ok()) return fail(s);
+    std::string svg = cl.summary;
+    if (endsWith(svg, ".json")) svg.resize(svg.size() - 5);
+    svg += ".svg";
+    std::string title = absl::StrCat(plan.metadataValue("model"), " (", precision.empty() ? "f32" : precision, ")");
+    if (auto s = writeFileAtomically(svg, renderCurveSvg(report->losses, report->scales, report->firstStep, title)); !s.ok())
+      return fail(s);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,6 +241,10 @@ int main(int argc, char** argv) {
     if (auto s = session->setParams(contents->tensors, &loaded); !s.ok())
       return fail(absl::InvalidArgumentError(absl::StrCat(options->params, ": ", s.message())));
   }
+
+  bool training = options->entry.empty() && session->plan().findEntry("train_step") &&
+                  (options->epochs > 0 || options->steps > 0);
+  if (training) return runTraining(*session, *options, *device);
 
   std::map<std::string, Tensor> feeds;
   if (!options->data.empty()) {

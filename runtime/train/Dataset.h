@@ -1,0 +1,42 @@
+// Training data: a pair of tensors whose first dimension indexes examples, seeded shuffling and
+// batching. Batches are gathered rows reshaped to the model's input/label buffer shapes.
+#ifndef AMP_RUNTIME_TRAIN_DATASET_H
+#define AMP_RUNTIME_TRAIN_DATASET_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/Tensor.h"
+
+namespace amp::rt {
+
+struct Dataset {
+  std::string name;  // for messages: "fashion-mnist train", "data.npz"
+  Tensor inputs;     // [N, ...] (f32 or integer ids)
+  Tensor labels;     // [N, ...] integer class ids (or floats for regression)
+  int64_t size() const { return inputs.rank() ? inputs.shape()[0] : 0; }
+};
+
+// Fashion-MNIST from Debian's dataset-fashion-mnist: images as f32 [N, 784] scaled to [0, 1],
+// labels as i64 [N]. `split` is "train" or "test".
+absl::StatusOr<Dataset> loadFashionMnistDataset(const std::string& dir, const std::string& split);
+
+// An npz with one array named like the model's input and one named like its label, both with
+// the example count as first dimension. Non-finite float inputs are rejected with their index.
+absl::StatusOr<Dataset> loadNpzDataset(const std::string& path, const std::string& inputName,
+                                       const std::string& labelName);
+
+// The example order of `epoch`: a Fisher-Yates permutation of [0, n) driven by Philox4x32-10
+// keyed by (seed, epoch), so any (seed, epoch, position) can be resumed exactly.
+std::vector<int64_t> epochOrder(int64_t n, uint64_t seed, int64_t epoch);
+
+// Gathers examples `indices` of `source` ([N, ...]) into a tensor of `shape` and dtype `dtype`
+// (the model's buffer); the element counts must agree (e.g. [B, 32] rows into [B*32]).
+absl::StatusOr<Tensor> gatherBatch(const Tensor& source, const std::vector<int64_t>& indices,
+                                   DType dtype, const Shape& shape, const std::string& what);
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_TRAIN_DATASET_H

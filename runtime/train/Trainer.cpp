@@ -1,0 +1,269 @@
+#include "runtime/train/Trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt {
+namespace {
+
+struct Bindings {
+  const BufferDesc* input = nullptr;
+  const BufferDesc* label = nullptr;
+  int64_t batch = 0;
+};
+
+absl::StatusOr<Bindings> findBindings(const Plan& plan) {
+  Bindings b;
+  for (const BufferDesc& d : plan.buffers) {
+    if (d.kind == BufferKind::Input) {
+      if (b.input) return absl::InvalidArgumentError("training from a dataset needs a model with exactly one input");
+      b.input = &d;
+    } else if (d.kind == BufferKind::Label) {
+      if (b.label) return absl::InvalidArgumentError("training from a dataset needs a model with exactly one label");
+      b.label = &d;
+    }
+  }
+  if (!b.input || !b.label || b.input->shape.empty())
+    return absl::InvalidArgumentError("training from a dataset needs one input [B, ...] and one label");
+  b.batch = b.input->shape[0];
+  return b;
+}
+
+absl::StatusOr<std::map<std::string, Tensor>> makeFeeds(const Bindings& b, const Dataset& data,
+                                                        const std::vector<int64_t>& idx) {
+  std::map<std::string, Tensor> feeds;
+  auto x = gatherBatch(data.inputs, idx, b.input->dtype, b.input->shape, data.name + " input");
+  if (!x.ok()) return x.status();
+  auto y = gatherBatch(data.labels, idx, b.label->dtype, b.label->shape, data.name + " label");
+  if (!y.ok()) return y.status();
+  feeds[b.input->name] = std::move(*x);
+  feeds[b.label->name] = std::move(*y);
+  return feeds;
+}
+
+const Tensor* findNamed(const std::vector<NamedTensor>& outs, const std::string& name) {
+  for (const NamedTensor& t : outs)
+    if (t.name == name) return &t.tensor;
+  return nullptr;
+}
+
+double scalarOf(const Tensor& t) {
+  if (isFloat(t.dtype())) return loadAsF32(t.dtype(), t.data(), 0);
+  if (t.dtype() == DType::I64) return static_cast<double>(t.as<int64_t>()[0]);
+  if (t.dtype() == DType::I32) return t.as<int32_t>()[0];
+  return 0;
+}
+
+double persistentScalar(const Session& s, const std::string& name, double fallback) {
+  for (const NamedTensorRef& r : s.persistent())
+    if (r.name == name && r.tensor->numel() == 1) return scalarOf(*r.tensor);
+  return fallback;
+}
+
+int64_t plannedBytes(const Plan& plan) {
+  int64_t total = 0;
+  for (const BufferDesc& b : plan.buffers) total += numElements(b.shape) * static_cast<int64_t>(dtypeSize(b.dtype));
+  return total;
+}
+
+std::string checkpointPath(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
+
+}  // namespace
+
+absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
+  auto b = findBindings(session.plan());
+  if (!b.ok()) return b.status();
+  int64_t n = data.size(), batch = b->batch;
+  if (n == 0) return absl::InvalidArgumentError(absl::StrCat(data.name, ": no examples to evaluate"));
+  int64_t correct = 0, counted = 0, fullBatches = 0;
+  double lossSum = 0;
+  for (int64_t start = 0; start < n; start += batch) {
+    std::vector<int64_t> idx;
+    int64_t real = std::min(batch, n - start);
+    for (int64_t i = 0; i < batch; ++i) idx.push_back(start + (i < real ? i : 0));  // pad, count only real
+    auto feeds = makeFeeds(*b, data, idx);
+    if (!feeds.ok()) return feeds.status();
+    auto outs = session.run("eval", *feeds);
+    if (!outs.ok()) return outs.status();
+    if (outs->size() < 2)
+      return absl::InvalidArgumentError("the eval entry returns no logits (a second result) to score");
+    const Tensor& logits = (*outs)[1].tensor;
+    const Tensor& labels = feeds->at(b->label->name);
+    int64_t perExample = labels.numel() / batch;
+    int64_t classes = labels.numel() ? logits.numel() / labels.numel() : 0;
+    if (classes < 1 || classes * labels.numel() != logits.numel())
+      return absl::InvalidArgumentError("the eval entry's logits do not have one row per label");
+    for (int64_t row = 0; row < real * perExample; ++row) {
+      int64_t best = 0;
+      float bestValue = loadAsF32(logits.dtype(), logits.data(), row * classes);
+      for (int64_t c = 1; c < classes; ++c) {
+        float v = loadAsF32(logits.dtype(), logits.data(), row * classes + c);
+        if (v > bestValue) bestValue = v, best = c;
+      }
+      int64_t label = labels.dtype() == DType::I64 ? labels.as<int64_t>()[row] : labels.as<int32_t>()[row];
+      correct += best == label;
+      ++counted;
+    }
+    if (real == batch) {
+      lossSum += scalarOf((*outs)[0].tensor);
+      ++fullBatches;
+    }
+  }
+  EvalResult r;
+  r.accuracy = static_cast<double>(correct) / static_cast<double>(counted);
+  r.loss = fullBatches ? lossSum / fullBatches : 0;
+  return r;
+}
+
+absl::Status saveCheckpoint(const Session& session, const std::string& dir, int64_t step, uint64_t seed) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
+  StringMap meta = {{"ampc.checkpoint", "1"},
+                    {"step", std::to_string(step)},
+                    {"seed", std::to_string(seed)},
+                    {"model", session.plan().metadataValue("model")}};
+  return writeSafetensors(checkpointPath(dir), session.persistent(), meta);
+}
+
+absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir) {
+  std::string path = checkpointPath(dir);
+  auto contents = readSafetensors(path);
+  if (!contents.ok()) return contents.status();
+  CheckpointInfo info;
+  bool tagged = false, haveStep = false;
+  for (const auto& [k, v] : contents->metadata) {
+    if (k == "ampc.checkpoint") tagged = true;
+    if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
+    if (k == "seed") absl::SimpleAtoi(v, &info.seed);
+    if (k == "model" && v != session.plan().metadataValue("model"))
+      return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
+                                                     session.plan().metadataValue("model"), "'"));
+  }
+  if (!tagged || !haveStep || info.step < 0)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not an ampc checkpoint (missing step metadata)"));
+  if (auto s = session.restore(contents->tensors); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  return info;
+}
+
+absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const Dataset* eval,
+                                  const TrainOptions& options,
+                                  const std::function<void(const TrainProgress&)>& onProgress) {
+  const Plan& plan = session.plan();
+  if (!plan.findEntry("train_step"))
+    return absl::InvalidArgumentError("the bundle has no train_step entry: compile it with ampc --train");
+  auto b = findBindings(plan);
+  if (!b.ok()) return b.status();
+  int64_t accumulate = 1;
+  if (std::string k = plan.metadataValue("accumulate"); !k.empty() && !absl::SimpleAtoi(k, &accumulate))
+    return absl::InvalidArgumentError("bundle metadata 'accumulate' is not an integer");
+  if (accumulate > 1 && !plan.findEntry("accumulate"))
+    return absl::InvalidArgumentError("the bundle accumulates gradients but has no accumulate entry");
+  int64_t perStep = b->batch * accumulate;
+  int64_t stepsPerEpoch = data.size() / perStep;
+  if (stepsPerEpoch == 0)
+    return absl::InvalidArgumentError(absl::StrCat(data.name, ": ", data.size(), " examples are fewer than one step (",
+                                                   perStep, " = batch ", b->batch, " x accumulate ", accumulate, ")"));
+
+  TrainReport report;
+  report.accumulate = accumulate;
+  report.peakMemoryBytes = plannedBytes(plan);
+  uint64_t seed = options.seed;
+  int64_t step = 0;
+  if (options.resume) {
+    if (options.checkpointDir.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
+    auto info = loadCheckpoint(session, options.checkpointDir);
+    if (!info.ok()) return info.status();
+    step = info->step;
+    seed = info->seed;
+  }
+  int64_t toRun = options.steps > 0 ? options.steps : options.epochs * stepsPerEpoch;
+  if (toRun <= 0) return absl::InvalidArgumentError("nothing to do: give --steps=N or --epochs=N");
+  int64_t lastStep = step + toRun;
+  report.firstStep = step;
+
+  Session::RunOptions run;
+  run.checkNumerics = options.checkNumerics;
+  std::vector<double> stepMs;
+  int64_t cachedEpoch = -1;
+  std::vector<int64_t> order;
+  auto windowStart = std::chrono::steady_clock::now();
+  int64_t windowSteps = 0;
+  for (; step < lastStep; ++step) {
+    int64_t epoch = step / stepsPerEpoch, offset = (step % stepsPerEpoch) * perStep;
+    if (epoch != cachedEpoch) order = epochOrder(data.size(), seed, epoch), cachedEpoch = epoch;
+    auto t0 = std::chrono::steady_clock::now();
+    double lossSum = 0;
+    const Tensor* foundInf = nullptr;
+    std::vector<NamedTensor> outs;
+    for (int64_t k = 0; k < accumulate; ++k) {
+      std::vector<int64_t> idx(order.begin() + offset + k * b->batch, order.begin() + offset + (k + 1) * b->batch);
+      auto feeds = makeFeeds(*b, data, idx);
+      if (!feeds.ok()) return feeds.status();
+      run.ctx.step = step * accumulate + k;
+      auto result = session.run(k + 1 == accumulate ? "train_step" : "accumulate", *feeds, run);
+      if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
+      outs = std::move(*result);
+      const Tensor* loss = findNamed(outs, "loss");
+      if (!loss && !outs.empty()) loss = &outs[0].tensor;
+      if (loss) lossSum += scalarOf(*loss);
+    }
+    foundInf = findNamed(outs, "found_inf");
+    stepMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    double loss = lossSum / accumulate;
+    double scale = persistentScalar(session, "amp.loss_scale", 1.0);
+    report.losses.push_back(loss);
+    report.scales.push_back(scale);
+    if (foundInf && scalarOf(*foundInf) != 0 && persistentScalar(session, "amp.skipped_steps", -1) < 0)
+      ++report.skippedSteps;  // plans without a skipped-steps counter: count on the host
+    ++windowSteps;
+
+    bool endOfEpoch = (step + 1) % stepsPerEpoch == 0;
+    bool doEval = eval && ((options.evalEvery > 0 && (step + 1) % options.evalEvery == 0) ||
+                           (options.evalEvery == 0 && endOfEpoch) || step + 1 == lastStep);
+    TrainProgress p;
+    if (doEval) {
+      auto r = evaluate(session, *eval);
+      if (!r.ok()) return r.status();
+      report.evalAccuracy = r->accuracy;
+      report.evalLoss = r->loss;
+      p.evalAccuracy = r->accuracy;
+    }
+    if (!options.checkpointDir.empty() &&
+        ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep))
+      if (auto s = saveCheckpoint(session, options.checkpointDir, step + 1, seed); !s.ok()) return s;
+    if (onProgress && ((step + 1) % std::max<int64_t>(1, options.logEvery) == 0 || step + 1 == lastStep || doEval)) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
+      p.step = step + 1;
+      p.totalSteps = lastStep;
+      p.epoch = epoch;
+      p.loss = loss;
+      p.scale = scale;
+      p.skippedSteps = static_cast<int64_t>(persistentScalar(session, "amp.skipped_steps", report.skippedSteps));
+      p.samplesPerSecond = secs > 0 ? windowSteps * perStep / secs : 0;
+      onProgress(p);
+      windowStart = std::chrono::steady_clock::now();
+      windowSteps = 0;
+    }
+  }
+  report.steps = lastStep;
+  double counter = persistentScalar(session, "amp.skipped_steps", -1);
+  if (counter >= 0) report.skippedSteps = static_cast<int64_t>(counter);
+  size_t tail = std::min<size_t>(50, report.losses.size());
+  for (size_t i = report.losses.size() - tail; i < report.losses.size(); ++i) report.finalLoss += report.losses[i];
+  report.finalLoss /= static_cast<double>(tail);
+  report.finalScale = persistentScalar(session, "amp.loss_scale", 1.0);
+  std::vector<double> sorted = stepMs;
+  std::sort(sorted.begin(), sorted.end());
+  report.stepTimeMsMedian = sorted[sorted.size() / 2];
+  return report;
+}
+
+}  // namespace amp::rt
