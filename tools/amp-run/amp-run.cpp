@@ -255,7 +255,23 @@ int main(int argc, char** argv) {
     } else {
       auto members = readNpz(data);
       if (!members.ok()) return fail(members.status());
-      for (NamedTensor& m : *members) feeds[m.name] = std::move(m.tensor);
+      // A dataset-sized array feeds its first examples: as many as the buffer holds.
+      for (NamedTensor& m : *members) {
+        auto id = session->plan().findBuffer(m.name);
+        if (id && m.tensor.rank() > 0 && m.tensor.shape() != session->plan().buffers[*id].shape) {
+          const BufferDesc& b = session->plan().buffers[*id];
+          int64_t rowElems = m.tensor.numel() / m.tensor.shape()[0];
+          int64_t rows = rowElems ? numElements(b.shape) / rowElems : 0;
+          if (rows > 0 && rows <= m.tensor.shape()[0]) {
+            std::vector<int64_t> first(static_cast<size_t>(rows));
+            for (int64_t i = 0; i < rows; ++i) first[i] = i;
+            auto batch = gatherBatch(m.tensor, first, b.dtype, b.shape, data + ": " + m.name);
+            if (!batch.ok()) return fail(batch.status());
+            m.tensor = std::move(*batch);
+          }
+        }
+        feeds[m.name] = std::move(m.tensor);
+      }
     }
   }
   for (const auto& [name, file] : options->inputs) {
