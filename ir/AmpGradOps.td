@@ -146,7 +146,8 @@ def Amp_AvgPool2DGradOp : Amp_Op<"avg_pool2d_grad"> {
 // Normalisations
 //===----------------------------------------------------------------------===//
 
-def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor]> {
+def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor,
+    AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.layer_norm: (d input, d weight, d bias)";
   let description = [{
     Recomputes the forward statistics (`mean`, `rstd` exactly as amp.layer_norm does) and, per
@@ -172,7 +173,8 @@ def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [InferTypeOpAdaptor]> {
+def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [InferTypeOpAdaptor,
+    AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.rms_norm: (d input, d weight)";
   let description = [{
     With `rstd` recomputed as amp.rms_norm does, `xhat = x * rstd` and `g = grad * weight`

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "runtime/exec/ReferenceCommon.h"
+#include "runtime/exec/ReferenceGrad.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
@@ -165,6 +166,22 @@ const std::map<std::string_view, ref::Kernel>& kernelTable() {
       {"amp.broadcast_to", evalBroadcastTo}, {"amp.slice", evalSlice}, {"amp.concat", evalConcat},
       {"amp.cross_entropy", evalCrossEntropy}, {"amp.mse_loss", evalMseLoss},
       {"amp.cast", evalCast},
+      // Gradient ops (amp-autodiff).
+      {"amp.gelu_grad", evalGeluGrad},
+      {"amp.conv2d_grad_input", evalConv2dGradInput}, {"amp.conv2d_grad_weight", evalConv2dGradWeight},
+      {"amp.max_pool2d_grad", evalMaxPool2dGrad}, {"amp.avg_pool2d_grad", evalAvgPool2dGrad},
+      {"amp.embedding_grad", evalEmbeddingGrad}, {"amp.cross_entropy_grad", evalCrossEntropyGrad},
+      {"amp.slice_grad", evalSliceGrad},
+  };
+  return table;
+}
+
+// Kernels with several results (one tensor per result type, in order).
+const std::map<std::string_view, ref::MultiKernel>& multiKernelTable() {
+  using namespace ref;
+  static const std::map<std::string_view, MultiKernel> table = {
+      {"amp.layer_norm_grad", evalLayerNormGrad},
+      {"amp.rms_norm_grad", evalRmsNormGrad},
   };
   return table;
 }
@@ -178,6 +195,8 @@ bool hasValidDims(const Shape& s) {
 std::vector<std::string_view> referenceOpNames() {
   std::vector<std::string_view> names;
   for (const auto& [name, kernel] : kernelTable()) names.push_back(name);
+  for (const auto& [name, kernel] : multiKernelTable()) names.push_back(name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -187,7 +206,8 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
                                                     absl::Span<const TensorType> resultTypes,
                                                     const EvalContext& ctx) {
   auto it = kernelTable().find(opName);
-  if (it == kernelTable().end())
+  auto multi = multiKernelTable().find(opName);
+  if (it == kernelTable().end() && multi == multiKernelTable().end())
     return absl::InvalidArgumentError(absl::StrCat("reference executor: unknown op '", ref::alpha(opName), "'"));
   ref::OpCall call{opName, operands, attrs, resultTypes, ctx};
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -195,6 +215,19 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
     if (!t) return call.error("operand ", i, " is null");
     if (!hasValidDims(t->shape())) return call.error("operand ", i, " has a negative dimension");
     if (t->numel() > 0 && !t->data()) return call.error("operand ", i, " has no storage");
+  }
+  if (multi != multiKernelTable().end()) {
+    for (const TensorType& t : resultTypes)
+      if (!hasValidDims(t.shape))
+        return call.error("result type ", ref::typeString(t.dtype, t.shape), " has a negative dimension");
+    REF_ASSIGN_OR_RETURN(std::vector<Tensor> outs, multi->second(call));
+    if (outs.size() != resultTypes.size())
+      return call.error("expected ", outs.size(), " result types, got ", resultTypes.size());
+    for (size_t r = 0; r < outs.size(); ++r)
+      if (outs[r].dtype() != resultTypes[r].dtype || outs[r].shape() != resultTypes[r].shape)
+        return call.error("result type #", r, " ", ref::typeString(resultTypes[r].dtype, resultTypes[r].shape),
+                          " does not match the computed type ", ref::typeString(outs[r]));
+    return outs;
   }
   if (resultTypes.size() != 1) return call.error("expected 1 result type, got ", resultTypes.size());
   if (!hasValidDims(resultTypes[0].shape))
