@@ -24,4 +24,74 @@ def AmpVerifyModelPass : Pass<"amp-verify-model", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Mixed precision
+//===----------------------------------------------------------------------===//
+
+def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
+  let summary = "Decides every op's precision from a policy and inserts the minimal casts";
+  let description = [{
+    Assigns each amp op a precision (f32, f16 or bf16) from a precision policy, rewrites the
+    op's float operand and result types accordingly and inserts `amp.cast` ops only on edges
+    whose two ends differ. Each op is annotated with `amp.precision` and a human-readable
+    `amp.reason`; inserted casts carry the unit attribute `amp.autocast_inserted`; the module
+    gets `amp.precision` = the low-precision dtype used.
+
+    Policies (docs/precision-policy.md):
+    - `pytorch`: PyTorch CUDA autocast, decided per op from its inputs: lower_precision_fp
+      (matmul, conv2d), fp32 (exp, log, rsqrt, reciprocal, pow, norms, losses),
+      fp32_set_opt_dtype (softmax, log_softmax, reduce_sum: computed in f32, f32 output),
+      promote (widest input; f16 with bf16 is an error) and fall-through (input dtype, with
+      PyTorch's native type promotion for several inputs).
+    - `tensorflow`: TensorFlow grappler's allow/infer/deny/clear painting (fp16 lists, or the
+      oneDNN bf16 lists when the dtype is bf16), which grows low-precision regions and avoids
+      cast ping-pong.
+    - a JSON policy file that starts from a built-in policy and edits its lists.
+
+    Overrides: `amp.precision = "f32" | "f16" | "bf16"` on an op; `amp.autocast = false` on an
+    op, a function or the module disables autocast there (ops run as declared; `true` on an op
+    re-enables it); pattern overrides `override=PATTERN=PRECISION` (PATTERN is a glob on the
+    location name, or `op:GLOB` on the op name; PRECISION is f32, f16, bf16, low or off).
+
+    Function arguments and results keep their declared types; integer and i1 values are never
+    cast; explicit casts in the input are kept (and folded by amp-cast-cleanup when exact).
+
+    ```mlir
+    // amp-opt --amp-autocast="dtype=bf16 policy=pytorch"
+    %0 = amp.cast %x {amp.autocast_inserted} : tensor<8x64xf32> to tensor<8x64xbf16>
+    %1 = amp.cast %w {amp.autocast_inserted} : tensor<64x64xf32> to tensor<64x64xbf16>
+    %2 = amp.matmul %0, %1 {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: ..."}
+    ```
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"\"auto\"",
+           "Low-precision dtype: f16, bf16, auto (from the target) or f32 (autocast off)">,
+    Option<"policy", "policy", "std::string", /*default=*/"\"pytorch\"",
+           "pytorch, tensorflow, tensorflow-fp16, tensorflow-bf16 or a PATH.json policy file">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target for dtype=auto (cuda:sm_NN, cpu, cpu:FEATURES, reference); default: the "
+           "module's amp.target attribute">,
+    ListOption<"overrides", "override", "std::string",
+               "Pattern overrides PATTERN=PRECISION (loc glob, or op:GLOB)">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
+def AmpCastCleanupPass : Pass<"amp-cast-cleanup"> {
+  let summary = "Removes identity casts, folds exact cast chains and constants, then CSE";
+  let description = [{
+    Canonicalizes `amp.cast`: identity casts disappear; a chain `cast(cast(x: A -> B) -> C)`
+    becomes `cast(x: A -> C)` when the first cast is exact (B represents every A value), so
+    `f16 -> f32 -> f16` becomes `x` while `f32 -> f16 -> f32` (a rounding) is kept; a cast of
+    an `amp.constant` becomes a constant of the new type (rounded to nearest even). Then
+    common subexpressions are eliminated, so equal casts of one value are shared.
+
+    ```mlir
+    %1 = amp.cast %x : tensor<4xf16> to tensor<4xf32>
+    %2 = amp.cast %1 : tensor<4xf32> to tensor<4xf16>   // uses of %2 now use %x
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_PASSES_TD
