@@ -21,7 +21,7 @@ def Amp_F32Tensor : StaticShapeTensorOf<[F32]>;
 //===----------------------------------------------------------------------===//
 
 def Amp_UnscaleCheckOp : Amp_Op<"unscale_check", [AttrSizedOperandSegments,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    InferTypeOpAdaptor]> {
   let summary = "Fused unscale and non-finite check of a list of gradients";
   let description = [{
     PyTorch's `_amp_foreach_non_finite_check_and_unscale_` as a pure op. For every element of
@@ -103,7 +103,7 @@ def Amp_GlobalNormOp : Amp_Op<"global_norm"> {
   let hasVerifier = 1;
 }
 
-def Amp_ClipGradsOp : Amp_Op<"clip_grads", [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Amp_ClipGradsOp : Amp_Op<"clip_grads", [InferTypeOpAdaptor]> {
   let summary = "Scales gradients so that their global norm is at most max_norm";
   let description = [{
     PyTorch's `_clip_grads_with_norm_`: `coef = min(f32(1 / fl(norm + f32(1e-6))) * f32(max_norm),
@@ -177,7 +177,7 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
 // Optimizer updates (all guarded by found_inf)
 //===----------------------------------------------------------------------===//
 
-def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor]> {
   let summary = "torch.optim.SGD step (dampening 0) on an f32 master weight, skipped on overflow";
   let description = [{
     If `found_inf != 0` every result is its input, bit for bit. Otherwise, in f32 with
@@ -196,7 +196,7 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [DeclareOpInterfaceMethods<InferTypeO
     `grad` has the param's shape (amp-verify reports a low-precision gradient).
 
     ```mlir
-    %p2, %buf2 = amp.sgd_update %p, %g, %lr, %found_inf momentum_buffer(%buf)
+    %p2, %buf2 = amp.sgd_update %p, %g, %lr, %found_inf momentum_buffer(%buf : tensor<4x3xf32>)
         {momentum = 0.9 : f64, nesterov = false, weight_decay = 0.0 : f64}
         : tensor<4x3xf32>, tensor<4x3xf32>
     ```
@@ -208,13 +208,14 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [DeclareOpInterfaceMethods<InferTypeO
                        DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let results = (outs Amp_F32Tensor:$new_param, Optional<Amp_F32Tensor>:$new_momentum_buffer);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr `,` $found_inf (`momentum_buffer` `(` $momentum_buffer^ `)`)?
+    $param `,` $grad `,` $lr `,` $found_inf (`momentum_buffer` `(` $momentum_buffer^ `:` type($momentum_buffer) `)`)?
     attr-dict `:` type($param) `,` type($grad)
   }];
   let hasVerifier = 1;
 }
 
-def Amp_AdamUpdateOp : Amp_Op<"adam_update", [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor,
+    AllTypesMatch<["param", "exp_avg", "exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam / AdamW step on an f32 master weight, skipped on overflow";
   let description = [{
     If `found_inf != 0` every result is its input, bit for bit. Otherwise `step` (>= 1) is the

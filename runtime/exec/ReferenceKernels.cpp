@@ -7,6 +7,7 @@
 
 #include "runtime/exec/ReferenceCommon.h"
 #include "runtime/exec/ReferenceGrad.h"
+#include "runtime/exec/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
@@ -172,6 +173,8 @@ const std::map<std::string_view, ref::Kernel>& kernelTable() {
       {"amp.max_pool2d_grad", evalMaxPool2dGrad}, {"amp.avg_pool2d_grad", evalAvgPool2dGrad},
       {"amp.embedding_grad", evalEmbeddingGrad}, {"amp.cross_entropy_grad", evalCrossEntropyGrad},
       {"amp.slice_grad", evalSliceGrad},
+      // Loss scaling, clipping and optimizer steps (amp-loss-scaling, amp-optimizer).
+      {"amp.global_norm", evalGlobalNorm}, {"amp.lr_schedule", evalLrSchedule},
   };
   return table;
 }
@@ -182,6 +185,9 @@ const std::map<std::string_view, ref::MultiKernel>& multiKernelTable() {
   static const std::map<std::string_view, MultiKernel> table = {
       {"amp.layer_norm_grad", evalLayerNormGrad},
       {"amp.rms_norm_grad", evalRmsNormGrad},
+      {"amp.unscale_check", evalUnscaleCheck}, {"amp.update_scale", evalUpdateScale},
+      {"amp.clip_grads", evalClipGrads},       {"amp.step_counters", evalStepCounters},
+      {"amp.sgd_update", evalSgdUpdate},       {"amp.adam_update", evalAdamUpdate},
   };
   return table;
 }

@@ -1,0 +1,364 @@
+// Loss scaling, clipping, counters, LR schedule and optimizer updates: the reference for the fused
+// scaler/optimizer kernels of every backend. Compute is f32 with one rounding per operation
+// (-ffp-contract=off); scalar hyper-parameters follow PyTorch: Python floats (f64) that are
+// rounded to f32 where they meet a tensor. The order of each formula is PyTorch's f32 CPU
+// single-tensor code order (torch/optim/sgd.py, adam.py, nn/utils/clip_grad.py, ATen's scalar
+// lambdas for add/lerp/addcmul/addcdiv); PyTorch's vectorised CPU paths fuse some of these into
+// FMAs, which we do not (docs/reference-executor.md, "Training ops").
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "runtime/exec/ReferenceTrain.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt::ref {
+namespace {
+
+Tensor scalarF32(float v) {
+  Tensor t(DType::F32, {});
+  t.as<float>()[0] = v;
+  return t;
+}
+Tensor scalarI32(int32_t v) {
+  Tensor t(DType::I32, {});
+  t.as<int32_t>()[0] = v;
+  return t;
+}
+Tensor scalarI64(int64_t v) {
+  Tensor t(DType::I64, {});
+  t.as<int64_t>()[0] = v;
+  return t;
+}
+
+absl::Status expectScalar(const OpCall& c, size_t i, DType dtype, std::string_view what) {
+  const Tensor& t = c.in(i);
+  if (t.dtype() == dtype && t.rank() == 0) return absl::OkStatus();
+  return c.error(what, " (operand ", i, ") must be a scalar ", typeString(dtype, {}), ", got ",
+                 typeString(t));
+}
+
+absl::Status expectResults(const OpCall& c, size_t n) {
+  if (c.results.size() == n) return absl::OkStatus();
+  return c.error("expected ", n, " result type(s), got ", c.results.size());
+}
+
+absl::Status expectF32LikeParam(const OpCall& c, size_t i, size_t param, std::string_view what) {
+  const Tensor& t = c.in(i);
+  if (t.dtype() != DType::F32 || t.shape() != c.in(param).shape())
+    return c.error(what, " (operand ", i, ") must be f32 with the param's shape ",
+                   typeString(DType::F32, c.in(param).shape()), ", got ", typeString(t));
+  return absl::OkStatus();
+}
+
+absl::Status expectGradLikeParam(const OpCall& c, size_t i, size_t param) {
+  const Tensor& t = c.in(i);
+  if (!isComputeFloat(t.dtype()) || t.shape() != c.in(param).shape())
+    return c.error("grad (operand ", i, ") must be a float tensor with the param's shape ",
+                   shapeToString(c.in(param).shape()), ", got ", typeString(t));
+  return absl::OkStatus();
+}
+
+// found_inf as GradScaler and the fused optimizers read it: any non-zero value (NaN included).
+bool foundInf(const Tensor& t) { return t.as<float>()[0] != 0.0f; }
+
+}  // namespace
+
+//===----------------------------------------------------------------------===//
+// unscale_check: _amp_foreach_non_finite_check_and_unscale_
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c) {
+  // Operands: grads... [scale]. Results: grads'... found_inf, so the scale is present exactly
+  // when there are as many operands as results.
+  const size_t nres = c.results.size();
+  if (nres < 2) return c.error("expected at least 2 results (one gradient and found_inf), got ", nres);
+  const size_t n = nres - 1;
+  if (c.numOperands() != n && c.numOperands() != n + 1)
+    return c.error("expected ", n, " gradient(s) and an optional scale for ", nres,
+                   " results, got ", c.numOperands(), " operand(s)");
+  const bool hasScale = c.numOperands() == n + 1;
+  for (size_t i = 0; i < n; ++i) REF_RETURN_IF_ERROR(expectFloatOperand(c, i));
+  float invScale = 1.0f;
+  if (hasScale) {
+    REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "scale"));
+    // GradScaler: inv_scale = scale.double().reciprocal().float().
+    invScale = static_cast<float>(1.0 / static_cast<double>(c.in(n).as<float>()[0]));
+  }
+  bool found = false;
+  std::vector<Tensor> out;
+  out.reserve(nres);
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& g = c.in(i);
+    Tensor r(g.dtype(), g.shape());
+    for (int64_t k = 0; k < g.numel(); ++k) {
+      const float v = loadAsF32(g.dtype(), g.data(), k);
+      if (!std::isfinite(v)) found = true;
+      // inv_scale == 1 exactly returns the value untouched (the _check_inf_per_device path).
+      storeFromF32(g.dtype(), r.data(), k, invScale == 1.0f ? v : v * invScale);
+    }
+    out.push_back(std::move(r));
+  }
+  out.push_back(scalarF32(found ? 1.0f : 0.0f));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// update_scale: _amp_update_scale_
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<Tensor>> evalUpdateScale(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 3, 3));
+  REF_RETURN_IF_ERROR(expectResults(c, 2));
+  REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::F32, "scale"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 1, DType::I32, "growth_tracker"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "found_inf"));
+  REF_ASSIGN_OR_RETURN(double growth, c.attrs.getDouble(c.name, "growth_factor"));
+  REF_ASSIGN_OR_RETURN(double backoff, c.attrs.getDouble(c.name, "backoff_factor"));
+  REF_ASSIGN_OR_RETURN(int64_t interval, c.attrs.getInt(c.name, "growth_interval"));
+  if (!(growth > 1.0) || !std::isfinite(growth))
+    return c.error("attribute 'growth_factor' must be finite and > 1, got ", growth);
+  if (!(backoff > 0.0 && backoff < 1.0))
+    return c.error("attribute 'backoff_factor' must be in (0, 1), got ", backoff);
+  if (interval < 1 || interval > std::numeric_limits<int32_t>::max())
+    return c.error("attribute 'growth_interval' must be in [1, 2^31 - 1], got ", interval);
+
+  float scale = c.in(0).as<float>()[0];
+  int32_t tracker = c.in(1).as<int32_t>()[0];
+  if (foundInf(c.in(2))) {
+    scale = static_cast<float>(static_cast<double>(scale) * backoff);  // float * double
+    tracker = 0;
+  } else {
+    // Wraps like the device's int instead of overflowing (unreachable from a tracker < interval).
+    const int32_t successful = static_cast<int32_t>(static_cast<uint32_t>(tracker) + 1u);
+    if (successful == static_cast<int32_t>(interval)) {
+      const float candidate = static_cast<float>(static_cast<double>(scale) * growth);
+      if (std::isfinite(candidate)) scale = candidate;  // never grow past the f32 range
+      tracker = 0;
+    } else {
+      tracker = successful;
+    }
+  }
+  std::vector<Tensor> out;
+  out.push_back(scalarF32(scale));
+  out.push_back(scalarI32(tracker));
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// global_norm, clip_grads: torch.nn.utils.clip_grad_norm_ (norm_type 2)
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<Tensor> evalGlobalNorm(const OpCall& c) {
+  if (c.numOperands() < 1) return c.error("expected at least one gradient");
+  float total = 0.0f;
+  for (size_t i = 0; i < c.numOperands(); ++i) {
+    const Tensor& g = c.in(i);
+    if (g.dtype() != DType::F32)
+      return c.error("gradient (operand ", i, ") must be f32, got ", typeString(g));
+    const float* x = g.as<float>();
+    float sum = 0.0f;
+    for (int64_t k = 0; k < g.numel(); ++k) sum += x[k] * x[k];
+    const float norm = std::sqrt(sum);  // vector_norm(g, 2)
+    total += norm * norm;               // vector_norm(stack(norms), 2)
+  }
+  return scalarF32(std::sqrt(total));
+}
+
+absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c) {
+  if (c.numOperands() < 2) return c.error("expected at least one gradient and the norm");
+  const size_t n = c.numOperands() - 1;
+  REF_RETURN_IF_ERROR(expectResults(c, n));
+  REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "norm"));
+  REF_ASSIGN_OR_RETURN(double maxNorm, c.attrs.getDouble(c.name, "max_norm"));
+  if (!(maxNorm > 0.0) || !std::isfinite(maxNorm))
+    return c.error("attribute 'max_norm' must be finite and > 0, got ", maxNorm);
+  // clip_coef = max_norm / (total_norm + 1e-6) is `(total_norm + 1e-6).reciprocal() * max_norm`
+  // in PyTorch (Tensor.__rtruediv__); clamp(max=1.0) propagates NaN.
+  const float norm = c.in(n).as<float>()[0];
+  const float denom = norm + static_cast<float>(1e-6);
+  float coef = (1.0f / denom) * static_cast<float>(maxNorm);
+  if (!std::isnan(coef) && coef > 1.0f) coef = 1.0f;
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& g = c.in(i);
+    if (g.dtype() != DType::F32)
+      return c.error("gradient (operand ", i, ") must be f32, got ", typeString(g));
+    Tensor r(DType::F32, g.shape());
+    const float* x = g.as<float>();
+    float* y = r.as<float>();
+    for (int64_t k = 0; k < g.numel(); ++k) y[k] = x[k] * coef;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// step_counters, lr_schedule
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 3, 3));
+  REF_RETURN_IF_ERROR(expectResults(c, 2));
+  REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::I64, "step"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 1, DType::I64, "skipped"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "found_inf"));
+  int64_t step = c.in(0).as<int64_t>()[0], skipped = c.in(1).as<int64_t>()[0];
+  if (foundInf(c.in(2)))
+    ++skipped;
+  else
+    ++step;
+  std::vector<Tensor> out;
+  out.push_back(scalarI64(step));
+  out.push_back(scalarI64(skipped));
+  return out;
+}
+
+absl::StatusOr<Tensor> evalLrSchedule(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
+  REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::I64, "step"));
+  REF_ASSIGN_OR_RETURN(std::string kind, c.attrs.getString(c.name, "kind"));
+  REF_ASSIGN_OR_RETURN(double base, c.attrs.getDouble(c.name, "base_lr"));
+  REF_ASSIGN_OR_RETURN(int64_t warmup, c.attrs.getInt(c.name, "warmup_steps", 0));
+  REF_ASSIGN_OR_RETURN(int64_t total, c.attrs.getInt(c.name, "total_steps", 0));
+  REF_ASSIGN_OR_RETURN(double minLr, c.attrs.getDouble(c.name, "min_lr", 0.0));
+  if (kind != "constant" && kind != "cosine")
+    return c.error("attribute 'kind' must be \"constant\" or \"cosine\", got \"", kind, "\"");
+  if (!(base >= 0.0) || !std::isfinite(base))
+    return c.error("attribute 'base_lr' must be finite and >= 0, got ", base);
+  if (warmup < 0) return c.error("attribute 'warmup_steps' must be >= 0, got ", warmup);
+  if (kind == "cosine" && (!(minLr >= 0.0 && minLr <= base) || total <= warmup))
+    return c.error("cosine schedule needs 0 <= min_lr <= base_lr and total_steps > warmup_steps, "
+                   "got min_lr = ", minLr, ", base_lr = ", base, ", total_steps = ", total,
+                   ", warmup_steps = ", warmup);
+  int64_t t = c.in(0).as<int64_t>()[0];
+  if (t < 1) t = 1;
+  double lr;
+  if (t <= warmup) {
+    lr = base * static_cast<double>(t) / static_cast<double>(warmup);
+  } else if (kind == "constant") {
+    lr = base;
+  } else {
+    double p = static_cast<double>(t - warmup) / static_cast<double>(total - warmup);
+    if (p > 1.0) p = 1.0;
+    lr = minLr + 0.5 * (base - minLr) * (1.0 + std::cos(M_PI * p));
+  }
+  return scalarF32(f32(lr));
+}
+
+//===----------------------------------------------------------------------===//
+// sgd_update, adam_update
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c) {
+  // Operands: param, grad, lr, found_inf [, momentum_buffer].
+  REF_RETURN_IF_ERROR(expectOperands(c, 4, 5));
+  const bool hasBuffer = c.numOperands() == 5;
+  REF_RETURN_IF_ERROR(expectResults(c, hasBuffer ? 2 : 1));
+  if (c.in(0).dtype() != DType::F32)
+    return c.error("param (operand 0) must be an f32 master weight, got ", typeString(c.in(0)));
+  REF_RETURN_IF_ERROR(expectGradLikeParam(c, 1, 0));
+  REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "lr"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 3, DType::F32, "found_inf"));
+  if (hasBuffer) REF_RETURN_IF_ERROR(expectF32LikeParam(c, 4, 0, "momentum_buffer"));
+  REF_ASSIGN_OR_RETURN(double momentum, c.attrs.getDouble(c.name, "momentum", 0.0));
+  REF_ASSIGN_OR_RETURN(bool nesterov, c.attrs.getBool(c.name, "nesterov", false));
+  REF_ASSIGN_OR_RETURN(double wd, c.attrs.getDouble(c.name, "weight_decay", 0.0));
+  if (!(momentum >= 0.0) || !std::isfinite(momentum) || !(wd >= 0.0) || !std::isfinite(wd))
+    return c.error("momentum and weight_decay must be finite and >= 0, got ", momentum, " and ", wd);
+  if (hasBuffer != (momentum != 0.0))
+    return c.error(hasBuffer ? "has a momentum_buffer but momentum = 0"
+                             : "needs a momentum_buffer operand when momentum != 0");
+  if (nesterov && momentum == 0.0) return c.error("nesterov requires momentum > 0");
+
+  std::vector<Tensor> out;
+  out.push_back(c.in(0));
+  if (hasBuffer) out.push_back(c.in(4));
+  if (foundInf(c.in(3))) return out;  // skipped step: every state bit for bit
+
+  const Tensor& g = c.in(1);
+  const float lr = c.in(2).as<float>()[0];
+  const float m = f32(momentum), wdf = f32(wd);
+  float* p = out[0].as<float>();
+  float* buf = hasBuffer ? out[1].as<float>() : nullptr;
+  for (int64_t k = 0; k < g.numel(); ++k) {
+    float d = loadAsF32(g.dtype(), g.data(), k);
+    if (wd != 0.0) d = d + wdf * p[k];          // grad.add(param, alpha=wd)
+    if (buf) {
+      buf[k] = buf[k] * m + d;                  // buf.mul_(m).add_(d)  (dampening 0)
+      d = nesterov ? d + m * buf[k] : buf[k];   // grad.add(buf, alpha=m) | buf
+    }
+    p[k] = p[k] - lr * d;                       // param.add_(d, alpha=-lr)
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
+  // Operands: param, grad, exp_avg, exp_avg_sq, step, lr, found_inf.
+  REF_RETURN_IF_ERROR(expectOperands(c, 7, 7));
+  REF_RETURN_IF_ERROR(expectResults(c, 3));
+  if (c.in(0).dtype() != DType::F32)
+    return c.error("param (operand 0) must be an f32 master weight, got ", typeString(c.in(0)));
+  REF_RETURN_IF_ERROR(expectGradLikeParam(c, 1, 0));
+  REF_RETURN_IF_ERROR(expectF32LikeParam(c, 2, 0, "exp_avg"));
+  REF_RETURN_IF_ERROR(expectF32LikeParam(c, 3, 0, "exp_avg_sq"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 4, DType::I64, "step"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 5, DType::F32, "lr"));
+  REF_RETURN_IF_ERROR(expectScalar(c, 6, DType::F32, "found_inf"));
+  REF_ASSIGN_OR_RETURN(double beta1, c.attrs.getDouble(c.name, "beta1", 0.9));
+  REF_ASSIGN_OR_RETURN(double beta2, c.attrs.getDouble(c.name, "beta2", 0.999));
+  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "eps", 1e-8));
+  REF_ASSIGN_OR_RETURN(double wd, c.attrs.getDouble(c.name, "weight_decay", 0.0));
+  REF_ASSIGN_OR_RETURN(bool decoupled, c.attrs.getBool(c.name, "decoupled", false));
+  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+    return c.error("beta1 and beta2 must be in [0, 1), got ", beta1, " and ", beta2);
+  if (!(eps > 0.0) || !std::isfinite(eps) || !(wd >= 0.0) || !std::isfinite(wd))
+    return c.error("eps must be finite and > 0 and weight_decay finite and >= 0, got ", eps,
+                   " and ", wd);
+
+  std::vector<Tensor> out;
+  out.push_back(c.in(0));
+  out.push_back(c.in(2));
+  out.push_back(c.in(3));
+  if (foundInf(c.in(6))) return out;  // skipped step: every state bit for bit
+
+  const int64_t step = c.in(4).as<int64_t>()[0];
+  if (step < 1) return c.error("step (operand 4) must be >= 1 on an applied step, got ", step);
+  const Tensor& g = c.in(1);
+  const double lr = c.in(5).as<float>()[0];
+  // Python-float scalars, as torch.optim.adam._single_tensor_adam computes them.
+  const double stepD = static_cast<double>(step);
+  const double bc1 = 1.0 - std::pow(beta1, stepD);
+  const double bc2 = 1.0 - std::pow(beta2, stepD);
+  const double stepSize = lr / bc1;
+  const double bc2Sqrt = std::pow(bc2, 0.5);
+  const float decay = f32(1.0 - lr * wd);         // param.mul_(1 - lr * wd)
+  const float wdf = f32(wd);
+  const float w = f32(1.0 - beta1);               // exp_avg.lerp_(grad, 1 - beta1)
+  const bool smallWeight = std::fabs(w) < 0.5f;
+  const float oneMinusW = 1.0f - w;
+  const float b2 = f32(beta2), c2 = f32(1.0 - beta2);
+  const float bc2SqrtF = f32(bc2Sqrt), epsF = f32(eps), negStepSize = f32(-stepSize);
+
+  float* p = out[0].as<float>();
+  float* m = out[1].as<float>();
+  float* v = out[2].as<float>();
+  for (int64_t k = 0; k < g.numel(); ++k) {
+    float gk = loadAsF32(g.dtype(), g.data(), k);
+    if (wd != 0.0) {
+      if (decoupled)
+        p[k] = p[k] * decay;
+      else
+        gk = gk + wdf * p[k];                    // grad.add(param, alpha=wd)
+    }
+    const float diff = gk - m[k];
+    m[k] = smallWeight ? m[k] + w * diff : gk - diff * oneMinusW;  // ATen lerp
+    v[k] = v[k] * b2 + c2 * gk * gk;             // mul_(b2).addcmul_(g, g, value=1-b2)
+    const float denom = std::sqrt(v[k]) / bc2SqrtF + epsF;
+    p[k] = p[k] + negStepSize * m[k] / denom;    // addcdiv_(m, denom, value=-step_size)
+  }
+  return out;
+}
+
+}  // namespace amp::rt::ref

@@ -1,0 +1,27 @@
+// Internal to the reference kernels: the loss-scaling, clipping, schedule and optimizer kernels
+// (ir/AmpTrainOps.td). Several of these ops have more than one result, so they are MultiKernels.
+// docs/reference-executor.md ("Training ops") gives each formula's exact f32 order.
+#ifndef AMP_RUNTIME_EXEC_REFERENCETRAIN_H
+#define AMP_RUNTIME_EXEC_REFERENCETRAIN_H
+
+#include <vector>
+
+#include "runtime/exec/ReferenceCommon.h"
+
+namespace amp::rt::ref {
+
+// A kernel with any number of results; it must return exactly c.results.size() tensors.
+using MultiKernel = absl::StatusOr<std::vector<Tensor>> (*)(const OpCall&);
+
+absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalUpdateScale(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c);
+absl::StatusOr<Tensor> evalGlobalNorm(const OpCall& c);
+absl::StatusOr<Tensor> evalLrSchedule(const OpCall& c);
+
+}  // namespace amp::rt::ref
+
+#endif  // AMP_RUNTIME_EXEC_REFERENCETRAIN_H
