@@ -94,4 +94,39 @@ def AmpCastCleanupPass : Pass<"amp-cast-cleanup"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Training step
+//===----------------------------------------------------------------------===//
+
+def AmpAutodiffPass : Pass<"amp-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds the @train_step entry: the model's forward plus its reverse-mode backward";
+  let description = [{
+    Differentiates the model (the public `func.func` without `amp.entry`) with respect to its
+    params and adds `@train_step` (`amp.entry = "train_step"`) in the shape docs/training-ir.md
+    fixes: every model argument with its attributes, plus
+    `%seed: tensor<f32> {amp.role = "state", amp.name = "amp.grad_seed"}`; results are the loss
+    (`amp.name = "loss"`) and one gradient per param in argument order
+    (`amp.grad_of = "<param name>"`). The backward is seeded with `d loss = %seed`, so every
+    gradient is multiplied by the seed. The model function is left unchanged (the eval entry);
+    its extra results are not returned by the step.
+
+    Each op on a path from a param to the loss gets its VJP from passes/VjpRules.cpp (built
+    from forward ops where exact, or from the gradient ops of ir/AmpGradOps.td). Backward ops run
+    in the precision of their forward op and carry its `amp.precision`, with
+    `amp.reason = "backward of <op>"`; the VJP of `amp.cast` is the cast back, so f32 params
+    receive f32 gradients. Cotangents of values with several users are summed with `amp.add` in
+    the value's type; integer and i1 values get no gradient; a param the loss does not read gets
+    a zero gradient. An op without a rule on such a path is a located error.
+
+    ```mlir
+    // amp-opt --amp-autodiff
+    func.func @train_step(%x: tensor<4x8xf32> {amp.role = "input", amp.name = "x"}, ...,
+                          %seed: tensor<f32> {amp.role = "state", amp.name = "amp.grad_seed"})
+        -> (tensor<f32> {amp.name = "loss"}, tensor<8x2xf32> {amp.grad_of = "w"})
+        attributes {amp.entry = "train_step"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // AMP_PASSES_TD
