@@ -74,7 +74,7 @@ struct FuncReport {
   std::map<std::string, int64_t> flopsPerPrecision;
   std::map<std::string, int> castsByDirection;
   SmallVector<Operation*> returnCasts;
-  int inserted = 0, explicitCasts = 0;
+  int inserted = 0, explicitCasts = 0, argumentCasts = 0;
   int64_t totalFlops = 0;
 };
 
@@ -94,6 +94,7 @@ FuncReport analyze(func::FuncOp func) {
       if (!first || order[u] < order[first]) first = u;
     firstUser[op] = first;
     ++r.inserted;
+    if (isa<BlockArgument>(op->getOperand(0))) ++r.argumentCasts;
     auto from = cast<ShapedType>(op->getOperand(0).getType()).getElementType();
     auto to = cast<ShapedType>(op->getResult(0).getType()).getElementType();
     ++r.castsByDirection[typeStr(from) + "->" + typeStr(to)];
@@ -229,6 +230,7 @@ void mlir::amp::printPrecisionReport(ModuleOp module, llvm::raw_ostream& os, boo
                 });
             });
             j.attribute("casts_added", r.inserted);
+            j.attribute("casts_of_arguments", r.argumentCasts);
             j.attribute("casts_before_return", int64_t(r.returnCasts.size()));
             j.attribute("explicit_casts", r.explicitCasts);
             j.attributeObject("casts_by_direction", [&] {
@@ -284,6 +286,7 @@ void mlir::amp::printPrecisionReport(ModuleOp module, llvm::raw_ostream& os, boo
       }
       os << ")";
     }
+    os << ", of which " << r.argumentCasts << " cast function arguments (each once)";
     os << "; explicit casts in the model: " << r.explicitCasts << "\n";
     os << "  FLOPs: " << r.totalFlops << " (forward estimate);";
     for (auto& [k, v] : r.flopsPerPrecision) os << " " << k << " " << percent(v, r.totalFlops) << ";";
