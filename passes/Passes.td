@@ -129,4 +129,134 @@ def AmpAutodiffPass : Pass<"amp-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Loss scaling, optimizer, training-step verification (docs/training-ir.md)
+//===----------------------------------------------------------------------===//
+
+def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
+  let summary = "Seeds the backward pass with the loss scale and inserts unscale+check and the scale update";
+  let description = [{
+    Rewrites `@train_step` (`amp.entry = "train_step"`, the "after amp-autodiff" shape):
+
+    - `dynamic` / `static`: the seed argument becomes the state `amp.loss_scale`
+      (`#amp.init<constant, scale = init-scale>`). Since the backward pass is seeded with it,
+      every gradient is already scaled: scaling costs no extra multiply over the graph. The
+      gradients go through one `amp.unscale_check ... scale(%scale)` (fused unscale and
+      non-finite check) and the returned gradients are its results; `found_inf` is returned as
+      `amp.name = "found_inf"`.
+    - `dynamic` also adds the state `amp.growth_tracker` (i32, zeros) and, as the last op,
+      `amp.update_scale` (PyTorch `_amp_update_scale_`) whose results are returned with
+      `amp.updates`.
+    - `none`: the seed is the constant 1.0 and the argument is removed; `amp.unscale_check` has
+      no scale (check only), so a non-finite step is still skipped.
+    - `auto` (default): `dynamic` when any value in `@train_step` is f16, `none` otherwise
+      (bf16 and f32 training need no scaling).
+
+    ```mlir
+    // amp-opt --amp-loss-scaling="mode=dynamic"
+    %g1u, %found_inf = amp.unscale_check %g1 scale(%scale) : tensor<4x3xf32>
+    %scale2, %tracker2 = amp.update_scale %scale, %tracker, %found_inf
+        {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64}
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "dynamic, static, none, or auto (dynamic when @train_step computes in f16)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial (dynamic) or fixed (static) loss scale">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Dynamic: factor applied after growth-interval consecutive clean steps (> 1)">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Dynamic: factor applied on a step with non-finite gradients (in (0, 1))">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "Dynamic: consecutive clean steps before the scale grows">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
+def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Consumes the gradients of @train_step with an optimizer step guarded by found_inf";
+  let description = [{
+    Replaces the `amp.grad_of` results of `@train_step` by an optimizer step on the f32 master
+    weights, inserted between `amp.unscale_check` and `amp.update_scale` in this order:
+    (optional) `amp.global_norm` + `amp.clip_grads` on the unscaled gradients;
+    `amp.step_counters` (state `amp.step`, `amp.skipped_steps`, i64); `amp.lr_schedule` on the new
+    step; one `amp.sgd_update` / `amp.adam_update` per param, each taking `%found_inf`. Moments
+    are state named `<param>.momentum_buffer`, `<param>.exp_avg`, `<param>.exp_avg_sq` (zeros);
+    new params and state are returned with `amp.updates`. Without an `amp.unscale_check` (loss
+    scaling not run) a check-only one is inserted, so every update is still guarded.
+
+    `accumulate=K` (K > 1) adds state `<param>.grad_accum` and an entry `@accumulate`
+    (`amp.entry = "accumulate"`: forward + backward with the same loss-scale seed,
+    `accum += scaled grads`, returns the loss). `@train_step` adds the last micro-batch's
+    gradients, divides the sum by K, then unscales/checks, clips, steps and updates the scale
+    once, and returns zeroed accumulators.
+
+    `weight-decay` < 0 (default) takes PyTorch's default for the optimizer: 0 for sgd and adam,
+    0.01 for adamw.
+
+    ```mlir
+    // amp-opt --amp-optimizer="kind=adamw lr=1e-3 clip-grad-norm=1.0"
+    %norm = amp.global_norm %g1u : tensor<4x3xf32>
+    %c1 = amp.clip_grads %g1u norm(%norm) {max_norm = 1.000000e+00 : f64} : tensor<4x3xf32>
+    %step2, %skipped2 = amp.step_counters %step, %skipped, %found_inf
+    %lr = amp.lr_schedule %step2 {base_lr = 1.000000e-03 : f64, kind = "constant"}
+    %p2, %m2, %v2 = amp.adam_update %p, %c1, %m, %v, %step2, %lr, %found_inf {...}
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"", "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1.0e-3", "Base learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (L2 for sgd/adam, decoupled for adamw); < 0: PyTorch's default">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1.0e-8", "Adam epsilon">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
+           "Clip the unscaled gradients to this global 2-norm (0 = off)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or cosine (both with optional linear warmup)">,
+    Option<"warmup", "warmup", "int64_t", /*default=*/"0", "Linear warmup steps">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"10000",
+           "Cosine: step at which the rate reaches min-lr">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0", "Cosine: final learning rate">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "Gradient accumulation: micro-batches per optimizer step (K >= 1)">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
+def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
+  let summary = "Checks the mixed-precision rules of DESIGN.md on every training entry";
+  let description = [{
+    Reports, at the value or op concerned, every violation of the correctness rules in the
+    functions with `amp.entry` (and the model, for the loss and policy rules):
+
+    1. a param (master weight) that is not f32;
+    2. a gradient that reaches an optimizer update (or is returned as `amp.grad_of`) in
+       low precision;
+    3. a loss that is not computed in f32 (the returned loss, or a loss op, in f16/bf16);
+    4. clipping (`amp.global_norm` / `amp.clip_grads`) on gradients that are still scaled (they
+       depend on the loss scale without passing through `amp.unscale_check`); an optimizer
+       update not guarded by the `found_inf` of an `amp.unscale_check`;
+    5. the scale update missing (a growth tracker without `amp.update_scale`, or its results
+       not written back) or run more than once per step (also: in `@accumulate`);
+    6. f16 training without loss scaling (a warning);
+    7. an op in low precision that the precision policy denies (`policy` option; ops the user
+       forced with an override are exempt).
+
+    ```mlir
+    // error: amp-verify: clipping sees scaled gradients (operand #0 depends on the loss scale
+    // without passing through amp.unscale_check); clip after unscaling (DESIGN.md rule 4)
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"pytorch\"",
+           "Precision policy for the deny rule (as amp-autocast's policy option)">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_PASSES_TD

@@ -1,0 +1,234 @@
+// amp-optimizer: consumes @train_step's gradients with clipping, counters, an LR schedule and
+// one SGD/Adam/AdamW update per param, all guarded by found_inf; optional gradient accumulation
+// over K micro-batches with an @accumulate entry (docs/training-ir.md).
+#include <cmath>
+#include <string>
+
+#include "passes/Passes.h"
+#include "passes/TrainStep.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPOPTIMIZERPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+using namespace train;
+
+struct GradInfo {
+  unsigned resultIdx;       // in the results of @train_step
+  std::string param;        // the param's amp.name
+  BlockArgument paramArg;   // the f32 master weight
+};
+
+struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
+  using AmpOptimizerPassBase::AmpOptimizerPassBase;
+
+  double wd = 0.0;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp f = findEntry(module, kTrainStep);
+    if (!f) {
+      module.emitError("amp-optimizer: no function with amp.entry = \"train_step\"; run "
+                       "amp-autodiff (and amp-loss-scaling) first");
+      return signalPassFailure();
+    }
+    if (failed(checkOptions(f)) || failed(rewrite(module, f))) return signalPassFailure();
+  }
+
+  LogicalResult checkOptions(func::FuncOp f) {
+    auto bad = [&](const Twine& what) {
+      return f.emitError("amp-optimizer: ") << what;
+    };
+    if (kind != "sgd" && kind != "adam" && kind != "adamw")
+      return bad("kind must be sgd, adam or adamw, got '" + kind + "'");
+    if (!(lr >= 0.0) || !std::isfinite(lr)) return bad("lr must be finite and >= 0");
+    if (!(momentum >= 0.0) || !std::isfinite(momentum)) return bad("momentum must be finite and >= 0");
+    if (nesterov && (kind != "sgd" || momentum == 0.0))
+      return bad("nesterov needs kind=sgd and momentum > 0");
+    if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+      return bad("beta1 and beta2 must be in [0, 1)");
+    if (!(eps > 0.0) || !std::isfinite(eps)) return bad("eps must be finite and > 0");
+    if (!(clipGradNorm >= 0.0) || !std::isfinite(clipGradNorm))
+      return bad("clip-grad-norm must be finite and >= 0 (0 = off)");
+    if (schedule != "constant" && schedule != "cosine")
+      return bad("schedule must be constant or cosine, got '" + schedule + "'");
+    if (warmup < 0) return bad("warmup must be >= 0");
+    if (schedule == "cosine" && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
+      return bad("cosine needs total-steps > warmup and 0 <= min-lr <= lr");
+    if (accumulate < 1) return bad("accumulate must be >= 1");
+    wd = weightDecay < 0.0 ? (kind == "adamw" ? 0.01 : 0.0) : static_cast<double>(weightDecay);
+    if (!std::isfinite(wd)) return bad("weight-decay must be finite");
+    return success();
+  }
+
+  LogicalResult rewrite(ModuleOp module, func::FuncOp f) {
+    MLIRContext* ctx = f.getContext();
+    if (findArg(f, kStep) || !f.getOps<StepCountersOp>().empty())
+      return f.emitError("amp-optimizer: @train_step already has an optimizer (amp.step state)");
+
+    // The gradients and their params.
+    Results results = Results::read(f);
+    SmallVector<GradInfo> grads;
+    for (unsigned i = 0; i < results.values.size(); ++i) {
+      auto of = results.attrs[i].getAs<StringAttr>(AmpDialect::kGradOfAttr);
+      if (!of) continue;
+      std::optional<unsigned> argIdx = findArg(f, of.getValue());
+      if (!argIdx || argRole(f, *argIdx) != "param")
+        return f.emitError("amp-optimizer: result #") << i << " is the gradient of '" << of.getValue()
+                                                      << "', which is not a param of @train_step";
+      grads.push_back({i, of.getValue().str(), f.getArgument(*argIdx)});
+    }
+    if (grads.empty()) return f.emitError("amp-optimizer: @train_step returns no amp.grad_of gradients");
+
+    auto ret = cast<func::ReturnOp>(f.front().getTerminator());
+    Location loc = NameLoc::get(StringAttr::get(ctx, "amp.optimizer"), ret.getLoc());
+    auto scalarF32 = RankedTensorType::get({}, Float32Type::get(ctx));
+    auto scalarI64 = RankedTensorType::get({}, IntegerType::get(ctx, 64));
+
+    // The check: amp-loss-scaling's, or a check-only one so that every update is guarded.
+    SmallVector<UnscaleCheckOp> checks(f.getOps<UnscaleCheckOp>());
+    if (checks.size() > 1)
+      return checks[1].emitError("amp-optimizer: @train_step has more than one amp.unscale_check");
+    UnscaleCheckOp check = checks.empty() ? UnscaleCheckOp() : checks.front();
+    if (!check) {
+      OpBuilder b(ret);
+      SmallVector<Value> gs;
+      for (const GradInfo& g : grads) gs.push_back(results.values[g.resultIdx]);
+      check = b.create<UnscaleCheckOp>(loc, gs, Value());
+      for (auto [k, g] : llvm::enumerate(grads)) results.values[g.resultIdx] = check.getUnscaled()[k];
+      results.add(check.getFoundInf(), AmpDialect::kNameAttr, "found_inf");
+      results.write(f);
+    }
+    for (const GradInfo& g : grads) {
+      auto r = dyn_cast<OpResult>(results.values[g.resultIdx]);
+      if (!r || r.getOwner() != check.getOperation())
+        return f.emitError("amp-optimizer: the gradient of '")
+               << g.param << "' is not a result of the step's amp.unscale_check";
+    }
+    Value found = check.getFoundInf();
+
+    if (accumulate > 1 && failed(addAccumulation(module, f, grads, check))) return failure();
+    results = Results::read(f);
+
+    // Everything goes after the check and before the scale update (the last op).
+    SmallVector<UpdateScaleOp> updates(f.getOps<UpdateScaleOp>());
+    OpBuilder b(updates.empty() ? ret.getOperation() : updates.front().getOperation());
+
+    SmallVector<Value> gs;
+    for (const GradInfo& g : grads) gs.push_back(results.values[g.resultIdx]);
+    if (clipGradNorm > 0.0) {
+      Value norm = b.create<GlobalNormOp>(loc, scalarF32, gs);
+      auto clip = b.create<ClipGradsOp>(loc, gs, norm, b.getF64FloatAttr(clipGradNorm));
+      gs.assign(clip.getClipped().begin(), clip.getClipped().end());
+    }
+
+    BlockArgument step = addStateArg(f, scalarI64, kStep, zerosInit(ctx));
+    BlockArgument skipped = addStateArg(f, scalarI64, kSkippedSteps, zerosInit(ctx));
+    auto counters = b.create<StepCountersOp>(loc, scalarI64, scalarI64, step, skipped, found);
+    Value lrValue = b.create<LrScheduleOp>(
+        loc, scalarF32, counters.getNewStep(), b.getStringAttr(schedule), b.getF64FloatAttr(lr),
+        b.getI64IntegerAttr(warmup), b.getI64IntegerAttr(schedule == "cosine" ? totalSteps : 0),
+        b.getF64FloatAttr(schedule == "cosine" ? minLr : 0.0));
+
+    // New results: the non-gradient ones, then counters, then each param and its moments.
+    Results out;
+    for (unsigned i = 0; i < results.values.size(); ++i)
+      if (!results.attrs[i].get(AmpDialect::kGradOfAttr)) {
+        out.values.push_back(results.values[i]);
+        out.attrs.push_back(results.attrs[i]);
+      }
+    out.add(counters.getNewStep(), AmpDialect::kUpdatesAttr, kStep);
+    out.add(counters.getNewSkipped(), AmpDialect::kUpdatesAttr, kSkippedSteps);
+
+    for (auto [k, g] : llvm::enumerate(grads)) {
+      Type pt = g.paramArg.getType();
+      if (kind == "sgd") {
+        Value buf;
+        std::string bufName = g.param + ".momentum_buffer";
+        if (momentum != 0.0) buf = addStateArg(f, pt, bufName, zerosInit(ctx));
+        auto upd = b.create<SgdUpdateOp>(loc, g.paramArg, gs[k], lrValue, found, buf,
+                                         b.getF64FloatAttr(momentum), b.getBoolAttr(nesterov),
+                                         b.getF64FloatAttr(wd));
+        out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
+        if (buf) out.add(upd.getNewMomentumBuffer(), AmpDialect::kUpdatesAttr, bufName);
+      } else {
+        std::string mName = g.param + ".exp_avg", vName = g.param + ".exp_avg_sq";
+        BlockArgument m = addStateArg(f, pt, mName, zerosInit(ctx));
+        BlockArgument v = addStateArg(f, pt, vName, zerosInit(ctx));
+        auto upd = b.create<AdamUpdateOp>(loc, g.paramArg, gs[k], m, v, counters.getNewStep(),
+                                          lrValue, found, b.getF64FloatAttr(beta1),
+                                          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+                                          b.getF64FloatAttr(wd), b.getBoolAttr(kind == "adamw"));
+        out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
+        out.add(upd.getNewExpAvg(), AmpDialect::kUpdatesAttr, mName);
+        out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);
+      }
+    }
+    out.write(f);
+    return success();
+  }
+
+  // Gradient accumulation over K micro-batches. @accumulate (a clone of the step up to the
+  // check) adds each micro-batch's scaled gradients to `<param>.grad_accum`; @train_step adds
+  // the last micro-batch's, divides by K, and feeds that to the (single) unscale/check; it
+  // returns zeroed accumulators. The loss scale is only read in @accumulate, so one scale holds
+  // for the whole window and the scale update runs once, at its end.
+  LogicalResult addAccumulation(ModuleOp module, func::FuncOp f, ArrayRef<GradInfo> grads,
+                                UnscaleCheckOp check) {
+    MLIRContext* ctx = f.getContext();
+    if (SymbolTable(module).lookup("accumulate"))
+      return f.emitError("amp-optimizer: accumulate > 1 but the module already has @accumulate");
+    Location loc = NameLoc::get(StringAttr::get(ctx, "amp.accumulate"), check.getLoc());
+
+    // @accumulate.
+    func::FuncOp acc = f.clone();
+    acc.setName("accumulate");
+    acc->setAttr(AmpDialect::kEntryAttr, StringAttr::get(ctx, kAccumulate));
+    module.insert(std::next(Block::iterator(f.getOperation())), acc);
+    UnscaleCheckOp accCheck = *acc.getOps<UnscaleCheckOp>().begin();
+    Results accOut;
+    {
+      Results old = Results::read(acc);
+      for (unsigned i = 0; i < old.values.size(); ++i)
+        if (auto n = old.attrs[i].getAs<StringAttr>(AmpDialect::kNameAttr); n && n.getValue() == "loss") {
+          accOut.values.push_back(old.values[i]);
+          accOut.attrs.push_back(old.attrs[i]);
+        }
+      OpBuilder b(accCheck);
+      for (auto [k, g] : llvm::enumerate(grads)) {
+        Value raw = accCheck.getGrads()[k];
+        std::string name = g.param + ".grad_accum";
+        BlockArgument a = addStateArg(acc, raw.getType(), name, zerosInit(ctx));
+        accOut.add(b.create<AddOp>(loc, a, raw), AmpDialect::kUpdatesAttr, name);
+      }
+      accOut.write(acc);
+      for (Operation& op : llvm::make_early_inc_range(llvm::reverse(acc.front())))
+        if (isa<UpdateScaleOp, UnscaleCheckOp>(op) && op.use_empty()) op.erase();
+    }
+
+    // @train_step: accum + last gradients, / K, into the check; accumulators back to zero.
+    Results out = Results::read(f);
+    OpBuilder b(check);
+    auto scalarF32 = RankedTensorType::get({}, Float32Type::get(ctx));
+    Value kConst = b.create<ConstantOp>(
+        loc, DenseElementsAttr::get(scalarF32, llvm::ArrayRef<float>{static_cast<float>(accumulate)}));
+    for (auto [k, g] : llvm::enumerate(grads)) {
+      Value raw = check.getGrads()[k];
+      auto type = cast<RankedTensorType>(raw.getType());
+      std::string name = g.param + ".grad_accum";
+      BlockArgument a = addStateArg(f, type, name, zerosInit(ctx));
+      Value sum = b.create<AddOp>(loc, a, raw);
+      Value mean = b.create<DivOp>(loc, sum, kConst);
+      check->setOperand(k, mean);
+      Value zeros = b.create<ConstantOp>(
+          loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
+      out.add(zeros, AmpDialect::kUpdatesAttr, name);
+    }
+    out.write(f);
+    return success();
+  }
+};
+
+}  // namespace
+}  // namespace mlir::amp

@@ -1,0 +1,273 @@
+// amp-verify: the mixed-precision correctness rules of DESIGN.md as located diagnostics on the
+// training entries (and the model, for the loss and policy rules).
+#include <string>
+
+#include "llvm/ADT/DenseSet.h"
+#include "passes/Passes.h"
+#include "passes/PrecisionPolicy.h"
+#include "passes/TrainStep.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPVERIFYPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+using namespace train;
+
+std::string typeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (auto st = dyn_cast<ShapedType>(t)) t = st.getElementType();
+  os << t;
+  return s;
+}
+
+bool isF32(Type t) {
+  if (auto st = dyn_cast<ShapedType>(t)) t = st.getElementType();
+  return t.isF32();
+}
+
+// True when `v` depends on the loss scale (or the backward seed) along a path that does not pass
+// through an amp.unscale_check: a scaled gradient.
+bool dependsOnScaleUnguarded(Value v, const llvm::DenseSet<Value>& scaleArgs) {
+  llvm::SmallVector<Value> work = {v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (!seen.insert(cur).second) continue;
+    if (scaleArgs.contains(cur)) return true;
+    Operation* def = cur.getDefiningOp();
+    if (!def || isa<UnscaleCheckOp>(def)) continue;
+    for (Value operand : def->getOperands()) work.push_back(operand);
+  }
+  return false;
+}
+
+struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
+  using AmpVerifyPassBase::AmpVerifyPassBase;
+
+  bool failedAny = false;
+  std::optional<PrecisionPolicy> policyData;
+
+  InFlightDiagnostic error(Location loc) {
+    failedAny = true;
+    return emitError(loc) << "amp-verify: ";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    failedAny = false;
+    if (failed(loadPolicy(module))) return signalPassFailure();
+    for (auto f : module.getOps<func::FuncOp>()) {
+      auto entry = f->getAttrOfType<StringAttr>(AmpDialect::kEntryAttr);
+      if (!entry && !f.isPublic()) continue;  // private helpers are not models
+      checkMasterWeights(f);
+      checkLoss(f, static_cast<bool>(entry));
+      checkPolicy(f);
+      if (!entry) continue;
+      checkOptimizerInputs(f);
+      checkClipping(f);
+      checkScaleUpdate(f, entry.getValue());
+      if (entry.getValue() == kTrainStep) checkF16WithoutScaling(f);
+    }
+    if (failedAny) signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+
+  LogicalResult loadPolicy(ModuleOp module) {
+    bool bf16 = false;
+    if (auto p = module->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr)) bf16 = p.getValue() == "bf16";
+    std::string err;
+    auto loaded = PrecisionPolicy::load(module.getContext(), policy, bf16, err);
+    if (failed(loaded)) {
+      module.emitError("amp-verify: cannot load precision policy '") << policy << "': " << err;
+      return failure();
+    }
+    policyData = std::move(*loaded);
+    return success();
+  }
+
+  // Rule 1: params are f32 master weights.
+  void checkMasterWeights(func::FuncOp f) {
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (argRole(f, i) == "param" && !isF32(f.getArgument(i).getType()))
+        error(f.getArgument(i).getLoc())
+            << "param '" << argName(f, i) << "' is a " << typeStr(f.getArgument(i).getType())
+            << " master weight; master weights must be f32 (DESIGN.md rule 1: only compute runs in "
+               "low precision)";
+  }
+
+  // Rule 3: the loss is computed in f32.
+  void checkLoss(func::FuncOp f, bool isEntry) {
+    std::optional<unsigned> lossIdx =
+        isEntry ? findResult(f, AmpDialect::kNameAttr, "loss")
+                : (f.getNumResults() ? std::optional<unsigned>(0) : std::nullopt);
+    if (lossIdx) {
+      Value loss = f.front().getTerminator()->getOperand(*lossIdx);
+      if (!isF32(loss.getType())) {
+        error(loss.getLoc()) << "the loss (result #" << *lossIdx << ") is " << typeStr(loss.getType())
+                             << "; the loss must be computed in f32 (DESIGN.md rule 3)";
+      } else if (auto cast = loss.getDefiningOp<CastOp>(); cast && !isF32(cast.getInput().getType())) {
+        error(cast.getLoc()) << "the loss is computed in " << typeStr(cast.getInput().getType())
+                             << " and only then cast to f32; the loss must be computed in f32 "
+                                "(DESIGN.md rule 3)";
+      }
+    }
+    f.walk([&](Operation* op) {
+      if (!isa<CrossEntropyOp, MseLossOp>(op)) return;
+      Type t = op->getResult(0).getType();
+      if (!isF32(t))
+        error(op->getLoc()) << "loss op '" << op->getName() << "' runs in " << typeStr(t)
+                            << "; every loss runs in f32 (DESIGN.md rule 3)";
+    });
+  }
+
+  // Rule 1 (second half) and rule 5: gradients reaching the optimizer are f32 and unscaled,
+  // and every update is guarded by the found_inf of an unscale check.
+  void checkOptimizerInputs(func::FuncOp f) {
+    for (unsigned i = 0; i < f.getNumResults(); ++i) {
+      auto of = f.getResultAttrOfType<StringAttr>(i, AmpDialect::kGradOfAttr);
+      Value g = f.front().getTerminator()->getOperand(i);
+      if (of && !isF32(g.getType()))
+        error(g.getLoc()) << "the gradient of '" << of.getValue() << "' (result #" << i << ") is "
+                          << typeStr(g.getType())
+                          << "; gradients reaching the optimizer must be f32 (DESIGN.md rule 1)";
+    }
+    llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
+    f.walk([&](Operation* op) {
+      Value grad, found;
+      if (auto s = dyn_cast<SgdUpdateOp>(op)) {
+        grad = s.getGrad();
+        found = s.getFoundInf();
+      } else if (auto a = dyn_cast<AdamUpdateOp>(op)) {
+        grad = a.getGrad();
+        found = a.getFoundInf();
+      } else if (auto c = dyn_cast<StepCountersOp>(op)) {
+        found = c.getFoundInf();
+      } else {
+        return;
+      }
+      if (grad && !isF32(grad.getType()))
+        error(op->getLoc()) << "a " << typeStr(grad.getType())
+                            << " gradient reaches the optimizer update; gradients reaching the "
+                               "optimizer must be f32 (DESIGN.md rule 1)";
+      if (grad && dependsOnScaleUnguarded(grad, scaleArgs))
+        error(op->getLoc()) << "the optimizer steps on scaled gradients (the gradient depends on "
+                               "the loss scale without passing through amp.unscale_check) "
+                               "(DESIGN.md rule 4)";
+      auto r = dyn_cast<OpResult>(found);
+      auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
+      if (!check || found != check.getFoundInf())
+        error(op->getLoc()) << "'" << op->getName()
+                            << "' is not guarded by the found_inf of an amp.unscale_check; a step "
+                               "with a non-finite gradient must change no state (DESIGN.md rule 5)";
+    });
+  }
+
+  static llvm::DenseSet<Value> scaleArguments(func::FuncOp f) {
+    llvm::DenseSet<Value> s;
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (argName(f, i) == kLossScale || argName(f, i) == kGradSeed) s.insert(f.getArgument(i));
+    return s;
+  }
+
+  // Rule 4: clipping sees unscaled gradients.
+  void checkClipping(func::FuncOp f) {
+    llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
+    if (scaleArgs.empty()) return;
+    f.walk([&](Operation* op) {
+      if (!isa<GlobalNormOp, ClipGradsOp>(op)) return;
+      for (auto [k, v] : llvm::enumerate(op->getOperands())) {
+        if (!dependsOnScaleUnguarded(v, scaleArgs)) continue;
+        error(op->getLoc()) << "clipping sees scaled gradients (operand #" << k
+                            << " depends on the loss scale without passing through "
+                               "amp.unscale_check); clip after unscaling (DESIGN.md rule 4)";
+        return;
+      }
+    });
+  }
+
+  // Rule 4: the scale update runs exactly once per optimizer step, and never in @accumulate.
+  void checkScaleUpdate(func::FuncOp f, StringRef entry) {
+    SmallVector<UpdateScaleOp> updates(f.getOps<UpdateScaleOp>());
+    if (entry == kAccumulate) {
+      for (UpdateScaleOp u : updates)
+        error(u.getLoc()) << "the scale update runs in @accumulate; the scale must stay fixed over "
+                             "the accumulation window and be updated once, at its end (DESIGN.md "
+                             "rule 4)";
+      return;
+    }
+    if (entry != kTrainStep) return;
+    for (size_t i = 1; i < updates.size(); ++i)
+      error(updates[i].getLoc()) << "the scale update runs " << updates.size()
+                                 << " times per step; it must run exactly once, across all "
+                                    "optimizers (DESIGN.md rule 4)";
+    std::optional<unsigned> tracker = findArg(f, kGrowthTracker);
+    if (tracker && updates.empty()) {
+      error(f.getArgument(*tracker).getLoc())
+          << "dynamic loss scaling (state '" << kGrowthTracker
+          << "') but no amp.update_scale: the scale update is missing (DESIGN.md rule 4)";
+      return;
+    }
+    if (updates.size() != 1) return;
+    UpdateScaleOp u = updates.front();
+    auto writtenBack = [&](Value v, StringRef name) {
+      Operation* ret = f.front().getTerminator();
+      for (OpOperand& use : v.getUses())
+        if (use.getOwner() == ret)
+          if (auto s = f.getResultAttrOfType<StringAttr>(use.getOperandNumber(), AmpDialect::kUpdatesAttr);
+              s && s.getValue() == name)
+            return true;
+      return false;
+    };
+    if (!writtenBack(u.getNewScale(), kLossScale) || !writtenBack(u.getNewGrowthTracker(), kGrowthTracker))
+      error(u.getLoc()) << "the scale update's results are not returned with amp.updates = \""
+                        << kLossScale << "\" and \"" << kGrowthTracker
+                        << "\": the scale update is lost (DESIGN.md rule 4)";
+    auto r = dyn_cast<OpResult>(u.getFoundInf());
+    if (!r || !isa<UnscaleCheckOp>(r.getOwner()))
+      error(u.getLoc()) << "the scale update does not read the found_inf of an amp.unscale_check "
+                           "(DESIGN.md rule 4)";
+  }
+
+  // Rule 3: fp16 training uses loss scaling (a warning: the user may have chosen none).
+  void checkF16WithoutScaling(func::FuncOp f) {
+    bool f16 = false, scaled = false;
+    f.walk([&](Operation* op) {
+      for (Type t : op->getResultTypes()) f16 |= isF16(t);
+      if (auto c = dyn_cast<UnscaleCheckOp>(op)) scaled |= static_cast<bool>(c.getScale());
+    });
+    if (f16 && !scaled)
+      f.emitWarning("amp-verify: f16 training without loss scaling: small gradients flush to zero "
+                    "in f16; run amp-loss-scaling with mode=dynamic (DESIGN.md rule 3)");
+  }
+
+  // Rule 2: no op runs in low precision when the policy denies it (user overrides exempt).
+  void checkPolicy(func::FuncOp f) {
+    if (!policyData) return;
+    f.walk([&](Operation* op) {
+      if (!isa_and_nonnull<AmpDialect>(op->getDialect()) || isa<CastOp, ConstantOp>(op)) return;
+      Type low;
+      for (Type t : op->getResultTypes())
+        if (isLowFloat(t)) low = t;
+      if (!low) return;
+      auto reason = op->getAttrOfType<StringAttr>(AmpDialect::kReasonAttr);
+      bool userForced = reason ? reason.getValue().starts_with("override")
+                               : static_cast<bool>(op->getAttr(AmpDialect::kPrecisionAttr));
+      if (userForced) return;
+      StringRef name = op->getName().getStringRef();
+      if (!policyData->isListed(name)) return;
+      Category c = policyData->categoryOf(name);
+      bool denied = c == Category::Fp32 || c == Category::Fp32SetOptDtype ||
+                    c == Category::Fp32AppendDtype || c == Category::Banned || c == Category::Deny;
+      if (denied)
+        error(op->getLoc()) << "'" << name << "' runs in " << typeStr(low) << " but the '"
+                            << policyData->name() << "' policy puts it in "
+                            << categoryName(c) << " (f32); numerically sensitive ops run in f32 "
+                            << "(DESIGN.md rule 2; force it with an override if intended)";
+    });
+  }
+};
+
+}  // namespace
+}  // namespace mlir::amp

@@ -1,0 +1,87 @@
+// RUN: amp-opt %s --split-input-file --amp-optimizer="kind=adamw lr=0.001 clip-grad-norm=1.0 schedule=cosine warmup=10 total-steps=100 min-lr=1e-5" --verify-diagnostics | FileCheck %s --check-prefix=ADAMW
+// RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1 momentum=0.9 nesterov=true weight-decay=1e-4" --verify-diagnostics | FileCheck %s --check-prefix=SGD
+// RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1" --verify-diagnostics | FileCheck %s --check-prefix=PLAIN
+// RUN: amp-opt %s --split-input-file --amp-optimizer="kind=adam accumulate=4" --verify-diagnostics | FileCheck %s --check-prefix=ACC
+
+// "After amp-loss-scaling{mode=dynamic}": the optimizer goes between the check and the update.
+// ADAMW-LABEL: func.func @train_step
+// ADAMW-SAME: %[[W:[a-z0-9]+]]: tensor<4xf32> {amp.name = "w", amp.role = "param"}
+// ADAMW-SAME: %[[STEP:[a-z0-9]+]]: tensor<i64> {amp.init = #amp.init<zeros>, amp.name = "amp.step", amp.role = "state"}
+// ADAMW-SAME: %[[SKIP:[a-z0-9]+]]: tensor<i64> {amp.init = #amp.init<zeros>, amp.name = "amp.skipped_steps", amp.role = "state"}
+// ADAMW-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg", amp.role = "state"}
+// ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg_sq", amp.role = "state"}
+// ADAMW-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.name = "found_inf"}, tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"}, tensor<i64> {amp.updates = "amp.step"}, tensor<i64> {amp.updates = "amp.skipped_steps"}, tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "w.exp_avg"}, tensor<4xf32> {amp.updates = "w.exp_avg_sq"})
+// ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check
+// ADAMW-NEXT: %[[N:.*]] = amp.global_norm %[[U]] : tensor<4xf32>
+// ADAMW-NEXT: %[[C:.*]] = amp.clip_grads %[[U]] norm(%[[N]]) {max_norm = 1.000000e+00 : f64} : tensor<4xf32>
+// ADAMW-NEXT: %[[NSTEP:.*]], %[[NSKIP:.*]] = amp.step_counters %[[STEP]], %[[SKIP]], %[[F]]
+// ADAMW-NEXT: %[[LR:.*]] = amp.lr_schedule %[[NSTEP]] {base_lr = 1.000000e-03 : f64, kind = "cosine", min_lr = 1.000000e-05 : f64, total_steps = 100 : i64, warmup_steps = 10 : i64}
+// ADAMW-NEXT: %[[P:.*]], %[[M2:.*]], %[[V2:.*]] = amp.adam_update %[[W]], %[[C]], %[[M]], %[[V]], %[[NSTEP]], %[[LR]], %[[F]] {decoupled = true, weight_decay = 1.000000e-02 : f64} : tensor<4xf32>, tensor<4xf32>
+// ADAMW-NEXT: %[[S2:.*]], %[[T2:.*]] = amp.update_scale
+// ADAMW-NEXT: return %{{.*}}, %[[F]], %[[S2]], %[[T2]], %[[NSTEP]], %[[NSKIP]], %[[P]], %[[M2]], %[[V2]]
+// SGD-LABEL: func.func @train_step
+// SGD-SAME: %[[B:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.momentum_buffer", amp.role = "state"}
+// SGD-SAME: tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "w.momentum_buffer"})
+// SGD-NOT: amp.global_norm
+// SGD: amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} momentum_buffer(%[[B]] : tensor<4xf32>) {momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64}
+// PLAIN-LABEL: func.func @train_step
+// PLAIN-NOT: momentum_buffer
+// PLAIN: %[[P:.*]] = amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>
+// ACC-LABEL: func.func @train_step
+// ACC-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.grad_accum", amp.role = "state"}
+// ACC: %[[G:.*]] = amp.mul
+// ACC: %[[K:.*]] = amp.constant dense<4.000000e+00> : tensor<f32>
+// ACC-NEXT: %[[SUM:.*]] = amp.add %[[A]], %[[G]]
+// ACC-NEXT: %[[MEAN:.*]] = amp.div %[[SUM]], %[[K]]
+// ACC-NEXT: %[[Z:.*]] = amp.constant dense<0.000000e+00> : tensor<4xf32>
+// ACC-NEXT: amp.unscale_check %[[MEAN]] scale
+// ACC: amp.update_scale
+// ACC: return {{.*}}%[[Z]]
+// ACC-LABEL: func.func @accumulate
+// ACC-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<constant, scale = 6.553600e+04>, amp.name = "amp.loss_scale", amp.role = "state"}
+// ACC-SAME: %[[A2:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.grad_accum", amp.role = "state"}
+// ACC-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w.grad_accum"})
+// ACC-SAME: attributes {amp.entry = "accumulate"}
+// ACC: %[[G2:.*]] = amp.mul %{{.*}}, %[[S]]
+// ACC-NEXT: %[[N:.*]] = amp.add %[[A2]], %[[G2]]
+// ACC-NOT: amp.unscale_check
+// ACC-NOT: amp.update_scale
+// ACC: return %{{.*}}, %[[N]]
+func.func @train_step(
+    %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+    %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale", amp.init = #amp.init<constant, scale = 65536.0>},
+    %t: tensor<i32> {amp.role = "state", amp.name = "amp.growth_tracker", amp.init = #amp.init<zeros>})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"},
+        tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.mul %w, %s : tensor<4xf32>, tensor<f32>
+  %u, %f = amp.unscale_check %g scale(%s) : tensor<4xf32>
+  %s2, %t2 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
+  return %l, %u, %f, %s2, %t2 : tensor<f32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<i32>
+}
+
+// -----
+
+// Without loss scaling the optimizer adds a check-only amp.unscale_check: updates stay guarded.
+// ADAMW-LABEL: func.func @train_step
+// ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check %{{.*}} : tensor<4xf32>
+// ADAMW: amp.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[F]]
+// ADAMW: return {{.*}} : tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.add %w, %w : tensor<4xf32>, tensor<4xf32>
+  return %l, %g : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{amp-optimizer: result #1 is the gradient of 'nope', which is not a param of @train_step}}
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "nope"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}

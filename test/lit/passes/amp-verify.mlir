@@ -1,0 +1,185 @@
+// RUN: amp-opt %s --split-input-file --amp-verify --verify-diagnostics
+
+// A correct f16 step passes: f32 masters and loss, clip after unscale, guarded update, one
+// scale update written back.
+func.func @train_step(
+    %x: tensor<8x4xf32> {amp.role = "input", amp.name = "x"},
+    %w: tensor<4x4xf32> {amp.role = "param", amp.name = "w"},
+    %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale"},
+    %t: tensor<i32> {amp.role = "state", amp.name = "amp.growth_tracker"},
+    %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4x4xf32> {amp.updates = "w"},
+        tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"})
+    attributes {amp.entry = "train_step"} {
+  %xh = amp.cast %x : tensor<8x4xf32> to tensor<8x4xf16>
+  %wh = amp.cast %w : tensor<4x4xf32> to tensor<4x4xf16>
+  %h = amp.matmul %xh, %wh : tensor<8x4xf16>, tensor<4x4xf16>
+  %y = amp.cast %h : tensor<8x4xf16> to tensor<8x4xf32>
+  %l = amp.mse_loss %y, %x : tensor<8x4xf32>, tensor<8x4xf32>
+  %g = amp.mul %w, %s : tensor<4x4xf32>, tensor<f32>
+  %u, %f = amp.unscale_check %g scale(%s) : tensor<4x4xf32>
+  %n = amp.global_norm %u : tensor<4x4xf32>
+  %c = amp.clip_grads %u norm(%n) {max_norm = 1.0 : f64} : tensor<4x4xf32>
+  %p = amp.sgd_update %w, %c, %lr, %f : tensor<4x4xf32>, tensor<4x4xf32>
+  %s2, %t2 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
+  return %l, %p, %s2, %t2 : tensor<f32>, tensor<4x4xf32>, tensor<f32>, tensor<i32>
+}
+
+// -----
+
+// Rule 3: the loss computed in f16 and cast to f32.
+func.func @model(%x: tensor<4xf16> {amp.role = "input", amp.name = "x"}) -> tensor<f32> {
+  // expected-error @+2 {{amp-verify: loss op 'amp.mse_loss' runs in f16; every loss runs in f32}}
+  // expected-error @+1 {{amp-verify: 'amp.mse_loss' runs in f16 but the 'pytorch' policy puts it in fp32 (f32)}}
+  %l = amp.mse_loss %x, %x : tensor<4xf16>, tensor<4xf16>
+  // expected-error @+1 {{amp-verify: the loss is computed in f16 and only then cast to f32}}
+  %l32 = amp.cast %l : tensor<f16> to tensor<f32>
+  return %l32 : tensor<f32>
+}
+
+// -----
+
+// Rule 1: a low-precision master weight.
+func.func @model(
+    // expected-error @+1 {{amp-verify: param 'w' is a bf16 master weight; master weights must be f32}}
+    %w: tensor<4xbf16> {amp.role = "param", amp.name = "w"}) -> tensor<f32> {
+  %w32 = amp.cast %w : tensor<4xbf16> to tensor<4xf32>
+  %l = amp.mse_loss %w32, %w32 : tensor<4xf32>, tensor<4xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Rule 1: a low-precision gradient reaching the optimizer.
+// expected-warning @+1 {{f16 training without loss scaling}}
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %gh = amp.cast %w : tensor<4xf32> to tensor<4xf16>
+  %u, %f = amp.unscale_check %gh : tensor<4xf16>
+  // expected-error @+1 {{amp-verify: a f16 gradient reaches the optimizer update; gradients reaching the optimizer must be f32}}
+  %p = amp.sgd_update %w, %u, %lr, %f : tensor<4xf32>, tensor<4xf16>
+  return %l, %p : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// Rule 1: a low-precision amp.grad_of result.
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xbf16> {amp.grad_of = "w"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  // expected-error @+1 {{amp-verify: the gradient of 'w' (result #1) is bf16}}
+  %g = amp.cast %w : tensor<4xf32> to tensor<4xbf16>
+  return %l, %g : tensor<f32>, tensor<4xbf16>
+}
+
+// -----
+
+// Rule 4: clipping on scaled gradients.
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.mul %w, %s : tensor<4xf32>, tensor<f32>
+  // expected-error @+1 {{amp-verify: clipping sees scaled gradients (operand #0 depends on the loss scale without passing through amp.unscale_check)}}
+  %n = amp.global_norm %g : tensor<4xf32>
+  // expected-error @+1 {{amp-verify: clipping sees scaled gradients}}
+  %c = amp.clip_grads %g norm(%n) {max_norm = 1.0 : f64} : tensor<4xf32>
+  %u, %f = amp.unscale_check %c scale(%s) : tensor<4xf32>
+  return %l, %u, %f : tensor<f32>, tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// Rule 4: the scale update missing.
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale"},
+                      // expected-error @+1 {{amp-verify: dynamic loss scaling (state 'amp.growth_tracker') but no amp.update_scale: the scale update is missing}}
+                      %t: tensor<i32> {amp.role = "state", amp.name = "amp.growth_tracker"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.mul %w, %s : tensor<4xf32>, tensor<f32>
+  %u, %f = amp.unscale_check %g scale(%s) : tensor<4xf32>
+  return %l, %u, %f : tensor<f32>, tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// Rule 4: the scale update run twice (two optimizers each updating it).
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale"},
+                      %t: tensor<i32> {amp.role = "state", amp.name = "amp.growth_tracker"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.mul %w, %s : tensor<4xf32>, tensor<f32>
+  %u, %f = amp.unscale_check %g scale(%s) : tensor<4xf32>
+  %s1, %t1 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
+  // expected-error @+1 {{amp-verify: the scale update runs 2 times per step; it must run exactly once, across all optimizers}}
+  %s2, %t2 = amp.update_scale %s1, %t1, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
+  return %l, %s2, %t2 : tensor<f32>, tensor<f32>, tensor<i32>
+}
+
+// -----
+
+// Rule 4: the scale update inside the accumulation window.
+func.func @accumulate(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale"},
+                      %t: tensor<i32> {amp.role = "state", amp.name = "amp.growth_tracker"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"})
+    attributes {amp.entry = "accumulate"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %g = amp.mul %w, %s : tensor<4xf32>, tensor<f32>
+  %u, %f = amp.unscale_check %g scale(%s) : tensor<4xf32>
+  // expected-error @+1 {{amp-verify: the scale update runs in @accumulate}}
+  %s1, %t1 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
+  return %l, %s1, %t1 : tensor<f32>, tensor<f32>, tensor<i32>
+}
+
+// -----
+
+// Rule 5: an update not guarded by found_inf.
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                      %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w"})
+    attributes {amp.entry = "train_step"} {
+  %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
+  %zero = amp.constant dense<0.0> : tensor<f32>
+  // expected-error @+1 {{amp-verify: 'amp.sgd_update' is not guarded by the found_inf of an amp.unscale_check}}
+  %p = amp.sgd_update %w, %w, %lr, %zero : tensor<4xf32>, tensor<4xf32>
+  return %l, %p : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// Rule 3: f16 training without loss scaling is a warning.
+// expected-warning @+1 {{amp-verify: f16 training without loss scaling: small gradients flush to zero in f16}}
+func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"})
+    attributes {amp.entry = "train_step"} {
+  %wh = amp.cast %w : tensor<4xf32> to tensor<4xf16>
+  %y = amp.relu %wh : tensor<4xf16>
+  %y32 = amp.cast %y : tensor<4xf16> to tensor<4xf32>
+  %l = amp.mse_loss %y32, %w : tensor<4xf32>, tensor<4xf32>
+  %u, %f = amp.unscale_check %y32 : tensor<4xf32>
+  return %l, %u, %f : tensor<f32>, tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// Rule 2: an op the policy denies runs in low precision (an explicit override is exempt).
+func.func @model(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}) -> tensor<f32> {
+  %xh = amp.cast %x : tensor<4xf32> to tensor<4xbf16>
+  // expected-error @+1 {{amp-verify: 'amp.exp' runs in bf16 but the 'pytorch' policy puts it in fp32 (f32)}}
+  %e = amp.exp %xh : tensor<4xbf16>
+  %e2 = amp.exp %xh {amp.precision = "bf16", amp.reason = "override: op:amp.exp -> bf16; runs in bf16"} : tensor<4xbf16>
+  %s = amp.add %e, %e2 : tensor<4xbf16>, tensor<4xbf16>
+  %s32 = amp.cast %s : tensor<4xbf16> to tensor<4xf32>
+  %l = amp.mse_loss %s32, %x : tensor<4xf32>, tensor<4xf32>
+  return %l : tensor<f32>
+}
