@@ -28,7 +28,7 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(ampcCategory));
 
-enum class Emit { IR, Plan, Bundle, AutocastIR, PrecisionReport, Dot };
+enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, PrecisionReport, Dot };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
     cl::init(Emit::IR),
@@ -37,6 +37,8 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Bundle, "bundle", "a bundle file for amp-run (needs -o FILE.ampx)"),
                clEnumValN(Emit::AutocastIR, "autocast-ir",
                           "the IR after amp-autocast and amp-cast-cleanup"),
+               clEnumValN(Emit::TrainIR, "train-ir",
+                          "the IR with the compiled training step (needs --train)"),
                clEnumValN(Emit::PrecisionReport, "precision-report",
                           "a per-op table of precisions, reasons and casts, with counts and "
                           "the FLOP share per precision"),
@@ -75,6 +77,101 @@ static cl::opt<bool> reportJson("report-json",
                                 cl::desc("Print --emit=precision-report as JSON"),
                                 cl::init(false), cl::cat(ampcCategory));
 
+//===----------------------------------------------------------------------===//
+// Training (amp-autodiff, amp-loss-scaling, amp-optimizer, amp-verify; docs/training-ir.md)
+//===----------------------------------------------------------------------===//
+
+static cl::opt<bool> trainFlag("train", cl::desc("Compile the training step (train_step entry)"),
+                               cl::init(false), cl::cat(ampcCategory));
+static cl::opt<std::string> optimizerFlag("optimizer", cl::desc("Optimizer on the f32 master weights"),
+                                          cl::value_desc("sgd|adam|adamw"), cl::init("adamw"),
+                                          cl::cat(ampcCategory));
+static cl::opt<double> lrFlag("lr", cl::desc("Base learning rate"), cl::init(1e-3), cl::cat(ampcCategory));
+static cl::opt<double> weightDecayFlag(
+    "weight-decay", cl::desc("Weight decay (L2 for sgd/adam, decoupled for adamw; default: PyTorch's)"),
+    cl::init(-1.0), cl::cat(ampcCategory));
+static cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(0.9),
+                                    cl::cat(ampcCategory));
+static cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"), cl::init(false),
+                                  cl::cat(ampcCategory));
+static cl::opt<double> clipFlag("clip-grad-norm",
+                                cl::desc("Clip the unscaled gradients to this global norm (0: off)"),
+                                cl::init(0.0), cl::cat(ampcCategory));
+static cl::opt<int64_t> accumulateFlag("accumulate", cl::desc("Micro-batches per optimizer step"),
+                                       cl::init(1), cl::cat(ampcCategory));
+static cl::opt<std::string> lossScaleFlag(
+    "loss-scale",
+    cl::desc("Loss scaling: dynamic, static:S, none, or auto (dynamic for f16, none otherwise)"),
+    cl::value_desc("dynamic|static:S|none|auto"), cl::init("auto"), cl::cat(ampcCategory));
+static cl::opt<std::string> scheduleFlag("schedule", cl::desc("Learning-rate schedule"),
+                                         cl::value_desc("constant|cosine"), cl::init("constant"),
+                                         cl::cat(ampcCategory));
+static cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
+                                   cl::cat(ampcCategory));
+static cl::opt<int64_t> totalStepsFlag("total-steps",
+                                       cl::desc("Cosine schedule: the step at which the rate reaches 0"),
+                                       cl::init(0), cl::cat(ampcCategory));
+
+// Builds @train_step on the autocast module. Metadata for the plan is returned in `meta`.
+static LogicalResult runTrainPipeline(ModuleOp module,
+                                      std::vector<std::pair<std::string, std::string>>& meta) {
+  MLIRContext* ctx = module.getContext();
+  if (accumulateFlag < 1) return emitError(UnknownLoc::get(ctx), "--accumulate must be >= 1");
+  if (scheduleFlag == "cosine" && totalStepsFlag <= 0)
+    return emitError(UnknownLoc::get(ctx),
+                     "--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
+  mlir::amp::AmpLossScalingPassOptions scaling;
+  std::string mode = lossScaleFlag;
+  if (llvm::StringRef(mode).starts_with("static:")) {
+    double s = 0;
+    if (llvm::StringRef(mode).drop_front(7).getAsDouble(s) || !(s > 0))
+      return emitError(UnknownLoc::get(ctx), "--loss-scale=static:S needs a positive number S, got '")
+             << mode << "'";
+    scaling.mode = "static";
+    scaling.initScale = s;
+  } else if (mode == "dynamic" || mode == "none" || mode == "auto") {
+    scaling.mode = mode;
+  } else {
+    return emitError(UnknownLoc::get(ctx), "--loss-scale must be dynamic, static:S, none or auto, got '")
+           << mode << "'";
+  }
+  mlir::amp::AmpOptimizerPassOptions opt;
+  opt.kind = optimizerFlag;
+  opt.lr = lrFlag;
+  opt.momentum = optimizerFlag == "sgd" ? static_cast<double>(momentumFlag) : 0.0;
+  opt.nesterov = nesterovFlag;
+  opt.weightDecay = weightDecayFlag;
+  opt.clipGradNorm = clipFlag;
+  opt.schedule = scheduleFlag;
+  opt.warmup = warmupFlag;
+  if (totalStepsFlag > 0) opt.totalSteps = totalStepsFlag;
+  opt.accumulate = accumulateFlag;
+  mlir::amp::AmpVerifyPassOptions verify;
+  verify.policy = policyFlag;
+
+  PassManager pm(ctx);
+  if (failed(applyPassManagerCLOptions(pm))) return failure();
+  pm.addPass(mlir::amp::createAmpAutodiffPass());
+  pm.addPass(mlir::amp::createAmpLossScalingPass(scaling));
+  pm.addPass(mlir::amp::createAmpOptimizerPass(opt));
+  pm.addPass(mlir::amp::createAmpCastCleanupPass());
+  pm.addPass(mlir::amp::createAmpVerifyPass(verify));
+  if (failed(pm.run(module))) return failure();
+
+  std::string scalingUsed = "none";
+  for (auto f : module.getOps<func::FuncOp>())
+    for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      if (auto n = f.getArgAttrOfType<StringAttr>(i, mlir::amp::AmpDialect::kNameAttr)) {
+        if (n.getValue() == "amp.growth_tracker") scalingUsed = "dynamic";
+        else if (n.getValue() == "amp.loss_scale" && scalingUsed == "none") scalingUsed = "static";
+      }
+  meta.emplace_back("optimizer", optimizerFlag);
+  meta.emplace_back("loss_scaling", scalingUsed);
+  meta.emplace_back("accumulate", std::to_string(accumulateFlag));
+  meta.emplace_back("lr", std::to_string(lrFlag));
+  return success();
+}
+
 // Sets amp.target and runs amp-autocast + amp-cast-cleanup with the flags above.
 static LogicalResult runAutocast(ModuleOp module) {
   MLIRContext* ctx = module.getContext();
@@ -99,9 +196,15 @@ int main(int argc, char** argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
-  cl::HideUnrelatedOptions({&ampcCategory, &cl::getGeneralCategory()});
-  cl::ParseCommandLineOptions(argc, argv,
-                              "ampc: compiles amp models (mixed-precision training graphs)\n");
+  // libLLVM's own flags live in the general category; --help-hidden still lists MLIR's.
+  cl::HideUnrelatedOptions({&ampcCategory});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ampc: compiles amp models (mixed-precision training graphs)\n\n"
+      "  ampc MODEL.mlir --emit=precision-report        why each op runs in its precision\n"
+      "  ampc MODEL.mlir --train -o MODEL.ampx         a training bundle for amp-run\n\n"
+      "MLIR's standard flags (--mlir-print-ir-after-all, --mlir-timing, ...) are accepted;\n"
+      "--help-hidden lists them.\n");
 
   DialectRegistry registry;
   mlir::amp::registerAmpDialects(registry);
@@ -126,9 +229,24 @@ int main(int argc, char** argv) {
   if (failed(pm.run(*module))) return 1;
 
   Emit stage = emit;
-  if (stage == Emit::AutocastIR || stage == Emit::PrecisionReport || stage == Emit::Dot ||
-      !explainFlag.empty()) {
+  if (emit.getNumOccurrences() == 0 && llvm::StringRef(outputFilename).ends_with(".ampx"))
+    stage = Emit::Bundle;
+  if (stage == Emit::TrainIR && !trainFlag) {
+    llvm::errs() << "ampc: --emit=train-ir needs --train\n";
+    return 1;
+  }
+  // Every stage past the parsed IR runs autocast (--precision=f32 makes it a no-op).
+  std::vector<std::pair<std::string, std::string>> meta;
+  if (stage != Emit::IR || !explainFlag.empty()) {
     if (failed(runAutocast(*module))) return 1;
+    if (auto p = (*module)->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kPrecisionAttr))
+      meta.emplace_back("precision", p.getValue().str());
+    else
+      meta.emplace_back("precision", "f32");
+    if (trainFlag && stage != Emit::AutocastIR && failed(runTrainPipeline(*module, meta))) return 1;
+  }
+  if (stage == Emit::AutocastIR || stage == Emit::TrainIR || stage == Emit::PrecisionReport ||
+      stage == Emit::Dot || !explainFlag.empty()) {
     auto output = openOutputFile(outputFilename, &error);
     if (!output) {
       llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
@@ -147,11 +265,10 @@ int main(int argc, char** argv) {
     output->keep();
     return 0;
   }
-  if (emit.getNumOccurrences() == 0 && llvm::StringRef(outputFilename).ends_with(".ampx"))
-    stage = Emit::Bundle;
   if (stage == Emit::Plan || stage == Emit::Bundle) {
     auto plan = mlir::amp::buildPlan(*module);
     if (failed(plan)) return 1;
+    for (auto& kv : meta) plan->metadata.push_back(kv);
     if (stage == Emit::Bundle) {
       if (outputFilename == "-") {
         llvm::errs() << "ampc: --emit=bundle needs -o FILE.ampx\n";
