@@ -388,7 +388,8 @@ LogicalResult vjpConcat(Vjp& v) {
       SmallVector<int64_t> starts(out.size(), 0), limits(out);
       starts[axis] = offset;
       limits[axis] = offset + size;
-      v.set(i, v.b.create<SliceOp>(v.loc, v.dy(), starts, limits, DenseI64ArrayAttr()));
+      SmallVector<int64_t> strides(out.size(), 1);
+      v.set(i, v.b.create<SliceOp>(v.loc, v.dy(), starts, limits, v.b.getDenseI64ArrayAttr(strides)));
     }
     offset += size;
   }
