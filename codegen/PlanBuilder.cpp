@@ -182,7 +182,13 @@ struct EntryLowering {
         step.attrs.set("has_bias", static_cast<bool>(ln.getBias()));
       } else if (auto rms = dyn_cast<RmsNormOp>(op)) {
         step.attrs.set("has_weight", static_cast<bool>(rms.getWeight()));
+      } else if (isa<MaxPool2DOp, AvgPool2DOp>(op) && !step.attrs.has("stride")) {
+        // The stride defaults to the kernel: write it out so executors need no op knowledge.
+        if (auto kernel = op.getAttrOfType<DenseI64ArrayAttr>("kernel"))
+          step.attrs.set("stride", std::vector<int64_t>(kernel.asArrayRef().begin(), kernel.asArrayRef().end()));
       }
+      if (auto slice = dyn_cast<SliceOp>(op); slice && !step.attrs.has("strides"))
+        step.attrs.set("strides", std::vector<int64_t>(slice.getStarts().size(), 1));
       for (Value r : op.getResults()) {
         rt::BufferDesc desc;
         desc.name = entryName.str() + ".t" + std::to_string(plan.buffers.size());

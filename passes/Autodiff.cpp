@@ -99,6 +99,9 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
   unsigned seedIndex = model.getNumArguments();
   train.setArgAttr(seedIndex, AmpDialect::kRoleAttr, b.getStringAttr("state"));
   train.setArgAttr(seedIndex, AmpDialect::kNameAttr, b.getStringAttr(kSeedName));
+  // A seed of 1 unless loss scaling rebinds it, so a bare train_step yields true gradients.
+  train.setArgAttr(seedIndex, AmpDialect::kInitAttr,
+                   InitAttr::get(b.getContext(), "ones", APFloat(1.0), 0));
   train.setResultAttr(0, AmpDialect::kNameAttr, b.getStringAttr("loss"));
   for (auto [r, i] : llvm::enumerate(params))
     train.setResultAttr(r + 1, AmpDialect::kGradOfAttr, b.getStringAttr(getArgName(model, i)));

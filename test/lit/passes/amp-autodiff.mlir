@@ -17,7 +17,7 @@
 // CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<8x6xf32> {amp.init = #amp.init<kaiming_uniform, seed = 1>, amp.name = "fc1.weight", amp.role = "param"}
 // CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<6xf32> {amp.init = #amp.init<zeros>, amp.name = "fc1.bias", amp.role = "param"}
 // CHECK-SAME:    %[[U:[a-z0-9]+]]: tensor<3xf32> {amp.init = #amp.init<zeros>, amp.name = "unused", amp.role = "param"}
-// CHECK-SAME:    %[[SEED:[a-z0-9]+]]: tensor<f32> {amp.name = "amp.grad_seed", amp.role = "state"})
+// CHECK-SAME:    %[[SEED:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<ones>, amp.name = "amp.grad_seed", amp.role = "state"})
 // CHECK-SAME:    -> (tensor<f32> {amp.name = "loss"}, tensor<8x6xf32> {amp.grad_of = "fc1.weight"}, tensor<6xf32> {amp.grad_of = "fc1.bias"}, tensor<3xf32> {amp.grad_of = "unused"})
 // CHECK-SAME:    attributes {amp.entry = "train_step"}
 // CHECK:         %[[H:.*]] = amp.matmul %[[X]], %[[W]]
