@@ -189,6 +189,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   JsonValue summary = JsonValue::object();
   summary.set("steps", JsonValue::integer(report->steps));
   summary.set("skipped_steps", JsonValue::integer(report->skippedSteps));
+  summary.set("first_loss", JsonValue::number(report->losses.front()));
   summary.set("final_loss", JsonValue::number(report->finalLoss));
   summary.set("final_scale", JsonValue::number(report->finalScale));
   summary.set("eval_accuracy", report->evalAccuracy ? JsonValue::number(*report->evalAccuracy) : JsonValue());
