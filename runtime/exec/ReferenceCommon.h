@@ -126,6 +126,14 @@ absl::StatusOr<Tensor> evalBroadcastTo(const OpCall& c);
 absl::StatusOr<Tensor> evalSlice(const OpCall& c);
 absl::StatusOr<Tensor> evalConcat(const OpCall& c);
 absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c);
+
+// logits [N, C] (operand 0) and labels [N] (operand 1) of cross_entropy and its gradient, with
+// every label checked: in [0, C) or ignore_index. `counted` is the number of labels not ignored.
+struct CrossEntropyArgs {
+  int64_t N = 0, C = 0, ignoreIndex = -100, counted = 0;
+  double labelSmoothing = 0.0;
+};
+absl::StatusOr<CrossEntropyArgs> crossEntropyArgs(const OpCall& c);
 absl::StatusOr<Tensor> evalMseLoss(const OpCall& c);
 
 }  // namespace amp::rt::ref

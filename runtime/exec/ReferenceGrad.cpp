@@ -362,30 +362,12 @@ absl::StatusOr<Tensor> evalEmbeddingGrad(const OpCall& c) {
 
 absl::StatusOr<Tensor> evalCrossEntropyGrad(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 3, 3));
-  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  REF_RETURN_IF_ERROR(expectRank(c, 0, 2));
-  REF_RETURN_IF_ERROR(expectRank(c, 1, 1));
   REF_RETURN_IF_ERROR(expectRank(c, 2, 0));
   REF_RETURN_IF_ERROR(expectSameDType(c, 0, 2));
+  REF_ASSIGN_OR_RETURN(CrossEntropyArgs args, crossEntropyArgs(c));
   const Tensor& labels = c.in(1);
-  if (!isIndexType(labels.dtype()))
-    return c.error("labels (operand 1) must have element type i32 or i64, got ", dtypeName(labels.dtype()));
-  const int64_t N = c.in(0).shape()[0], C = c.in(0).shape()[1];
-  if (labels.shape()[0] != N)
-    return c.error("labels ", typeString(labels), " must have one entry per row of logits ", typeString(c.in(0)));
-  REF_ASSIGN_OR_RETURN(int64_t ignoreIndex, c.attrs.getInt(c.name, "ignore_index", -100));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "label_smoothing", 0.0));
-  if (!(eps >= 0.0 && eps <= 1.0))
-    return c.error("attribute 'label_smoothing' must be in [0, 1], got ", eps);
-  int64_t count = 0;
-  for (int64_t i = 0; i < N; ++i) {
-    const int64_t y = loadIndex(labels, i);
-    if (y == ignoreIndex) continue;
-    if (y < 0 || y >= C)
-      return c.error("label ", y, " at position [", i, "] is out of range [0, ", C,
-                     ") and is not ignore_index (", ignoreIndex, ")");
-    ++count;
-  }
+  const int64_t N = args.N, C = args.C, ignoreIndex = args.ignoreIndex, count = args.counted;
+  const double eps = args.labelSmoothing;
   std::vector<float> x = widen(c.in(0)), dx(x.size(), 0.0f), p(static_cast<size_t>(C));
   const float coeff = widen(c.in(2))[0] / static_cast<float>(count);  // dloss / count
   const float keepW = f32(1.0 - eps), smoothW = f32(eps / double(C));

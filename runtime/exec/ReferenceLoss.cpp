@@ -5,27 +5,39 @@
 
 namespace amp::rt::ref {
 
-absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c) {
-  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+absl::StatusOr<CrossEntropyArgs> crossEntropyArgs(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   REF_RETURN_IF_ERROR(expectRank(c, 0, 2));
   REF_RETURN_IF_ERROR(expectRank(c, 1, 1));
   const Tensor& labels = c.in(1);
   if (!isIndexType(labels.dtype()))
     return c.error("labels (operand 1) must have element type i32 or i64, got ", dtypeName(labels.dtype()));
-  const int64_t N = c.in(0).shape()[0], C = c.in(0).shape()[1];
-  if (labels.shape()[0] != N)
+  CrossEntropyArgs a;
+  a.N = c.in(0).shape()[0];
+  a.C = c.in(0).shape()[1];
+  if (labels.shape()[0] != a.N)
     return c.error("labels ", typeString(labels), " must have one entry per row of logits ", typeString(c.in(0)));
-  REF_ASSIGN_OR_RETURN(int64_t ignoreIndex, c.attrs.getInt(c.name, "ignore_index", -100));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "label_smoothing", 0.0));
-  if (!(eps >= 0.0 && eps <= 1.0))
-    return c.error("attribute 'label_smoothing' must be in [0, 1], got ", eps);
-  for (int64_t i = 0; i < N; ++i) {  // validate every label before computing anything
+  REF_ASSIGN_OR_RETURN(a.ignoreIndex, c.attrs.getInt(c.name, "ignore_index", -100));
+  REF_ASSIGN_OR_RETURN(a.labelSmoothing, c.attrs.getDouble(c.name, "label_smoothing", 0.0));
+  if (!(a.labelSmoothing >= 0.0 && a.labelSmoothing <= 1.0))
+    return c.error("attribute 'label_smoothing' must be in [0, 1], got ", a.labelSmoothing);
+  for (int64_t i = 0; i < a.N; ++i) {  // validate every label before computing anything
     const int64_t y = loadIndex(labels, i);
-    if (y != ignoreIndex && (y < 0 || y >= C))
-      return c.error("label ", y, " at position [", i, "] is out of range [0, ", C,
-                     ") and is not ignore_index (", ignoreIndex, ")");
+    if (y == a.ignoreIndex) continue;
+    if (y < 0 || y >= a.C)
+      return c.error("label ", y, " at position [", i, "] is out of range [0, ", a.C,
+                     ") and is not ignore_index (", a.ignoreIndex, ")");
+    ++a.counted;
   }
+  return a;
+}
+
+absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+  REF_ASSIGN_OR_RETURN(CrossEntropyArgs args, crossEntropyArgs(c));
+  const Tensor& labels = c.in(1);
+  const int64_t N = args.N, C = args.C, ignoreIndex = args.ignoreIndex;
+  const double eps = args.labelSmoothing;
   std::vector<float> x = widen(c.in(0)), logp(static_cast<size_t>(C));
   const float keepW = f32(1.0 - eps), smoothW = f32(eps);
   float total = 0.0f;
