@@ -116,24 +116,25 @@ static cl::opt<int64_t> totalStepsFlag("total-steps",
 static LogicalResult runTrainPipeline(ModuleOp module,
                                       std::vector<std::pair<std::string, std::string>>& meta) {
   MLIRContext* ctx = module.getContext();
-  if (accumulateFlag < 1) return emitError(UnknownLoc::get(ctx), "--accumulate must be >= 1");
+  auto flagError = [](const llvm::Twine& message) {
+    llvm::errs() << "ampc: " << message << "\n";
+    return failure();
+  };
+  if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
   if (scheduleFlag == "cosine" && totalStepsFlag <= 0)
-    return emitError(UnknownLoc::get(ctx),
-                     "--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
+    return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
   mlir::amp::AmpLossScalingPassOptions scaling;
   std::string mode = lossScaleFlag;
   if (llvm::StringRef(mode).starts_with("static:")) {
     double s = 0;
     if (llvm::StringRef(mode).drop_front(7).getAsDouble(s) || !(s > 0))
-      return emitError(UnknownLoc::get(ctx), "--loss-scale=static:S needs a positive number S, got '")
-             << mode << "'";
+      return flagError("--loss-scale=static:S needs a positive number S, got '" + mode + "'");
     scaling.mode = "static";
     scaling.initScale = s;
   } else if (mode == "dynamic" || mode == "none" || mode == "auto") {
     scaling.mode = mode;
   } else {
-    return emitError(UnknownLoc::get(ctx), "--loss-scale must be dynamic, static:S, none or auto, got '")
-           << mode << "'";
+    return flagError("--loss-scale must be dynamic, static:S, none or auto, got '" + mode + "'");
   }
   mlir::amp::AmpOptimizerPassOptions opt;
   opt.kind = optimizerFlag;
@@ -210,6 +211,8 @@ int main(int argc, char** argv) {
   mlir::amp::registerAmpDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics point at source lines; a dump of the whole module helps nobody.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   auto file = openInputFile(inputFilename, &error);
