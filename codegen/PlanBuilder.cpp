@@ -119,7 +119,8 @@ struct EntryLowering {
       case ArgRole::State: desc.kind = rt::BufferKind::State; break;
     }
     if (auto init = f.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
-      desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed()};
+      desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed(),
+                               init.getFrom().str()};
     Value arg = f.getArgument(i);
     auto it = named.find(desc.name);
     if (it == named.end()) {

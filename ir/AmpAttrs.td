@@ -15,13 +15,23 @@ def Amp_InitAttr : AttrDef<Amp_Dialect, "Init"> {
     The seed makes initialisation deterministic: the same (kind, scale, seed, shape) gives the same
     tensor on every machine.
 
+    `#amp.init<cast, from = "NAME">` (state only) is the param NAME's initial value rounded to
+    the state's element type: the low-precision weight copy that the optimizer then keeps up to
+    date.
+
     Example: `amp.init = #amp.init<kaiming_uniform, seed = 3>`
   }];
   let parameters = (ins
     StringRefParameter<"initialiser kind">:$kind,
     APFloatParameter<"scale: std, bound, value or gain">:$scale,
-    "int64_t":$seed
+    "int64_t":$seed,
+    StringRefParameter<"for kind cast: the param the value is derived from", "\"\"">:$from
   );
+  let builders = [
+    AttrBuilder<(ins "::llvm::StringRef":$kind, "::llvm::APFloat":$scale, "int64_t":$seed), [{
+      return $_get($_ctxt, kind, scale, seed, ::llvm::StringRef());
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -34,16 +34,18 @@ void AmpDialect::initialize() {
 static bool isInitKind(StringRef kind) {
   return llvm::StringSwitch<bool>(kind)
       .Cases("zeros", "ones", "constant", "normal", "uniform", true)
-      .Cases("xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", true)
+      .Cases("xavier_uniform", "xavier_normal", "kaiming_uniform", "kaiming_normal", "cast", true)
       .Default(false);
 }
 
 LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef kind,
-                               APFloat scale, int64_t seed) {
+                               APFloat scale, int64_t seed, StringRef from) {
   if (!isInitKind(kind))
     return emitError() << "unknown initialiser kind '" << kind
                        << "' (expected zeros, ones, constant, normal, uniform, xavier_uniform, "
-                          "xavier_normal, kaiming_uniform or kaiming_normal)";
+                          "xavier_normal, kaiming_uniform, kaiming_normal or cast)";
+  if ((kind == "cast") != !from.empty())
+    return emitError() << "initialiser kind 'cast' needs from = \"PARAM\", and only it takes one";
   if (!scale.isFinite()) return emitError() << "initialiser scale must be finite";
   if (seed < 0) return emitError() << "initialiser seed must be non-negative, got " << seed;
   return success();
@@ -54,6 +56,7 @@ Attribute InitAttr::parse(AsmParser& parser, Type) {
   if (parser.parseLess() || parser.parseKeywordOrString(&kind)) return {};
   double scale = 1.0;
   int64_t seed = 0;
+  std::string from;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     if (parser.parseKeyword(&key) || parser.parseEqual()) return {};
@@ -61,21 +64,24 @@ Attribute InitAttr::parse(AsmParser& parser, Type) {
       if (parser.parseFloat(scale)) return {};
     } else if (key == "seed") {
       if (parser.parseInteger(seed)) return {};
+    } else if (key == "from") {
+      if (parser.parseString(&from)) return {};
     } else {
       parser.emitError(parser.getCurrentLocation(), "unknown #amp.init field '")
-          << key << "' (expected scale or seed)";
+          << key << "' (expected scale, seed or from)";
       return {};
     }
   }
   if (parser.parseGreater()) return {};
   return InitAttr::getChecked([&] { return parser.emitError(parser.getNameLoc()); },
-                              parser.getContext(), kind, APFloat(scale), seed);
+                              parser.getContext(), kind, APFloat(scale), seed, from);
 }
 
 void InitAttr::print(AsmPrinter& printer) const {
   printer << "<" << getKind();
   if (!getScale().isExactlyValue(1.0)) printer << ", scale = " << getScale().convertToDouble();
   if (getSeed() != 0) printer << ", seed = " << getSeed();
+  if (!getFrom().empty()) printer << ", from = \"" << getFrom() << "\"";
   printer << ">";
 }
 

@@ -57,6 +57,18 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                             "low-precision copies), got "
                          << type;
     bool isState = role && role.getValue() == "state";
+    if (auto init = func.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr); init && !init.getFrom().empty()) {
+      // A derived copy: the source must be a param of the same shape, the copy a float state.
+      std::optional<unsigned> source;
+      for (unsigned j = 0; j < e; ++j)
+        if (getArgName(func, j) == init.getFrom() && getArgRole(func, j) == ArgRole::Param) source = j;
+      auto srcType = source ? dyn_cast<RankedTensorType>(func.getArgument(*source).getType()) : nullptr;
+      if (!isState || !srcType || srcType.getShape() != type.getShape() ||
+          !isa<FloatType>(type.getElementType()))
+        fail(arg.getLoc()) << "argument #" << i << ": #amp.init<cast, from = \"" << init.getFrom()
+                           << "\"> needs a float state argument shaped like the param '"
+                           << init.getFrom() << "'";
+    }
     if (!isParam && !isState && func.getArgAttr(i, AmpDialect::kInitAttr))
       fail(arg.getLoc()) << "argument #" << i
                          << " has amp.init but only params and state are initialised";

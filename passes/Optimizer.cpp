@@ -1,6 +1,7 @@
 // amp-optimizer: consumes @train_step's gradients with clipping, counters, an LR schedule and
 // one SGD/Adam/AdamW update per param, all guarded by found_inf; optional gradient accumulation
 // over K micro-batches with an @accumulate entry (docs/training-ir.md).
+#include "llvm/ADT/SetVector.h"
 #include <cmath>
 #include <string>
 
@@ -165,8 +166,59 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);
       }
     }
+    addWeightCopies(module, f, grads, out, b, loc);
     out.write(f);
     return success();
+  }
+
+  // Each param that autocast casts down is read through a low-precision copy: state
+  // `<param>.<dtype>` (#amp.init<cast, from = param>), written by this step as the cast of the
+  // updated master, so no forward re-casts the masters. A skipped step leaves the master, hence
+  // its copy, bitwise unchanged. @accumulate reads the same copy.
+  void addWeightCopies(ModuleOp module, func::FuncOp f, ArrayRef<GradInfo> grads, Results& out,
+                       OpBuilder& b, Location loc) {
+    MLIRContext* ctx = f.getContext();
+    func::FuncOp acc = findEntry(module, kAccumulate);
+    auto castsOf = [](Value param, RankedTensorType type) {
+      SmallVector<CastOp> casts;
+      for (Operation* user : param.getUsers())
+        if (auto c = dyn_cast<CastOp>(user); c && c.getResult().getType() == type) casts.push_back(c);
+      return casts;
+    };
+    for (const GradInfo& g : grads) {
+      llvm::SetVector<Type> lowTypes;
+      for (Operation* user : g.paramArg.getUsers())
+        if (auto c = dyn_cast<CastOp>(user); c && isLowFloat(c.getResult().getType().getElementType()))
+          lowTypes.insert(c.getResult().getType());
+      std::optional<unsigned> updated = findResultIn(out, AmpDialect::kUpdatesAttr, g.param);
+      if (!updated) continue;
+      for (Type t : lowTypes) {
+        auto type = cast<RankedTensorType>(t);
+        std::string dtype;
+        llvm::raw_string_ostream(dtype) << type.getElementType();
+        std::string name = g.param + "." + dtype;
+        auto init = InitAttr::get(ctx, "cast", llvm::APFloat(1.0), 0, g.param);
+        BlockArgument copy = addStateArg(f, type, name, init);
+        for (CastOp c : castsOf(g.paramArg, type)) {
+          c.getResult().replaceAllUsesWith(copy);
+          c.erase();
+        }
+        out.add(b.create<CastOp>(loc, type, out.values[*updated]), AmpDialect::kUpdatesAttr, name);
+        if (std::optional<unsigned> idx = acc ? findArg(acc, g.param) : std::nullopt) {
+          BlockArgument accCopy = addStateArg(acc, type, name, init);
+          for (CastOp c : castsOf(acc.getArgument(*idx), type)) {
+            c.getResult().replaceAllUsesWith(accCopy);
+            c.erase();
+          }
+        }
+      }
+    }
+  }
+
+  static std::optional<unsigned> findResultIn(const Results& r, StringRef attr, StringRef value) {
+    for (unsigned i = 0; i < r.values.size(); ++i)
+      if (auto s = r.attrs[i].getAs<StringAttr>(attr); s && s.getValue() == value) return i;
+    return std::nullopt;
   }
 
   // Gradient accumulation over K micro-batches. @accumulate (a clone of the step up to the

@@ -132,6 +132,7 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
       init.set("kind", JsonValue::string(b.init->kind));
       init.set("scale", JsonValue::number(b.init->scale));
       init.set("seed", JsonValue::integer(b.init->seed));
+      if (!b.init->from.empty()) init.set("from", JsonValue::string(b.init->from));
       o.set("init", std::move(init));
     }
     buffers.push(std::move(o));
@@ -214,6 +215,7 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
       spec.kind = ik->asString();
       if (const JsonValue* s = init->find("scale")) spec.scale = s->asDouble();
       if (const JsonValue* s = init->find("seed")) spec.seed = s->asInt64().value_or(0);
+      if (const JsonValue* s = init->find("from")) spec.from = s->asString();
       desc.init = spec;
     }
     plan.buffers.push_back(std::move(desc));

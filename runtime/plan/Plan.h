@@ -31,9 +31,10 @@ std::optional<BufferKind> parseBufferKind(std::string_view s);
 
 // How a param is initialised (the IR's #amp.init).
 struct InitSpec {
-  std::string kind;  // zeros ones constant normal uniform xavier_* kaiming_*
+  std::string kind;  // zeros ones constant normal uniform xavier_* kaiming_* cast
   double scale = 1.0;
   int64_t seed = 0;
+  std::string from;  // kind "cast": the param whose initial value is rounded to this buffer's type
 };
 
 struct BufferDesc {

@@ -29,6 +29,7 @@ absl::StatusOr<Session> Session::create(Plan plan, Device device) {
   s.persistent_.resize(s.plan_.buffers.size());
   for (size_t i = 0; i < s.plan_.buffers.size(); ++i) {
     const BufferDesc& b = s.plan_.buffers[i];
+    if (b.kind == BufferKind::State && b.init && b.init->kind == "cast") continue;  // below
     if (b.kind == BufferKind::Param || (b.kind == BufferKind::State && b.init)) {
       if (b.kind == BufferKind::Param && b.dtype != DType::F32)
         return absl::InvalidArgumentError(
@@ -47,7 +48,22 @@ absl::StatusOr<Session> Session::create(Plan plan, Device device) {
       s.persistent_[i] = Tensor(b.dtype, b.shape);
     }
   }
+  if (auto status = s.refreshCasts(); !status.ok()) return status;
   return s;
+}
+
+absl::Status Session::refreshCasts() {
+  for (size_t i = 0; i < plan_.buffers.size(); ++i) {
+    const BufferDesc& b = plan_.buffers[i];
+    if (b.kind != BufferKind::State || !b.init || b.init->kind != "cast") continue;
+    auto source = plan_.findBuffer(b.init->from);
+    if (!source || plan_.buffers[*source].kind != BufferKind::Param || plan_.buffers[*source].shape != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat("state '", b.name, "' is a cast of '", b.init->from,
+                                                     "', which is not a param of the same shape"));
+    persistent_[i] = Tensor(b.dtype, b.shape);
+    convertBuffer(DType::F32, persistent_[*source].data(), b.dtype, persistent_[i].data(), numElements(b.shape));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Session::setParams(const std::vector<NamedTensor>& tensors,
@@ -65,7 +81,7 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors,
     persistent_[*id] = nt.tensor;
     if (loaded) loaded->push_back(nt.name);
   }
-  return absl::OkStatus();
+  return refreshCasts();  // low-precision copies follow their new masters
 }
 
 std::vector<NamedTensorRef> Session::params() const {

@@ -53,6 +53,8 @@ class Session {
 
  private:
   Session(Plan plan, Device device) : plan_(std::move(plan)), device_(device) {}
+  // Sets every state initialised as #amp.init<cast, from = P> to P rounded to its dtype.
+  absl::Status refreshCasts();
   Plan plan_;
   Device device_;
   std::vector<Tensor> persistent_;  // indexed like plan_.buffers; empty for per-call buffers

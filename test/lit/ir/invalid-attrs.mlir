@@ -1,13 +1,13 @@
 // RUN: amp-opt %s --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{unknown initialiser kind 'gaussian' (expected zeros, ones, constant, normal, uniform, xavier_uniform, xavier_normal, kaiming_uniform or kaiming_normal)}}
+// expected-error @+1 {{unknown initialiser kind 'gaussian' (expected zeros, ones, constant, normal, uniform, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal or cast)}}
 func.func @init_unknown_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<gaussian>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{unknown #amp.init field 'mean' (expected scale or seed)}}
+// expected-error @+1 {{unknown #amp.init field 'mean' (expected scale, seed or from)}}
 func.func @init_unknown_field(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<normal, mean = 0.0>}) {
   return
 }
@@ -147,5 +147,19 @@ func.func @unknown_op_attr(%x: tensor<4xf32>) {
 
 // expected-error @+1 {{unknown amp attribute 'amp.fast_math'}}
 func.func @unknown_func_attr(%x: tensor<4xf32>) attributes {amp.fast_math = true} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{initialiser kind 'cast' needs from = "PARAM", and only it takes one}}
+func.func @cast_init_without_source(%s: tensor<4xbf16> {amp.role = "state", amp.name = "w.bf16", amp.init = #amp.init<cast>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{initialiser kind 'cast' needs from = "PARAM", and only it takes one}}
+func.func @source_on_other_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<zeros, from = "x">}) {
   return
 }

@@ -85,3 +85,32 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
   %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
   return %l, %w : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// A param that autocast casts down is read through a low-precision copy: state `w.bf16`,
+// initialised as the cast of `w` and written by the update itself (also in @accumulate's forward).
+// ADAMW-LABEL: func.func @train_step
+// ADAMW-SAME: %[[W:[a-z0-9]+]]: tensor<4x4xf32> {amp.name = "w", amp.role = "param"}
+// ADAMW-SAME: %[[WB:[a-z0-9]+]]: tensor<4x4xbf16> {amp.init = #amp.init<cast, from = "w">, amp.name = "w.bf16", amp.role = "state"}
+// ADAMW-SAME: tensor<4x4xbf16> {amp.updates = "w.bf16"})
+// ADAMW-NOT: amp.cast %[[W]]
+// ADAMW: amp.matmul %{{.*}}, %[[WB]]
+// ADAMW: %[[P:.*]], %{{.*}}, %{{.*}} = amp.adam_update %[[W]]
+// ADAMW: %[[COPY:.*]] = amp.cast %[[P]] : tensor<4x4xf32> to tensor<4x4xbf16>
+// ADAMW: return {{.*}}, %[[COPY]] :
+// ACC: func.func @accumulate({{.*}}%[[AWB:[a-z0-9]+]]: tensor<4x4xbf16> {amp.init = #amp.init<cast, from = "w">, amp.name = "w.bf16", amp.role = "state"}
+// ACC: amp.matmul %{{.*}}, %[[AWB]]
+func.func @train_step(
+    %x: tensor<2x4xbf16> {amp.role = "input", amp.name = "x"},
+    %w: tensor<4x4xf32> {amp.role = "param", amp.name = "w"})
+    -> (tensor<f32> {amp.name = "loss"}, tensor<4x4xf32> {amp.grad_of = "w"})
+    attributes {amp.entry = "train_step"} {
+  %wb = amp.cast %w : tensor<4x4xf32> to tensor<4x4xbf16>
+  %y = amp.matmul %x, %wb : tensor<2x4xbf16>, tensor<4x4xbf16>
+  %y32 = amp.cast %y : tensor<2x4xbf16> to tensor<2x4xf32>
+  %l = amp.reduce_sum %y32 dims = [0, 1] : tensor<2x4xf32>
+  %g = amp.reduce_sum %y32 dims = [0] keepdim : tensor<2x4xf32>
+  %gw = amp.broadcast_to %g : tensor<1x4xf32> -> tensor<4x4xf32>
+  return %l, %gw : tensor<f32>, tensor<4x4xf32>
+}

@@ -192,3 +192,14 @@ func.func @many(
   %0 = "test.op"(%x, %w) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A derived copy must be a float state shaped like its param.
+func.func @copy_shape_mismatch(
+    %w: tensor<4x4xf32> {amp.role = "param", amp.name = "w"},
+    // expected-error @+1 {{model 'copy_shape_mismatch': argument #1: #amp.init<cast, from = "w"> needs a float state argument shaped like the param 'w'}}
+    %c: tensor<4xbf16> {amp.role = "state", amp.name = "w.bf16", amp.init = #amp.init<cast, from = "w">}) -> tensor<f32> {
+  %l = amp.reduce_sum %w dims = [0, 1] : tensor<4x4xf32>
+  return %l : tensor<f32>
+}

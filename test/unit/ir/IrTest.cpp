@@ -364,9 +364,9 @@ TEST_F(AmpIrTest, InitAttribute) {
   EXPECT_EQ(parseAttribute(printed, &ctx), init);
 
   auto emit = [&] { return emitError(loc); };
-  EXPECT_FALSE(InitAttr::getChecked(emit, &ctx, StringRef("gaussian"), APFloat(1.0), int64_t(0)));
+  EXPECT_FALSE(InitAttr::getChecked(emit, &ctx, StringRef("gaussian"), APFloat(1.0), int64_t(0), StringRef()));
   EXPECT_TRUE(diags.contains("unknown initialiser kind 'gaussian'")) << diags.all();
-  EXPECT_FALSE(InitAttr::getChecked(emit, &ctx, StringRef("normal"), APFloat(1.0), int64_t(-1)));
+  EXPECT_FALSE(InitAttr::getChecked(emit, &ctx, StringRef("normal"), APFloat(1.0), int64_t(-1), StringRef()));
   EXPECT_TRUE(diags.contains("initialiser seed must be non-negative, got -1")) << diags.all();
 }
 
