@@ -135,3 +135,36 @@ TEST(Session, DeviceNames) {
 
 }  // namespace
 }  // namespace amp::rt
+
+namespace amp::rt {
+namespace {
+
+TEST(Session, LowPrecisionCopiesFollowTheirMasters) {
+  Plan p;
+  p.buffers.push_back({"w", DType::F32, {3}, BufferKind::Param, InitSpec{"constant", 1.0 + 1.0 / 512, 0}});
+  p.buffers.push_back({"w.bf16", DType::BF16, {3}, BufferKind::State, InitSpec{"cast", 1, 0, "w"}});
+  p.entries.push_back({"eval", {}, {}, {}, {}});
+  auto s = Session::create(p, Device::Reference);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto copyOf = [&]() -> const Tensor& {
+    for (const NamedTensorRef& r : s->persistent())
+      if (r.name == "w.bf16") return *r.tensor;
+    static Tensor none;
+    return none;
+  };
+  // 1 + 2^-9 rounds to 1.0 in bf16 (ties-to-even): 0x3f80.
+  EXPECT_EQ(copyOf().as<uint16_t>()[0], 0x3f80);
+  Tensor w(DType::F32, {3});
+  for (int i = 0; i < 3; ++i) w.as<float>()[i] = 2.5f;
+  ASSERT_TRUE(s->setParams({{"w", w}}, nullptr).ok());
+  EXPECT_EQ(copyOf().as<uint16_t>()[2], 0x4020);  // 2.5 in bf16
+
+  Plan bad = p;
+  bad.buffers[1].init->from = "nope";
+  auto b = Session::create(bad, Device::Reference);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("is a cast of 'nope', which is not a param"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace amp::rt
