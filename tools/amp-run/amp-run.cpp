@@ -176,7 +176,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
               static_cast<long long>(batch), static_cast<long long>(trainData->size()),
               static_cast<long long>(haveEval ? evalData->size() : 0));
   auto progress = [](const TrainProgress& p) {
-    std::string line = absl::StrCat("step ", p.step, "/", p.totalSteps, " | epoch ", p.epoch + 1, " | loss ",
+    constexpr int kWidth = 24;
+    int filled = p.totalSteps > 0 ? static_cast<int>(kWidth * p.step / p.totalSteps) : kWidth;
+    std::string bar = "[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] ";
+    std::string line = absl::StrCat(bar, "step ", p.step, "/", p.totalSteps, " | epoch ", p.epoch + 1, " | loss ",
                                     fixed(p.loss, 4), " | scale ", fixed(p.scale, 0), " | skipped ",
                                     p.skippedSteps, " | ", fixed(p.samplesPerSecond, 0), " samples/s");
     if (p.evalAccuracy) absl::StrAppend(&line, " | test acc ", fixed(*p.evalAccuracy * 100, 2), "%");
