@@ -487,7 +487,9 @@ TEST(ClipGrads, CoefficientAsPyTorch) {
     float coef = (1.0f / (norm + static_cast<float>(1e-6))) * 1.0f;
     if (coef > 1.0f) coef = 1.0f;
     for (int i = 0; i < 16; ++i) ASSERT_EQ(bits(out[0].as<float>()[i]), bits(g[i] * coef)) << norm;
-    if (norm <= 0.5f) EXPECT_TRUE(out[0].bitwiseEquals(gt));  // coef clamped to 1: unchanged
+    if (norm <= 0.5f) {
+      EXPECT_TRUE(out[0].bitwiseEquals(gt));  // coef clamped to 1: unchanged
+    }
   }
   Tensor nan = f32s(NAN);
   auto out = runOk("amp.clip_grads", {&gt, &nan}, AttrMap{{"max_norm", 1.0}}, {typeOf(gt)});
