@@ -16,6 +16,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "passes/PrecisionReport.h"
 #include "tools/Registration.h"
+#include "tools/ampc/MemoryReport.h"
 
 namespace cl = llvm::cl;
 using namespace mlir;
@@ -28,7 +29,7 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(ampcCategory));
 
-enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, PrecisionReport, Dot };
+enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, PrecisionReport, MemoryReport, Dot };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
     cl::init(Emit::IR),
@@ -42,6 +43,9 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::PrecisionReport, "precision-report",
                           "a per-op table of precisions, reasons and casts, with counts and "
                           "the FLOP share per precision"),
+               clEnumValN(Emit::MemoryReport, "memory-report",
+                          "bytes per buffer class, f32 vs the chosen precision (with --train: of "
+                          "the training step)"),
                clEnumValN(Emit::Dot, "dot", "the graph coloured by precision (Graphviz)")),
     cl::cat(ampcCategory));
 
@@ -174,7 +178,7 @@ static LogicalResult runTrainPipeline(ModuleOp module,
 }
 
 // Sets amp.target and runs amp-autocast + amp-cast-cleanup with the flags above.
-static LogicalResult runAutocast(ModuleOp module) {
+static LogicalResult runAutocast(ModuleOp module, const std::string& precision = precisionFlag) {
   MLIRContext* ctx = module.getContext();
   if (!targetFlag.empty())
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, targetFlag));
@@ -183,7 +187,7 @@ static LogicalResult runAutocast(ModuleOp module) {
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
   mlir::amp::AmpAutocastPassOptions options;
-  options.dtype = precisionFlag;
+  options.dtype = precision;
   options.policy = policyFlag;
   std::vector<std::string> overrides(precisionOverrides.begin(), precisionOverrides.end());
   options.overrides = overrides;
@@ -230,6 +234,8 @@ int main(int argc, char** argv) {
   if (failed(applyPassManagerCLOptions(pm))) return 1;
   pm.addPass(mlir::amp::createAmpVerifyModelPass());
   if (failed(pm.run(*module))) return 1;
+  // The f32 baseline of the memory report: the same model through the same pipeline.
+  OwningOpRef<ModuleOp> baseline = emit == Emit::MemoryReport ? module->clone() : nullptr;
 
   Emit stage = emit;
   if (emit.getNumOccurrences() == 0 && llvm::StringRef(outputFilename).ends_with(".ampx"))
@@ -265,6 +271,24 @@ int main(int argc, char** argv) {
       module->print(output->os());
       output->os() << "\n";
     }
+    output->keep();
+    return 0;
+  }
+  if (stage == Emit::MemoryReport) {
+    std::vector<std::pair<std::string, std::string>> baseMeta;
+    if (failed(runAutocast(*baseline, "f32")) ||
+        (trainFlag && failed(runTrainPipeline(*baseline, baseMeta))))
+      return 1;
+    auto ampPlan = mlir::amp::buildPlan(*module);
+    auto f32Plan = mlir::amp::buildPlan(*baseline);
+    if (failed(ampPlan) || failed(f32Plan)) return 1;
+    for (auto& kv : meta) ampPlan->metadata.push_back(kv);
+    auto output = openOutputFile(outputFilename, &error);
+    if (!output) {
+      llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
+      return 1;
+    }
+    output->os() << ::amp::rt::renderMemoryReport(*f32Plan, *ampPlan, trainFlag ? "train_step" : "eval");
     output->keep();
     return 0;
   }

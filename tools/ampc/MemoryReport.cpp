@@ -1,0 +1,108 @@
+#include "tools/ampc/MemoryReport.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace amp::rt {
+namespace {
+
+// Buffer classes a user recognises, from the kind and the naming convention of docs/training-ir.md.
+std::string classify(const BufferDesc& b) {
+  auto ends = [&](const char* s) {
+    std::string suffix = s;
+    return b.name.size() > suffix.size() && b.name.compare(b.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  switch (b.kind) {
+    case BufferKind::Param: return "params (f32 masters)";
+    case BufferKind::Input:
+    case BufferKind::Label: return "inputs and labels";
+    case BufferKind::Constant: return "constants";
+    case BufferKind::Temp: return "temporaries";
+    case BufferKind::State:
+      if (b.init && b.init->kind == "cast") return "low-precision weight copies";
+      if (ends(".exp_avg") || ends(".exp_avg_sq") || ends(".momentum_buffer")) return "optimizer moments";
+      if (ends(".grad_accum")) return "gradient accumulators";
+      return "scaler and counters";
+  }
+  return "other";
+}
+
+int64_t bytesOf(const BufferDesc& b) { return numElements(b.shape) * static_cast<int64_t>(dtypeSize(b.dtype)); }
+
+// Peak bytes of temporaries live at once when `entry` runs its steps in order and each buffer is
+// freed after its last use (results and write-backs live to the end).
+int64_t peakTemporaries(const Plan& plan, const EntryPoint& e) {
+  const int64_t end = static_cast<int64_t>(e.steps.size());
+  std::map<int32_t, int64_t> lastUse;
+  for (int64_t s = 0; s < end; ++s)
+    for (int32_t id : e.steps[s].operands) lastUse[id] = s;
+  for (int32_t id : e.results) lastUse[id] = end;
+  for (const auto& [from, to] : e.updates) lastUse[from] = end;
+  int64_t live = 0, peak = 0;
+  for (int64_t s = 0; s < end; ++s) {
+    for (int32_t id : e.steps[s].results) live += bytesOf(plan.buffers[id]);
+    peak = std::max(peak, live);
+    std::set<int32_t> dying;
+    for (int32_t id : e.steps[s].operands)
+      if (plan.buffers[id].kind == BufferKind::Temp && lastUse[id] == s) dying.insert(id);
+    for (int32_t id : e.steps[s].results)
+      if (!lastUse.count(id)) dying.insert(id);  // never read
+    for (int32_t id : dying) live -= bytesOf(plan.buffers[id]);
+  }
+  return peak;
+}
+
+std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string& entry) {
+  std::map<std::string, int64_t> out;
+  for (const BufferDesc& b : plan.buffers)
+    if (b.kind != BufferKind::Temp) out[classify(b)] += bytesOf(b);
+  if (const EntryPoint* e = plan.findEntry(entry)) {
+    int64_t all = 0;
+    for (const PlanStep& s : e->steps)
+      for (int32_t id : s.results) all += bytesOf(plan.buffers[id]);
+    out["temporaries, peak live"] = peakTemporaries(plan, *e);
+    out["(temporaries, all at once)"] = all;
+  }
+  return out;
+}
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::string& entry) {
+  auto a = bytesByClass(f32, entry), b = bytesByClass(amp, entry);
+  std::vector<std::string> classes;
+  for (const char* c : {"params (f32 masters)", "low-precision weight copies", "optimizer moments",
+                        "gradient accumulators", "scaler and counters", "constants", "inputs and labels",
+                        "temporaries, peak live", "(temporaries, all at once)"})
+    if (a.count(c) || b.count(c)) classes.push_back(c);
+  std::string precision = amp.metadataValue("precision");
+  char line[256];
+  std::string s = "Memory report: entry '" + entry + "', f32 vs " + (precision.empty() ? "f32" : precision) +
+                  ". Persistent buffers, plus the peak of temporaries live at once when the steps\n"
+                  "run in order and each is freed after its last use (the total counts that peak).\n\n";
+  std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "buffers", "f32", precision.c_str(), "ratio");
+  s += line;
+  int64_t ta = 0, tb = 0;
+  for (const std::string& c : classes) {
+    int64_t x = a.count(c) ? a[c] : 0, y = b.count(c) ? b[c] : 0;
+    if (c[0] != '(') ta += x, tb += y;
+    std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", c.c_str(), mib(x).c_str(), mib(y).c_str(),
+                  x ? (std::to_string(static_cast<int>(100.0 * y / x + 0.5)) + "%").c_str() : "-");
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "total", mib(ta).c_str(), mib(tb).c_str(),
+                ta ? (std::to_string(static_cast<int>(100.0 * tb / ta + 0.5)) + "%").c_str() : "-");
+  s += line;
+  return s;
+}
+
+}  // namespace amp::rt
