@@ -100,7 +100,9 @@ TEST_P(NumericsFormat, ExhaustiveRoundTrip) {
       ASSERT_TRUE(test::refIsNaN(c.fmt, back)) << std::hex << code;
       ASSERT_EQ(back & signBit, code & signBit);
       ASSERT_EQ(back & c.quietBit, c.quietBit);
-      if (c.fmt.bits() == 16) ASSERT_EQ(back, code | c.quietBit) << "payload kept";
+      if (c.fmt.bits() == 16) {
+        ASSERT_EQ(back, code | c.quietBit) << "payload kept";
+      }
     }
   }
 }
@@ -220,7 +222,9 @@ TEST(NumericsFp8, E5M2SpecialValues) {
   EXPECT_EQ(f8E5M2ToF32(0xfc), -INFINITY);
   // E5M2 is the top byte of f16: every non-NaN value converts the same through either route.
   for (uint32_t c = 0; c < 256; ++c)
-    if (!std::isnan(f8E5M2ToF32(uint8_t(c)))) EXPECT_EQ(f32ToF16(f8E5M2ToF32(uint8_t(c))), c << 8);
+    if (!std::isnan(f8E5M2ToF32(uint8_t(c)))) {
+      EXPECT_EQ(f32ToF16(f8E5M2ToF32(uint8_t(c))), c << 8);
+    }
 }
 
 TEST(NumericsF16, SpecialValues) {

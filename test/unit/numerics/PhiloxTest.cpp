@@ -53,8 +53,12 @@ TEST(NumericsPhilox, DropoutKeepRate) {
     int kept = 0;
     for (int i = 0; i < n; ++i) kept += dropoutKeep(1234, 99, uint64_t(i), p);
     const double rate = double(kept) / n;
-    if (p == 0.0f) EXPECT_EQ(kept, n);
-    if (p == 1.0f) EXPECT_EQ(kept, 0);
+    if (p == 0.0f) {
+      EXPECT_EQ(kept, n);
+    }
+    if (p == 1.0f) {
+      EXPECT_EQ(kept, 0);
+    }
     // 1M Bernoulli draws: the standard deviation of the rate is <= 0.0005; allow 6 sigma.
     EXPECT_NEAR(rate, 1.0 - p, 0.003) << "p=" << p;
   }

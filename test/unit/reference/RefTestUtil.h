@@ -91,7 +91,9 @@ inline void expectRoundedEq(const Tensor& got, const std::vector<double>& want, 
   ASSERT_EQ(g.size(), want.size()) << what;
   for (size_t i = 0; i < g.size(); ++i) {
     const double w = roundToDType(got.dtype(), static_cast<float>(want[i]));
-    if (std::isnan(w)) EXPECT_TRUE(std::isnan(g[i])) << what << " [" << i << "]";
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g[i])) << what << " [" << i << "]";
+    }
     else EXPECT_EQ(g[i], w) << what << " [" << i << "] f64 value " << want[i];
   }
 }
