@@ -93,8 +93,9 @@ inline void expectRoundedEq(const Tensor& got, const std::vector<double>& want, 
     const double w = roundToDType(got.dtype(), static_cast<float>(want[i]));
     if (std::isnan(w)) {
       EXPECT_TRUE(std::isnan(g[i])) << what << " [" << i << "]";
+    } else {
+      EXPECT_EQ(g[i], w) << what << " [" << i << "] f64 value " << want[i];
     }
-    else EXPECT_EQ(g[i], w) << what << " [" << i << "] f64 value " << want[i];
   }
 }
 
