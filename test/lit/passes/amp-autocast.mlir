@@ -2,53 +2,53 @@
 // auto dtype and policy files. TensorFlow painting: amp-autocast-tensorflow.mlir; conflicting
 // overrides: amp-autocast-invalid.mlir.
 //
-// RUN: amp-opt --split-input-file --amp-autocast="dtype=bf16 policy=pytorch" %s | FileCheck %s --check-prefix=PT
-// RUN: amp-opt --split-input-file --amp-autocast="dtype=f16 policy=pytorch" %s | FileCheck %s --check-prefix=F16
-// RUN: amp-opt --split-input-file --amp-autocast="dtype=f32" %s | FileCheck %s --check-prefix=OFF
-// RUN: amp-opt --split-input-file --amp-autocast="dtype=bf16 override=head.*=f32 override=op:amp.relu=low" %s | FileCheck %s --check-prefix=PAT
+// RUN: amp-opt --split-input-file --amp-autocast="dtype=bf16 policy=pytorch" %s | FileCheck %s --check-prefix=PT-CHECK
+// RUN: amp-opt --split-input-file --amp-autocast="dtype=f16 policy=pytorch" %s | FileCheck %s --check-prefix=F16-CHECK
+// RUN: amp-opt --split-input-file --amp-autocast="dtype=f32" %s | FileCheck %s --check-prefix=OFF-CHECK
+// RUN: amp-opt --split-input-file --amp-autocast="dtype=bf16 override=head.*=f32 override=op:amp.relu=low" %s | FileCheck %s --check-prefix=PAT-CHECK
 //
 // Auto dtype from a target option or the module attribute amp.target.
-// RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_80" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM80
-// RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_75" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM75
-// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16
-// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:amx_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16
-// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:generic" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUF16
-// RUN: amp-opt --amp-autocast="dtype=auto target=reference" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=REF
-// RUN: amp-opt --amp-autocast="dtype=auto" %S/Inputs/autocast-target.mlir | FileCheck %s --check-prefix=MODTARGET
-// RUN: not amp-opt --amp-autocast="dtype=auto" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOTARGET
-// RUN: not amp-opt --amp-autocast="dtype=auto target=cuda:volta" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADTARGET
-// RUN: not amp-opt --amp-autocast="dtype=fp8" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADDTYPE
+// RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_80" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM80-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_75" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM75-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:amx_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:generic" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUF16-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=reference" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=REF-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto" %S/Inputs/autocast-target.mlir | FileCheck %s --check-prefix=MODTARGET-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=auto" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOTARGET-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=auto target=cuda:volta" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADTARGET-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=fp8" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADDTYPE-CHECK
 //
 // Policy files: a valid one (promote and banned categories), then invalid ones.
-// RUN: amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-promote.json" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=PROMOTE
-// RUN: not amp-opt --split-input-file --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-promote.json" %s 2>&1 | FileCheck %s --check-prefix=PROMOTE-ERR
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-json.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADJSON
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-conflict.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=CONFLICT
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-unknown-op.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=UNKNOWNOP
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-wrong-list.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=WRONGLIST
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-remove.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADREMOVE
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-no-base.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOBASE
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-override.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADOVERRIDE
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/does-not-exist.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOFILE
-// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=jax" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOPOLICY
-// RUN: not amp-opt --amp-autocast="dtype=bf16 override=head.*" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADSPEC
+// RUN: amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-promote.json" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=PROMOTE-CHECK
+// RUN: not amp-opt --split-input-file --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-promote.json" %s 2>&1 | FileCheck %s --check-prefix=PROMOTE-ERR-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-json.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADJSON-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-conflict.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=CONFLICT-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-unknown-op.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=UNKNOWNOP-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-wrong-list.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=WRONGLIST-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-remove.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADREMOVE-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-no-base.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOBASE-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/policy-bad-override.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADOVERRIDE-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=%S/Inputs/does-not-exist.json" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOFILE-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 policy=jax" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=NOPOLICY-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=bf16 override=head.*" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADSPEC-CHECK
 
 // lower_precision_fp: inputs cast to the low dtype; one cast per (value, type) shared by every
 // user (the weight-cast cache); the result returns to f32 at the function boundary.
-// PT-LABEL: func.func @lower_precision
-// PT-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>) -> tensor<4x8xf32>
-// PT-DAG: %[[XB:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
-// PT-DAG: %[[WB:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<8x8xf32> to tensor<8x8xbf16>
-// PT: %[[A:.*]] = amp.matmul %[[XB]], %[[WB]] {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: {{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// PT-NOT: amp.cast %[[W]]
-// PT: %[[B:.*]] = amp.matmul %[[A]], %[[WB]] {amp.precision = "bf16"
-// PT: %[[R:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
-// PT: return %[[R]] : tensor<4x8xf32>
-// F16-LABEL: func.func @lower_precision
-// F16: amp.matmul {{.*}} {amp.precision = "f16", {{.*}}} : tensor<4x8xf16>, tensor<8x8xf16>
-// OFF-LABEL: func.func @lower_precision
-// OFF-NOT: amp.cast
-// OFF: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "autocast off (dtype=f32): runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
+// PT-CHECK-LABEL: func.func @lower_precision
+// PT-CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>) -> tensor<4x8xf32>
+// PT-CHECK-DAG: %[[XB:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
+// PT-CHECK-DAG: %[[WB:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<8x8xf32> to tensor<8x8xbf16>
+// PT-CHECK: %[[A:.*]] = amp.matmul %[[XB]], %[[WB]] {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: {{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PT-CHECK-NOT: amp.cast %[[W]]
+// PT-CHECK: %[[B:.*]] = amp.matmul %[[A]], %[[WB]] {amp.precision = "bf16"
+// PT-CHECK: %[[R:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
+// PT-CHECK: return %[[R]] : tensor<4x8xf32>
+// F16-CHECK-LABEL: func.func @lower_precision
+// F16-CHECK: amp.matmul {{.*}} {amp.precision = "f16", {{.*}}} : tensor<4x8xf16>, tensor<8x8xf16>
+// OFF-CHECK-LABEL: func.func @lower_precision
+// OFF-CHECK-NOT: amp.cast
+// OFF-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "autocast off (dtype=f32): runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
 func.func @lower_precision(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.matmul %0, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -60,17 +60,17 @@ func.func @lower_precision(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4
 // fp32: a low-precision input is cast up; the op runs in f32. fp32_set_opt_dtype (softmax,
 // log_softmax, reduce_sum): computes in f32 and returns f32. No cast on an edge whose two ends
 // agree (exp -> softmax), one cast of %0 to f32 shared by three users.
-// PT-LABEL: func.func @fp32_ops
-// PT: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// PT: %[[UP:.*]] = amp.cast %[[MM]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
-// PT: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x8xf32>
-// PT-NEXT: %[[S:.*]] = amp.softmax %[[E]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype: computes in f32 and returns f32{{.*}}"} : tensor<4x8xf32>
-// PT-NEXT: amp.log_softmax %[[UP]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
-// PT-NEXT: amp.reduce_sum %[[UP]] dims = [1] {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
-// PT-NEXT: amp.layer_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
-// PT-NEXT: amp.rms_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
-// PT-NOT: amp.cast
-// PT: return
+// PT-CHECK-LABEL: func.func @fp32_ops
+// PT-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PT-CHECK: %[[UP:.*]] = amp.cast %[[MM]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
+// PT-CHECK: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x8xf32>
+// PT-CHECK-NEXT: %[[S:.*]] = amp.softmax %[[E]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype: computes in f32 and returns f32{{.*}}"} : tensor<4x8xf32>
+// PT-CHECK-NEXT: amp.log_softmax %[[UP]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
+// PT-CHECK-NEXT: amp.reduce_sum %[[UP]] dims = [1] {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
+// PT-CHECK-NEXT: amp.layer_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
+// PT-CHECK-NEXT: amp.rms_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
+// PT-CHECK-NOT: amp.cast
+// PT-CHECK: return
 func.func @fp32_ops(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
     -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -87,13 +87,13 @@ func.func @fp32_ops(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
 
 // Fall-through: not autocast, runs in its input dtype. Several inputs use PyTorch's native type
 // promotion (bf16 with f32 gives f32) in which rank-0 inputs follow the dimensioned ones.
-// PT-LABEL: func.func @fallthrough
-// PT: %[[MM:.*]] = amp.matmul
-// PT: %[[R:.*]] = amp.relu %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: not autocast, runs in its input dtype bf16"} : tensor<4x8xbf16>
-// PT: %[[SB:.*]] = amp.cast %{{.*}} {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
-// PT: %[[M:.*]] = amp.mul %[[R]], %[[SB]] {amp.precision = "bf16", amp.reason = "{{.*}}rank-0 inputs follow the dimensioned ones{{.*}}"} : tensor<4x8xbf16>, tensor<bf16>
-// PT: %[[MUP:.*]] = amp.cast %[[M]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
-// PT: amp.add %[[MUP]], %{{.*}} {amp.precision = "f32", amp.reason = "pytorch fallthrough: not autocast, inputs bf16 and f32 promote to f32"} : tensor<4x8xf32>, tensor<8xf32>
+// PT-CHECK-LABEL: func.func @fallthrough
+// PT-CHECK: %[[MM:.*]] = amp.matmul
+// PT-CHECK: %[[R:.*]] = amp.relu %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: not autocast, runs in its input dtype bf16"} : tensor<4x8xbf16>
+// PT-CHECK: %[[SB:.*]] = amp.cast %{{.*}} {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
+// PT-CHECK: %[[M:.*]] = amp.mul %[[R]], %[[SB]] {amp.precision = "bf16", amp.reason = "{{.*}}rank-0 inputs follow the dimensioned ones{{.*}}"} : tensor<4x8xbf16>, tensor<bf16>
+// PT-CHECK: %[[MUP:.*]] = amp.cast %[[M]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
+// PT-CHECK: amp.add %[[MUP]], %{{.*}} {amp.precision = "f32", amp.reason = "pytorch fallthrough: not autocast, inputs bf16 and f32 promote to f32"} : tensor<4x8xf32>, tensor<8xf32>
 func.func @fallthrough(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.relu %0 : tensor<4x8xf32>
@@ -105,17 +105,17 @@ func.func @fallthrough(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf3
 // -----
 
 // Integer and i1 values are never cast: embedding ids, labels, compare masks. The loss stays f32.
-// PT-LABEL: func.func @integers
-// PT-SAME: (%[[T:.*]]: tensor<16x8xf32>, %[[IDS:.*]]: tensor<4xi64>, %[[W:.*]]: tensor<8x16xf32>, %[[Y:.*]]: tensor<4xi32>)
-// PT: %[[E:.*]] = amp.embedding %[[T]][%[[IDS]]] {amp.precision = "f32", {{.*}}} : tensor<16x8xf32>, tensor<4xi64>
-// PT: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16>
-// PT: %[[Z:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
-// PT: %[[ZB:.*]] = amp.cast %[[Z]] {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
-// PT: %[[MASK:.*]] = amp.compare "gt", %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>, tensor<bf16>
-// PT: %[[SEL:.*]] = amp.select %[[MASK]], %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xi1>, tensor<4x16xbf16>, tensor<bf16>
-// PT: %[[UP:.*]] = amp.cast %[[SEL]] {amp.autocast_inserted} : tensor<4x16xbf16> to tensor<4x16xf32>
-// PT: %[[L:.*]] = amp.cross_entropy %[[UP]], %[[Y]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x16xf32>, tensor<4xi32>
-// PT: return %[[L]] : tensor<f32>
+// PT-CHECK-LABEL: func.func @integers
+// PT-CHECK-SAME: (%[[T:.*]]: tensor<16x8xf32>, %[[IDS:.*]]: tensor<4xi64>, %[[W:.*]]: tensor<8x16xf32>, %[[Y:.*]]: tensor<4xi32>)
+// PT-CHECK: %[[E:.*]] = amp.embedding %[[T]][%[[IDS]]] {amp.precision = "f32", {{.*}}} : tensor<16x8xf32>, tensor<4xi64>
+// PT-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16>
+// PT-CHECK: %[[Z:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
+// PT-CHECK: %[[ZB:.*]] = amp.cast %[[Z]] {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
+// PT-CHECK: %[[MASK:.*]] = amp.compare "gt", %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>, tensor<bf16>
+// PT-CHECK: %[[SEL:.*]] = amp.select %[[MASK]], %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xi1>, tensor<4x16xbf16>, tensor<bf16>
+// PT-CHECK: %[[UP:.*]] = amp.cast %[[SEL]] {amp.autocast_inserted} : tensor<4x16xbf16> to tensor<4x16xf32>
+// PT-CHECK: %[[L:.*]] = amp.cross_entropy %[[UP]], %[[Y]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x16xf32>, tensor<4xi32>
+// PT-CHECK: return %[[L]] : tensor<f32>
 func.func @integers(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %w: tensor<8x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {
   %0 = amp.embedding %table[%ids] : tensor<16x8xf32>, tensor<4xi64>
   %1 = amp.matmul %0, %w : tensor<4x8xf32>, tensor<8x16xf32>
@@ -130,13 +130,13 @@ func.func @integers(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %w: tensor<8x
 
 // Explicit casts are user intent: kept, and shared by later users that need the same type. A
 // loss computed in low precision by an override returns as f32.
-// PT-LABEL: func.func @explicit_casts
-// PT: %[[C:.*]] = amp.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xbf16>
-// PT-NOT: amp.cast {{.*}} to tensor<4x8xbf16>
-// PT: amp.matmul %[[C]], %{{.*}}
-// PT: %[[L:.*]] = amp.mse_loss {{.*}} {amp.precision = "bf16", amp.reason = "override: amp.precision = \22bf16\22 on the op; runs in bf16"} : tensor<4x8xbf16>, tensor<4x8xbf16>
-// PT: %[[LUP:.*]] = amp.cast %[[L]] {amp.autocast_inserted} : tensor<bf16> to tensor<f32>
-// PT: return %[[LUP]] : tensor<f32>
+// PT-CHECK-LABEL: func.func @explicit_casts
+// PT-CHECK: %[[C:.*]] = amp.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xbf16>
+// PT-CHECK-NOT: amp.cast {{.*}} to tensor<4x8xbf16>
+// PT-CHECK: amp.matmul %[[C]], %{{.*}}
+// PT-CHECK: %[[L:.*]] = amp.mse_loss {{.*}} {amp.precision = "bf16", amp.reason = "override: amp.precision = \22bf16\22 on the op; runs in bf16"} : tensor<4x8xbf16>, tensor<4x8xbf16>
+// PT-CHECK: %[[LUP:.*]] = amp.cast %[[L]] {amp.autocast_inserted} : tensor<bf16> to tensor<f32>
+// PT-CHECK: return %[[LUP]] : tensor<f32>
 func.func @explicit_casts(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<f32> {
   %c = amp.cast %x : tensor<4x8xf32> to tensor<4x8xbf16>
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -148,19 +148,19 @@ func.func @explicit_casts(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<f3
 
 // Overrides: amp.precision on an op; amp.autocast = false on a function disables autocast there
 // (ops run as declared) and amp.autocast = true on one op re-enables it.
-// PT-LABEL: func.func @per_op_override
-// PT: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.precision = \22f32\22 on the op; runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
-// PT: amp.softmax %{{.*}} axis = 1 {amp.precision = "f16", amp.reason = "override: {{.*}}"} : tensor<4x8xf16>
+// PT-CHECK-LABEL: func.func @per_op_override
+// PT-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.precision = \22f32\22 on the op; runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
+// PT-CHECK: amp.softmax %{{.*}} axis = 1 {amp.precision = "f16", amp.reason = "override: {{.*}}"} : tensor<4x8xf16>
 func.func @per_op_override(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w {amp.precision = "f32"} : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.softmax %0 axis = 1 {amp.precision = "f16"} : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
 
-// PT-LABEL: func.func @disabled_scope
-// PT-SAME: attributes {amp.autocast = false}
-// PT: %[[A:.*]] = amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.autocast = false on func @disabled_scope (autocast disabled); runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
-// PT: amp.matmul {{.*}} {amp.autocast = true, amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp{{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PT-CHECK-LABEL: func.func @disabled_scope
+// PT-CHECK-SAME: attributes {amp.autocast = false}
+// PT-CHECK: %[[A:.*]] = amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.autocast = false on func @disabled_scope (autocast disabled); runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
+// PT-CHECK: amp.matmul {{.*}} {amp.autocast = true, amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp{{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
 func.func @disabled_scope(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {amp.autocast = false} {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.matmul %0, %w {amp.autocast = true} : tensor<4x8xf32>, tensor<8x8xf32>
@@ -168,10 +168,10 @@ func.func @disabled_scope(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x
 }
 
 // Pattern overrides from the pass option: by location name (head.*) and by op name (op:amp.relu).
-// PAT-LABEL: func.func @patterns
-// PAT: amp.matmul {{.*}} {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp
-// PAT: amp.relu {{.*}} {amp.precision = "bf16", amp.reason = "override: op 'amp.relu' -> low (option override=op:amp.relu=low); runs in bf16"}
-// PAT: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = "override: loc 'head.*' -> f32 (option override=head.*=f32); runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
+// PAT-CHECK-LABEL: func.func @patterns
+// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp
+// PAT-CHECK: amp.relu {{.*}} {amp.precision = "bf16", amp.reason = "override: op 'amp.relu' -> low (option override=op:amp.relu=low); runs in bf16"}
+// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = "override: loc 'head.*' -> f32 (option override=head.*=f32); runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
 func.func @patterns(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> loc("body.fc")
   %1 = amp.relu %0 : tensor<4x8xf32> loc("body.act")
@@ -182,8 +182,8 @@ func.func @patterns(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32>
 // -----
 
 // promote (policy file): mixing f16 and bf16 is an error, as in PyTorch.
-// PROMOTE-ERR: error: 'amp.concat' (promote) mixes f16 and bf16 inputs under bf16 autocast; PyTorch rejects this too (insert an explicit amp.cast)
-// PROMOTE-ERR: error: 'amp.gelu' is banned under autocast by policy 'policy-promote.json (based on pytorch)'
+// PROMOTE-ERR-CHECK: error: 'amp.concat' (promote) mixes f16 and bf16 inputs under bf16 autocast; PyTorch rejects this too (insert an explicit amp.cast)
+// PROMOTE-ERR-CHECK: error: 'amp.gelu' is banned under autocast by policy 'policy-promote.json (based on pytorch)'
 func.func @promote_mix(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x16xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.relu %x {amp.precision = "f16"} : tensor<4x8xf32>
@@ -199,29 +199,29 @@ func.func @banned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %0 : tensor<4x8xf32>
 }
 
-// SM80: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_80 has bf16 tensor cores (sm_80 and newer))", amp.target = "cuda:sm_80"}
-// SM75: module attributes {amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)", amp.target = "cuda:sm_75"}
-// SM75: amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
-// CPUBF16: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)"
-// CPUF16: amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cpu features name no bf16 support; using f16)"
-// REF: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)"
-// MODTARGET: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})", amp.target = "cuda:sm_90"}
-// MODTARGET: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// NOTARGET: error: amp-autocast: dtype=auto needs a target
-// BADTARGET: error: amp-autocast: bad CUDA target 'cuda:volta' (expected cuda:sm_NN, e.g. cuda:sm_80)
-// BADDTYPE: error: amp-autocast: unknown dtype 'fp8' (expected f16, bf16, auto or f32)
+// SM80-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_80 has bf16 tensor cores (sm_80 and newer))", amp.target = "cuda:sm_80"}
+// SM75-CHECK: module attributes {amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)", amp.target = "cuda:sm_75"}
+// SM75-CHECK: amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
+// CPUBF16-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)"
+// CPUF16-CHECK: amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cpu features name no bf16 support; using f16)"
+// REF-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)"
+// MODTARGET-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})", amp.target = "cuda:sm_90"}
+// MODTARGET-CHECK: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// NOTARGET-CHECK: error: amp-autocast: dtype=auto needs a target
+// BADTARGET-CHECK: error: amp-autocast: bad CUDA target 'cuda:volta' (expected cuda:sm_NN, e.g. cuda:sm_80)
+// BADDTYPE-CHECK: error: amp-autocast: unknown dtype 'fp8' (expected f16, bf16, auto or f32)
 
-// PROMOTE-LABEL: func.func @tiny
-// PROMOTE: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// PROMOTE: %[[E:.*]] = amp.exp %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: {{.*}}"} : tensor<4x8xbf16>
-// PROMOTE: amp.concat %[[E]], %[[MM]] axis = 1 {amp.precision = "bf16", amp.reason = "pytorch promote: widest input type is bf16"}
-// BADJSON: error: amp-autocast: policy file '{{.*}}policy-bad-json.json': invalid JSON: [1:49, byte=49]: Invalid JSON value
-// CONFLICT: error: amp-autocast: policy file '{{.*}}policy-conflict.json': op 'amp.exp' is in both 'fp32' and 'lower_precision_fp' (lists.lower_precision_fp.add[0]; remove it from 'fp32' first)
-// UNKNOWNOP: error: amp-autocast: policy file '{{.*}}': lists.deny.add[0]: unknown op 'amp.frobnicate'
-// WRONGLIST: error: amp-autocast: policy file '{{.*}}': unknown list 'fp32' for a tensorflow policy (expected allow, infer, deny, clear)
-// BADREMOVE: error: amp-autocast: policy file '{{.*}}': lists.fp32.remove[0]: cannot remove 'amp.matmul' from 'fp32': it is in 'lower_precision_fp'
-// NOBASE: error: amp-autocast: policy file '{{.*}}': 'base' is required
-// BADOVERRIDE: error: amp-autocast: policy file '{{.*}}': overrides[0]: override 'attn.*=f8': unknown precision 'f8' (expected f32, f16, bf16, low or off)
-// NOFILE: error: amp-autocast: cannot read policy file '{{.*}}does-not-exist.json'
-// NOPOLICY: error: amp-autocast: unknown built-in policy 'jax'
-// BADSPEC: error: amp-autocast: override 'head.*' must be PATTERN=PRECISION
+// PROMOTE-CHECK-LABEL: func.func @tiny
+// PROMOTE-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PROMOTE-CHECK: %[[E:.*]] = amp.exp %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: {{.*}}"} : tensor<4x8xbf16>
+// PROMOTE-CHECK: amp.concat %[[E]], %[[MM]] axis = 1 {amp.precision = "bf16", amp.reason = "pytorch promote: widest input type is bf16"}
+// BADJSON-CHECK: error: amp-autocast: policy file '{{.*}}policy-bad-json.json': invalid JSON: [1:49, byte=49]: Invalid JSON value
+// CONFLICT-CHECK: error: amp-autocast: policy file '{{.*}}policy-conflict.json': op 'amp.exp' is in both 'fp32' and 'lower_precision_fp' (lists.lower_precision_fp.add[0]; remove it from 'fp32' first)
+// UNKNOWNOP-CHECK: error: amp-autocast: policy file '{{.*}}': lists.deny.add[0]: unknown op 'amp.frobnicate'
+// WRONGLIST-CHECK: error: amp-autocast: policy file '{{.*}}': unknown list 'fp32' for a tensorflow policy (expected allow, infer, deny, clear)
+// BADREMOVE-CHECK: error: amp-autocast: policy file '{{.*}}': lists.fp32.remove[0]: cannot remove 'amp.matmul' from 'fp32': it is in 'lower_precision_fp'
+// NOBASE-CHECK: error: amp-autocast: policy file '{{.*}}': 'base' is required
+// BADOVERRIDE-CHECK: error: amp-autocast: policy file '{{.*}}': overrides[0]: override 'attn.*=f8': unknown precision 'f8' (expected f32, f16, bf16, low or off)
+// NOFILE-CHECK: error: amp-autocast: cannot read policy file '{{.*}}does-not-exist.json'
+// NOPOLICY-CHECK: error: amp-autocast: unknown built-in policy 'jax'
+// BADSPEC-CHECK: error: amp-autocast: override 'head.*' must be PATTERN=PRECISION

@@ -2,42 +2,42 @@
 // loss on the first Fashion-MNIST test batch to the same value; bad input gives clear errors.
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --precision=f32 -o %t.ampx
-// RUN: amp-run %t.ampx --data=fashion-mnist --summary=%t.json --output=%t.out.safetensors | FileCheck %s --check-prefix=EVAL
-// RUN: FileCheck %s --check-prefix=SUMMARY < %t.json
-// EVAL: loss = 2.42448
-// EVAL: output1: f32 [128, 10]
-// SUMMARY: "entry": "eval"
-// SUMMARY: "device": "reference"
-// SUMMARY: "loss": 2.424
+// RUN: amp-run %t.ampx --data=fashion-mnist --summary=%t.json --output=%t.out.safetensors | FileCheck %s --check-prefix=EVAL-CHECK
+// RUN: FileCheck %s --check-prefix=SUMMARY-CHECK < %t.json
+// EVAL-CHECK: loss = 2.42448
+// EVAL-CHECK: output1: f32 [128, 10]
+// SUMMARY-CHECK: "entry": "eval"
+// SUMMARY-CHECK: "device": "reference"
+// SUMMARY-CHECK: "loss": 2.424
 
 // The bf16 forward (autocast) evaluates close to, but not exactly at, the f32 loss.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --precision=bf16 -o %t.bf16.ampx
-// RUN: amp-run %t.bf16.ampx --data=fashion-mnist | FileCheck %s --check-prefix=BF16
-// BF16: loss = 2.4{{[0-9]+}}
+// RUN: amp-run %t.bf16.ampx --data=fashion-mnist | FileCheck %s --check-prefix=BF16-CHECK
+// BF16-CHECK: loss = 2.4{{[0-9]+}}
 
-// RUN: not amp-run %t.missing.ampx 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: amp-run: {{.*}}missing.ampx
+// RUN: not amp-run %t.missing.ampx 2>&1 | FileCheck %s --check-prefix=MISSING-CHECK
+// MISSING-CHECK: amp-run: {{.*}}missing.ampx
 
 // RUN: echo "not a bundle" > %t.bad.ampx
-// RUN: not amp-run %t.bad.ampx 2>&1 | FileCheck %s --check-prefix=CORRUPT
-// CORRUPT: amp-run: {{.*}}bad.ampx
+// RUN: not amp-run %t.bad.ampx 2>&1 | FileCheck %s --check-prefix=CORRUPT-CHECK
+// CORRUPT-CHECK: amp-run: {{.*}}bad.ampx
 
-// RUN: not amp-run %t.ampx --device=tpu 2>&1 | FileCheck %s --check-prefix=DEVICE
-// DEVICE: unknown device 'tpu'
+// RUN: not amp-run %t.ampx --device=tpu 2>&1 | FileCheck %s --check-prefix=DEVICE-CHECK
+// DEVICE-CHECK: unknown device 'tpu'
 
-// RUN: not amp-run %t.ampx --frobnicate 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: unknown option '--frobnicate'
+// RUN: not amp-run %t.ampx --frobnicate 2>&1 | FileCheck %s --check-prefix=OPTION-CHECK
+// OPTION-CHECK: unknown option '--frobnicate'
 
-// RUN: not amp-run %t.ampx 2>&1 | FileCheck %s --check-prefix=NOINPUT
-// NOINPUT: missing input 'image' (f32 [128, 784])
+// RUN: not amp-run %t.ampx 2>&1 | FileCheck %s --check-prefix=NOINPUT-CHECK
+// NOINPUT-CHECK: missing input 'image' (f32 [128, 784])
 
-// RUN: not amp-run %t.ampx --data=fashion-mnist --entry=train_step 2>&1 | FileCheck %s --check-prefix=ENTRY
-// ENTRY: no entry point 'train_step' (it has: eval)
+// RUN: not amp-run %t.ampx --data=fashion-mnist --entry=train_step 2>&1 | FileCheck %s --check-prefix=ENTRY-CHECK
+// ENTRY-CHECK: no entry point 'train_step' (it has: eval)
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f32 -o %t.train.ampx
-// RUN: not amp-run %t.train.ampx --data=fashion-mnist --steps=3 --batch=64 2>&1 | FileCheck %s --check-prefix=BATCH
-// BATCH: --batch=64 but the model was compiled for batch 128
+// RUN: not amp-run %t.train.ampx --data=fashion-mnist --steps=3 --batch=64 2>&1 | FileCheck %s --check-prefix=BATCH-CHECK
+// BATCH-CHECK: --batch=64 but the model was compiled for batch 128
 
 // The .mlir path compiles on the fly with the ampc next to amp-run.
-// RUN: amp-run %amp_src_root/examples/mlp.mlir --data=fashion-mnist | FileCheck %s --check-prefix=FLY
-// FLY: loss = 2.4
+// RUN: amp-run %amp_src_root/examples/mlp.mlir --data=fashion-mnist | FileCheck %s --check-prefix=FLY-CHECK
+// FLY-CHECK: loss = 2.4
