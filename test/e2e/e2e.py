@@ -189,8 +189,49 @@ def injected_overflow():
     check(s1 == s0 * 0.5, "the loss scale backed off from %g to %g" % (s0, s1))
 
 
+def run_fails(*args):
+    print("+", " ".join(args), flush=True)
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(proc.stdout[-2000:], flush=True)
+    check(proc.returncode != 0, "exits non-zero")
+    return proc.stdout
+
+
+def bad_inputs():
+    """NaN-laden data, out-of-range labels and a corrupt checkpoint are clear errors, not crashes."""
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f32")
+    amp_run = os.path.join(BIN, "amp-run")
+    labels = [i % 10 for i in range(128)]
+    pixels = [0.5] * (128 * 784)
+    pixels[1000] = float("nan")
+    nan = os.path.join(WORK, "nan.npz")
+    write_npz(nan, {"image": npy("f", (128, 784), pixels), "label": npy("q", (128,), labels)})
+    out = run_fails(amp_run, bundle, "--data=" + nan, "--steps=1")
+    check("nan.npz: 'image' holds a non-finite value at flat index 1000" in out, "the NaN is located")
+
+    wrong = os.path.join(WORK, "labels.npz")
+    write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
+                      "label": npy("q", (128,), [12] * 128)})
+    out = run_fails(amp_run, bundle, "--data=" + wrong, "--steps=1")
+    check("label 12 at position [0] is out of range [0, 10)" in out and "mlp.mlir:21:" in out,
+          "an out-of-range label names itself and the loss op's source line")
+
+    good = os.path.join(WORK, "good.npz")
+    write_npz(good, {"image": npy("f", (128, 784), [0.5] * (128 * 784)), "label": npy("q", (128,), labels)})
+    ckpt = os.path.join(WORK, "ckpt")
+    train(bundle, os.path.join(WORK, "s.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
+    path = os.path.join(ckpt, "checkpoint.safetensors")
+    with open(path, "rb") as f:
+        blob = f.read()
+    with open(path, "wb") as f:
+        f.write(blob[: len(blob) // 2])
+    out = run_fails(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation,
-                                     injected_overflow)}
+                                     injected_overflow, bad_inputs)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
