@@ -37,7 +37,7 @@ bool endsWith(const std::string& s, std::string_view suffix) {
 }
 
 // Compiles a .mlir with the ampc that sits next to this binary, into a temporary bundle.
-absl::StatusOr<Plan> compileOnTheFly(const std::string& model, const char* argv0) {
+absl::StatusOr<Plan> compileOnTheFly(const std::string& model) {
   fs::path self = fs::read_symlink("/proc/self/exe");
   fs::path ampc = self.parent_path() / "ampc";
   if (!fs::exists(ampc))
@@ -63,7 +63,6 @@ absl::StatusOr<Plan> compileOnTheFly(const std::string& model, const char* argv0
   }
   auto plan = readBundle(bundle);
   std::remove(bundle.c_str());
-  (void)argv0;
   return plan;
 }
 
@@ -89,37 +88,32 @@ absl::StatusOr<Tensor> readTensorFile(const std::string& name, const std::string
   return absl::NotFoundError(absl::StrCat(file, ": has no tensor named '", name, "'"));
 }
 
-// Binds a Fashion-MNIST batch (the first `batch` test images) to the model's input and label.
-absl::Status feedFashionMnist(const Plan& plan, const std::string& dir, std::map<std::string, Tensor>& feeds) {
-  auto split = loadFashionMnist(dir, "t10k");
-  if (!split.ok()) return split.status();
-  const BufferDesc* input = nullptr;
-  const BufferDesc* label = nullptr;
-  for (const BufferDesc& b : plan.buffers) {
-    if (b.kind == BufferKind::Input) {
-      if (input) return absl::InvalidArgumentError("--data=fashion-mnist needs a model with exactly one input");
-      input = &b;
+// Feeds buffer `name` with the first examples of `source` ([N, ...]): as many as the buffer holds.
+// A tensor that is not a named input/label, or already has the buffer's shape, is fed as it is.
+absl::Status feedFirstExamples(const Plan& plan, const std::string& name, Tensor source,
+                               const std::string& what, std::map<std::string, Tensor>& feeds) {
+  auto id = plan.findBuffer(name);
+  if (id && source.rank() > 0 && source.shape() != plan.buffers[*id].shape) {
+    const BufferDesc& b = plan.buffers[*id];
+    int64_t rowElems = source.numel() / std::max<int64_t>(1, source.shape()[0]);
+    int64_t rows = rowElems ? numElements(b.shape) / rowElems : 0;
+    if (rows > 0 && rows <= source.shape()[0]) {
+      std::vector<int64_t> first(static_cast<size_t>(rows));
+      for (int64_t i = 0; i < rows; ++i) first[i] = i;
+      auto batch = gatherBatch(source, first, b.dtype, b.shape, what + ": " + name);
+      if (!batch.ok()) return batch.status();
+      source = std::move(*batch);
     }
-    if (b.kind == BufferKind::Label) label = &b;
   }
-  if (!input || input->shape.empty() || numElements(input->shape) % 784 != 0)
-    return absl::InvalidArgumentError(
-        "--data=fashion-mnist needs an input whose shape is [B, ...] with 784 values per image");
-  int64_t batch = input->shape[0];
-  if (batch > split->images.shape()[0])
-    return absl::InvalidArgumentError(absl::StrCat("batch ", batch, " exceeds the test split"));
-  Tensor images(DType::F32, input->shape);
-  const uint8_t* pixels = split->images.as<uint8_t>();
-  for (int64_t i = 0; i < images.numel(); ++i) images.as<float>()[i] = pixels[i] / 255.0f;
-  feeds[input->name] = std::move(images);
-  if (label) {
-    if (label->shape != Shape{batch} || (label->dtype != DType::I64 && label->dtype != DType::I32))
-      return absl::InvalidArgumentError(absl::StrCat("label '", label->name, "' must be i64/i32 [", batch, "]"));
-    Tensor labels(DType::I64, {batch});
-    for (int64_t i = 0; i < batch; ++i) labels.as<int64_t>()[i] = split->labels.as<uint8_t>()[i];
-    feeds[label->name] = std::move(labels);
-  }
+  feeds[name] = std::move(source);
   return absl::OkStatus();
+}
+
+// "fashion-mnist" or "fashion-mnist:DIR" -> the dataset directory; nullopt for other data.
+std::optional<std::string> fashionMnistDir(const std::string& data) {
+  if (data == "fashion-mnist") return std::string(kFashionMnistDir);
+  if (data.rfind("fashion-mnist:", 0) == 0) return data.substr(14);
+  return std::nullopt;
 }
 
 int fail(const absl::Status& status) {
@@ -148,10 +142,9 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   if (cl.data.empty()) return fail(absl::InvalidArgumentError("training needs --data=fashion-mnist[:DIR] or --data=FILE.npz"));
   absl::StatusOr<Dataset> trainData, evalData;
   bool haveEval = false;
-  if (cl.data == "fashion-mnist" || cl.data.rfind("fashion-mnist:", 0) == 0) {
-    std::string dir = cl.data == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : cl.data.substr(14);
-    trainData = loadFashionMnistDataset(dir, "train");
-    evalData = loadFashionMnistDataset(dir, "test");
+  if (auto dir = fashionMnistDir(cl.data)) {
+    trainData = loadFashionMnistDataset(*dir, "train");
+    evalData = loadFashionMnistDataset(*dir, "test");
     haveEval = true;
   } else {
     trainData = loadNpzDataset(cl.data, inputName, labelName);
@@ -232,7 +225,7 @@ int main(int argc, char** argv) {
   if (!device.ok()) return fail(device.status());
 
   absl::StatusOr<Plan> plan = endsWith(options->model, ".mlir")
-                                  ? compileOnTheFly(options->model, argv[0])
+                                  ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
   auto session = Session::create(std::move(*plan), *device);
@@ -252,30 +245,22 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Tensor> feeds;
   if (!options->data.empty()) {
-    std::string data = options->data;
-    if (data == "fashion-mnist" || data.rfind("fashion-mnist:", 0) == 0) {
-      std::string dir = data == "fashion-mnist" ? "/usr/share/datasets/fashion-mnist" : data.substr(14);
-      if (auto s = feedFashionMnist(session->plan(), dir, feeds); !s.ok()) return fail(s);
-    } else {
-      auto members = readNpz(data);
-      if (!members.ok()) return fail(members.status());
-      // A dataset-sized array feeds its first examples: as many as the buffer holds.
-      for (NamedTensor& m : *members) {
-        auto id = session->plan().findBuffer(m.name);
-        if (id && m.tensor.rank() > 0 && m.tensor.shape() != session->plan().buffers[*id].shape) {
-          const BufferDesc& b = session->plan().buffers[*id];
-          int64_t rowElems = m.tensor.numel() / m.tensor.shape()[0];
-          int64_t rows = rowElems ? numElements(b.shape) / rowElems : 0;
-          if (rows > 0 && rows <= m.tensor.shape()[0]) {
-            std::vector<int64_t> first(static_cast<size_t>(rows));
-            for (int64_t i = 0; i < rows; ++i) first[i] = i;
-            auto batch = gatherBatch(m.tensor, first, b.dtype, b.shape, data + ": " + m.name);
-            if (!batch.ok()) return fail(batch.status());
-            m.tensor = std::move(*batch);
-          }
-        }
-        feeds[m.name] = std::move(m.tensor);
+    const Plan& plan = session->plan();
+    if (auto dir = fashionMnistDir(options->data)) {  // the first test batch
+      auto test = loadFashionMnistDataset(*dir, "test");
+      if (!test.ok()) return fail(test.status());
+      for (const BufferDesc& b : plan.buffers) {
+        if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+        Tensor& source = b.kind == BufferKind::Input ? test->inputs : test->labels;
+        if (auto s = feedFirstExamples(plan, b.name, std::move(source), test->name, feeds); !s.ok())
+          return fail(s);
       }
+    } else {
+      auto members = readNpz(options->data);
+      if (!members.ok()) return fail(members.status());
+      for (NamedTensor& m : *members)
+        if (auto s = feedFirstExamples(plan, m.name, std::move(m.tensor), options->data, feeds); !s.ok())
+          return fail(s);
     }
   }
   for (const auto& [name, file] : options->inputs) {
