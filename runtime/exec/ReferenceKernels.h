@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/Tensor.h"
-#include "runtime/exec/Attr.h"
+#include "runtime/plan/Attr.h"
 
 namespace amp::rt {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/Tensor.h"
-#include "runtime/exec/Attr.h"
+#include "runtime/plan/Attr.h"
 
 namespace amp::rt {
 
@@ -43,6 +43,10 @@ struct BufferDesc {
   Shape shape;
   BufferKind kind = BufferKind::Temp;
   std::optional<InitSpec> init;  // params only
+
+  int64_t numel() const { return numElements(shape); }
+  // Bytes of the buffer; validatePlan has checked that this does not overflow.
+  int64_t byteSize() const { return numel() * static_cast<int64_t>(dtypeSize(dtype)); }
 };
 
 struct PlanStep {

@@ -66,12 +66,6 @@ double persistentScalar(const Session& s, const std::string& name, double fallba
   return fallback;
 }
 
-int64_t plannedBytes(const Plan& plan) {
-  int64_t total = 0;
-  for (const BufferDesc& b : plan.buffers) total += numElements(b.shape) * static_cast<int64_t>(dtypeSize(b.dtype));
-  return total;
-}
-
 std::string checkpointPath(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
 
 }  // namespace
@@ -174,7 +168,6 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
 
   TrainReport report;
   report.accumulate = accumulate;
-  report.peakMemoryBytes = plannedBytes(plan);
   uint64_t seed = options.seed;
   int64_t step = 0;
   if (options.resume) {
@@ -207,7 +200,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       std::vector<int64_t> idx(order.begin() + offset + k * b->batch, order.begin() + offset + (k + 1) * b->batch);
       auto feeds = makeFeeds(*b, data, idx);
       if (!feeds.ok()) return feeds.status();
-      run.ctx.step = step * accumulate + k;
+      run.step = step * accumulate + k;
       auto result = session.run(k + 1 == accumulate ? "train_step" : "accumulate", *feeds, run);
       if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
       outs = std::move(*result);
@@ -254,6 +247,11 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     }
   }
   report.steps = lastStep;
+  // Measured, not estimated: the persistent buffers and the workspaces the device allocated for
+  // every entry it prepared (train_step, accumulate, eval).
+  report.persistentBytes = session.persistentBytes();
+  report.workspaceBytes = session.workspaceBytes();
+  report.peakMemoryBytes = report.persistentBytes + report.workspaceBytes;
   double counter = persistentScalar(session, "amp.skipped_steps", -1);
   if (counter >= 0) report.skippedSteps = static_cast<int64_t>(counter);
   size_t tail = std::min<size_t>(50, report.losses.size());

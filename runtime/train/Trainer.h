@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/plan/Session.h"
+#include "runtime/exec/Session.h"
 #include "runtime/train/Dataset.h"
 
 namespace amp::rt {
@@ -41,7 +41,9 @@ struct TrainReport {
   double finalScale = 1;      // loss scale after the last step (1 without loss scaling)
   std::optional<double> evalAccuracy, evalLoss;
   double stepTimeMsMedian = 0;
-  int64_t peakMemoryBytes = 0;  // planned bytes: every buffer of the plan (params, state, temps)
+  // Bytes the session holds: params and state (persistentBytes) plus the per-call workspaces the
+  // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants).
+  int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;
   std::vector<double> losses, scales;  // per step of this run
   int64_t firstStep = 0;               // step number of losses[0] - 1
   int64_t accumulate = 1;

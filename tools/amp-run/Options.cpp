@@ -5,7 +5,7 @@
 
 std::string runUsage() {
   return "usage: amp-run MODEL.ampx|MODEL.mlir [options]\n"
-         "  --device=reference          device to run on (cpu and cuda: not in this build yet)\n"
+         "  --device=cpu|reference      device to run on (default cpu; reference: the scalar oracle)\n"
          "  --entry=NAME                entry point (default: eval)\n"
          "  --input NAME=FILE           bind an input/label from .npy, .npz or .safetensors (repeatable)\n"
          "  --params=FILE.safetensors   parameter values by name (others use their amp.init)\n"

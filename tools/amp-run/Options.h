@@ -12,7 +12,7 @@
 struct RunCommandLine {
   bool help = false;
   std::string model;              // MODEL.ampx | MODEL.mlir
-  std::string device = "reference";
+  std::string device = "cpu";
   std::string entry;              // default: eval
   std::vector<std::pair<std::string, std::string>> inputs;  // --input NAME=FILE
   std::string params, output, data, summary;

@@ -22,7 +22,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
-#include "runtime/plan/Session.h"
+#include "runtime/exec/Session.h"
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/Trainer.h"
 #include "tools/amp-run/Options.h"
@@ -163,6 +163,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
   std::string precision = plan.metadataValue("precision");
+  std::printf("device %s\n", session.executor().description().c_str());
   std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
               plan.metadataValue("model").c_str(), precision.empty() ? "f32" : precision.c_str(),
               plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
@@ -192,6 +193,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("eval_loss", report->evalLoss ? JsonValue::number(*report->evalLoss) : JsonValue());
   summary.set("step_time_ms", JsonValue::number(report->stepTimeMsMedian));
   summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
+  summary.set("persistent_bytes", JsonValue::integer(report->persistentBytes));
+  summary.set("workspace_bytes", JsonValue::integer(report->workspaceBytes));
+  summary.set("peak_memory_counts", JsonValue::string(
+      "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
   summary.set("device", JsonValue::string(std::string(deviceName(device))));
   summary.set("precision", JsonValue::string(precision.empty() ? "f32" : precision));
   summary.set("optimizer", JsonValue::string(plan.metadataValue("optimizer")));

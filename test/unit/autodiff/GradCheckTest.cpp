@@ -34,7 +34,7 @@
 #include "passes/VjpRules.h"
 #include "runtime/io/IoCommon.h"
 #include "runtime/numerics/Convert.h"
-#include "runtime/plan/Session.h"
+#include "runtime/exec/Session.h"
 
 namespace {
 namespace rt = ::amp::rt;

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
-#include "runtime/plan/Session.h"
+#include "runtime/exec/Session.h"
 
 namespace amp::rt {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "runtime/exec/Attr.h"
+#include "runtime/plan/Attr.h"
 
 namespace amp::rt {
 namespace {

@@ -1,28 +1,29 @@
-// A loaded plan with its persistent buffers (params, state, constants), ready to run entry points.
-#ifndef AMP_RUNTIME_PLAN_SESSION_H
-#define AMP_RUNTIME_PLAN_SESSION_H
+// A loaded plan with its persistent buffers (params, state) and the executor of one device,
+// ready to run entry points. Entries are prepared on first use and kept.
+#ifndef AMP_RUNTIME_EXEC_SESSION_H
+#define AMP_RUNTIME_EXEC_SESSION_H
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/exec/Executor.h"
 #include "runtime/io/IoCommon.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt {
 
-enum class Device { Reference };
-std::string_view deviceName(Device d);
-absl::StatusOr<Device> parseDevice(std::string_view name);
-
 class Session {
  public:
-  // Allocates every persistent buffer and initialises params from their init specs.
+  // Validates the plan's buffers, allocates every persistent buffer and initialises params from
+  // their init specs. The Device form picks the executor from the registry (runtime/devices).
   static absl::StatusOr<Session> create(Plan plan, Device device);
+  static absl::StatusOr<Session> create(Plan plan, std::unique_ptr<Executor> executor);
 
-  const Plan& plan() const { return plan_; }
+  const Plan& plan() const { return *plan_; }
+  const Executor& executor() const { return *executor_; }
 
   // Replaces params by name (from a safetensors/npz file's tensors). Every tensor must name a
   // param and match its shape; f32 is required (master weights). Params not given keep their
@@ -33,6 +34,8 @@ class Session {
   // every one of them, with the exact dtype and shape, and sets all or nothing.
   std::vector<NamedTensorRef> persistent() const;
   absl::Status restore(const std::vector<NamedTensor>& tensors);
+  // Bytes of params and state (allocated once, updated in place).
+  int64_t persistentBytes() const;
 
   // Runs entry `name`. `feeds` binds inputs and labels by name (each must be given; shapes must
   // match; floats convert to the buffer's float type and integers to its integer type).
@@ -40,7 +43,7 @@ class Session {
   // With checkNumerics, the first step that produces a NaN or inf in a float result stops the run
   // with an error naming that op and its location (the producer, not its downstream users).
   struct RunOptions {
-    EvalContext ctx;
+    int64_t step = 0;  // the dropout RNG's step counter
     bool checkNumerics = false;
   };
   absl::StatusOr<std::vector<NamedTensor>> run(std::string_view entry,
@@ -51,15 +54,28 @@ class Session {
     return run(entry, feeds, RunOptions{});
   }
 
+  // The prepared form of an entry, for callers that run it many times without allocating: bind
+  // feeds with feedSlots() and call entry->run(args()).
+  absl::StatusOr<PreparedEntry*> prepared(std::string_view entry);
+  // RunArgs over this session's persistent buffers and the given feeds (indexed by buffer id).
+  RunArgs args(absl::Span<const Tensor* const> feeds, const RunOptions& options) const;
+  // Sum of the workspaces of every entry prepared so far.
+  int64_t workspaceBytes() const;
+
  private:
-  Session(Plan plan, Device device) : plan_(std::move(plan)), device_(device) {}
+  Session(std::unique_ptr<Plan> plan, std::unique_ptr<Executor> executor)
+      : plan_(std::move(plan)), executor_(std::move(executor)) {}
   // Sets every state initialised as #amp.init<cast, from = P> to P rounded to its dtype.
   absl::Status refreshCasts();
-  Plan plan_;
-  Device device_;
-  std::vector<Tensor> persistent_;  // indexed like plan_.buffers; empty for per-call buffers
+  // Plan and tensors live behind pointers that moving the session keeps: prepared entries hold
+  // references to the plan and the addresses of the persistent buffers.
+  std::unique_ptr<Plan> plan_;
+  std::unique_ptr<Executor> executor_;
+  std::vector<Tensor> persistent_;         // indexed like plan_->buffers; empty for per-call buffers
+  std::vector<Tensor*> persistentPtrs_;    // non-null for params and state
+  std::map<std::string, std::unique_ptr<PreparedEntry>, std::less<>> prepared_;
 };
 
 }  // namespace amp::rt
 
-#endif  // AMP_RUNTIME_PLAN_SESSION_H
+#endif  // AMP_RUNTIME_EXEC_SESSION_H

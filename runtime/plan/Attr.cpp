@@ -1,4 +1,4 @@
-#include "runtime/exec/Attr.h"
+#include "runtime/plan/Attr.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -1,0 +1,257 @@
+#include "runtime/devices/cpu/CpuExecutor.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/reference/ReferenceExecutor.h"
+#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/plan/MemoryPlan.h"
+#include "runtime/plan/PlanValidation.h"
+
+namespace amp::rt {
+namespace cpu {
+namespace {
+
+// A step without a cpu kernel: the reference kernel on copies of its operands. Correct for every
+// op, but it allocates; EntryReport::referenceOps lists such steps.
+class ReferenceStep final : public CpuStep {
+ public:
+  ReferenceStep(const Plan& plan, const PlanStep& step, const int64_t* callStep) : plan_(plan), step_(step), callStep_(callStep) {
+    for (int32_t id : step.results) types_.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
+  }
+  absl::Status run(BufferPtrs ptr) override {
+    std::vector<Tensor> operands;
+    std::vector<const Tensor*> refs;
+    operands.reserve(step_.operands.size());
+    for (int32_t id : step_.operands) {
+      const BufferDesc& b = plan_.buffers[id];
+      operands.emplace_back(b.dtype, b.shape);
+      std::memcpy(operands.back().data(), ptr[id], operands.back().nbytes());
+    }
+    for (const Tensor& t : operands) refs.push_back(&t);
+    EvalContext ctx;
+    ctx.step = *callStep_;
+    auto results = evalReferenceOp(step_.op, refs, step_.attrs, types_, ctx);
+    if (!results.ok()) return results.status();
+    for (size_t r = 0; r < step_.results.size(); ++r)
+      std::memcpy(ptr[step_.results[r]], (*results)[r].data(), (*results)[r].nbytes());
+    return absl::OkStatus();
+  }
+
+ private:
+  const Plan& plan_;
+  const PlanStep& step_;
+  const int64_t* callStep_;
+  std::vector<TensorType> types_;
+};
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+std::string where(const EntryPoint& entry, size_t s) {
+  const PlanStep& step = entry.steps[s];
+  return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s);
+}
+
+class CpuEntry final : public PreparedEntry {
+ public:
+  CpuEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {}
+
+  absl::Status prepare(const CpuFeatures& features) {
+    const size_t count = plan_.buffers.size();
+    ptr_.assign(count, nullptr);
+    steps_.resize(entry_.steps.size());
+    report_.steps = static_cast<int64_t>(entry_.steps.size());
+    std::vector<int32_t> producer(count, -1);
+    for (size_t s = 0; s < entry_.steps.size(); ++s) {
+      const PlanStep& step = entry_.steps[s];
+      for (int32_t id : step.results) producer[id] = static_cast<int32_t>(s);
+      if (step.op == "amp.reshape") {
+        if (step.operands.size() != 1 || step.results.size() != 1 ||
+            plan_.buffers[step.operands[0]].dtype != plan_.buffers[step.results[0]].dtype ||
+            plan_.buffers[step.operands[0]].numel() != plan_.buffers[step.results[0]].numel())
+          return absl::InvalidArgumentError(
+              absl::StrCat(where(entry_, s), ": amp.reshape: the result must have the operand's element type and count"));
+        aliases_.emplace_back(step.results[0], step.operands[0]);
+        ++report_.aliasSteps;
+        continue;
+      }
+      if (step.op == "amp.constant") {
+        auto status = prepareConstant(s);
+        if (!status.ok()) return status;
+        continue;
+      }
+      StepContext c{plan_, step, features, &callStep_};
+      std::unique_ptr<CpuStep> prepared;
+      for (auto factory : {makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep,
+                           makeLayoutStep}) {
+        auto made = factory(c);
+        if (!made.ok())
+          return absl::Status(made.status().code(), absl::StrCat(where(entry_, s), ": ", made.status().message()));
+        if (*made) {
+          prepared = std::move(*made);
+          break;
+        }
+      }
+      if (prepared) {
+        ++report_.libraryAndKernelSteps;
+      } else {
+        prepared = std::make_unique<ReferenceStep>(plan_, step, &callStep_);
+        ++report_.referenceSteps;
+        report_.referenceOps.push_back(step.op);
+      }
+      steps_[s] = std::move(prepared);
+    }
+    planInPlaceUpdates(producer);
+
+    MemoryPlanOptions options;
+    options.external.assign(count, 0);
+    for (const auto& [src, tgt] : inPlace_) options.external[src] = 1;
+    for (const auto& [id, data] : constants_) options.external[id] = 1;
+    MemoryPlan memory = planMemory(plan_, entry_, options);
+    report_.arenaBytes = memory.arenaBytes;
+    report_.unplannedBytes = memory.unplannedBytes;
+    if (memory.arenaBytes > 0) {
+      arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(memory.arenaBytes))));
+      if (!arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a ", memory.arenaBytes, "-byte arena"));
+      std::memset(arena_.get(), 0, static_cast<size_t>(memory.arenaBytes));
+    }
+    for (size_t id = 0; id < count; ++id)
+      if (memory.offset[id] >= 0) ptr_[id] = arena_.get() + memory.offset[id];
+    for (auto& [id, data] : constants_) ptr_[id] = data.data();
+    for (const auto& step : steps_)
+      if (step) scratchBytes_ += step->scratchBytes();
+    return absl::OkStatus();
+  }
+
+  absl::Status run(const RunArgs& args) override {
+    callStep_ = args.step;
+    for (size_t id = 0; id < plan_.buffers.size(); ++id) {
+      if (args.persistent[id]) ptr_[id] = args.persistent[id]->data();
+      else if (args.feeds[id]) ptr_[id] = const_cast<uint8_t*>(args.feeds[id]->data());
+    }
+    for (const auto& [src, tgt] : inPlace_) ptr_[src] = ptr_[tgt];
+    size_t nextAlias = 0;
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      // Aliases are resolved in step order: a reshape of a reshape sees its source's storage.
+      while (nextAlias < aliasStep_.size() && aliasStep_[nextAlias] <= s) {
+        const auto& [id, source] = aliases_[nextAlias++];
+        ptr_[id] = ptr_[source];
+      }
+      if (!steps_[s]) continue;
+      absl::Status status = steps_[s]->run(ptr_.data());
+      if (!status.ok()) return absl::Status(status.code(), absl::StrCat(where(entry_, s), ": ", status.message()));
+      if (args.checkNumerics) {
+        for (int32_t id : entry_.steps[s].results) {
+          const BufferDesc& b = plan_.buffers[id];
+          if (int64_t bad = firstNonFinite(b.dtype, ptr_[id], b.numel()); bad >= 0)
+            return absl::OutOfRangeError(absl::StrCat(
+                where(entry_, s), " (", entry_.steps[s].op, ") produced a non-finite value at element ", bad, " of '",
+                b.name, "' (", std::string(dtypeName(b.dtype)), "); its operands were finite"));
+        }
+      }
+    }
+    while (nextAlias < aliases_.size()) {
+      const auto& [id, source] = aliases_[nextAlias++];
+      ptr_[id] = ptr_[source];
+    }
+    for (const auto& [src, tgt] : entry_.updates)
+      if (ptr_[src] != ptr_[tgt]) std::memcpy(ptr_[tgt], ptr_[src], static_cast<size_t>(plan_.buffers[tgt].byteSize()));
+    return absl::OkStatus();
+  }
+
+  const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
+  int64_t workspaceBytes() const override {
+    int64_t constants = 0;
+    for (const auto& [id, data] : constants_) constants += static_cast<int64_t>(data.size());
+    return report_.arenaBytes + scratchBytes_ + constants;
+  }
+  const EntryReport& report() const { return report_; }
+
+ private:
+  absl::Status prepareConstant(size_t s) {
+    const PlanStep& step = entry_.steps[s];
+    auto value = step.attrs.getTensor(step.op, "value");
+    if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s), ": ", value.status().message()));
+    if (step.results.size() != 1 || !step.operands.empty() || (*value)->shape() != plan_.buffers[step.results[0]].shape)
+      return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": amp.constant: the value's shape must be the result's"));
+    const BufferDesc& b = plan_.buffers[step.results[0]];
+    std::vector<uint8_t> data(static_cast<size_t>(b.byteSize()) + 1);  // +1: never empty, so data() is valid
+    convertBuffer((*value)->dtype(), (*value)->data(), b.dtype, data.data(), b.numel());
+    constants_.emplace_back(step.results[0], std::move(data));
+    return absl::OkStatus();
+  }
+
+  // An update's source is written straight into its persistent target when nothing reads the
+  // target after the producing step, and the producer either does not read the target or reads
+  // element i only to write element i (elementwise). Skipped steps then write nothing.
+  void planInPlaceUpdates(const std::vector<int32_t>& producer) {
+    // Reads through a reshape count as reads of the reshaped buffer.
+    std::vector<int32_t> root(plan_.buffers.size());
+    for (size_t id = 0; id < root.size(); ++id) root[id] = static_cast<int32_t>(id);
+    for (const auto& [id, source] : aliases_) root[id] = root[source];
+    std::vector<int64_t> lastRead(plan_.buffers.size(), -1);
+    for (size_t s = 0; s < entry_.steps.size(); ++s)
+      for (int32_t id : entry_.steps[s].operands) lastRead[root[id]] = static_cast<int64_t>(s);
+    for (const auto& [src, tgt] : entry_.updates) {
+      const int32_t s = producer[src];
+      if (s < 0 || !steps_[s] || dynamic_cast<ReferenceStep*>(steps_[s].get())) continue;
+      const PlanStep& step = entry_.steps[s];
+      const bool readsTarget = std::find(step.operands.begin(), step.operands.end(), tgt) != step.operands.end();
+      if (lastRead[tgt] > s || (readsTarget && !steps_[s]->elementwiseInPlace())) continue;
+      // Another result of the same step aliased to this target would be two writers.
+      inPlace_.emplace_back(src, tgt);
+    }
+    report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
+    for (const auto& [id, source] : aliases_) aliasStep_.push_back(static_cast<size_t>(producer[id]));
+  }
+
+  const Plan& plan_;
+  const EntryPoint& entry_;
+  std::vector<std::unique_ptr<CpuStep>> steps_;  // null for alias and constant steps
+  std::vector<uint8_t*> ptr_;                    // storage of every buffer in the current call
+  std::vector<std::pair<int32_t, int32_t>> aliases_;  // (reshape result, its operand), in step order
+  std::vector<size_t> aliasStep_;                     // the step of each alias
+  std::vector<std::pair<int32_t, int32_t>> inPlace_;  // (update source, persistent target)
+  std::vector<std::pair<int32_t, std::vector<uint8_t>>> constants_;
+  std::unique_ptr<uint8_t, AlignedFree> arena_;
+  int64_t scratchBytes_ = 0;
+  int64_t callStep_ = 0;
+  EntryReport report_;
+};
+
+class CpuExecutor final : public Executor {
+ public:
+  Device device() const override { return Device::Cpu; }
+  std::string description() const override {
+    const CpuFeatures& f = CpuFeatures::host();
+    return absl::StrCat("cpu: ", f.isaLevel(), ", ", f.summary(), "; ", omp_get_max_threads(),
+                        " threads; bf16 GEMMs ", f.nativeBf16() ? "native (oneDNN)" : "widened to f32");
+  }
+  absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
+    if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;
+    auto prepared = std::make_unique<CpuEntry>(plan, entry);
+    if (auto s = prepared->prepare(CpuFeatures::host()); !s.ok()) return s;
+    return std::unique_ptr<PreparedEntry>(std::move(prepared));
+  }
+};
+
+}  // namespace
+
+const EntryReport* reportOf(const PreparedEntry& entry) {
+  auto* cpuEntry = dynamic_cast<const CpuEntry*>(&entry);
+  return cpuEntry ? &cpuEntry->report() : nullptr;
+}
+
+}  // namespace cpu
+
+std::unique_ptr<Executor> makeCpuExecutor() { return std::make_unique<cpu::CpuExecutor>(); }
+
+}  // namespace amp::rt

@@ -1,0 +1,53 @@
+// Run-time CPU feature detection (cpuid + xgetbv) for the CPU device: which GEMM path to take (bf16
+// natively on AVX512-BF16/AMX, or widened to f32) and what to report in logs. A feature counts only
+// when both the CPU and the OS support it (the OS must save the register state it needs).
+#ifndef AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H
+#define AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H
+
+#include <string>
+
+namespace amp::rt::cpu {
+
+// Plain flags so tests and callers can build a modified copy (e.g. "host without native bf16") to
+// force a code path.
+struct CpuFeatures {
+  // x86-64-v3 building blocks.
+  bool avx = false;
+  bool avx2 = false;
+  bool fma = false;
+  bool f16c = false;
+  bool bmi1 = false;
+  bool bmi2 = false;
+  bool lzcnt = false;
+  bool movbe = false;
+  // AVX-512 (all require the OS to save opmask and ZMM state: XCR0 & 0xE6 == 0xE6).
+  bool avx512f = false;
+  bool avx512dq = false;
+  bool avx512cd = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512_bf16 = false;
+  bool avx512_fp16 = false;
+  // AMX (requires XCR0 bits 17/18 and, on Linux, per-process permission for tile data).
+  bool amx_tile = false;
+  bool amx_bf16 = false;
+
+  // bf16 dot products in hardware, so a bf16 GEMM is faster than widening to f32.
+  bool nativeBf16() const { return avx512_bf16 || amx_bf16; }
+
+  // Space-separated list of the GEMM-relevant features present, in a fixed order, e.g.
+  // "avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16 amx_tile amx_bf16"; "none" if none.
+  std::string summary() const;
+
+  // psABI micro-architecture level: "x86-64-v4" (v3 + avx512f/bw/cd/dq/vl), "x86-64-v3" (avx,
+  // avx2, bmi1, bmi2, f16c, fma, lzcnt, movbe), else "x86-64".
+  std::string isaLevel() const;
+
+  // Features of the machine this process runs on. Detected once (thread-safe static
+  // initialisation); on Linux this also requests AMX tile-data permission for the process.
+  static const CpuFeatures& host();
+};
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H

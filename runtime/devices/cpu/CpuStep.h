@@ -1,0 +1,63 @@
+// Internal to the cpu device: a prepared step. Factories validate operand counts, dtypes, shapes
+// and attributes once, decode them into typed fields, and return a step whose run() touches only
+// buffer pointers: no allocation, no string or map lookup.
+#ifndef AMP_RUNTIME_DEVICES_CPU_CPUSTEP_H
+#define AMP_RUNTIME_DEVICES_CPU_CPUSTEP_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt::cpu {
+
+// Buffer pointers of the current call, indexed by buffer id.
+using BufferPtrs = uint8_t* const*;
+
+class CpuStep {
+ public:
+  virtual ~CpuStep() = default;
+  virtual absl::Status run(BufferPtrs ptr) = 0;
+  // Elementwise steps read element i of an operand only to write element i of their results, so a
+  // result may share storage with a same-typed operand (the optimizer updating params in place).
+  virtual bool elementwiseInPlace() const { return false; }
+  // Bytes of per-step scratch the step keeps (oneDNN scratchpad, widening buffers).
+  virtual int64_t scratchBytes() const { return 0; }
+};
+
+struct StepContext {
+  const Plan& plan;
+  const PlanStep& step;
+  const CpuFeatures& features;
+  int64_t* dropoutStep;  // the current call's step counter (read by dropout at run time)
+
+  const BufferDesc& operand(size_t i) const { return plan.buffers[step.operands[i]]; }
+  const BufferDesc& result(size_t i) const { return plan.buffers[step.results[i]]; }
+  // InvalidArgument("<op>: <message>"); the executor prefixes the location, entry and step.
+  absl::Status error(absl::string_view message) const;
+};
+
+// Each factory returns nullptr when the step is outside what its kernel handles (the executor
+// then runs the reference kernel for it) and an error when the step is malformed.
+absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c);
+
+// Runs body(begin, end) over [0, n) split across the OpenMP threads when n is large enough to
+// pay for the fork; otherwise on the calling thread.
+template <class F>
+void parallelFor(int64_t n, int64_t grain, F&& body);
+
+}  // namespace amp::rt::cpu
+
+#include "runtime/devices/cpu/Parallel.inc"
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_CPUSTEP_H

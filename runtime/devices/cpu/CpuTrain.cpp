@@ -1,0 +1,477 @@
+// The scaler and optimizer steps of the cpu device: unscale + inf check, scale update, counters,
+// LR schedule, global norm, clipping, SGD and Adam(W). Updates of params and moments run in place
+// when the executor aliased the results to the persistent buffers; a step with found_inf set
+// writes nothing then (and copies its inputs through otherwise). The element formulas are the
+// reference executor's, in the same order, so results match it bit for bit (-ffp-contract=off).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt::cpu {
+namespace {
+
+constexpr int64_t kGrain = 16384;
+
+inline float f32(double x) { return static_cast<float>(x); }
+float scalarF32(BufferPtrs ptr, int32_t id) { return *reinterpret_cast<const float*>(ptr[id]); }
+bool isComputeFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// Copies `bytes` from `from` to `to` unless they are the same storage (an in-place update).
+void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
+  if (from != to) std::memcpy(to, from, bytes);
+}
+
+class UnscaleCheckStep final : public CpuStep {
+ public:
+  UnscaleCheckStep(std::vector<int32_t> grads, std::vector<int32_t> outs, std::vector<DType> types,
+                   std::vector<int64_t> sizes, int32_t scale, int32_t foundInf)
+      : grads_(std::move(grads)), outs_(std::move(outs)), types_(std::move(types)), sizes_(std::move(sizes)),
+        scale_(scale), foundInf_(foundInf) {}
+  bool elementwiseInPlace() const override { return true; }
+  absl::Status run(BufferPtrs ptr) override {
+    const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    bool found = false;
+    for (size_t t = 0; t < grads_.size(); ++t) {
+      const size_t es = dtypeSize(types_[t]);
+      const uint8_t* in = ptr[grads_[t]];
+      uint8_t* out = ptr[outs_[t]];
+      int nonFinite = 0;
+      parallelFor(sizes_[t], kGrain, [&](int64_t begin, int64_t end) {
+        alignas(64) float v[512];
+        bool local = false;
+        for (int64_t i0 = begin; i0 < end; i0 += 512) {
+          const int64_t n = std::min<int64_t>(512, end - i0);
+          convertBuffer(types_[t], in + i0 * es, DType::F32, v, n);
+          // One read of each gradient: the finiteness check and the unscale share the pass.
+          for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
+          if (inv != 1.0f)
+            for (int64_t k = 0; k < n; ++k) v[k] = v[k] * inv;
+          convertBuffer(DType::F32, v, types_[t], out + i0 * es, n);
+        }
+        if (local) {
+#pragma omp atomic write
+          nonFinite = 1;
+        }
+      });
+      found |= nonFinite != 0;
+    }
+    *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> grads_, outs_;
+  std::vector<DType> types_;
+  std::vector<int64_t> sizes_;
+  int32_t scale_, foundInf_;
+};
+
+class UpdateScaleStep final : public CpuStep {
+ public:
+  UpdateScaleStep(std::vector<int32_t> in, std::vector<int32_t> out, double growth, double backoff, int32_t interval)
+      : in_(std::move(in)), out_(std::move(out)), growth_(growth), backoff_(backoff), interval_(interval) {}
+  absl::Status run(BufferPtrs ptr) override {
+    float scale = scalarF32(ptr, in_[0]);
+    int32_t tracker = *reinterpret_cast<const int32_t*>(ptr[in_[1]]);
+    if (scalarF32(ptr, in_[2]) != 0.0f) {
+      scale = static_cast<float>(static_cast<double>(scale) * backoff_);
+      tracker = 0;
+    } else {
+      const int32_t successful = static_cast<int32_t>(static_cast<uint32_t>(tracker) + 1u);
+      if (successful == interval_) {
+        const float candidate = static_cast<float>(static_cast<double>(scale) * growth_);
+        if (std::isfinite(candidate)) scale = candidate;
+        tracker = 0;
+      } else {
+        tracker = successful;
+      }
+    }
+    *reinterpret_cast<float*>(ptr[out_[0]]) = scale;
+    *reinterpret_cast<int32_t*>(ptr[out_[1]]) = tracker;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> in_, out_;
+  double growth_, backoff_;
+  int32_t interval_;
+};
+
+class StepCountersStep final : public CpuStep {
+ public:
+  StepCountersStep(std::vector<int32_t> in, std::vector<int32_t> out) : in_(std::move(in)), out_(std::move(out)) {}
+  absl::Status run(BufferPtrs ptr) override {
+    int64_t step = *reinterpret_cast<const int64_t*>(ptr[in_[0]]);
+    int64_t skipped = *reinterpret_cast<const int64_t*>(ptr[in_[1]]);
+    if (scalarF32(ptr, in_[2]) != 0.0f) ++skipped;
+    else ++step;
+    *reinterpret_cast<int64_t*>(ptr[out_[0]]) = step;
+    *reinterpret_cast<int64_t*>(ptr[out_[1]]) = skipped;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> in_, out_;
+};
+
+class LrScheduleStep final : public CpuStep {
+ public:
+  LrScheduleStep(int32_t in, int32_t out, bool cosine, double base, int64_t warmup, int64_t total, double minLr)
+      : in_(in), out_(out), cosine_(cosine), base_(base), warmup_(warmup), total_(total), minLr_(minLr) {}
+  absl::Status run(BufferPtrs ptr) override {
+    int64_t t = *reinterpret_cast<const int64_t*>(ptr[in_]);
+    if (t < 1) t = 1;
+    double lr;
+    if (t <= warmup_) {
+      lr = base_ * static_cast<double>(t) / static_cast<double>(warmup_);
+    } else if (!cosine_) {
+      lr = base_;
+    } else {
+      double p = static_cast<double>(t - warmup_) / static_cast<double>(total_ - warmup_);
+      if (p > 1.0) p = 1.0;
+      lr = minLr_ + 0.5 * (base_ - minLr_) * (1.0 + std::cos(M_PI * p));
+    }
+    *reinterpret_cast<float*>(ptr[out_]) = f32(lr);
+    return absl::OkStatus();
+  }
+
+ private:
+  int32_t in_, out_;
+  bool cosine_;
+  double base_;
+  int64_t warmup_, total_;
+  double minLr_;
+};
+
+class GlobalNormStep final : public CpuStep {
+ public:
+  GlobalNormStep(std::vector<int32_t> grads, std::vector<int64_t> sizes, int32_t out)
+      : grads_(std::move(grads)), sizes_(std::move(sizes)), out_(out) {}
+  absl::Status run(BufferPtrs ptr) override {
+    float total = 0.0f;
+    for (size_t t = 0; t < grads_.size(); ++t) {
+      const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
+      float sum = 0.0f;  // sequential: the reference's order (a bound-free match)
+      for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
+      const float norm = std::sqrt(sum);
+      total += norm * norm;
+    }
+    *reinterpret_cast<float*>(ptr[out_]) = std::sqrt(total);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> grads_;
+  std::vector<int64_t> sizes_;
+  int32_t out_;
+};
+
+class ClipGradsStep final : public CpuStep {
+ public:
+  ClipGradsStep(std::vector<int32_t> grads, std::vector<int32_t> outs, std::vector<int64_t> sizes, int32_t norm,
+                double maxNorm)
+      : grads_(std::move(grads)), outs_(std::move(outs)), sizes_(std::move(sizes)), norm_(norm), maxNorm_(maxNorm) {}
+  bool elementwiseInPlace() const override { return true; }
+  absl::Status run(BufferPtrs ptr) override {
+    const float denom = scalarF32(ptr, norm_) + static_cast<float>(1e-6);
+    float coef = (1.0f / denom) * static_cast<float>(maxNorm_);
+    if (!std::isnan(coef) && coef > 1.0f) coef = 1.0f;
+    for (size_t t = 0; t < grads_.size(); ++t) {
+      const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
+      float* y = reinterpret_cast<float*>(ptr[outs_[t]]);
+      parallelFor(sizes_[t], kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) y[k] = x[k] * coef;
+      });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> grads_, outs_;
+  std::vector<int64_t> sizes_;
+  int32_t norm_;
+  double maxNorm_;
+};
+
+struct AdamConfig {
+  double beta1, beta2, eps, wd;
+  bool decoupled;
+};
+
+class AdamStep final : public CpuStep {
+ public:
+  AdamStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, AdamConfig cfg, std::string op)
+      : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), cfg_(cfg), op_(std::move(op)) {}
+  bool elementwiseInPlace() const override { return true; }
+  absl::Status run(BufferPtrs ptr) override {
+    const size_t bytes = static_cast<size_t>(n_) * 4;
+    if (scalarF32(ptr, in_[6]) != 0.0f) {  // skipped step: every state bit for bit
+      passThrough(ptr[in_[0]], ptr[out_[0]], bytes);
+      passThrough(ptr[in_[2]], ptr[out_[1]], bytes);
+      passThrough(ptr[in_[3]], ptr[out_[2]], bytes);
+      return absl::OkStatus();
+    }
+    const int64_t step = *reinterpret_cast<const int64_t*>(ptr[in_[4]]);
+    if (step < 1) return absl::InvalidArgumentError(absl::StrCat(op_, ": step (operand 4) must be >= 1 on an applied step, got ", step));
+    const double lr = scalarF32(ptr, in_[5]);
+    const double stepD = static_cast<double>(step);
+    const double bc1 = 1.0 - std::pow(cfg_.beta1, stepD), bc2 = 1.0 - std::pow(cfg_.beta2, stepD);
+    const double stepSize = lr / bc1, bc2Sqrt = std::pow(bc2, 0.5);
+    const float decay = f32(1.0 - lr * cfg_.wd), wdf = f32(cfg_.wd);
+    const float w = f32(1.0 - cfg_.beta1);
+    const bool smallWeight = std::fabs(w) < 0.5f;
+    const float oneMinusW = 1.0f - w;
+    const float b2 = f32(cfg_.beta2), c2 = f32(1.0 - cfg_.beta2);
+    const float bc2SqrtF = f32(bc2Sqrt), epsF = f32(cfg_.eps), negStepSize = f32(-stepSize);
+    const bool wd = cfg_.wd != 0.0, decoupled = cfg_.decoupled;
+    const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
+    const float* min = reinterpret_cast<const float*>(ptr[in_[2]]);
+    const float* vin = reinterpret_cast<const float*>(ptr[in_[3]]);
+    float* p = reinterpret_cast<float*>(ptr[out_[0]]);
+    float* m = reinterpret_cast<float*>(ptr[out_[1]]);
+    float* v = reinterpret_cast<float*>(ptr[out_[2]]);
+    const uint8_t* g = ptr[in_[1]];
+    const DType gt = gradType_;
+    parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
+      alignas(64) float gb[512];
+      for (int64_t i0 = begin; i0 < end; i0 += 512) {
+        const int64_t n = std::min<int64_t>(512, end - i0);
+        convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t k = i0 + j;
+          float gk = gb[j], pk = pin[k];
+          if (wd) {
+            if (decoupled) pk = pk * decay;
+            else gk = gk + wdf * pk;
+          }
+          const float mk0 = min[k];
+          const float diff = gk - mk0;
+          const float mk = smallWeight ? mk0 + w * diff : gk - diff * oneMinusW;
+          const float vk = vin[k] * b2 + c2 * gk * gk;
+          const float denom = std::sqrt(vk) / bc2SqrtF + epsF;
+          m[k] = mk;
+          v[k] = vk;
+          p[k] = pk + negStepSize * mk / denom;
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> in_, out_;
+  DType gradType_;
+  int64_t n_;
+  AdamConfig cfg_;
+  std::string op_;
+};
+
+class SgdStep final : public CpuStep {
+ public:
+  SgdStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, double momentum, bool nesterov,
+          double wd)
+      : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), momentum_(momentum), nesterov_(nesterov), wd_(wd) {}
+  bool elementwiseInPlace() const override { return true; }
+  absl::Status run(BufferPtrs ptr) override {
+    const bool hasBuffer = in_.size() == 5;
+    const size_t bytes = static_cast<size_t>(n_) * 4;
+    if (scalarF32(ptr, in_[3]) != 0.0f) {
+      passThrough(ptr[in_[0]], ptr[out_[0]], bytes);
+      if (hasBuffer) passThrough(ptr[in_[4]], ptr[out_[1]], bytes);
+      return absl::OkStatus();
+    }
+    const float lr = scalarF32(ptr, in_[2]);
+    const float m = f32(momentum_), wdf = f32(wd_);
+    const bool wd = wd_ != 0.0, nesterov = nesterov_;
+    const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
+    const float* bin = hasBuffer ? reinterpret_cast<const float*>(ptr[in_[4]]) : nullptr;
+    float* p = reinterpret_cast<float*>(ptr[out_[0]]);
+    float* buf = hasBuffer ? reinterpret_cast<float*>(ptr[out_[1]]) : nullptr;
+    const uint8_t* g = ptr[in_[1]];
+    const DType gt = gradType_;
+    parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
+      alignas(64) float gb[512];
+      for (int64_t i0 = begin; i0 < end; i0 += 512) {
+        const int64_t n = std::min<int64_t>(512, end - i0);
+        convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t k = i0 + j;
+          float d = gb[j];
+          const float pk = pin[k];
+          if (wd) d = d + wdf * pk;
+          if (buf) {
+            const float bk = bin[k] * m + d;
+            buf[k] = bk;
+            d = nesterov ? d + m * bk : bk;
+          }
+          p[k] = pk - lr * d;
+        }
+      }
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> in_, out_;
+  DType gradType_;
+  int64_t n_;
+  double momentum_;
+  bool nesterov_;
+  double wd_;
+};
+
+bool isScalar(const BufferDesc& b, DType t) { return b.dtype == t && b.shape.empty(); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
+  const std::string& op = c.step.op;
+  const std::vector<int32_t>& in = c.step.operands;
+  const std::vector<int32_t>& out = c.step.results;
+  const AttrMap& attrs = c.step.attrs;
+  auto sameAs = [&](size_t operand, const BufferDesc& like, DType dtype) {
+    return c.operand(operand).dtype == dtype && c.operand(operand).shape == like.shape;
+  };
+  if (op == "amp.unscale_check") {
+    if (out.size() < 2) return c.error("expected at least 2 results");
+    const size_t n = out.size() - 1;
+    if (in.size() != n && in.size() != n + 1) return c.error("expected one operand per gradient and an optional scale");
+    const bool hasScale = in.size() == n + 1;
+    if (hasScale && !isScalar(c.operand(n), DType::F32)) return c.error("scale must be a scalar f32");
+    if (!isScalar(c.result(n), DType::F32)) return c.error("found_inf must be a scalar f32");
+    std::vector<DType> types;
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < n; ++i) {
+      if (!isComputeFloat(c.operand(i).dtype) || c.result(i).dtype != c.operand(i).dtype ||
+          c.result(i).shape != c.operand(i).shape)
+        return c.error(absl::StrCat("gradient ", i, " and its result must be float tensors of one type"));
+      types.push_back(c.operand(i).dtype);
+      sizes.push_back(c.operand(i).numel());
+    }
+    return std::unique_ptr<CpuStep>(new UnscaleCheckStep(std::vector<int32_t>(in.begin(), in.begin() + n),
+                                                         std::vector<int32_t>(out.begin(), out.begin() + n), types,
+                                                         sizes, hasScale ? in[n] : -1, out[n]));
+  }
+  if (op == "amp.update_scale") {
+    if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::F32) ||
+        !isScalar(c.operand(1), DType::I32) || !isScalar(c.operand(2), DType::F32) ||
+        !isScalar(c.result(0), DType::F32) || !isScalar(c.result(1), DType::I32))
+      return c.error("expected scale f32, growth_tracker i32, found_inf f32 scalars");
+    auto growth = attrs.getDouble(op, "growth_factor");
+    auto backoff = attrs.getDouble(op, "backoff_factor");
+    auto interval = attrs.getInt(op, "growth_interval");
+    if (!growth.ok()) return growth.status();
+    if (!backoff.ok()) return backoff.status();
+    if (!interval.ok()) return interval.status();
+    if (!(*growth > 1.0) || !std::isfinite(*growth)) return c.error("attribute 'growth_factor' must be finite and > 1");
+    if (!(*backoff > 0.0 && *backoff < 1.0)) return c.error("attribute 'backoff_factor' must be in (0, 1)");
+    if (*interval < 1 || *interval > std::numeric_limits<int32_t>::max())
+      return c.error("attribute 'growth_interval' must be in [1, 2^31 - 1]");
+    return std::unique_ptr<CpuStep>(new UpdateScaleStep(in, out, *growth, *backoff, static_cast<int32_t>(*interval)));
+  }
+  if (op == "amp.step_counters") {
+    if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::I64) ||
+        !isScalar(c.operand(1), DType::I64) || !isScalar(c.operand(2), DType::F32) ||
+        !isScalar(c.result(0), DType::I64) || !isScalar(c.result(1), DType::I64))
+      return c.error("expected step i64, skipped i64, found_inf f32 scalars");
+    return std::unique_ptr<CpuStep>(new StepCountersStep(in, out));
+  }
+  if (op == "amp.lr_schedule") {
+    if (in.size() != 1 || out.size() != 1 || !isScalar(c.operand(0), DType::I64) || !isScalar(c.result(0), DType::F32))
+      return c.error("expected a scalar i64 step and a scalar f32 result");
+    auto kind = attrs.getString(op, "kind");
+    auto base = attrs.getDouble(op, "base_lr");
+    auto warmup = attrs.getInt(op, "warmup_steps", 0);
+    auto total = attrs.getInt(op, "total_steps", 0);
+    auto minLr = attrs.getDouble(op, "min_lr", 0.0);
+    for (const absl::Status& s : {kind.status(), base.status(), warmup.status(), total.status(), minLr.status()})
+      if (!s.ok()) return s;
+    if (*kind != "constant" && *kind != "cosine") return c.error("attribute 'kind' must be \"constant\" or \"cosine\"");
+    if (!(*base >= 0.0) || !std::isfinite(*base)) return c.error("attribute 'base_lr' must be finite and >= 0");
+    if (*warmup < 0) return c.error("attribute 'warmup_steps' must be >= 0");
+    if (*kind == "cosine" && (!(*minLr >= 0.0 && *minLr <= *base) || *total <= *warmup))
+      return c.error("cosine schedule needs 0 <= min_lr <= base_lr and total_steps > warmup_steps");
+    return std::unique_ptr<CpuStep>(new LrScheduleStep(in[0], out[0], *kind == "cosine", *base, *warmup, *total, *minLr));
+  }
+  if (op == "amp.global_norm") {
+    if (in.empty() || out.size() != 1 || !isScalar(c.result(0), DType::F32)) return c.error("expected gradients and a scalar f32 result");
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (c.operand(i).dtype != DType::F32) return c.error(absl::StrCat("gradient (operand ", i, ") must be f32"));
+      sizes.push_back(c.operand(i).numel());
+    }
+    return std::unique_ptr<CpuStep>(new GlobalNormStep(in, sizes, out[0]));
+  }
+  if (op == "amp.clip_grads") {
+    if (in.size() < 2 || out.size() != in.size() - 1 || !isScalar(c.operand(in.size() - 1), DType::F32))
+      return c.error("expected gradients, the norm, and one result per gradient");
+    auto maxNorm = attrs.getDouble(op, "max_norm");
+    if (!maxNorm.ok()) return maxNorm.status();
+    if (!(*maxNorm > 0.0) || !std::isfinite(*maxNorm)) return c.error("attribute 'max_norm' must be finite and > 0");
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i + 1 < in.size(); ++i) {
+      if (c.operand(i).dtype != DType::F32 || c.result(i).dtype != DType::F32 || c.result(i).shape != c.operand(i).shape)
+        return c.error(absl::StrCat("gradient (operand ", i, ") and its result must be f32 of one shape"));
+      sizes.push_back(c.operand(i).numel());
+    }
+    return std::unique_ptr<CpuStep>(new ClipGradsStep(std::vector<int32_t>(in.begin(), in.end() - 1), out, sizes,
+                                                      in.back(), *maxNorm));
+  }
+  if (op == "amp.adam_update") {
+    if (in.size() != 7 || out.size() != 3) return c.error("expected 7 operands and 3 results");
+    const BufferDesc& p = c.operand(0);
+    if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
+    if (!isComputeFloat(c.operand(1).dtype) || c.operand(1).shape != p.shape)
+      return c.error("grad (operand 1) must be a float tensor with the param's shape");
+    if (!sameAs(2, p, DType::F32) || !sameAs(3, p, DType::F32)) return c.error("exp_avg and exp_avg_sq must be f32 like the param");
+    if (!isScalar(c.operand(4), DType::I64) || !isScalar(c.operand(5), DType::F32) || !isScalar(c.operand(6), DType::F32))
+      return c.error("expected scalar step i64, lr f32 and found_inf f32");
+    for (size_t r = 0; r < 3; ++r)
+      if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
+    AdamConfig cfg;
+    auto beta1 = attrs.getDouble(op, "beta1", 0.9);
+    auto beta2 = attrs.getDouble(op, "beta2", 0.999);
+    auto eps = attrs.getDouble(op, "eps", 1e-8);
+    auto wd = attrs.getDouble(op, "weight_decay", 0.0);
+    auto decoupled = attrs.getBool(op, "decoupled", false);
+    for (const absl::Status& s : {beta1.status(), beta2.status(), eps.status(), wd.status(), decoupled.status()})
+      if (!s.ok()) return s;
+    cfg = {*beta1, *beta2, *eps, *wd, *decoupled};
+    if (!(cfg.beta1 >= 0.0 && cfg.beta1 < 1.0) || !(cfg.beta2 >= 0.0 && cfg.beta2 < 1.0))
+      return c.error("beta1 and beta2 must be in [0, 1)");
+    if (!(cfg.eps > 0.0) || !std::isfinite(cfg.eps) || !(cfg.wd >= 0.0) || !std::isfinite(cfg.wd))
+      return c.error("eps must be finite and > 0 and weight_decay finite and >= 0");
+    return std::unique_ptr<CpuStep>(new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op));
+  }
+  if (op == "amp.sgd_update") {
+    if (in.size() != 4 && in.size() != 5) return c.error("expected 4 or 5 operands");
+    const bool hasBuffer = in.size() == 5;
+    if (out.size() != (hasBuffer ? 2u : 1u)) return c.error("expected one result per updated tensor");
+    const BufferDesc& p = c.operand(0);
+    if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
+    if (!isComputeFloat(c.operand(1).dtype) || c.operand(1).shape != p.shape)
+      return c.error("grad (operand 1) must be a float tensor with the param's shape");
+    if (!isScalar(c.operand(2), DType::F32) || !isScalar(c.operand(3), DType::F32))
+      return c.error("expected scalar lr f32 and found_inf f32");
+    if (hasBuffer && !sameAs(4, p, DType::F32)) return c.error("momentum_buffer must be f32 like the param");
+    for (size_t r = 0; r < out.size(); ++r)
+      if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
+    auto momentum = attrs.getDouble(op, "momentum", 0.0);
+    auto nesterov = attrs.getBool(op, "nesterov", false);
+    auto wd = attrs.getDouble(op, "weight_decay", 0.0);
+    for (const absl::Status& s : {momentum.status(), nesterov.status(), wd.status()})
+      if (!s.ok()) return s;
+    if (!(*momentum >= 0.0) || !std::isfinite(*momentum) || !(*wd >= 0.0) || !std::isfinite(*wd))
+      return c.error("momentum and weight_decay must be finite and >= 0");
+    if (hasBuffer != (*momentum != 0.0)) return c.error("a momentum_buffer operand goes with momentum != 0");
+    if (*nesterov && *momentum == 0.0) return c.error("nesterov requires momentum > 0");
+    return std::unique_ptr<CpuStep>(new SgdStep(in, out, c.operand(1).dtype, p.numel(), *momentum, *nesterov, *wd));
+  }
+  return nullptr;
+}
+
+}  // namespace amp::rt::cpu

@@ -1,0 +1,459 @@
+#include "runtime/devices/cpu/Gemm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "dnnl.hpp"
+#include "runtime/numerics/Convert.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define AMP_GEMM_X86_SIMD 1
+#endif
+
+namespace amp::rt::cpu {
+
+namespace internal {
+namespace {
+
+#ifdef AMP_GEMM_X86_SIMD
+// Compiled for AVX2+F16C regardless of the build's -march; called only when the host has both.
+#define AMP_AVX2_F16C __attribute__((target("avx2,f16c")))
+
+// vcvtph2ps is exact and quiets NaNs keeping the payload, as f16ToF32 does (Convert.h).
+AMP_AVX2_F16C void f16ToF32Simd(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = f16ToF32(in[i]);
+}
+
+// vcvtps2ph with imm 0 (RNE, MXCSR ignored) is bit-identical to f32ToF16 (Convert.h).
+AMP_AVX2_F16C void f32ToF16Simd(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = f32ToF16(in[i]);
+}
+
+AMP_AVX2_F16C void bf16ToF32Simd(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_slli_epi32(w, 16));
+  }
+  for (; i < n; ++i) out[i] = bf16ToF32(in[i]);
+}
+
+// f32ToBF16's integer RNE, 8 lanes at a time (not vcvtneps2bf16, which flushes f32 subnormals).
+AMP_AVX2_F16C void f32ToBF16Simd(const float* in, uint16_t* out, int64_t n) {
+  const __m256i absMask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    const __m256i isNan = _mm256_cmpgt_epi32(_mm256_and_si256(u, absMask), inf);  // both < 2^31
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(bias, lsb)), 16);
+    const __m256i nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+    const __m256i r = _mm256_blendv_epi8(rounded, nan, isNan);
+    // Every lane is <= 0xffff, so the unsigned-saturating pack is exact; it packs per 128-bit
+    // half, and the permute brings the two halves' results together.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_castsi256_si128(packed));
+  }
+  for (; i < n; ++i) out[i] = f32ToBF16(in[i]);
+}
+#endif  // AMP_GEMM_X86_SIMD
+
+}  // namespace
+
+void widenToF32(DType from, const void* in, float* out, int64_t n, bool simd) {
+#ifdef AMP_GEMM_X86_SIMD
+  if (simd && from == DType::F16) return f16ToF32Simd(static_cast<const uint16_t*>(in), out, n);
+  if (simd && from == DType::BF16) return bf16ToF32Simd(static_cast<const uint16_t*>(in), out, n);
+#endif
+  (void)simd;
+  convertBuffer(from, in, DType::F32, out, n);
+}
+
+void narrowFromF32(const float* in, DType to, void* out, int64_t n, bool simd) {
+#ifdef AMP_GEMM_X86_SIMD
+  if (simd && to == DType::F16) return f32ToF16Simd(in, static_cast<uint16_t*>(out), n);
+  if (simd && to == DType::BF16) return f32ToBF16Simd(in, static_cast<uint16_t*>(out), n);
+#endif
+  (void)simd;
+  convertBuffer(DType::F32, in, to, out, n);
+}
+
+}  // namespace internal
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+constexpr size_t kAlign = 64;
+size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// One engine for the process: engine creation queries the ISA and is not free.
+const dnnl::engine& cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Debian's Abseil has its own string_view, so dtype names go through std::string.
+std::string typeString(DType t, const Shape& s) { return absl::StrCat(std::string(dtypeName(t)), shapeToString(s)); }
+
+// Element counts are products of dims; a product past int64 is rejected rather than wrapped.
+bool checkedProduct(const Shape& dims, int64_t* out) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(p, d, &p)) return false;
+  *out = p;
+  return true;
+}
+
+// One batch dim after broadcasting: each operand has the full extent or 1 (broadcast).
+struct BatchDim {
+  int64_t a, b, out;
+};
+
+// The whole problem after batch-dim simplification.
+struct Problem {
+  std::vector<BatchDim> batch;  // collapsed: no size-1 dims, no two adjacent dims alike
+  int64_t M = 0, N = 0, K = 0;
+  bool transA = false, transB = false;
+};
+
+// Dense row-major strides of an operand stored as [batch..., rows, cols], viewed as the logical
+// matrix: logical (r, c) of a transposed operand is stored at (c, r). Batch strides of broadcast
+// dims (extent 1) are the dense ones; oneDNN ignores them and the batch loop never steps them.
+dnnl::memory::dims operandStrides(const std::vector<int64_t>& batchExt, int64_t rows, int64_t cols,
+                                  bool trans) {
+  dnnl::memory::dims s(batchExt.size() + 2);
+  s[batchExt.size()] = trans ? 1 : cols;
+  s[batchExt.size() + 1] = trans ? rows : 1;
+  int64_t step = rows * cols;
+  for (size_t j = batchExt.size(); j-- > 0;) {
+    s[j] = step;
+    step *= batchExt[j];
+  }
+  return s;
+}
+
+struct Mds {
+  dnnl::memory::desc a, b, c;
+};
+
+// Memory descriptors of the batched problem (batched) or of one 2-D product (!batched).
+Mds makeMds(const Problem& p, dt type, bool batched) {
+  std::vector<int64_t> ea, eb, ec;
+  if (batched)
+    for (const BatchDim& d : p.batch) {
+      ea.push_back(d.a);
+      eb.push_back(d.b);
+      ec.push_back(d.out);
+    }
+  auto dims = [](std::vector<int64_t> e, int64_t r, int64_t c) {
+    e.push_back(r);
+    e.push_back(c);
+    return dnnl::memory::dims(e.begin(), e.end());
+  };
+  return {dnnl::memory::desc(dims(ea, p.M, p.K), type, operandStrides(ea, p.M, p.K, p.transA)),
+          dnnl::memory::desc(dims(eb, p.K, p.N), type, operandStrides(eb, p.K, p.N, p.transB)),
+          dnnl::memory::desc(dims(ec, p.M, p.N), type, operandStrides(ec, p.M, p.N, false))};
+}
+
+// nullopt when oneDNN has no implementation for this layout/type.
+std::optional<dnnl::matmul::primitive_desc> makePd(const Mds& m) {
+  dnnl::primitive_attr attr;
+  // The caller's scratch holds oneDNN's scratchpad, so execute never allocates a large buffer and
+  // one Gemm can be run from several threads with separate scratch.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // Pin f32 semantics: ONEDNN_DEFAULT_FPMATH_MODE=BF16 in the environment must not silently
+  // down-convert f32 GEMMs.
+  attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
+  try {
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpuEngine());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+}
+
+[[noreturn]] void die(const char* what, dnnl_status_t st) {
+  std::fprintf(stderr, "amp cpu Gemm: %s failed (dnnl status %d)\n", what, static_cast<int>(st));
+  std::abort();
+}
+
+}  // namespace
+
+struct Gemm::Impl {
+  enum class Mode { kEmpty, kZeroFill, kPrimitive };
+
+  DType dtype = DType::F32;
+  Shape resultShape;
+  int64_t numelA = 0, numelB = 0, numelC = 0;
+  Mode mode = Mode::kEmpty;
+  bool widen = false;     // operands converted to f32 in scratch, result rounded back
+  bool simdConvert = false;  // the host (and the caller's features) have AVX2 and F16C
+  size_t computeBytes = 4;  // element size the primitive sees
+  // Scratch layout (byte offsets; each region 64-byte aligned).
+  size_t offA = 0, offB = 0, offC = 0, offPad = 0, scratchBytes = 0;
+  // Batch loop (empty: one execute covers everything). Element offsets of each 2-D product.
+  std::vector<int64_t> loopA, loopB;
+  int64_t loopStrideC = 0;
+
+  dnnl::matmul prim;
+  dnnl::stream stream;
+  dnnl::memory memA, memB, memC, memPad;
+  dnnl_exec_arg_t args[4] = {};
+  int nargs = 0;
+  mutable std::mutex mu;  // guards the data handles of memA/B/C/Pad during run()
+  std::string implName;
+
+  // Builds the primitive for `p` in `type`: batched first, then the 2-D loop. False if oneDNN
+  // implements neither.
+  bool build(const Problem& p, dt type);
+};
+
+bool Gemm::Impl::build(const Problem& p, dt type) {
+  std::optional<dnnl::matmul::primitive_desc> pd;
+  bool batched = false;
+  // oneDNN matmul takes at most DNNL_MAX_NDIMS dims; the collapse above rarely leaves that many.
+  if (p.batch.empty() || p.batch.size() + 2 <= DNNL_MAX_NDIMS) {
+    pd = makePd(makeMds(p, type, true));
+    batched = pd.has_value();
+  }
+  if (!pd && !p.batch.empty()) pd = makePd(makeMds(p, type, false));
+  if (!pd) return false;
+
+  loopA.clear();
+  loopB.clear();
+  if (!batched) {
+    // Offsets of every 2-D product, walking the output batch index in row-major order.
+    std::vector<int64_t> strideA(p.batch.size()), strideB(p.batch.size());
+    int64_t sa = p.M * p.K, sb = p.K * p.N, total = 1;
+    for (size_t j = p.batch.size(); j-- > 0;) {
+      strideA[j] = p.batch[j].a == 1 ? 0 : sa;
+      strideB[j] = p.batch[j].b == 1 ? 0 : sb;
+      sa *= p.batch[j].a;
+      sb *= p.batch[j].b;
+      total *= p.batch[j].out;
+    }
+    loopA.resize(size_t(total));
+    loopB.resize(size_t(total));
+    std::vector<int64_t> idx(p.batch.size(), 0);
+    for (int64_t i = 0; i < total; ++i) {
+      int64_t oa = 0, ob = 0;
+      for (size_t j = 0; j < idx.size(); ++j) {
+        oa += idx[j] * strideA[j];
+        ob += idx[j] * strideB[j];
+      }
+      loopA[size_t(i)] = oa;
+      loopB[size_t(i)] = ob;
+      for (size_t j = idx.size(); j-- > 0;) {  // odometer increment
+        if (++idx[j] < p.batch[j].out) break;
+        idx[j] = 0;
+      }
+    }
+    loopStrideC = p.M * p.N;
+  }
+
+  const dnnl::engine& eng = cpuEngine();
+  prim = dnnl::matmul(*pd);
+  stream = dnnl::stream(eng);
+  // Handle-less memory objects: run() points them at the caller's buffers.
+  memA = dnnl::memory(pd->src_desc(), eng, DNNL_MEMORY_NONE);
+  memB = dnnl::memory(pd->weights_desc(), eng, DNNL_MEMORY_NONE);
+  memC = dnnl::memory(pd->dst_desc(), eng, DNNL_MEMORY_NONE);
+  args[0] = {DNNL_ARG_SRC, memA.get()};
+  args[1] = {DNNL_ARG_WEIGHTS, memB.get()};
+  args[2] = {DNNL_ARG_DST, memC.get()};
+  nargs = 3;
+  const size_t padBytes = pd->scratchpad_desc().get_size();
+  if (padBytes > 0) {
+    memPad = dnnl::memory(pd->scratchpad_desc(), eng, DNNL_MEMORY_NONE);
+    args[nargs++] = {DNNL_ARG_SCRATCHPAD, memPad.get()};
+  }
+  computeBytes = type == dt::f32 ? 4 : 2;
+
+  size_t off = 0;
+  if (widen) {
+    offA = off;
+    off += alignUp(size_t(numelA) * 4);
+    offB = off;
+    off += alignUp(size_t(numelB) * 4);
+    offC = off;
+    off += alignUp(size_t(numelC) * 4);
+  }
+  offPad = off;
+  scratchBytes = off + alignUp(padBytes);
+
+  implName = pd->impl_info_str();
+  if (widen) absl::StrAppend(&implName, " (", std::string(dtypeName(dtype)), " widened to f32)");
+  if (!batched) absl::StrAppend(&implName, " (batch loop x", loopA.size(), ")");
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuFeatures& f) {
+  const std::string ta = typeString(d.dtype, d.a) + (d.transA ? " (transposed)" : "");
+  const std::string tb = typeString(d.dtype, d.b) + (d.transB ? " (transposed)" : "");
+  auto error = [&](auto&&... parts) {
+    return absl::InvalidArgumentError(absl::StrCat("Gemm ", ta, " x ", tb, ": ", parts...));
+  };
+  // The dtypes amp.matmul computes with: every float but f64 (which is I/O only).
+  if (!isFloat(d.dtype) || d.dtype == DType::F64)
+    return error("element type ", std::string(dtypeName(d.dtype)), " is not f32, f16, bf16 or f8");
+  if (d.a.size() < 2 || d.b.size() < 2) return error("operands must have rank >= 2");
+  for (const Shape* s : {&d.a, &d.b})
+    for (int64_t dim : *s)
+      if (dim < 0) return error("negative dimension");
+
+  auto im = std::make_unique<Impl>();
+  im->dtype = d.dtype;
+  // Conversions run on this machine whatever `f` claims, so both must allow the instructions.
+  const CpuFeatures& host = CpuFeatures::host();
+  im->simdConvert = f.avx2 && f.f16c && host.avx2 && host.f16c;
+  const size_t ra = d.a.size(), rb = d.b.size();
+  Problem p;
+  p.transA = d.transA;
+  p.transB = d.transB;
+  p.M = d.transA ? d.a[ra - 1] : d.a[ra - 2];
+  p.K = d.transA ? d.a[ra - 2] : d.a[ra - 1];
+  const int64_t kb = d.transB ? d.b[rb - 1] : d.b[rb - 2];
+  p.N = d.transB ? d.b[rb - 2] : d.b[rb - 1];
+  if (p.K != kb) return error("contraction dims differ (", p.K, " vs ", kb, ")");
+
+  // Numpy broadcast of the batch dims, right-aligned; a missing leading dim acts as 1.
+  const size_t la = ra - 2, lb = rb - 2, L = std::max(la, lb);
+  std::vector<BatchDim> full(L);
+  for (size_t j = 0; j < L; ++j) {
+    const int64_t ea = j + la >= L ? d.a[j + la - L] : 1;
+    const int64_t eb = j + lb >= L ? d.b[j + lb - L] : 1;
+    if (ea != eb && ea != 1 && eb != 1) return error("batch dims do not broadcast");
+    full[j] = {ea, eb, ea == 1 ? eb : ea};
+    im->resultShape.push_back(full[j].out);
+  }
+  im->resultShape.push_back(p.M);
+  im->resultShape.push_back(p.N);
+  if (!checkedProduct(d.a, &im->numelA) || !checkedProduct(d.b, &im->numelB) ||
+      !checkedProduct(im->resultShape, &im->numelC))
+    return error("element count overflows int64");
+
+  if (im->numelC == 0) {  // oneDNN divides by zero on empty dims; nothing to compute anyway
+    im->mode = Impl::Mode::kEmpty;
+    im->implName = "none (empty result)";
+    return std::unique_ptr<Gemm>(new Gemm(std::move(im)));
+  }
+  if (p.K == 0) {  // an empty sum: +0 in every float format, i.e. all-zero bytes
+    im->mode = Impl::Mode::kZeroFill;
+    im->implName = "none (K = 0: zero fill)";
+    return std::unique_ptr<Gemm>(new Gemm(std::move(im)));
+  }
+
+  // Collapse the batch: size-1 output dims vanish; adjacent dims with the same broadcast pattern
+  // are contiguous in both operands and merge into one.
+  for (const BatchDim& bd : full) {
+    if (bd.out == 1) continue;
+    BatchDim n = bd;
+    if (!p.batch.empty()) {
+      BatchDim& last = p.batch.back();
+      if ((last.a == 1) == (n.a == 1) && (last.b == 1) == (n.b == 1)) {
+        last = {last.a * n.a, last.b * n.b, last.out * n.out};
+        continue;
+      }
+    }
+    p.batch.push_back(n);
+  }
+  // A weight shared by every batch (the linear-layer case [B, T, K] x [K, N]): the batch rows of a
+  // non-transposed a are consecutive rows of one [batch*M, K] matrix, and so are c's.
+  bool folded = false;
+  if (p.batch.size() == 1 && p.batch[0].b == 1 && !p.transA) {
+    p.M *= p.batch[0].out;
+    p.batch.clear();
+    folded = true;
+  }
+
+  try {
+    bool built = false;
+    if (d.dtype == DType::F32) {
+      built = im->build(p, dt::f32);
+    } else if (d.dtype == DType::BF16 && f.nativeBf16()) {
+      built = im->build(p, dt::bf16);
+    }
+    if (!built && d.dtype != DType::F32) {
+      im->widen = true;
+      built = im->build(p, dt::f32);
+    }
+    if (!built)
+      return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN has no matmul implementation"));
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN: ", e.what()));
+  }
+  im->mode = Impl::Mode::kPrimitive;
+  if (folded) absl::StrAppend(&im->implName, " (batch folded into M)");
+  return std::unique_ptr<Gemm>(new Gemm(std::move(im)));
+}
+
+Gemm::Gemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Gemm::~Gemm() = default;
+
+const Shape& Gemm::resultShape() const { return impl_->resultShape; }
+size_t Gemm::scratchBytes() const { return impl_->scratchBytes; }
+std::string Gemm::implName() const { return impl_->implName; }
+
+void Gemm::run(const void* a, const void* b, void* c, void* scratch) const {
+  const Impl& im = *impl_;
+  if (im.mode == Impl::Mode::kEmpty) return;
+  if (im.mode == Impl::Mode::kZeroFill) {
+    std::memset(c, 0, size_t(im.numelC) * dtypeSize(im.dtype));
+    return;
+  }
+  auto* s = static_cast<char*>(scratch);
+  const char* pa = static_cast<const char*>(a);
+  const char* pb = static_cast<const char*>(b);
+  char* pc = static_cast<char*>(c);
+  if (im.widen) {  // exact: every f16/bf16/FP8 value is an f32
+    internal::widenToF32(im.dtype, a, reinterpret_cast<float*>(s + im.offA), im.numelA, im.simdConvert);
+    internal::widenToF32(im.dtype, b, reinterpret_cast<float*>(s + im.offB), im.numelB, im.simdConvert);
+    pa = s + im.offA;
+    pb = s + im.offB;
+    pc = s + im.offC;
+  }
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    // The C API: the C++ set_data_handle/execute wrappers may throw and build a std::unordered_map
+    // of arguments on every call.
+    auto setHandle = [](const dnnl::memory& m, const void* p) {
+      dnnl_status_t st = dnnl_memory_set_data_handle_v2(m.get(), const_cast<void*>(p), nullptr);
+      if (st != dnnl_success) die("set_data_handle", st);
+    };
+    if (im.nargs == 4) setHandle(im.memPad, s + im.offPad);
+    const size_t n = im.loopA.empty() ? 1 : im.loopA.size();
+    for (size_t i = 0; i < n; ++i) {
+      const size_t oa = im.loopA.empty() ? 0 : size_t(im.loopA[i]) * im.computeBytes;
+      const size_t ob = im.loopB.empty() ? 0 : size_t(im.loopB[i]) * im.computeBytes;
+      const size_t oc = i * size_t(im.loopStrideC) * im.computeBytes;
+      setHandle(im.memA, pa + oa);
+      setHandle(im.memB, pb + ob);
+      setHandle(im.memC, pc + oc);
+      dnnl_status_t st = dnnl_primitive_execute(im.prim.get(), im.stream.get(), im.nargs, im.args);
+      if (st != dnnl_success) die("dnnl_primitive_execute", st);
+    }
+    dnnl_status_t st = dnnl_stream_wait(im.stream.get());
+    if (st != dnnl_success) die("dnnl_stream_wait", st);
+  }
+  // The one RNE rounding of each result element.
+  if (im.widen) internal::narrowFromF32(reinterpret_cast<const float*>(s + im.offC), im.dtype, c, im.numelC, im.simdConvert);
+}
+
+}  // namespace amp::rt::cpu

@@ -1,0 +1,85 @@
+// A prepared matrix multiply for the CPU device with the semantics of `amp.matmul`
+// (docs/reference-executor.md): operands of one float dtype, rank >= 2, optional transposes of the
+// last two dims, numpy-broadcast batch dims, result in the operand dtype, f32 accumulation and one
+// RNE rounding of each result element. The summation order is oneDNN's, not the reference's
+// k = 0, 1, ... order, so f32 results agree with the reference within the usual dot-product error
+// bound rather than bit for bit.
+//
+// All planning (shape checks, oneDNN primitive creation, scratch layout) happens in create(); run()
+// only converts (where needed) and executes.
+#ifndef AMP_RUNTIME_DEVICES_CPU_GEMM_H
+#define AMP_RUNTIME_DEVICES_CPU_GEMM_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "runtime/DType.h"
+#include "runtime/Tensor.h"
+#include "runtime/devices/cpu/CpuFeatures.h"
+
+namespace amp::rt::cpu {
+
+struct GemmDesc {
+  DType dtype = DType::F32;
+  Shape a, b;  // a: [..., M, K] ([..., K, M] if transA); b: [..., K, N] ([..., N, K] if transB).
+  bool transA = false, transB = false;
+};
+
+class Gemm {
+ public:
+  // Validates the shapes and dtype (InvalidArgument naming both operand types on a mismatch) and
+  // creates the oneDNN primitive. Strategy:
+  //  - f32: one f32 oneDNN matmul on the caller's buffers.
+  //  - bf16 on a CPU with f.nativeBf16(): one bf16 matmul (f32 accumulation, bf16 dst).
+  //  - f16, FP8, and bf16 without native support: operands widened exactly to f32 in scratch, the
+  //    f32 matmul, then one RNE rounding to the result dtype (bit-identical to convertBuffer;
+  //    F16C/AVX2 loops when both `f` and the host have them).
+  // Transposes are strided memory descriptors (no copies). Batch dims broadcast inside the
+  // primitive; a weight shared by every batch (b without batch dims) folds the batch into M; a
+  // batch layout oneDNN rejects runs as a loop of 2-D products with offsets precomputed here.
+  static absl::StatusOr<std::unique_ptr<Gemm>> create(const GemmDesc& d, const CpuFeatures& f);
+
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  // [batch..., M, N] where batch is the broadcast of the operands' batch dims.
+  const Shape& resultShape() const;
+
+  // Bytes of scratch run() needs (widened operands/result and oneDNN's scratchpad); 0 means the
+  // scratch pointer may be null.
+  size_t scratchBytes() const;
+
+  // c = op(a) . op(b). a, b, c are dense row-major buffers of the desc's dtype and shapes (c of
+  // resultShape()); c must not overlap a or b. `scratch` is scratchBytes() bytes, 64-byte aligned,
+  // and may be reused freely between calls. No primitive creation and no allocation by this class;
+  // oneDNN's dnnl_primitive_execute itself makes a few small bookkeeping allocations per call (its
+  // argument map), independent of the problem size. Concurrent calls on one Gemm are serialised
+  // (the oneDNN memory objects are shared); separate Gemm objects run concurrently.
+  void run(const void* a, const void* b, void* c, void* scratch) const;
+
+  // The oneDNN implementation (impl_info_str, e.g. "brg:avx512_core_amx_bf16") plus notes on how
+  // it is used: "(f16 widened to f32)", "(batch folded into M)", "(batch loop x6)"; or "none
+  // (empty result)" / "none (K = 0: zero fill)" when no primitive is needed.
+  std::string implName() const;
+
+ private:
+  struct Impl;
+  explicit Gemm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+namespace internal {
+// The widening (before) and rounding (after) steps of the f16/bf16/FP8 paths, exposed for tests.
+// Bit-identical to convertBuffer for every input; with `simd` (only if the host has AVX2 and F16C)
+// f16 and bf16 take 8-lane F16C/AVX2 loops instead of convertBuffer's scalar code.
+void widenToF32(DType from, const void* in, float* out, int64_t n, bool simd);
+void narrowFromF32(const float* in, DType to, void* out, int64_t n, bool simd);
+}  // namespace internal
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_GEMM_H

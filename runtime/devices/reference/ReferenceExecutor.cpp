@@ -1,0 +1,118 @@
+#include "runtime/devices/reference/ReferenceExecutor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/plan/PlanValidation.h"
+#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt {
+
+int64_t firstNonFinite(DType dtype, const void* data, int64_t n) {
+  if (!isFloat(dtype)) return -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(loadAsF32(dtype, data, i))) return i;
+  return -1;
+}
+
+namespace {
+
+class ReferenceEntry final : public PreparedEntry {
+ public:
+  ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {
+    for (const PlanStep& step : entry.steps) {
+      std::vector<TensorType> types;
+      for (int32_t id : step.results) types.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
+      resultTypes_.push_back(std::move(types));
+    }
+  }
+
+  absl::Status run(const RunArgs& args) override {
+    std::vector<Tensor> temps(plan_.buffers.size());
+    std::vector<const Tensor*> bound(plan_.buffers.size(), nullptr);
+    for (size_t i = 0; i < plan_.buffers.size(); ++i) bound[i] = args.persistent[i] ? args.persistent[i] : args.feeds[i];
+    EvalContext ctx;
+    ctx.step = args.step;
+    for (size_t s = 0; s < entry_.steps.size(); ++s) {
+      const PlanStep& step = entry_.steps[s];
+      std::vector<const Tensor*> operands;
+      for (int32_t id : step.operands) {
+        if (!bound[id])
+          return absl::InternalError(absl::StrCat("entry '", entry_.name, "' step ", s, " (", step.op,
+                                                  "): operand buffer '", plan_.buffers[id].name,
+                                                  "' is read before it is written"));
+        operands.push_back(bound[id]);
+      }
+      auto results = evalReferenceOp(step.op, operands, step.attrs, resultTypes_[s], ctx);
+      if (!results.ok())
+        return absl::Status(results.status().code(),
+                            absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name,
+                                         "' step ", s, ": ", results.status().message()));
+      for (size_t r = 0; r < step.results.size(); ++r) {
+        int32_t id = step.results[r];
+        const Tensor& t = (*results)[r];
+        if (args.checkNumerics)
+          if (int64_t bad = firstNonFinite(t.dtype(), t.data(), t.numel()); bad >= 0)
+            return absl::OutOfRangeError(absl::StrCat(
+                step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name, "' step ", s, " (", step.op,
+                ") produced a non-finite value at element ", bad, " of '", plan_.buffers[id].name, "' (",
+                std::string(dtypeName(plan_.buffers[id].dtype)), "); its operands were finite"));
+        temps[id] = std::move((*results)[r]);
+        bound[id] = &temps[id];
+      }
+    }
+    for (const auto& [from, to] : entry_.updates)
+      if (!bound[from])
+        return absl::InternalError(absl::StrCat("entry '", entry_.name, "' updates '", plan_.buffers[to].name,
+                                                "' from a buffer nothing wrote"));
+    results_.clear();
+    for (int32_t id : entry_.results) {
+      if (!bound[id])
+        return absl::InternalError(absl::StrCat("entry '", entry_.name, "' returns buffer '",
+                                                plan_.buffers[id].name, "' that nothing wrote"));
+      results_.push_back(*bound[id]);
+    }
+    // Commit only now, so a failing step changes nothing. Sources are copied first: an update's
+    // source may be another update's target.
+    std::vector<Tensor> committed;
+    for (const auto& update : entry_.updates) committed.push_back(*bound[update.first]);
+    for (size_t u = 0; u < entry_.updates.size(); ++u) {
+      Tensor* target = args.persistent[entry_.updates[u].second];
+      std::memcpy(target->data(), committed[u].data(), target->nbytes());
+    }
+    return absl::OkStatus();
+  }
+
+  const void* resultData(size_t r) const override { return results_[r].data(); }
+  int64_t workspaceBytes() const override {
+    // The interpreter allocates every temporary of a call anew: its footprint is their sum.
+    int64_t bytes = 0;
+    for (const PlanStep& step : entry_.steps)
+      for (int32_t id : step.results) bytes += plan_.buffers[id].byteSize();
+    return bytes;
+  }
+
+ private:
+  const Plan& plan_;
+  const EntryPoint& entry_;
+  std::vector<std::vector<TensorType>> resultTypes_;
+  std::vector<Tensor> results_;
+};
+
+class ReferenceExecutor final : public Executor {
+ public:
+  Device device() const override { return Device::Reference; }
+  std::string description() const override { return "reference: scalar op-by-op oracle, 1 thread"; }
+  absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
+    if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;
+    return std::unique_ptr<PreparedEntry>(new ReferenceEntry(plan, entry));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> makeReferenceExecutor() { return std::make_unique<ReferenceExecutor>(); }
+
+}  // namespace amp::rt

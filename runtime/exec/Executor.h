@@ -1,0 +1,66 @@
+// The interface every device implements. A device prepares each entry point of a plan once
+// (resolving steps to kernels, decoding attributes, planning and allocating its workspace) and
+// then runs it many times. Run phases of fast devices do no heap allocation and no string or map
+// lookup; the reference device keeps its op-by-op interpreter behind the same interface.
+#ifndef AMP_RUNTIME_EXEC_EXECUTOR_H
+#define AMP_RUNTIME_EXEC_EXECUTOR_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/Tensor.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt {
+
+enum class Device { Reference, Cpu };
+std::string_view deviceName(Device d);
+absl::StatusOr<Device> parseDevice(std::string_view name);
+
+// What one call of an entry sees. Both spans are indexed by buffer id and sized like the plan's
+// buffers. `persistent[i]` is non-null for every param and state buffer: the session owns them,
+// their storage never moves, and an entry's updates are written into them. `feeds[i]` is
+// non-null for every input and label, already of the buffer's dtype and shape.
+struct RunArgs {
+  absl::Span<Tensor* const> persistent;
+  absl::Span<const Tensor* const> feeds;
+  int64_t step = 0;            // training step: the high half of the dropout RNG counter
+  bool checkNumerics = false;  // stop at the first step producing NaN/inf, naming it
+};
+
+class PreparedEntry {
+ public:
+  virtual ~PreparedEntry() = default;
+  // Runs every step. Persistent updates are all-or-nothing: when run returns an error, no param
+  // or state buffer has changed.
+  virtual absl::Status run(const RunArgs& args) = 0;
+  // Result r of the last successful run, with the plan's dtype and shape for that buffer.
+  // Valid until the next run.
+  virtual const void* resultData(size_t r) const = 0;
+  // Bytes of per-call memory this entry holds (its arena), as allocated.
+  virtual int64_t workspaceBytes() const = 0;
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual Device device() const = 0;
+  // One line for logs: the device, its ISA and libraries ("cpu: avx512_bf16 amx_bf16, 2 threads").
+  virtual std::string description() const = 0;
+  // Validates the entry against the plan (buffer ids, operand counts, dtypes and shapes for each
+  // step's kind) and prepares it. A malformed plan gets an error naming the entry, the step, its
+  // op and location; nothing runs before prepare has accepted the whole entry.
+  virtual absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan,
+                                                                 const EntryPoint& entry) = 0;
+};
+
+// The executor for a device (the registry lives with the devices: runtime/devices/Devices.cpp).
+absl::StatusOr<std::unique_ptr<Executor>> makeExecutor(Device device);
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_EXEC_EXECUTOR_H

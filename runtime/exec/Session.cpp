@@ -1,0 +1,210 @@
+#include "runtime/exec/Session.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/plan/Init.h"
+#include "runtime/plan/PlanValidation.h"
+
+namespace amp::rt {
+
+absl::StatusOr<Session> Session::create(Plan plan, std::unique_ptr<Executor> executor) {
+  if (auto status = validateBuffers(plan); !status.ok()) return status;
+  Session s(std::make_unique<Plan>(std::move(plan)), std::move(executor));
+  const Plan& p = *s.plan_;
+  s.persistent_.resize(p.buffers.size());
+  s.persistentPtrs_.assign(p.buffers.size(), nullptr);
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const BufferDesc& b = p.buffers[i];
+    if (b.kind != BufferKind::Param && b.kind != BufferKind::State) continue;
+    s.persistentPtrs_[i] = &s.persistent_[i];
+    if (b.kind == BufferKind::State && b.init && b.init->kind == "cast") {
+      s.persistent_[i] = Tensor(b.dtype, b.shape);  // filled by refreshCasts below
+      continue;
+    }
+    if (b.kind == BufferKind::Param || b.init) {
+      if (b.kind == BufferKind::Param && b.dtype != DType::F32)
+        return absl::InvalidArgumentError(
+            absl::StrCat("param '", b.name, "' is ", std::string(dtypeName(b.dtype)), "; params must be f32"));
+      InitSpec spec = b.init.value_or(InitSpec{"zeros", 1.0, 0});
+      auto t = initializeParam(spec, b.shape);
+      if (!t.ok())
+        return absl::InvalidArgumentError(absl::StrCat("param '", b.name, "': ", t.status().message()));
+      if (b.dtype == DType::F32) {
+        s.persistent_[i] = std::move(*t);
+      } else {  // integer or low-precision state: initialise in f32, then convert exactly
+        s.persistent_[i] = Tensor(b.dtype, b.shape);
+        convertBuffer(DType::F32, t->data(), b.dtype, s.persistent_[i].data(), t->numel());
+      }
+    } else {
+      s.persistent_[i] = Tensor(b.dtype, b.shape);
+    }
+  }
+  if (auto status = s.refreshCasts(); !status.ok()) return status;
+  return s;
+}
+
+absl::Status Session::refreshCasts() {
+  const Plan& p = *plan_;
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const BufferDesc& b = p.buffers[i];
+    if (b.kind != BufferKind::State || !b.init || b.init->kind != "cast") continue;
+    auto source = p.findBuffer(b.init->from);
+    if (!source || p.buffers[*source].kind != BufferKind::Param || p.buffers[*source].shape != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat("state '", b.name, "' is a cast of '", b.init->from,
+                                                     "', which is not a param of the same shape"));
+    convertBuffer(DType::F32, persistent_[*source].data(), b.dtype, persistent_[i].data(), b.numel());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded) {
+  for (const NamedTensor& nt : tensors) {
+    auto id = plan_->findBuffer(nt.name);
+    if (!id || plan_->buffers[*id].kind != BufferKind::Param)
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter file has '", nt.name, "', which is not a param of the model"));
+    const BufferDesc& b = plan_->buffers[*id];
+    if (nt.tensor.shape() != b.shape || nt.tensor.dtype() != DType::F32)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "param '", nt.name, "': expected f32 ", shapeToString(b.shape), ", the file has ",
+          std::string(dtypeName(nt.tensor.dtype())), " ", shapeToString(nt.tensor.shape())));
+  }
+  // Copied into the existing storage: prepared entries keep the buffers' addresses.
+  for (const NamedTensor& nt : tensors) {
+    int32_t id = *plan_->findBuffer(nt.name);
+    std::memcpy(persistent_[id].data(), nt.tensor.data(), nt.tensor.nbytes());
+    if (loaded) loaded->push_back(nt.name);
+  }
+  return refreshCasts();  // low-precision copies follow their new masters
+}
+
+std::vector<NamedTensorRef> Session::params() const {
+  std::vector<NamedTensorRef> out;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (plan_->buffers[i].kind == BufferKind::Param) out.push_back({plan_->buffers[i].name, &persistent_[i]});
+  return out;
+}
+
+std::vector<NamedTensorRef> Session::persistent() const {
+  std::vector<NamedTensorRef> out;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (persistentPtrs_[i]) out.push_back({plan_->buffers[i].name, &persistent_[i]});
+  return out;
+}
+
+int64_t Session::persistentBytes() const {
+  int64_t bytes = 0;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (persistentPtrs_[i]) bytes += static_cast<int64_t>(persistent_[i].nbytes());
+  return bytes;
+}
+
+absl::Status Session::restore(const std::vector<NamedTensor>& tensors) {
+  std::map<std::string, const Tensor*> byName;
+  for (const NamedTensor& t : tensors) byName[t.name] = &t.tensor;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i) {
+    const BufferDesc& b = plan_->buffers[i];
+    if (!persistentPtrs_[i]) continue;
+    auto it = byName.find(b.name);
+    if (it == byName.end())
+      return absl::InvalidArgumentError(absl::StrCat("checkpoint lacks ", std::string(bufferKindName(b.kind)),
+                                                     " '", b.name, "'"));
+    if (it->second->dtype() != b.dtype || it->second->shape() != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint has '", b.name, "' as ", std::string(dtypeName(it->second->dtype())), " ",
+          shapeToString(it->second->shape()), ", the model needs ", std::string(dtypeName(b.dtype)), " ",
+          shapeToString(b.shape)));
+  }
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (persistentPtrs_[i])
+      std::memcpy(persistent_[i].data(), byName[plan_->buffers[i].name]->data(), persistent_[i].nbytes());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PreparedEntry*> Session::prepared(std::string_view name) {
+  if (auto it = prepared_.find(name); it != prepared_.end()) return it->second.get();
+  const EntryPoint* entry = plan_->findEntry(name);
+  if (!entry) {
+    std::string names;
+    for (const EntryPoint& e : plan_->entries) absl::StrAppend(&names, names.empty() ? "" : ", ", e.name);
+    return absl::NotFoundError(
+        absl::StrCat("the bundle has no entry point '", std::string(name), "' (it has: ", names, ")"));
+  }
+  auto p = executor_->prepare(*plan_, *entry);
+  if (!p.ok()) return p.status();
+  PreparedEntry* raw = p->get();
+  prepared_.emplace(std::string(name), std::move(*p));
+  return raw;
+}
+
+RunArgs Session::args(absl::Span<const Tensor* const> feeds, const RunOptions& options) const {
+  RunArgs a;
+  a.persistent = absl::MakeConstSpan(persistentPtrs_);
+  a.feeds = feeds;
+  a.step = options.step;
+  a.checkNumerics = options.checkNumerics;
+  return a;
+}
+
+int64_t Session::workspaceBytes() const {
+  int64_t bytes = 0;
+  for (const auto& [name, entry] : prepared_) bytes += entry->workspaceBytes();
+  return bytes;
+}
+
+static bool isIntegral(DType t) { return t == DType::I64 || t == DType::I32 || t == DType::U8; }
+
+absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName,
+                                                      const std::map<std::string, Tensor>& feeds,
+                                                      const RunOptions& options) {
+  auto entry = prepared(entryName);
+  if (!entry.ok()) return entry.status();
+  const Plan& p = *plan_;
+  std::vector<Tensor> converted(p.buffers.size());
+  std::vector<const Tensor*> bound(p.buffers.size(), nullptr);
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const BufferDesc& b = p.buffers[i];
+    if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+    auto it = feeds.find(b.name);
+    if (it == feeds.end())
+      return absl::InvalidArgumentError(absl::StrCat("missing ", std::string(bufferKindName(b.kind)), " '", b.name,
+                                                     "' (", std::string(dtypeName(b.dtype)), " ",
+                                                     shapeToString(b.shape), ")"));
+    const Tensor& fed = it->second;
+    if (fed.shape() != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat(std::string(bufferKindName(b.kind)), " '", b.name,
+                                                     "': expected shape ", shapeToString(b.shape), ", got ",
+                                                     shapeToString(fed.shape())));
+    if (options.checkNumerics && isFloat(fed.dtype()))
+      for (int64_t e = 0; e < fed.numel(); ++e)
+        if (!std::isfinite(loadAsF32(fed.dtype(), fed.data(), e)))
+          return absl::OutOfRangeError(absl::StrCat(std::string(bufferKindName(b.kind)), " '", b.name,
+                                                    "' holds a non-finite value at element ", e));
+    if (fed.dtype() == b.dtype) {
+      bound[i] = &fed;
+    } else if ((isFloat(fed.dtype()) && isFloat(b.dtype)) || (isIntegral(fed.dtype()) && isIntegral(b.dtype))) {
+      converted[i] = Tensor(b.dtype, b.shape);
+      convertBuffer(fed.dtype(), fed.data(), b.dtype, converted[i].data(), fed.numel());
+      bound[i] = &converted[i];
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(std::string(bufferKindName(b.kind)), " '", b.name,
+                                                     "': expected ", std::string(dtypeName(b.dtype)), ", got ",
+                                                     std::string(dtypeName(fed.dtype()))));
+    }
+  }
+  if (auto status = (*entry)->run(args(bound, options)); !status.ok()) return status;
+  const EntryPoint& e = *p.findEntry(entryName);
+  std::vector<NamedTensor> out;
+  for (size_t r = 0; r < e.results.size(); ++r) {
+    const BufferDesc& b = p.buffers[e.results[r]];
+    Tensor t(b.dtype, b.shape);
+    std::memcpy(t.data(), (*entry)->resultData(r), t.nbytes());
+    out.push_back({e.resultNames[r], std::move(t)});
+  }
+  return out;
+}
+
+}  // namespace amp::rt

@@ -1,0 +1,28 @@
+// Structural validation of a plan, done before any executor touches it: a corrupted or hostile
+// bundle gets a clear error here, never an out-of-bounds access later.
+#ifndef AMP_RUNTIME_PLAN_PLANVALIDATION_H
+#define AMP_RUNTIME_PLAN_PLANVALIDATION_H
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt {
+
+// Largest buffer a plan may declare (bytes); larger ones are refused before anything allocates.
+inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 36;  // 64 GiB
+
+// Every buffer: non-negative dims, element count and byte size without overflow and within
+// kMaxBufferBytes.
+absl::Status validateBuffers(const Plan& plan);
+
+// One entry: every operand/result/update id in range; step results are temps written once, by
+// one step; operands are written before they are read (or are params, state, inputs, labels or
+// constants); updates target a param or state of the same dtype and shape as their source;
+// results are written. Errors name the entry, the step, its op and location.
+absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry);
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_PLAN_PLANVALIDATION_H

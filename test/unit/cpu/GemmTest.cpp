@@ -1,0 +1,454 @@
+// The CPU device's prepared GEMM against the reference executor's amp.matmul, and the CPU feature
+// detector against /proc/cpuinfo.
+//
+// Error bound. oneDNN sums in its own (blocked, FMA) order, so f32 results are not bit-identical to
+// the reference's k = 0, 1, ... order. For one output element, any f32 summation order of the K
+// products has |computed - exact| <= K * u * S (u = 2^-24, S = sum_k |a_mk * b_kn|; Higham 3.1,
+// to first order; FMA only removes roundings). Both sides obey it, so
+// |ours - ref| <= 2 * K * u * S. Each side is then rounded once to the result type, which adds at
+// most one ulp of that type between them. The check per element is therefore
+//   |ours - ref| <= 2 * K * 2^-24 * S + ulp_T(max(|ours|, |ref|)),
+// with S computed in double from the (exact) operand values.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/Tensor.h"
+#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/devices/cpu/Gemm.h"
+#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Convert.h"
+
+// Counts every global operator new in this test binary (oneDNN's included: its C++ allocations
+// resolve to this definition), so a test can check what run() allocates.
+namespace {
+std::atomic<int64_t> gNewCalls{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  gNewCalls.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+// GCC flags free() on memory from "operator new", not knowing both are the replacements here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace amp::rt::cpu {
+namespace {
+
+// Features of this host with native bf16 switched off, to force the widening path for bf16.
+CpuFeatures withoutNativeBf16() {
+  CpuFeatures f = CpuFeatures::host();
+  f.avx512_bf16 = false;
+  f.amx_bf16 = false;
+  return f;
+}
+
+// Random values in [-1, 1), rounded to `t` so every operand value is exact in its dtype.
+Tensor randomTensor(DType t, const Shape& s, uint32_t seed) {
+  Tensor x(t, s);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) storeFromF32(t, x.data(), i, dist(rng));
+  return x;
+}
+
+// ulp of format `t` at magnitude v: 2^(e - (p - 1)) with e = max(floor(log2 v), emin).
+double ulpOf(DType t, double v) {
+  int p = 24, emin = -126;
+  if (t == DType::BF16) p = 8;
+  if (t == DType::F16) p = 11, emin = -14;
+  if (t == DType::F8E4M3FN) p = 4, emin = -6;
+  if (t == DType::F8E5M2) p = 3, emin = -14;
+  int e = emin;
+  if (v != 0) {
+    int ex;
+    std::frexp(v, &ex);  // v = m * 2^ex, m in [0.5, 1)
+    e = std::max(ex - 1, emin);
+  }
+  return std::ldexp(1.0, e - (p - 1));
+}
+
+// S[i] = sum_k |a_mk * b_kn| in double for every result element, with its own broadcast indexing
+// (independent of both implementations under test).
+std::vector<double> absProductSums(const GemmDesc& d, const Tensor& a, const Tensor& b, const Shape& out) {
+  const size_t ra = d.a.size(), rb = d.b.size(), ro = out.size();
+  const int64_t M = out[ro - 2], N = out[ro - 1];
+  const int64_t K = d.transA ? d.a[ra - 2] : d.a[ra - 1];
+  const int64_t batch = numElements(Shape(out.begin(), out.end() - 2));
+  std::vector<double> s(size_t(batch * M * N), 0.0);
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    // Batch offset of each operand: walk the output batch index right to left.
+    int64_t rem = bi, offA = 0, offB = 0, strideA = M * K, strideB = K * N;
+    for (size_t j = 0; j + 2 < ro; ++j) {
+      const size_t od = ro - 3 - j;  // output batch dim, right-aligned
+      const int64_t idx = rem % out[od];
+      rem /= out[od];
+      if (j + 2 < ra) {
+        const int64_t ext = d.a[ra - 3 - j];
+        if (ext != 1) offA += idx * strideA;
+        strideA *= ext;
+      }
+      if (j + 2 < rb) {
+        const int64_t ext = d.b[rb - 3 - j];
+        if (ext != 1) offB += idx * strideB;
+        strideB *= ext;
+      }
+    }
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t ia = offA + (d.transA ? k * M + m : m * K + k);
+          const int64_t ib = offB + (d.transB ? n * K + k : k * N + n);
+          acc += std::fabs(double(loadAsF32(a.dtype(), a.data(), ia)) * loadAsF32(b.dtype(), b.data(), ib));
+        }
+        s[size_t((bi * M + m) * N + n)] = acc;
+      }
+  }
+  return s;
+}
+
+struct RunResult {
+  Tensor out;
+  std::string impl;
+};
+
+RunResult runGemm(const GemmDesc& d, const CpuFeatures& f, const Tensor& a, const Tensor& b) {
+  absl::StatusOr<std::unique_ptr<Gemm>> g = Gemm::create(d, f);
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return {};
+  Tensor out(d.dtype, (*g)->resultShape());
+  // Tensor storage is 64-byte aligned; garbage-filled to show run() does not rely on its contents.
+  Tensor scratch(DType::U8, {int64_t((*g)->scratchBytes())});
+  std::memset(scratch.data(), 0xff, scratch.nbytes());
+  (*g)->run(a.data(), b.data(), out.data(), scratch.data());
+  // A second run with dirty scratch must give the same bits.
+  Tensor again(d.dtype, (*g)->resultShape());
+  (*g)->run(a.data(), b.data(), again.data(), scratch.data());
+  EXPECT_TRUE(again.bitwiseEquals(out)) << "run() is not repeatable";
+  return {std::move(out), (*g)->implName()};
+}
+
+Tensor runReference(const GemmDesc& d, const Tensor& a, const Tensor& b, const Shape& out) {
+  AttrMap attrs;
+  attrs.set("transpose_a", d.transA);
+  attrs.set("transpose_b", d.transB);
+  const Tensor* ops[] = {&a, &b};
+  TensorType rt{d.dtype, out};
+  auto r = evalReferenceOp("amp.matmul", ops, attrs, {&rt, 1}, EvalContext{});
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move((*r)[0]) : Tensor();
+}
+
+// Runs one case and checks every element against the reference within the documented bound.
+void checkAgainstReference(const GemmDesc& d, const CpuFeatures& f, uint32_t seed,
+                           const std::string& expectImplSubstr = "") {
+  SCOPED_TRACE(std::string(dtypeName(d.dtype)) + " " + shapeToString(d.a) + (d.transA ? "^T" : "") + " x " +
+               shapeToString(d.b) + (d.transB ? "^T" : ""));
+  const Tensor a = randomTensor(d.dtype, d.a, seed), b = randomTensor(d.dtype, d.b, seed + 1);
+  RunResult ours = runGemm(d, f, a, b);
+  if (ours.out.shape().empty()) return;  // create() failed (already reported)
+  if (!expectImplSubstr.empty()) {
+    EXPECT_NE(ours.impl.find(expectImplSubstr), std::string::npos) << ours.impl;
+  }
+  const Tensor ref = runReference(d, a, b, ours.out.shape());
+  ASSERT_EQ(ref.shape(), ours.out.shape());
+  const std::vector<double> s = absProductSums(d, a, b, ref.shape());
+  const int64_t K = d.transA ? d.a[d.a.size() - 2] : d.a.back();
+  const double u = std::ldexp(1.0, -24);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const double r = loadAsF32(d.dtype, ref.data(), i), o = loadAsF32(d.dtype, ours.out.data(), i);
+    const double bound = 2.0 * double(K) * u * s[size_t(i)] + ulpOf(d.dtype, std::max(std::fabs(r), std::fabs(o)));
+    if (!(std::fabs(o - r) <= bound) && ++bad <= 5) {
+      ADD_FAILURE() << "element " << i << ": ours " << o << " ref " << r << " bound " << bound << " ("
+                    << ours.impl << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0) << "of " << ref.numel() << " elements, impl " << ours.impl;
+}
+
+struct Case {
+  Shape a, b;
+  bool transA = false, transB = false;
+};
+
+// Shapes every dtype runs: the MNIST-MLP layer, transposes, broadcast rank mixes, tiny ones.
+std::vector<Case> cases() {
+  return {
+      {{128, 784}, {784, 256}},
+      {{784, 128}, {784, 256}, true, false},
+      {{128, 784}, {256, 784}, false, true},
+      {{784, 128}, {256, 784}, true, true},
+      {{2, 3, 4, 5}, {5, 6}},                 // weight shared by every batch: folded into M
+      {{3, 4, 5}, {6, 5}, false, true},       // folded, with a transposed weight
+      {{4, 5}, {2, 5, 6}},                    // a broadcast over b's batch
+      {{2, 1, 4, 5}, {3, 5, 6}},              // both broadcast, different dims
+      {{2, 3, 4, 5}, {2, 3, 5, 6}},           // full batch
+      {{2, 3, 5, 4}, {2, 3, 6, 5}, true, true},
+      {{2, 3, 5, 4}, {5, 6}, true, false},     // transposed a with shared b: batched, not folded
+      {{1, 3, 4, 5}, {2, 1, 6, 5}, false, true},
+      {{1, 1, 2, 3}, {3, 2}},                 // size-1 batch dims only
+      {{1, 1}, {1, 1}},
+      {{1, 3}, {3, 1}},
+      {{3, 1}, {1, 3}},
+      {{7, 13}, {13, 9}},
+      {{8, 4096}, {4096, 16}},                // long sums: accumulation must be f32
+  };
+}
+
+void runAllCases(DType t, const CpuFeatures& f, const std::string& implSubstr) {
+  uint32_t seed = 1;
+  for (const Case& c : cases()) checkAgainstReference({t, c.a, c.b, c.transA, c.transB}, f, seed += 7, implSubstr);
+}
+
+TEST(GemmTest, F32MatchesReference) { runAllCases(DType::F32, CpuFeatures::host(), ""); }
+
+TEST(GemmTest, Bf16MatchesReference) {
+  const bool native = CpuFeatures::host().nativeBf16();
+  // Natively, the primitive itself is bf16; the impl string must not say "widened".
+  runAllCases(DType::BF16, CpuFeatures::host(), native ? "" : "bf16 widened to f32");
+  if (native) {
+    auto g = Gemm::create({DType::BF16, {128, 784}, {784, 256}}, CpuFeatures::host());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ((*g)->implName().find("widened"), std::string::npos) << (*g)->implName();
+  }
+}
+
+TEST(GemmTest, Bf16WidenedMatchesReference) {
+  runAllCases(DType::BF16, withoutNativeBf16(), "bf16 widened to f32");
+}
+
+TEST(GemmTest, F16MatchesReference) { runAllCases(DType::F16, CpuFeatures::host(), "f16 widened to f32"); }
+
+TEST(GemmTest, Fp8MatchesReference) {
+  // The reference accepts FP8 matmul too; it takes the widening path.
+  checkAgainstReference({DType::F8E4M3FN, {16, 32}, {32, 8}}, CpuFeatures::host(), 3, "widened");
+  checkAgainstReference({DType::F8E5M2, {2, 16, 32}, {32, 8}}, CpuFeatures::host(), 5, "widened");
+}
+
+TEST(GemmTest, FoldsSharedWeightIntoM) {
+  auto g = Gemm::create({DType::F32, {2, 3, 4, 5}, {5, 6}}, CpuFeatures::host());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->resultShape(), (Shape{2, 3, 4, 6}));
+  EXPECT_NE((*g)->implName().find("folded"), std::string::npos) << (*g)->implName();
+}
+
+TEST(GemmTest, ManyBroadcastDimsUseTheBatchLoop) {
+  // Eleven batch dims alternating which operand broadcasts cannot be merged, and 11 + 2 dims exceed
+  // oneDNN's 12: the Gemm falls back to a loop of 2-D products over precomputed offsets.
+  const Shape a = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3, 4}, b = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 4, 5};
+  checkAgainstReference({DType::F32, a, b}, CpuFeatures::host(), 21, "batch loop x2048");
+  const Shape at = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 4, 3}, bt = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 5, 4};
+  checkAgainstReference({DType::F16, at, bt, true, true}, CpuFeatures::host(), 23, "batch loop x2048");
+  checkAgainstReference({DType::BF16, a, b}, CpuFeatures::host(), 25, "batch loop x2048");
+}
+
+TEST(GemmTest, ZeroSizedDims) {
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    // K == 0: an empty sum is +0 everywhere (the output buffer starts as garbage).
+    for (bool trans : {false, true}) {
+      GemmDesc d{t, trans ? Shape{0, 4} : Shape{4, 0}, {0, 6}, trans, false};
+      auto g = Gemm::create(d, CpuFeatures::host());
+      ASSERT_TRUE(g.ok()) << g.status();
+      ASSERT_EQ((*g)->resultShape(), (Shape{4, 6}));
+      Tensor out(t, {4, 6});
+      std::memset(out.data(), 0x7f, out.nbytes());
+      (*g)->run(nullptr, nullptr, out.data(), nullptr);
+      Tensor zeros(t, {4, 6});
+      EXPECT_TRUE(out.bitwiseEquals(zeros));
+      checkAgainstReference({t, {2, 4, 0}, {0, 6}}, CpuFeatures::host(), 9);
+    }
+    // Empty results: nothing to compute, nothing touched.
+    for (const Case& c : std::vector<Case>{{{0, 5}, {5, 6}}, {{4, 5}, {5, 0}}, {{0, 4, 5}, {5, 6}},
+                                           {{3, 0, 5}, {1, 5, 6}}}) {
+      auto g = Gemm::create({t, c.a, c.b}, CpuFeatures::host());
+      ASSERT_TRUE(g.ok()) << g.status();
+      EXPECT_EQ(numElements((*g)->resultShape()), 0);
+      EXPECT_EQ((*g)->scratchBytes(), 0u);
+      (*g)->run(nullptr, nullptr, nullptr, nullptr);
+    }
+  }
+}
+
+TEST(GemmTest, RejectsBadShapesAndTypes) {
+  const CpuFeatures& f = CpuFeatures::host();
+  auto k = Gemm::create({DType::F32, {4, 5}, {6, 7}}, f);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(k.status().message()).find("contraction"), std::string::npos) << k.status();
+  EXPECT_NE(std::string(k.status().message()).find("f32[4, 5]"), std::string::npos) << k.status();
+  // Transposes decide which dim is K: [5, 4]^T x [5, 6] contracts 5 with 5; [4, 5] x [5, 6]^T
+  // contracts 5 with 6.
+  EXPECT_TRUE(Gemm::create({DType::F32, {5, 4}, {5, 6}, true, false}, f).ok());
+  EXPECT_FALSE(Gemm::create({DType::F32, {4, 5}, {5, 6}, false, true}, f).ok());
+
+  for (DType t : {DType::I32, DType::I64, DType::U8, DType::Bool, DType::F64}) {
+    auto g = Gemm::create({t, {4, 5}, {5, 6}}, f);
+    ASSERT_FALSE(g.ok()) << dtypeName(t);
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(g.status().message()).find("element type"), std::string::npos) << g.status();
+  }
+  EXPECT_EQ(Gemm::create({DType::F32, {5}, {5, 6}}, f).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Gemm::create({DType::F32, {2, 4, 5}, {3, 5, 6}}, f).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Gemm::create({DType::F32, {4, -5}, {-5, 6}}, f).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+float floatFromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+TEST(GemmTest, SimdConversionsAreBitIdenticalToConvertBuffer) {
+  const CpuFeatures& h = CpuFeatures::host();
+  if (!(h.avx2 && h.f16c)) GTEST_SKIP() << "no AVX2/F16C: Gemm uses convertBuffer itself";
+  // Widening: every 16-bit pattern (NaN payloads included). 65536 is a multiple of 8, so drop one
+  // element to exercise the scalar tail too.
+  std::vector<uint16_t> all(65535);
+  for (size_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i + 1);
+  for (DType t : {DType::F16, DType::BF16}) {
+    std::vector<float> ours(all.size()), want(all.size());
+    internal::widenToF32(t, all.data(), ours.data(), int64_t(all.size()), true);
+    convertBuffer(t, all.data(), DType::F32, want.data(), int64_t(all.size()));
+    EXPECT_EQ(std::memcmp(ours.data(), want.data(), ours.size() * 4), 0) << dtypeName(t);
+  }
+  // Narrowing: for every high part, the low bits that decide RNE (exact, just below / at / above
+  // the tie, all ones) for bf16 (16 dropped bits) and for f16 normals (13 dropped bits), plus a
+  // stride through all 2^32 patterns (subnormals, overflow, infinities, NaNs).
+  std::vector<float> in;
+  for (uint32_t hi = 0; hi < (1u << 16); ++hi)
+    for (uint32_t lo : {0x0000u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) in.push_back(floatFromBits(hi << 16 | lo));
+  for (uint32_t hi = 0; hi < (1u << 19); ++hi)
+    for (uint32_t lo : {0x0000u, 0x0fffu, 0x1000u, 0x1001u, 0x1fffu}) in.push_back(floatFromBits(hi << 13 | lo));
+  for (uint64_t u = 0; u < (1ull << 32); u += 4099) in.push_back(floatFromBits(uint32_t(u)));
+  in.push_back(floatFromBits(0x7f800001u));  // an odd length: the scalar tail again
+  for (DType t : {DType::F16, DType::BF16}) {
+    std::vector<uint16_t> ours(in.size()), want(in.size());
+    internal::narrowFromF32(in.data(), t, ours.data(), int64_t(in.size()), true);
+    convertBuffer(DType::F32, in.data(), t, want.data(), int64_t(in.size()));
+    int64_t bad = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (ours[i] != want[i] && ++bad <= 5) {
+        uint32_t u;
+        std::memcpy(&u, &in[i], 4);
+        ADD_FAILURE() << dtypeName(t) << " f32 bits 0x" << std::hex << u << ": simd 0x" << ours[i]
+                      << " convertBuffer 0x" << want[i];
+      }
+    }
+    EXPECT_EQ(bad, 0) << dtypeName(t) << " of " << in.size();
+  }
+}
+
+TEST(GemmTest, ScalarConversionPathMatchesReference) {
+  // Features without AVX2/F16C: the widening path uses convertBuffer itself.
+  CpuFeatures f = withoutNativeBf16();
+  f.avx2 = f.f16c = false;
+  checkAgainstReference({DType::F16, {33, 70}, {70, 9}}, f, 31, "f16 widened to f32");
+  checkAgainstReference({DType::BF16, {2, 33, 70}, {70, 9}}, f, 33, "bf16 widened to f32");
+}
+
+// Allocations (global operator new, oneDNN's included) during one run() of a prepared Gemm.
+int64_t allocationsPerRun(const GemmDesc& d) {
+  auto g = Gemm::create(d, CpuFeatures::host());
+  EXPECT_TRUE(g.ok()) << g.status();
+  if (!g.ok()) return -1;
+  Tensor a = randomTensor(d.dtype, d.a, 1), b = randomTensor(d.dtype, d.b, 2);
+  Tensor c(d.dtype, (*g)->resultShape()), scratch(DType::U8, {int64_t((*g)->scratchBytes())});
+  for (int i = 0; i < 2; ++i) (*g)->run(a.data(), b.data(), c.data(), scratch.data());  // warm up
+  constexpr int kRuns = 10;
+  const int64_t before = gNewCalls.load();
+  for (int i = 0; i < kRuns; ++i) (*g)->run(a.data(), b.data(), c.data(), scratch.data());
+  return (gNewCalls.load() - before) / kRuns;
+}
+
+TEST(GemmTest, RunAllocatesOnlyOneDnnBookkeeping) {
+  // Gemm itself allocates nothing in run(); dnnl_primitive_execute builds a small argument map on
+  // every call (oneDNN 2.6), a fixed handful of allocations that does not grow with the problem.
+  const int64_t small = allocationsPerRun({DType::F32, {4, 5}, {5, 6}});
+  const int64_t big = allocationsPerRun({DType::F32, {128, 784}, {784, 256}});
+  const int64_t bf16 = allocationsPerRun({DType::BF16, {2, 3, 64, 96}, {96, 32}});
+  const int64_t f16 = allocationsPerRun({DType::F16, {64, 96}, {96, 32}});
+  std::printf("allocations per run(): small f32 %lld, 128x784x256 f32 %lld, bf16 %lld, f16 %lld\n",
+              (long long)small, (long long)big, (long long)bf16, (long long)f16);
+  EXPECT_LE(small, 8);
+  EXPECT_EQ(big, small);
+  EXPECT_EQ(bf16, small);
+  EXPECT_EQ(f16, small);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CpuFeatures
+
+std::set<std::string> cpuinfoFlags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  std::set<std::string> flags;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string w; words >> w;) flags.insert(w);
+    break;  // the first CPU is enough: features are uniform across cores here
+  }
+  return flags;
+}
+
+TEST(CpuFeaturesTest, SummaryAndLevel) {
+  const CpuFeatures& f = CpuFeatures::host();
+  EXPECT_FALSE(f.summary().empty());
+  EXPECT_EQ(&f, &CpuFeatures::host());  // detected once
+  EXPECT_EQ(f.nativeBf16(), f.avx512_bf16 || f.amx_bf16);
+  std::printf("host: %s (%s)\n", f.summary().c_str(), f.isaLevel().c_str());
+  CpuFeatures none;
+  EXPECT_EQ(none.summary(), "none");
+  EXPECT_EQ(none.isaLevel(), "x86-64");
+  CpuFeatures v3;
+  v3.avx = v3.avx2 = v3.fma = v3.f16c = v3.bmi1 = v3.bmi2 = v3.lzcnt = v3.movbe = true;
+  EXPECT_EQ(v3.isaLevel(), "x86-64-v3");
+  EXPECT_EQ(v3.summary(), "avx2 fma f16c");
+  CpuFeatures v4 = v3;
+  v4.avx512f = v4.avx512bw = v4.avx512cd = v4.avx512dq = v4.avx512vl = true;
+  EXPECT_EQ(v4.isaLevel(), "x86-64-v4");
+}
+
+TEST(CpuFeaturesTest, AgreesWithProcCpuinfo) {
+  const std::set<std::string> flags = cpuinfoFlags();
+  if (flags.empty()) GTEST_SKIP() << "no /proc/cpuinfo flags";
+  const CpuFeatures& f = CpuFeatures::host();
+  // The kernel lists a flag only when the CPU has it and the OS enabled its state, which is what
+  // the detector checks with XCR0.
+  EXPECT_EQ(f.avx2, flags.count("avx2") > 0);
+  EXPECT_EQ(f.fma, flags.count("fma") > 0);
+  EXPECT_EQ(f.f16c, flags.count("f16c") > 0);
+  EXPECT_EQ(f.avx512f, flags.count("avx512f") > 0);
+  EXPECT_EQ(f.avx512bw, flags.count("avx512bw") > 0);
+  EXPECT_EQ(f.avx512vl, flags.count("avx512vl") > 0);
+  EXPECT_EQ(f.avx512_bf16, flags.count("avx512_bf16") > 0);
+  EXPECT_EQ(f.avx512_fp16, flags.count("avx512_fp16") > 0);
+  // AMX additionally needs the per-process tile permission, which a kernel that lists the flag
+  // grants.
+  EXPECT_EQ(f.amx_tile, flags.count("amx_tile") > 0);
+  EXPECT_EQ(f.amx_bf16, flags.count("amx_bf16") > 0);
+}
+
+}  // namespace
+}  // namespace amp::rt::cpu
