@@ -33,13 +33,18 @@ class Gemm {
   // Validates the shapes and dtype (InvalidArgument naming both operand types on a mismatch) and
   // creates the oneDNN primitive. Strategy:
   //  - f32: one f32 oneDNN matmul on the caller's buffers.
-  //  - bf16 on a CPU with f.nativeBf16(): one bf16 matmul (f32 accumulation, bf16 dst).
+  //  - bf16 on a CPU with f.nativeBf16(): one bf16 matmul (f32 accumulation, bf16 dst). Caveat:
+  //    VDPBF16PS/TDPBF16PS treat subnormal operands as zero and flush subnormal results, and the
+  //    dst conversion is vcvtneps2bf16, so anything below 2^-126 in magnitude acts as +-0 here,
+  //    unlike the reference (docs/numerics.md); everything else obeys the usual bound. Features
+  //    without avx512_bf16/amx_bf16 select the exact (widened) path instead.
   //  - f16, FP8, and bf16 without native support: operands widened exactly to f32 in scratch, the
   //    f32 matmul, then one RNE rounding to the result dtype (bit-identical to convertBuffer;
   //    F16C/AVX2 loops when both `f` and the host have them).
   // Transposes are strided memory descriptors (no copies). Batch dims broadcast inside the
-  // primitive; a weight shared by every batch (b without batch dims) folds the batch into M; a
-  // batch layout oneDNN rejects runs as a loop of 2-D products with offsets precomputed here.
+  // primitive; a b shared by every batch (no batch dims above 1) with a non-transposed a folds the
+  // batch into M; a batch layout oneDNN rejects (or more than its 12 dims) runs as a loop of 2-D
+  // products with offsets precomputed here.
   static absl::StatusOr<std::unique_ptr<Gemm>> create(const GemmDesc& d, const CpuFeatures& f);
 
   ~Gemm();
@@ -54,8 +59,10 @@ class Gemm {
   size_t scratchBytes() const;
 
   // c = op(a) . op(b). a, b, c are dense row-major buffers of the desc's dtype and shapes (c of
-  // resultShape()); c must not overlap a or b. `scratch` is scratchBytes() bytes, 64-byte aligned,
-  // and may be reused freely between calls. No primitive creation and no allocation by this class;
+  // resultShape()); c must not overlap a or b, which are not read when the result is empty or
+  // K == 0. `scratch` is scratchBytes() bytes, 64-byte aligned, and may be reused freely between
+  // calls. The work runs on oneDNN's OpenMP threads (omp_get_max_threads() of the calling thread,
+  // i.e. OMP_NUM_THREADS). No primitive creation and no allocation by this class;
   // oneDNN's dnnl_primitive_execute itself makes a few small bookkeeping allocations per call (its
   // argument map), independent of the problem size. Concurrent calls on one Gemm are serialised
   // (the oneDNN memory objects are shared); separate Gemm objects run concurrently.

@@ -244,6 +244,41 @@ TEST(GemmTest, Fp8MatchesReference) {
   checkAgainstReference({DType::F8E5M2, {2, 16, 32}, {32, 8}}, CpuFeatures::host(), 5, "widened");
 }
 
+// Operands k * 2^e with small integers k, chosen so that every product and partial sum is exact
+// and the results are subnormal (or tiny normal) in the result type: any flush-to-zero in the
+// path shows up as a mismatch, while both sides must otherwise agree exactly.
+void checkSubnormalResultsExact(DType t, const CpuFeatures& f, int exp) {
+  SCOPED_TRACE(std::string(dtypeName(t)));
+  const Shape sa = {4, 16}, sb = {16, 8};
+  Tensor a(t, sa), b(t, sb);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(-4, 4);
+  for (int64_t i = 0; i < a.numel(); ++i) storeFromF32(t, a.data(), i, std::ldexp(float(small(rng)), exp));
+  for (int64_t i = 0; i < b.numel(); ++i) storeFromF32(t, b.data(), i, std::ldexp(float(small(rng)), exp));
+  RunResult ours = runGemm({t, sa, sb}, f, a, b);
+  const Tensor ref = runReference({t, sa, sb}, a, b, {4, 8});
+  ASSERT_EQ(ours.out.shape(), ref.shape());
+  int64_t tiny = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const float r = loadAsF32(t, ref.data(), i), o = loadAsF32(t, ours.out.data(), i);
+    EXPECT_EQ(o, r) << "element " << i << " (" << ours.impl << ")";
+    tiny += r != 0;
+  }
+  EXPECT_GT(tiny, 0);  // the case really produces non-zero subnormal-range results
+}
+
+TEST(GemmTest, SubnormalResultsAreNotFlushed) {
+  // f32: products 2^-140 * k, subnormal in f32 (below 2^-126).
+  checkSubnormalResultsExact(DType::F32, CpuFeatures::host(), -70);
+  // f16: products 2^-20 * k, subnormal in f16 (below 2^-14, multiples of 2^-24).
+  checkSubnormalResultsExact(DType::F16, CpuFeatures::host(), -10);
+  // bf16 through f32: products 2^-136 * k, sums f32-subnormal, rounded RNE onto bf16's 2^-133
+  // subnormal grid (not flushed as vcvtneps2bf16 would). The native bf16 path is exempt:
+  // VDPBF16PS/TDPBF16PS treat subnormal inputs as zero and flush subnormal results in hardware
+  // (see Gemm.h).
+  checkSubnormalResultsExact(DType::BF16, withoutNativeBf16(), -68);
+}
+
 TEST(GemmTest, FoldsSharedWeightIntoM) {
   auto g = Gemm::create({DType::F32, {2, 3, 4, 5}, {5, 6}}, CpuFeatures::host());
   ASSERT_TRUE(g.ok()) << g.status();
