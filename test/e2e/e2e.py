@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests through the command-line tools: ampc compiles, amp-run trains.
 
-Usage: e2e.py BIN_DIR SRC_DIR SCENARIO   (ctest runs one scenario per test)
+Usage: e2e.py BIN_DIR SRC_DIR SCENARIO [DEVICE]   (ctest runs every scenario on cpu and reference)
 Standard library only. Each scenario asserts real numbers and exits non-zero on failure.
 """
 import json
@@ -14,6 +14,7 @@ import tempfile
 import zipfile
 
 BIN, SRC, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
+DEVICE = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 WORK = tempfile.mkdtemp(prefix="amp-e2e-%s-" % SCENARIO)
 
 
@@ -31,9 +32,11 @@ def ampc(model, out, *flags):
 
 
 def train(bundle, summary, *flags):
-    run(os.path.join(BIN, "amp-run"), bundle, "--summary=" + summary, *flags)
+    run(os.path.join(BIN, "amp-run"), bundle, "--device=" + DEVICE, "--summary=" + summary, *flags)
     with open(summary) as f:
-        return json.load(f)
+        result = json.load(f)
+    check(result["device"] == DEVICE, "trained on the %s device" % DEVICE)
+    return result
 
 
 def read_safetensors(path):
@@ -202,18 +205,22 @@ def bad_inputs():
     bundle = os.path.join(WORK, "mlp.ampx")
     ampc(MLP, bundle, "--train", "--precision=f32")
     amp_run = os.path.join(BIN, "amp-run")
+
+    def run_fails_on_device(*args):
+        return run_fails(args[0], args[1], "--device=" + DEVICE, *args[2:])
+
     labels = [i % 10 for i in range(128)]
     pixels = [0.5] * (128 * 784)
     pixels[1000] = float("nan")
     nan = os.path.join(WORK, "nan.npz")
     write_npz(nan, {"image": npy("f", (128, 784), pixels), "label": npy("q", (128,), labels)})
-    out = run_fails(amp_run, bundle, "--data=" + nan, "--steps=1")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + nan, "--steps=1")
     check("nan.npz: 'image' holds a non-finite value at flat index 1000" in out, "the NaN is located")
 
     wrong = os.path.join(WORK, "labels.npz")
     write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
                       "label": npy("q", (128,), [12] * 128)})
-    out = run_fails(amp_run, bundle, "--data=" + wrong, "--steps=1")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + wrong, "--steps=1")
     check("label 12 at position [0] is out of range [0, 10)" in out and "mlp.mlir:21:" in out,
           "an out-of-range label names itself and the loss op's source line")
 
@@ -226,7 +233,7 @@ def bad_inputs():
         blob = f.read()
     with open(path, "wb") as f:
         f.write(blob[: len(blob) // 2])
-    out = run_fails(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
     check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
 
 

@@ -1,4 +1,4 @@
-// amp-run on the reference device: a compiled bundle and an on-the-fly .mlir evaluate the MLP's
+// amp-run on the cpu device (the default) and the reference device: a compiled bundle and an on-the-fly .mlir evaluate the MLP's
 // loss on the first Fashion-MNIST test batch to the same value; bad input gives clear errors.
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --precision=f32 -o %t.ampx
@@ -7,8 +7,11 @@
 // EVAL-CHECK: loss = 2.42448
 // EVAL-CHECK: output1: f32 [128, 10]
 // SUMMARY-CHECK: "entry": "eval"
-// SUMMARY-CHECK: "device": "reference"
+// SUMMARY-CHECK: "device": "cpu"
 // SUMMARY-CHECK: "loss": 2.424
+
+// The reference device (the oracle) gives the same loss to the printed digits.
+// RUN: amp-run %t.ampx --device=reference --data=fashion-mnist | FileCheck %s --check-prefix=EVAL-CHECK
 
 // The bf16 forward (autocast) evaluates close to, but not exactly at, the f32 loss.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --precision=bf16 -o %t.bf16.ampx

@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -400,6 +401,29 @@ TEST(GemmTest, ScalarConversionPathMatchesReference) {
   f.avx2 = f.f16c = false;
   checkAgainstReference({DType::F16, {33, 70}, {70, 9}}, f, 31, "f16 widened to f32");
   checkAgainstReference({DType::BF16, {2, 33, 70}, {70, 9}}, f, 33, "bf16 widened to f32");
+}
+
+TEST(GemmTest, ConcurrentRunsOnOneGemm) {
+  // run() is const: callers on several threads, each with its own scratch and output, get the same
+  // bits as a single-threaded run.
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    const GemmDesc d{t, {3, 40, 50}, {50, 30}};
+    auto g = Gemm::create(d, CpuFeatures::host());
+    ASSERT_TRUE(g.ok()) << g.status();
+    const Tensor a = randomTensor(t, d.a, 11), b = randomTensor(t, d.b, 12);
+    const RunResult want = runGemm(d, CpuFeatures::host(), a, b);
+    std::vector<Tensor> outs;
+    for (int i = 0; i < 4; ++i) outs.emplace_back(t, (*g)->resultShape());
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) {
+      threads.emplace_back([&, i] {
+        Tensor scratch(DType::U8, {int64_t((*g)->scratchBytes())});
+        for (int rep = 0; rep < 20; ++rep) (*g)->run(a.data(), b.data(), outs[i].data(), scratch.data());
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (const Tensor& o : outs) EXPECT_TRUE(o.bitwiseEquals(want.out)) << dtypeName(t);
+  }
 }
 
 // Allocations (global operator new, oneDNN's included) during one run() of a prepared Gemm.
