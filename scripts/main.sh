@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install, build, compile the Fashion-MNIST MLP into a training bundle with ampc
 # (precision chosen for this CPU), show why each op runs in its precision, and train it with
-# amp-run on the CPU (reference device), printing progress and the final summary.
+# amp-run on the cpu device (oneDNN, detected CPU features), printing progress and the final summary.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -13,6 +13,9 @@ epochs=${AMP_EPOCHS:-1}
 
 echo "== ampc examples/mlp.mlir --emit=precision-report --precision=auto"
 "$build/bin/ampc" "$root/examples/mlp.mlir" --precision=auto --emit=precision-report
+echo
+echo "== ampc examples/mlp.mlir --train --precision=auto --emit=memory-report"
+"$build/bin/ampc" "$root/examples/mlp.mlir" --train --precision=auto --optimizer=adamw --emit=memory-report
 echo
 echo "== ampc examples/mlp.mlir --train --precision=auto -o $out/mlp.ampx"
 "$build/bin/ampc" "$root/examples/mlp.mlir" --train --precision=auto --optimizer=adamw --lr=2e-3 \

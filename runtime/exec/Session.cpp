@@ -195,7 +195,15 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
                                                      std::string(dtypeName(fed.dtype()))));
     }
   }
-  if (auto status = (*entry)->run(args(bound, options)); !status.ok()) return status;
+  // Devices update state in place; a numerics failure may stop a call after an update, so a
+  // checked call keeps a copy of params and state to restore (all or nothing, as documented).
+  std::vector<Tensor> snapshot;
+  if (options.checkNumerics) snapshot = persistent_;
+  if (auto status = (*entry)->run(args(bound, options)); !status.ok()) {
+    for (size_t i = 0; i < snapshot.size(); ++i)
+      if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
+    return status;
+  }
   const EntryPoint& e = *p.findEntry(entryName);
   std::vector<NamedTensor> out;
   for (size_t r = 0; r < e.results.size(); ++r) {

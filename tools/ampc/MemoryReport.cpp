@@ -6,6 +6,8 @@
 #include <set>
 #include <vector>
 
+#include "runtime/plan/MemoryPlan.h"
+
 namespace amp::rt {
 namespace {
 
@@ -32,29 +34,6 @@ std::string classify(const BufferDesc& b) {
 
 int64_t bytesOf(const BufferDesc& b) { return numElements(b.shape) * static_cast<int64_t>(dtypeSize(b.dtype)); }
 
-// Peak bytes of temporaries live at once when `entry` runs its steps in order and each buffer is
-// freed after its last use (results and write-backs live to the end).
-int64_t peakTemporaries(const Plan& plan, const EntryPoint& e) {
-  const int64_t end = static_cast<int64_t>(e.steps.size());
-  std::map<int32_t, int64_t> lastUse;
-  for (int64_t s = 0; s < end; ++s)
-    for (int32_t id : e.steps[s].operands) lastUse[id] = s;
-  for (int32_t id : e.results) lastUse[id] = end;
-  for (const auto& [from, to] : e.updates) lastUse[from] = end;
-  int64_t live = 0, peak = 0;
-  for (int64_t s = 0; s < end; ++s) {
-    for (int32_t id : e.steps[s].results) live += bytesOf(plan.buffers[id]);
-    peak = std::max(peak, live);
-    std::set<int32_t> dying;
-    for (int32_t id : e.steps[s].operands)
-      if (plan.buffers[id].kind == BufferKind::Temp && lastUse[id] == s) dying.insert(id);
-    for (int32_t id : e.steps[s].results)
-      if (!lastUse.count(id)) dying.insert(id);  // never read
-    for (int32_t id : dying) live -= bytesOf(plan.buffers[id]);
-  }
-  return peak;
-}
-
 std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string& entry) {
   std::map<std::string, int64_t> out;
   for (const BufferDesc& b : plan.buffers)
@@ -63,7 +42,7 @@ std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string&
     int64_t all = 0;
     for (const PlanStep& s : e->steps)
       for (int32_t id : s.results) all += bytesOf(plan.buffers[id]);
-    out["temporaries, peak live"] = peakTemporaries(plan, *e);
+    out["temporaries, planned arena"] = planMemory(plan, *e).arenaBytes;
     out["(temporaries, all at once)"] = all;
   }
   return out;
@@ -82,13 +61,14 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
   std::vector<std::string> classes;
   for (const char* c : {"params (f32 masters)", "low-precision weight copies", "optimizer moments",
                         "gradient accumulators", "scaler and counters", "constants", "inputs and labels",
-                        "temporaries, peak live", "(temporaries, all at once)"})
+                        "temporaries, planned arena", "(temporaries, all at once)"})
     if (a.count(c) || b.count(c)) classes.push_back(c);
   std::string precision = amp.metadataValue("precision");
   char line[256];
   std::string s = "Memory report: entry '" + entry + "', f32 vs " + (precision.empty() ? "f32" : precision) +
-                  ". Persistent buffers, plus the peak of temporaries live at once when the steps\n"
-                  "run in order and each is freed after its last use (the total counts that peak).\n\n";
+                  ". Persistent buffers, plus the arena that runtime/plan/MemoryPlan assigns to the\n"
+                  "temporaries (liveness, reshapes as aliases): the planner the cpu device allocates from. The\n"
+                  "cpu device also writes optimizer results in place, so its arena can be smaller still.\n\n";
   std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "buffers", "f32", precision.c_str(), "ratio");
   s += line;
   int64_t ta = 0, tb = 0;

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""The benchmark driver: ampc/amp-run against PyTorch on this CPU, measured side by side in one run.
+
+    python3 bench/run.py [--quick] [--threads N] [--models ID,...] [--json FILE]
+
+For every model it runs bench/pytorch_step.py (with --torch-python, default /usr/bin/python3:
+Debian's python3-torch) and bench/ampc_step.py's runs back to back, then prints one table:
+rows ours cpu f32/bf16/f16, ours reference f32, PyTorch eager fp32, PyTorch autocast bf16;
+columns median step ms, speedup vs PyTorch eager fp32, peak memory (ours: the plan's buffers),
+followed by the spec's targets as PASS / MISS (N/A: not measurable here, with the reason):
+
+  T1  our cpu f32 step >= 1.5x faster than PyTorch eager fp32
+  T2  our cpu bf16 step >= 1.5x faster than PyTorch autocast bf16
+  T3  our bf16 peak memory < our f32 peak memory
+  T4  CPUs with AVX512-BF16 or AMX-BF16: our cpu bf16 >= 2x faster than our cpu f32 on the
+      1024-wide MLP; CPUs without (AVX2-only): our cpu bf16 step <= 1.15x our cpu f32 step
+
+Then the ampc compile-time benchmark (bench/ampc_compile.py: 1k, 10k, 100k-op models; targets
+C1 10k ops compile in < 2 s, C2 linear growth) and, when built, the GEMM benchmark
+build/bin/amp-bench-gemm (its JSON printed as a table). Numbers are medians of one run on a
+possibly busy machine: the load average is printed with them.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import ampc_step  # noqa: E402
+import ampc_compile  # noqa: E402
+
+RELEVANT_FLAGS = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+                  "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+                  "amx_fp16"]
+WIDE_MLP = "mlp_784-1024-1024-10_b256"
+
+
+def cpu_info():
+    flags, model = set(), platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
+                elif line.startswith("model name") and model in ("?", "x86_64", ""):
+                    model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return model, flags
+
+
+def fmt_ms(v):
+    return "-" if v is None else ("%.3f" % v if v < 100 else "%.1f" % v)
+
+
+def fmt_mib(b):
+    return "-" if b is None else "%.2f MiB" % (b / 2**20)
+
+
+def table(headers, rows):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(headers, widths))
+    out = [line, "  ".join("-" * w for w in widths)]
+    for r in rows:
+        out.append("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))
+    return "\n".join(out)
+
+
+def verdict(ok, text):
+    return ("PASS" if ok else "MISS", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch side
+
+
+def run_pytorch(args, model_id):
+    cmd = [args.torch_python, os.path.join(HERE, "pytorch_step.py"), "--models", model_id,
+           "--threads", str(args.threads)]
+    if args.quick:
+        cmd.append("--quick")
+    if args.pytorch_steps:
+        cmd += ["--steps", str(args.pytorch_steps)]
+    if args.torch_blas_threads:
+        cmd += ["--blas-threads", str(args.torch_blas_threads)]
+    cmd += ["--omp-wait-policy", args.torch_omp_wait_policy]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    env, steps, errors = None, {}, []
+    for line in p.stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("kind") == "env":
+            env = r
+        elif r.get("kind") == "step":
+            steps[r["mode"]] = r
+        elif r.get("kind") == "error":
+            errors.append(r["error"])
+    if p.returncode != 0:
+        errors.append("pytorch_step.py exited %d: %s" % (p.returncode, p.stderr.strip()[-1500:]))
+    return env, steps, errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-model table and targets
+
+
+def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
+    """(text, [(target id, status, text)])."""
+    def get(device, precision):
+        return next((r for r in ours if r.get("device") == device and r.get("precision") == precision
+                     and r["kind"] == "step"), None)
+
+    pt32 = torch_steps.get("eager_fp32")
+    pt16 = torch_steps.get("autocast_bf16")
+    base = pt32["median_ms"] if pt32 else None
+    rows = []
+    order = [("cpu", "f32"), ("cpu", "bf16"), ("cpu", "f16"), ("reference", "f32"), ("reference", "bf16"),
+             ("reference", "f16")]
+    seen = set()
+    for dev, prec in order + [(r.get("device"), r.get("precision")) for r in ours]:
+        if (dev, prec) in seen:
+            continue
+        r = get(dev, prec)
+        if r is None and dev == "reference" and prec != "f32":
+            continue
+        seen.add((dev, prec))
+        if r is None:
+            err = next((e for e in ours if e.get("device") == dev and e.get("precision") == prec), None)
+            why = "error: " + (err["error"].strip().splitlines() or ["?"])[-1][:60] if err else ("not run" if cpu_ok or dev != "cpu"
+                                                                              else "no --device=cpu")
+            rows.append(["ours %s %s" % (dev, prec), why, "-", "-", "-"])
+            continue
+        ms = r["median_ms"]
+        rows.append(["ours %s %s" % (dev, prec), fmt_ms(ms), "-", "%.2fx" % (base / ms) if base else "-",
+                     fmt_mib(r.get("peak_memory_bytes"))])
+    for label, r in (("PyTorch eager fp32", pt32), ("PyTorch autocast bf16", pt16)):
+        if r is None:
+            rows.append([label, "not run", "-", "-", "-"])
+        else:
+            rows.append([label, fmt_ms(r["median_ms"]), "%s..%s" % (fmt_ms(r["min_ms"]), fmt_ms(r["max_ms"])),
+                         "%.2fx" % (base / r["median_ms"]) if base else "-", "-"])
+    text = table(["run", "step ms (median)", "min..max ms", "speedup vs PT fp32", "peak memory (ours)"], rows)
+
+    targets = []
+    c32, c16 = get("cpu", "f32"), get("cpu", "bf16")
+    no_cpu = "N/A", "no --device=cpu rows (amp-run lacks it or it failed)"
+    # T1
+    if c32 and pt32:
+        s = pt32["median_ms"] / c32["median_ms"]
+        targets.append(("T1",) + verdict(s >= 1.5, "cpu f32 %.3f ms vs PyTorch eager fp32 %.3f ms: %.2fx faster (need >= 1.5x)"
+                                         % (c32["median_ms"], pt32["median_ms"], s)))
+    else:
+        targets.append(("T1",) + (no_cpu if not c32 else ("N/A", "PyTorch eager fp32 not measured")))
+    # T2
+    if c16 and pt16:
+        s = pt16["median_ms"] / c16["median_ms"]
+        targets.append(("T2",) + verdict(s >= 1.5, "cpu bf16 %.3f ms vs PyTorch autocast bf16 %.3f ms: %.2fx faster (need >= 1.5x)"
+                                         % (c16["median_ms"], pt16["median_ms"], s)))
+    else:
+        targets.append(("T2",) + (no_cpu if not c16 else ("N/A", "PyTorch autocast bf16 not measured")))
+    # T3: memory is the plan's buffers, the same on every device; prefer the cpu rows.
+    m32 = c32 or get("reference", "f32")
+    m16 = c16 or get("reference", "bf16")
+    if m32 and m16:
+        targets.append(("T3",) + verdict(m16["peak_memory_bytes"] < m32["peak_memory_bytes"],
+                                         "bf16 peak %d B (%s) vs f32 peak %d B (%s), bf16/f32 = %.3f [%s rows] (need < 1)"
+                                         % (m16["peak_memory_bytes"], fmt_mib(m16["peak_memory_bytes"]),
+                                            m32["peak_memory_bytes"], fmt_mib(m32["peak_memory_bytes"]),
+                                            m16["peak_memory_bytes"] / m32["peak_memory_bytes"], m16["device"])))
+    else:
+        targets.append(("T3", "N/A", "no bf16 and f32 runs of ours"))
+    # T4
+    if has_native_bf16:
+        if model_id == WIDE_MLP:
+            if c32 and c16:
+                s = c32["median_ms"] / c16["median_ms"]
+                targets.append(("T4",) + verdict(s >= 2.0, "AVX512-BF16/AMX CPU: cpu bf16 %.3f ms vs cpu f32 %.3f ms: %.2fx faster (need >= 2x)"
+                                                 % (c16["median_ms"], c32["median_ms"], s)))
+            else:
+                targets.append(("T4",) + no_cpu)
+    else:
+        if c32 and c16:
+            q = c16["median_ms"] / c32["median_ms"]
+            targets.append(("T4",) + verdict(q <= 1.15, "AVX2-only CPU: cpu bf16 %.3f ms / cpu f32 %.3f ms = %.2f (need <= 1.15)"
+                                             % (c16["median_ms"], c32["median_ms"], q)))
+        else:
+            targets.append(("T4",) + no_cpu)
+    return text, targets
+
+
+# ---------------------------------------------------------------------------------------------
+# Compile time
+
+
+def compile_report(results):
+    rows, targets = [], []
+    by = {}
+    for r in results:
+        if r["kind"] == "error":
+            rows.append([r["ops"], r["stage"], "error: " + (r["error"].strip().splitlines() or ["?"])[-1][:60],
+                         "-", "-", "-"])
+            continue
+        by[(r["stage"], r["ops"])] = r
+        rows.append([r["ops"], r["stage"], "%.3f" % r["seconds"], "%.1f" % r["us_per_op"],
+                     "%.2f (vs %d)" % (r["growth"], r["growth_vs"]) if "growth" in r else "-",
+                     "%.0f MiB" % (r["max_rss_bytes"] / 2**20)])
+    text = table(["ops", "stage", "seconds", "us/op", "growth (10x ops)", "max RSS"], rows)
+    for stage in ("plan", "train"):
+        r = by.get((stage, 10000))
+        if r:
+            targets.append(("C1-" + stage,) + verdict(r["seconds"] < 2.0, "10k ops, %s: %.3f s (need < 2 s)" % (stage, r["seconds"])))
+        else:
+            targets.append(("C1-" + stage, "N/A", "10k-op point not measured"))
+        growth = [x for x in results if x["kind"] == "compile" and x["stage"] == stage and "growth" in x
+                  and x["growth_vs"] >= 1000]
+        if growth:
+            worst = max(growth, key=lambda x: x["growth"] / x["ops_ratio"])
+            ok = all(x["growth"] <= 1.5 * x["ops_ratio"] for x in growth)
+            targets.append(("C2-" + stage,) + verdict(ok, "%s: growth %s (linear = 10 per 10x ops; need <= 15; worst %d->%d ops: %.2f)"
+                                                      % (stage, ", ".join("%d->%d: %.2f" % (x["growth_vs"], x["ops"], x["growth"]) for x in growth),
+                                                         worst["growth_vs"], worst["ops"], worst["growth"])))
+        else:
+            targets.append(("C2-" + stage, "N/A", "needs two sizes >= 1k"))
+    return text, targets
+
+
+# ---------------------------------------------------------------------------------------------
+# GEMM hook
+
+
+def gemm_report(bindir, threads):
+    exe = os.path.join(bindir, "amp-bench-gemm")
+    if not os.access(exe, os.X_OK):
+        return "skipped: build/bin/amp-bench-gemm not built", None
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    p = subprocess.run([exe], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        return "amp-bench-gemm exited %d: %s" % (p.returncode, (p.stderr or p.stdout).strip()[-800:]), None
+    data = None
+    try:
+        data = json.loads(p.stdout)
+    except ValueError:
+        lines = []
+        for line in p.stdout.splitlines():
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                pass
+        data = lines or None
+    if data is None:
+        return "amp-bench-gemm printed no JSON:\n" + p.stdout[-2000:], None
+    rows = data
+    extra = {}
+    if isinstance(data, dict):
+        lists = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
+        if lists:
+            rows = data[lists[0]]
+            extra = {k: v for k, v in data.items() if k != lists[0]}
+        else:
+            rows = [data]
+    if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
+        return json.dumps(data, indent=2), data
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys and not isinstance(r[k], (dict, list)):
+                keys.append(k)
+
+    def cell(v):
+        return "%.4g" % v if isinstance(v, float) else ("-" if v is None else str(v))
+
+    text = table(keys, [[cell(r.get(k)) for k in keys] for r in rows])
+    if extra:
+        text = "\n".join("%s: %s" % (k, json.dumps(v)) for k, v in extra.items()) + "\n" + text
+    return text, data
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer steps (PyTorch 3+10, ours cpu 20 / reference 5) and compile sizes up to 10k ops")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="PyTorch set_num_threads and OMP_NUM_THREADS for amp-run (default: all CPUs)")
+    ap.add_argument("--models", default=",".join(ampc_step.DEFAULT_MODELS))
+    ap.add_argument("--torch-python", default="/usr/bin/python3", help="python with torch (default /usr/bin/python3)")
+    ap.add_argument("--torch-blas-threads", type=int, default=None,
+                    help="PyTorch's OPENBLAS_NUM_THREADS (default: --threads)")
+    ap.add_argument("--torch-omp-wait-policy", choices=["default", "passive", "active"], default="default",
+                    help="OMP_WAIT_POLICY for PyTorch (default: unset; see bench/README.md)")
+    ap.add_argument("--pytorch-steps", type=int, default=None, help="timed PyTorch steps (default 50, --quick 10)")
+    ap.add_argument("--max-ops", type=int, default=None, help="largest compile-time model (default 100000, --quick 10000)")
+    ap.add_argument("--skip", default="", help="comma-separated parts to skip: pytorch, ampc, compile, gemm")
+    ap.add_argument("--json", default=None, help="also write every measurement to this JSON file")
+    ampc_step.add_common_args(ap)
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    max_ops = args.max_ops if args.max_ops is not None else (10000 if args.quick else 100000)
+    all_results = {"models": {}, "targets": []}
+
+    model, flags = cpu_info()
+    native_bf16 = bool(flags & {"avx512_bf16", "amx_bf16"})
+    print("CPU: %s, %d logical CPUs, load average %s" % (model, os.cpu_count(), " ".join("%.2f" % x for x in os.getloadavg())))
+    print("CPU flags: %s" % " ".join(f for f in RELEVANT_FLAGS if f in flags))
+    print("native bf16 (avx512_bf16/amx_bf16): %s -> T4 rule: %s" % (
+        "yes" if native_bf16 else "no",
+        "cpu bf16 >= 2x faster than cpu f32 on %s" % WIDE_MLP if native_bf16 else "cpu bf16 step <= 1.15x cpu f32 step"))
+    print("threads: %d" % args.threads)
+    if os.getloadavg()[0] > 0.5:
+        print("WARNING: load average %.2f: another process is using the CPU; step times will be noisy "
+              "(PyTorch fp32 with OpenBLAS threads especially)" % os.getloadavg()[0])
+    all_results["cpu"] = {"model": model, "flags": sorted(f for f in RELEVANT_FLAGS if f in flags), "threads": args.threads}
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="amp_bench_")
+    os.makedirs(workdir, exist_ok=True)
+    tools = cpu_ok = runs = None
+    if "ampc" not in skip:
+        tools = ampc_step.Tools(args.bindir, workdir, args.amp_run_arg, args.threads)
+        devices = args.devices.split(",")
+        cpu_ok, why = (True, "not requested") if "cpu" not in devices else ampc_step.cpu_device_available(tools)
+        runs, notes = ampc_step.plan_runs(devices, args.precisions.split(","), args.reference_precisions.split(","),
+                                          cpu_ok, args.cpu_fallback)
+        print("amp-run --device=cpu: %s" % ("available" if cpu_ok else "NOT available (%s)" % why))
+        for n in notes:
+            print("note: " + n)
+        all_results["ampc_env"] = {"cpu_device": cpu_ok, "message": why, "runs": runs}
+    steps_for = ampc_step.steps_function(args)
+
+    torch_env_printed = False
+    summary = []
+    for model_id in args.models.split(","):
+        torch_steps, ours = {}, []
+        if "pytorch" not in skip:
+            env, torch_steps, errors = run_pytorch(args, model_id)
+            if env and not torch_env_printed:
+                torch_env_printed = True
+                print("PyTorch %s: BLAS_INFO=%s, BLAS loaded: %s, CPU capability %s, oneDNN %s (mkldnn available: %s), "
+                      "%d threads, %d BLAS threads, OMP_WAIT_POLICY %s"
+                      % (env["torch"], env["blas_info"], env["blas_runtime"], env["cpu_capability"], env["onednn"],
+                         env["mkldnn_available"], env["threads"], env["blas_threads"], env["omp_wait_policy"]))
+                all_results["pytorch_env"] = {k: v for k, v in env.items() if k != "config"}
+            for e in errors:
+                print("PyTorch error (%s): %s" % (model_id, e))
+        if tools:
+            ours = list(ampc_step.run_model(tools, model_id, runs, steps_for, args.mlp_data, args.ampc_arg))
+        text, targets = model_report(model_id, ours, torch_steps, native_bf16, cpu_ok)
+        steps_note = []
+        if torch_steps:
+            r = next(iter(torch_steps.values()))
+            steps_note.append("PyTorch: median of %d steps after %d warm-up" % (r["steps"], r["warmup"]))
+        if ours:
+            steps_note.append("ours: amp-run median over " + ", ".join(sorted({"%s %s steps" % (r.get("run_device"), r.get("steps"))
+                                                                                for r in ours if r["kind"] == "step"})))
+        steps_note.append("load average %.2f" % os.getloadavg()[0])
+        print("\n=== %s ===  (%s)" % (model_id, "; ".join(steps_note)))
+        print(text)
+        for mode, r in sorted(torch_steps.items()):
+            if r["min_ms"] > 0 and r["max_ms"] / r["min_ms"] > 3 and r["median_ms"] > 2 * r["min_ms"]:
+                print("  note: PyTorch %s is unstable (min %.3f, median %.3f, max %.3f ms): a busy machine or OpenMP/"
+                      "OpenBLAS threads spinning against each other; try --threads 1 or --torch-omp-wait-policy=passive"
+                      % (mode, r["min_ms"], r["median_ms"], r["max_ms"]))
+        for e in ours:
+            if e["kind"] == "error":
+                print("  error %s %s (%s): %s" % (e.get("device"), e.get("precision"), e.get("stage"), e["error"].strip()[-400:]))
+        for tid, status, msg in targets:
+            print("  %-4s %-4s %s" % (tid, status, msg))
+            summary.append((model_id, tid, status, msg))
+        all_results["models"][model_id] = {"ours": ours, "pytorch": torch_steps,
+                                           "targets": [{"id": t, "status": s, "text": m} for t, s, m in targets]}
+
+    if "compile" not in skip:
+        sizes = [n for n in (1000, 10000, 100000) if n <= max_ops]
+        print("\n=== ampc compile time (bench/gen_chain.py models, fastest of up to 3 runs) ===")
+        cdir = tempfile.mkdtemp(prefix="amp_compile_", dir=workdir)
+        try:
+            results = ampc_compile.run(os.path.join(args.bindir, "ampc"), sizes, ["plan", "train"], 0, cdir,
+                                       emit=lambda s: None)
+        finally:
+            shutil.rmtree(cdir, ignore_errors=True)
+        text, targets = compile_report(results)
+        print("plan  = ampc M --emit=plan -o /dev/null;  train = ampc M --train --precision=bf16 --optimizer=adamw -o M.ampx")
+        print(text)
+        for tid, status, msg in targets:
+            print("  %-8s %-4s %s" % (tid, status, msg))
+            summary.append(("compile", tid, status, msg))
+        all_results["compile"] = results
+
+    if "gemm" not in skip:
+        print("\n=== GEMM GFLOP/s vs measured peak (build/bin/amp-bench-gemm) ===")
+        text, data = gemm_report(args.bindir, args.threads)
+        print(text)
+        all_results["gemm"] = data
+
+    print("\n=== targets ===")
+    for model_id, tid, status, msg in summary:
+        print("%-4s %-8s %-26s %s" % (status, tid, model_id, msg))
+    all_results["targets"] = [{"model": m, "id": t, "status": s, "text": x} for m, t, s, x in summary]
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(all_results, f, indent=1)
+    if not args.workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
