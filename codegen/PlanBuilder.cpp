@@ -140,6 +140,41 @@ struct EntryLowering {
     return it->second;
   }
 
+  // The region of an amp.fused op as the step's body over local values (docs/plan-format.md).
+  LogicalResult lowerBody(FusedOp fused, rt::PlanStep& step) {
+    llvm::DenseMap<Value, int32_t> local;
+    auto addLocal = [&](Value v) -> LogicalResult {
+      auto type = cast<RankedTensorType>(v.getType());
+      auto dtype = toDType(type.getElementType());
+      if (!dtype) return mlir::emitError(v.getLoc(), "codegen: unsupported element type ") << type;
+      local[v] = static_cast<int32_t>(step.locals.size());
+      step.locals.push_back({*dtype, rt::Shape(type.getShape().begin(), type.getShape().end())});
+      return success();
+    };
+    Block& block = fused.getBody().front();
+    for (BlockArgument arg : block.getArguments())
+      if (failed(addLocal(arg))) return failure();
+    for (Operation& inner : block) {
+      if (auto yield = dyn_cast<YieldOp>(inner)) {
+        for (Value v : yield.getValues()) step.yields.push_back(local.lookup(v));
+        continue;
+      }
+      rt::PlanStep b;
+      b.op = inner.getName().getStringRef().str();
+      b.kind = rt::stepKindOf(b.op);
+      b.loc = locString(inner.getLoc());
+      for (Value v : inner.getOperands()) b.operands.push_back(local.lookup(v));
+      for (NamedAttribute attr : inner.getAttrDictionary())
+        if (failed(convertAttr(&inner, attr, b.attrs))) return failure();
+      for (Value r : inner.getResults()) {
+        if (failed(addLocal(r))) return failure();
+        b.results.push_back(local.lookup(r));
+      }
+      step.body.push_back(std::move(b));
+    }
+    return success();
+  }
+
   LogicalResult lower(func::FuncOp f, StringRef entryName) {
     llvm::DenseMap<Value, int32_t> ids;
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
@@ -174,8 +209,11 @@ struct EntryLowering {
       }
       rt::PlanStep step;
       step.op = op.getName().getStringRef().str();
+      step.kind = rt::stepKindOf(step.op);
       step.loc = locString(op.getLoc());
       for (Value v : op.getOperands()) step.operands.push_back(ids.lookup(v));
+      if (auto fused = dyn_cast<FusedOp>(op))
+        if (failed(lowerBody(fused, step))) return failure();
       for (NamedAttribute attr : op.getAttrDictionary())
         if (failed(convertAttr(&op, attr, step.attrs))) return failure();
       if (auto ln = dyn_cast<LayerNormOp>(op)) {

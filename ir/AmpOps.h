@@ -12,4 +12,9 @@
 #define GET_OP_CLASSES
 #include "ir/AmpOps.h.inc"
 
+namespace mlir::amp {
+// Ops amp-fuse may place in an amp.fused region: elementwise math, compare, select, cast.
+bool isFusibleElementwise(Operation* op);
+}  // namespace mlir::amp
+
 #endif  // AMP_IR_AMPOPS_H

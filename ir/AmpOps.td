@@ -159,6 +159,41 @@ def Amp_MatmulOp : Amp_Op<"matmul", [InferTypeOpAdaptor]> {
   }];
 }
 
+def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
+  let summary = "Fully connected layer: x·Wᵀ + b (PyTorch's F.linear / addmm), bias in the epilogue";
+  let description = [{
+    `input` is `[..., in]` (rank >= 2), `weight` is `[out, in]` (PyTorch's `nn.Linear` layout,
+    `transpose_w = true`, the default) or `[in, out]` (`transpose_w = false`: `x·W`, the layout of
+    an `amp.matmul` weight), `bias` (optional) is `[out]`. All float operands have one element
+    type, which the result `[..., out]` has too.
+
+    Numerics (the cuBLASLt / oneDNN epilogue contract): each result element is
+    `rne_T(acc + f32(b[j]))` where `acc = sum_k x[..., k]·w[k, j]` is accumulated in f32 in
+    k order from +0 and the bias is added in f32 *before* the one rounding to the result type
+    `T`. So a bf16 linear layer has bf16 activations in and out and rounds once, where
+    `amp.matmul` followed by `amp.add` rounds twice (and, under autocast, promotes the add to f32).
+
+    ```mlir
+    // nn.Linear(784, 256): weight [out, in].
+    %y = amp.linear %x, %w, %b : tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>
+    // weight stored [in, out]; no bias; batched input.
+    %q = amp.linear %h, %wq transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
+    ```
+
+    The `#amp.init` fan-in/fan-out of a rank-2 parameter reads it as `[in, out]`
+    (docs/model-convention.md); a `[out, in]` weight with a fan-dependent init and in != out gets
+    the fans swapped.
+  }];
+  let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$weight,
+                       Optional<Amp_FloatTensor>:$bias,
+                       DefaultValuedAttr<BoolAttr, "true">:$transpose_w);
+  let results = (outs Amp_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`transpose_w` `=` $transpose_w^)? attr-dict `:` type($input)
+    `,` type($weight) (`,` type($bias)^)?
+  }];
+}
+
 def Amp_Conv2DOp : Amp_Op<"conv2d", [InferTypeOpAdaptor]> {
   let summary = "2-D convolution (NCHW) with stride, padding, dilation, groups and optional bias";
   let description = [{
@@ -456,5 +491,6 @@ def Amp_CastOp : Amp_Op<"cast"> {
 // (amp-loss-scaling, amp-optimizer).
 include "ir/AmpGradOps.td"
 include "ir/AmpTrainOps.td"
+include "ir/AmpFusedOps.td"
 
 #endif // AMP_OPS_TD

@@ -3,6 +3,7 @@
 #define AMP_PASSES_PASSES_H
 
 #include "ir/AmpDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 

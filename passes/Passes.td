@@ -259,4 +259,29 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+
+def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
+  let summary = "Groups elementwise producer/consumer chains into amp.fused regions";
+  let description = [{
+    Walks each function in order and grows groups of elementwise ops (unary and binary math,
+    compare, select, cast) that share one iteration space (their result shape). An op joins the
+    group of a producer it reads when every input from outside the group has the iteration shape,
+    is a scalar, or broadcasts along leading dims, and when no op outside the group reads a group
+    value before the region's position (the group's last op). Groups of two or more ops become
+    `amp.fused` regions whose results are the values used outside; each op keeps its precision,
+    so a fused region computes the same bits as the unfused chain, in one pass over memory.
+    Casts fold into their neighbours this way: no standalone cast kernel remains where a
+    neighbour can absorb it.
+
+    ```mlir
+    %0 = amp.cast %x : tensor<128x256xbf16> to tensor<128x256xf32>
+    %1 = amp.add %0, %b : tensor<128x256xf32>, tensor<256xf32>
+    %2 = amp.relu %1 : tensor<128x256xf32>
+    // becomes
+    %2 = amp.fused "mlp.k0" (%x, %b) : (...) -> tensor<128x256xf32> { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_PASSES_TD

@@ -111,6 +111,91 @@ absl::StatusOr<AttrValue> attrFromJson(const JsonValue& v, const std::vector<Nam
   return w.error(absl::StrCat("attribute tag '", tag, "' with a value of the wrong kind"));
 }
 
+
+// A step; inside a fused body (depth 1) ids are locals, bounded by `numIds`.
+absl::StatusOr<PlanStep> stepFromJson(const JsonValue& so, size_t numIds, const std::vector<NamedTensor>& tensors,
+                                      const Where& ws, int depth) {
+  PlanStep step;
+  if (!so.isObject()) return ws.error("a step must be an object");
+  const JsonValue* op = so.find("op");
+  if (!op || !op->isString()) return ws.error("missing string 'op'");
+  step.op = op->asString();
+  step.kind = stepKindOf(step.op);
+  if (const JsonValue* kind = so.find("kind")) {
+    auto k = parseStepKind(kind->asString());
+    if (!k || *k != step.kind)
+      return ws.error(absl::StrCat("step kind '", kind->asString(), "' does not match op ", step.op, " (a ",
+                                   std::string(stepKindName(step.kind)), " step)"));
+  }
+  auto operands = readIds(so.find("operands"), numIds, ws, "operands");
+  if (!operands.ok()) return operands.status();
+  auto res = readIds(so.find("results"), numIds, ws, "results");
+  if (!res.ok()) return res.status();
+  step.operands = *operands;
+  step.results = *res;
+  if (const JsonValue* attrs = so.find("attrs")) {
+    if (!attrs->isObject()) return ws.error("'attrs' must be an object");
+    for (const auto& [k, v] : attrs->members()) {
+      auto value = attrFromJson(v, tensors, ws);
+      if (!value.ok()) return value.status();
+      step.attrs.set(k, std::move(*value));
+    }
+  }
+  if (const JsonValue* loc = so.find("loc")) step.loc = loc->asString();
+  if (step.kind != StepKind::Fused) return step;
+  if (depth > 0) return ws.error("a fused region cannot contain another");
+  const JsonValue* locals = so.find("locals");
+  if (!locals || !locals->isArray()) return ws.error("a fused step needs an array 'locals'");
+  for (const JsonValue& lo : locals->items()) {
+    const JsonValue* dtype = lo.find("dtype");
+    auto t = dtype ? parseDType(dtype->asString()) : std::nullopt;
+    if (!t) return ws.error("a fused local needs a known 'dtype'");
+    auto shape = readInts(lo.find("shape"), ws, "shape");
+    if (!shape.ok()) return shape.status();
+    step.locals.push_back({*t, *shape});
+  }
+  const JsonValue* body = so.find("body");
+  if (!body || !body->isArray()) return ws.error("a fused step needs an array 'body'");
+  for (size_t b = 0; b < body->size(); ++b) {
+    Where wb{ws.source, absl::StrCat(ws.context, " body op ", b)};
+    auto inner = stepFromJson(body->items()[b], step.locals.size(), tensors, wb, depth + 1);
+    if (!inner.ok()) return inner.status();
+    step.body.push_back(std::move(*inner));
+  }
+  auto yields = readIds(so.find("yields"), step.locals.size(), ws, "yields");
+  if (!yields.ok()) return yields.status();
+  step.yields = *yields;
+  return step;
+}
+
+JsonValue stepToJson(const PlanStep& step, const std::string& constPrefix, std::vector<NamedTensorRef>* tensors) {
+  JsonValue so = JsonValue::object();
+  so.set("op", JsonValue::string(step.op));
+  so.set("kind", JsonValue::string(std::string(stepKindName(stepKindOf(step.op)))));
+  so.set("operands", idArray(step.operands));
+  so.set("results", idArray(step.results));
+  JsonValue attrs = JsonValue::object();
+  for (const auto& [name, value] : step.attrs) attrs.set(name, attrToJson(value, constPrefix + "/" + name, tensors));
+  so.set("attrs", std::move(attrs));
+  if (!step.loc.empty()) so.set("loc", JsonValue::string(step.loc));
+  if (step.op == "amp.fused") {
+    JsonValue body = JsonValue::array();
+    for (size_t b = 0; b < step.body.size(); ++b)
+      body.push(stepToJson(step.body[b], absl::StrCat(constPrefix, "/body", b), tensors));
+    so.set("body", std::move(body));
+    JsonValue locals = JsonValue::array();
+    for (const LocalValue& v : step.locals) {
+      JsonValue lo = JsonValue::object();
+      lo.set("dtype", JsonValue::string(std::string(dtypeName(v.dtype))));
+      lo.set("shape", intArray(v.shape));
+      locals.push(std::move(lo));
+    }
+    so.set("locals", std::move(locals));
+    so.set("yields", idArray(step.yields));
+  }
+  return so;
+}
+
 }  // namespace
 
 JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
@@ -148,19 +233,8 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
     for (const std::string& n : e.resultNames) names.push(JsonValue::string(n));
     eo.set("result_names", std::move(names));
     JsonValue steps = JsonValue::array();
-    for (size_t s = 0; s < e.steps.size(); ++s) {
-      const PlanStep& step = e.steps[s];
-      JsonValue so = JsonValue::object();
-      so.set("op", JsonValue::string(step.op));
-      so.set("operands", idArray(step.operands));
-      so.set("results", idArray(step.results));
-      JsonValue attrs = JsonValue::object();
-      for (const auto& [name, value] : step.attrs)
-        attrs.set(name, attrToJson(value, absl::StrCat("const/", e.name, "/", s, "/", name), tensors));
-      so.set("attrs", std::move(attrs));
-      if (!step.loc.empty()) so.set("loc", JsonValue::string(step.loc));
-      steps.push(std::move(so));
-    }
+    for (size_t s = 0; s < e.steps.size(); ++s)
+      steps.push(stepToJson(e.steps[s], absl::StrCat("const/", e.name, "/", s), tensors));
     eo.set("steps", std::move(steps));
     JsonValue updates = JsonValue::array();
     for (const auto& [from, to] : e.updates) updates.push(idArray({from, to}));
@@ -168,6 +242,16 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
     entries.push(std::move(eo));
   }
   root.set("entries", std::move(entries));
+  JsonValue code = JsonValue::array();
+  for (const CodeObject& c : plan.code) {
+    JsonValue co = JsonValue::object();
+    co.set("isa", JsonValue::string(c.isa));
+    co.set("sha256", JsonValue::string(c.sha256));
+    co.set("tensor", JsonValue::string("code/" + c.isa + ".so"));
+    co.set("bytes", JsonValue::integer(static_cast<int64_t>(c.bytes.size())));
+    code.push(std::move(co));
+  }
+  root.set("code", std::move(code));
   return root;
 }
 
@@ -239,28 +323,10 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
     const JsonValue* steps = e.find("steps");
     if (!steps || !steps->isArray()) return w.error("missing array 'steps'");
     for (size_t s = 0; s < steps->size(); ++s) {
-      const JsonValue& so = steps->items()[s];
       Where ws{source, absl::StrCat("entry '", entry.name, "' step ", s)};
-      PlanStep step;
-      const JsonValue* op = so.find("op");
-      if (!op || !op->isString()) return ws.error("missing string 'op'");
-      step.op = op->asString();
-      auto operands = readIds(so.find("operands"), plan.buffers.size(), ws, "operands");
-      if (!operands.ok()) return operands.status();
-      auto res = readIds(so.find("results"), plan.buffers.size(), ws, "results");
-      if (!res.ok()) return res.status();
-      step.operands = *operands;
-      step.results = *res;
-      if (const JsonValue* attrs = so.find("attrs")) {
-        if (!attrs->isObject()) return ws.error("'attrs' must be an object");
-        for (const auto& [k, v] : attrs->members()) {
-          auto value = attrFromJson(v, tensors, ws);
-          if (!value.ok()) return value.status();
-          step.attrs.set(k, std::move(*value));
-        }
-      }
-      if (const JsonValue* loc = so.find("loc")) step.loc = loc->asString();
-      entry.steps.push_back(std::move(step));
+      auto step = stepFromJson(steps->items()[s], plan.buffers.size(), tensors, ws, /*depth=*/0);
+      if (!step.ok()) return step.status();
+      entry.steps.push_back(std::move(*step));
     }
     if (const JsonValue* updates = e.find("updates")) {
       if (!updates->isArray()) return w.error("'updates' must be an array of [source, target] pairs");
@@ -279,12 +345,37 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
     }
     plan.entries.push_back(std::move(entry));
   }
+  if (const JsonValue* code = json.find("code")) {
+    if (!code->isArray()) return top.error("'code' must be an array");
+    for (const JsonValue& co : code->items()) {
+      const JsonValue* isa = co.find("isa");
+      const JsonValue* sha = co.find("sha256");
+      const JsonValue* tensor = co.find("tensor");
+      if (!isa || !isa->isString() || !sha || !sha->isString() || !tensor || !tensor->isString())
+        return top.error("a code object needs string fields 'isa', 'sha256' and 'tensor'");
+      const NamedTensor* bytes = nullptr;
+      for (const NamedTensor& t : tensors)
+        if (t.name == tensor->asString()) bytes = &t;
+      if (!bytes || bytes->tensor.dtype() != DType::U8 || bytes->tensor.rank() != 1)
+        return top.error(absl::StrCat("code object '", tensor->asString(), "' is missing or not a u8 vector"));
+      CodeObject c{isa->asString(), sha->asString(),
+                   std::vector<uint8_t>(bytes->tensor.data(), bytes->tensor.data() + bytes->tensor.nbytes())};
+      plan.code.push_back(std::move(c));
+    }
+  }
   return plan;
 }
 
 absl::Status writeBundle(const std::string& path, const Plan& plan) {
   std::vector<NamedTensorRef> tensors;
   JsonValue json = planToJson(plan, &tensors);
+  std::vector<Tensor> code;  // the code objects as u8 tensors (safetensors stores tensors only)
+  code.reserve(plan.code.size());
+  for (const CodeObject& c : plan.code) {
+    code.emplace_back(DType::U8, Shape{static_cast<int64_t>(c.bytes.size())});
+    std::copy(c.bytes.begin(), c.bytes.end(), code.back().data());
+    tensors.push_back({"code/" + c.isa + ".so", &code.back()});
+  }
   StringMap metadata = {{kFormatKey, kFormatValue},
                         {kVersionKey, std::to_string(plan.version)},
                         {kPlanKey, writeJson(json)}};

@@ -21,6 +21,42 @@ std::optional<BufferKind> parseBufferKind(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view stepKindName(StepKind k) {
+  switch (k) {
+    case StepKind::Op: return "op";
+    case StepKind::Library: return "library";
+    case StepKind::Fused: return "fused";
+    case StepKind::MultiTensor: return "multi_tensor";
+    case StepKind::Alias: return "alias";
+  }
+  return "?";
+}
+
+std::optional<StepKind> parseStepKind(std::string_view s) {
+  for (StepKind k : {StepKind::Op, StepKind::Library, StepKind::Fused, StepKind::MultiTensor, StepKind::Alias})
+    if (stepKindName(k) == s) return k;
+  return std::nullopt;
+}
+
+StepKind stepKindOf(std::string_view op) {
+  static constexpr std::string_view kLibrary[] = {
+      "amp.matmul", "amp.linear", "amp.conv2d", "amp.conv2d_grad_input", "amp.conv2d_grad_weight",
+      "amp.max_pool2d", "amp.avg_pool2d", "amp.max_pool2d_grad", "amp.avg_pool2d_grad", "amp.softmax",
+      "amp.log_softmax", "amp.layer_norm", "amp.layer_norm_grad", "amp.rms_norm", "amp.rms_norm_grad",
+      "amp.cross_entropy", "amp.cross_entropy_grad", "amp.mse_loss", "amp.reduce_sum", "amp.reduce_mean",
+      "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout"};
+  static constexpr std::string_view kMultiTensor[] = {
+      "amp.unscale_check", "amp.update_scale", "amp.global_norm", "amp.clip_grads", "amp.step_counters",
+      "amp.lr_schedule", "amp.sgd_update", "amp.adam_update"};
+  if (op == "amp.fused") return StepKind::Fused;
+  if (op == "amp.reshape") return StepKind::Alias;
+  for (std::string_view l : kLibrary)
+    if (l == op) return StepKind::Library;
+  for (std::string_view m : kMultiTensor)
+    if (m == op) return StepKind::MultiTensor;
+  return StepKind::Op;
+}
+
 const EntryPoint* Plan::findEntry(std::string_view name) const {
   for (const EntryPoint& e : entries)
     if (e.name == name) return &e;

@@ -16,7 +16,8 @@
 namespace amp::rt {
 
 // Bumped whenever a reader of the previous version would misread a bundle.
-inline constexpr int kPlanFormatVersion = 1;
+// 2: typed step kinds, fused regions with their bodies, native code objects.
+inline constexpr int kPlanFormatVersion = 2;
 
 enum class BufferKind {
   Param,     // trainable FP32 master weight; bound by name, initialised from its InitSpec
@@ -49,12 +50,42 @@ struct BufferDesc {
   int64_t byteSize() const { return numel() * static_cast<int64_t>(dtypeSize(dtype)); }
 };
 
+// What a step is, for executors: a library call (GEMM, conv, softmax, norms, losses, reductions,
+// embedding), a generated fused kernel, a multi-tensor scaler/optimizer kernel, an alias (a view
+// of its operand, no work), or a single elementwise/shape op. Derived from the op (stepKindOf);
+// a bundle whose kind disagrees with its op is refused.
+enum class StepKind { Op, Library, Fused, MultiTensor, Alias };
+std::string_view stepKindName(StepKind k);
+std::optional<StepKind> parseStepKind(std::string_view s);
+StepKind stepKindOf(std::string_view op);
+
+struct LocalValue {
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
 struct PlanStep {
   std::string op;  // dialect op name, e.g. "amp.matmul"
   std::vector<int32_t> operands;
   std::vector<int32_t> results;
   AttrMap attrs;   // every inherent attribute, defaults included
   std::string loc;  // source location, for error messages ("mlp.mlir:12:9")
+  StepKind kind = StepKind::Op;
+  // Fused steps (op "amp.fused", attr "kernel" names the generated function): the region body.
+  // Local values are numbered: [0, operands.size()) are the step's operands, then the results
+  // of each body step in order; body steps refer to locals, `locals` types every one of them, and
+  // `yields` lists the locals that become the step's results.
+  std::vector<PlanStep> body;
+  std::vector<LocalValue> locals;
+  std::vector<int32_t> yields;
+};
+
+// Native code generated for the plan's fused kernels: one shared object per ISA level
+// ("x86-64-v3", "x86-64-v4"), with its SHA-256 so a corrupted bundle is refused before loading.
+struct CodeObject {
+  std::string isa;
+  std::string sha256;  // lowercase hex of the bytes
+  std::vector<uint8_t> bytes;
 };
 
 struct EntryPoint {
@@ -72,6 +103,7 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> metadata;  // precision, target, source, ...
   std::vector<BufferDesc> buffers;
   std::vector<EntryPoint> entries;
+  std::vector<CodeObject> code;  // empty: fused kernels are interpreted from their bodies
 
   const EntryPoint* findEntry(std::string_view name) const;
   std::optional<int32_t> findBuffer(std::string_view name) const;

@@ -25,6 +25,43 @@ absl::Status validateBuffers(const Plan& plan) {
   return absl::OkStatus();
 }
 
+absl::Status validateFusedBody(const Plan& plan, const PlanStep& step) {
+  const size_t n = step.operands.size();
+  if (step.locals.size() < n) return absl::InvalidArgumentError("the body has fewer locals than operands");
+  for (size_t i = 0; i < n; ++i) {
+    const BufferDesc& b = plan.buffers[step.operands[i]];
+    if (step.locals[i].dtype != b.dtype || step.locals[i].shape != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat("local ", i, " is not typed like operand buffer '", b.name, "'"));
+  }
+  size_t next = n;  // body results are numbered in order after the operands
+  for (size_t k = 0; k < step.body.size(); ++k) {
+    const PlanStep& inner = step.body[k];
+    if (inner.op == "amp.fused" || !inner.body.empty())
+      return absl::InvalidArgumentError(absl::StrCat("body op ", k, " nests a fused region"));
+    for (int32_t id : inner.operands)
+      if (id < 0 || static_cast<size_t>(id) >= next)
+        return absl::InvalidArgumentError(absl::StrCat("body op ", k, " (", inner.op, ") reads local ", id,
+                                                       " before it is defined"));
+    for (int32_t id : inner.results)
+      if (id < 0 || static_cast<size_t>(id) != next++)
+        return absl::InvalidArgumentError(absl::StrCat("body op ", k, " (", inner.op, ") defines local ", id,
+                                                       " out of order"));
+  }
+  if (next != step.locals.size())
+    return absl::InvalidArgumentError(absl::StrCat("the body defines ", next, " locals but types ", step.locals.size()));
+  if (step.yields.size() != step.results.size())
+    return absl::InvalidArgumentError(absl::StrCat("the body yields ", step.yields.size(), " values for ",
+                                                   step.results.size(), " results"));
+  for (size_t r = 0; r < step.yields.size(); ++r) {
+    const int32_t id = step.yields[r];
+    const BufferDesc& b = plan.buffers[step.results[r]];
+    if (id < 0 || static_cast<size_t>(id) >= step.locals.size() || step.locals[id].dtype != b.dtype ||
+        step.locals[id].shape != b.shape)
+      return absl::InvalidArgumentError(absl::StrCat("yield ", r, " is not typed like result buffer '", b.name, "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
   const int32_t count = static_cast<int32_t>(plan.buffers.size());
   auto where = [&](size_t s) {
@@ -55,6 +92,9 @@ absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
             absl::StrCat(where(s), ": result buffer '", plan.buffers[id].name, "' is written twice"));
       written[id] = 1;
     }
+    if (step.op == "amp.fused")
+      if (auto status = validateFusedBody(plan, step); !status.ok())
+        return absl::InvalidArgumentError(absl::StrCat(where(s), ": ", status.message()));
   }
   if (entry.resultNames.size() != entry.results.size())
     return absl::InvalidArgumentError(absl::StrCat("entry '", entry.name, "' has ", entry.results.size(),

@@ -23,6 +23,11 @@ absl::Status validateBuffers(const Plan& plan);
 // results are written. Errors name the entry, the step, its op and location.
 absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry);
 
+// A fused step's body (operands and results already checked against the plan): locals typed like
+// the step's operands, body ops reading only earlier locals and defining the next ones in order,
+// no nesting, yields typed like the step's results.
+absl::Status validateFusedBody(const Plan& plan, const PlanStep& step);
+
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_PLAN_PLANVALIDATION_H

@@ -29,7 +29,7 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(ampcCategory));
 
-enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, PrecisionReport, MemoryReport, Dot };
+enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, FusedIR, Kernels, PrecisionReport, MemoryReport, Dot };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
     cl::init(Emit::IR),
@@ -40,6 +40,8 @@ static cl::opt<Emit> emit(
                           "the IR after amp-autocast and amp-cast-cleanup"),
                clEnumValN(Emit::TrainIR, "train-ir",
                           "the IR with the compiled training step (needs --train)"),
+               clEnumValN(Emit::FusedIR, "fused-ir", "the final IR after amp-fuse (what codegen lowers)"),
+               clEnumValN(Emit::Kernels, "kernels", "the C++ source generated for the fused kernels"),
                clEnumValN(Emit::PrecisionReport, "precision-report",
                           "a per-op table of precisions, reasons and casts, with counts and "
                           "the FLOP share per precision"),
@@ -52,6 +54,18 @@ static cl::opt<Emit> emit(
 //===----------------------------------------------------------------------===//
 // Mixed precision (amp-autocast; docs/precision-policy.md)
 //===----------------------------------------------------------------------===//
+
+static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse elementwise chains into generated kernels (amp-fuse)"),
+                              cl::init(true), cl::cat(ampcCategory));
+
+// amp-fuse on every function: the last IR stage before codegen.
+static LogicalResult runFusion(ModuleOp module) {
+  if (!fuseFlag) return success();
+  PassManager pm(module.getContext());
+  if (failed(applyPassManagerCLOptions(pm))) return failure();
+  pm.addNestedPass<func::FuncOp>(mlir::amp::createAmpFusePass());
+  return pm.run(module);
+}
 
 static cl::opt<std::string> precisionFlag(
     "precision", cl::desc("Low-precision dtype: f32 (autocast off), f16, bf16 or auto (bf16 "
@@ -253,8 +267,12 @@ int main(int argc, char** argv) {
     else
       meta.emplace_back("precision", "f32");
     if (trainFlag && stage != Emit::AutocastIR && failed(runTrainPipeline(*module, meta))) return 1;
+    if ((stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Plan || stage == Emit::Bundle ||
+         stage == Emit::MemoryReport) &&
+        failed(runFusion(*module)))
+      return 1;
   }
-  if (stage == Emit::AutocastIR || stage == Emit::TrainIR || stage == Emit::PrecisionReport ||
+  if (stage == Emit::AutocastIR || stage == Emit::TrainIR || stage == Emit::FusedIR || stage == Emit::PrecisionReport ||
       stage == Emit::Dot || !explainFlag.empty()) {
     auto output = openOutputFile(outputFilename, &error);
     if (!output) {
@@ -277,7 +295,7 @@ int main(int argc, char** argv) {
   if (stage == Emit::MemoryReport) {
     std::vector<std::pair<std::string, std::string>> baseMeta;
     if (failed(runAutocast(*baseline, "f32")) ||
-        (trainFlag && failed(runTrainPipeline(*baseline, baseMeta))))
+        (trainFlag && failed(runTrainPipeline(*baseline, baseMeta))) || failed(runFusion(*baseline)))
       return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);
     auto f32Plan = mlir::amp::buildPlan(*baseline);

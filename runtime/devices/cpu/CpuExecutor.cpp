@@ -22,9 +22,7 @@ namespace {
 // op, but it allocates; EntryReport::referenceOps lists such steps.
 class ReferenceStep final : public CpuStep {
  public:
-  ReferenceStep(const Plan& plan, const PlanStep& step, const int64_t* callStep) : plan_(plan), step_(step), callStep_(callStep) {
-    for (int32_t id : step.results) types_.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
-  }
+  ReferenceStep(const Plan& plan, const PlanStep& step, const int64_t* callStep) : plan_(plan), step_(step), callStep_(callStep) {}
   absl::Status run(BufferPtrs ptr) override {
     std::vector<Tensor> operands;
     std::vector<const Tensor*> refs;
@@ -37,7 +35,7 @@ class ReferenceStep final : public CpuStep {
     for (const Tensor& t : operands) refs.push_back(&t);
     EvalContext ctx;
     ctx.step = *callStep_;
-    auto results = evalReferenceOp(step_.op, refs, step_.attrs, types_, ctx);
+    auto results = evalReferenceStep(plan_, step_, refs, ctx);
     if (!results.ok()) return results.status();
     for (size_t r = 0; r < step_.results.size(); ++r)
       std::memcpy(ptr[step_.results[r]], (*results)[r].data(), (*results)[r].nbytes());
@@ -48,7 +46,6 @@ class ReferenceStep final : public CpuStep {
   const Plan& plan_;
   const PlanStep& step_;
   const int64_t* callStep_;
-  std::vector<TensorType> types_;
 };
 
 struct AlignedFree {
@@ -91,6 +88,7 @@ class CpuEntry final : public PreparedEntry {
       StepContext c{plan_, step, features, &callStep_};
       std::unique_ptr<CpuStep> prepared;
       for (auto factory : {makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep,
+                           makeNormStep, makeEmbeddingStep, makeShapeStep, makeGradStep,
                            makeLayoutStep}) {
         auto made = factory(c);
         if (!made.ok())

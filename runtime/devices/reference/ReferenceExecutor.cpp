@@ -17,17 +17,41 @@ int64_t firstNonFinite(DType dtype, const void* data, int64_t n) {
   return -1;
 }
 
+absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const PlanStep& step,
+                                                      absl::Span<const Tensor* const> operands,
+                                                      const EvalContext& ctx) {
+  if (step.op != "amp.fused") {
+    std::vector<TensorType> types;
+    for (int32_t id : step.results) types.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
+    return evalReferenceOp(step.op, operands, step.attrs, types, ctx);
+  }
+  std::vector<Tensor> owned(step.locals.size());
+  std::vector<const Tensor*> local(step.locals.size(), nullptr);
+  for (size_t i = 0; i < operands.size() && i < local.size(); ++i) local[i] = operands[i];
+  for (const PlanStep& inner : step.body) {
+    std::vector<const Tensor*> in;
+    for (int32_t id : inner.operands) in.push_back(local[id]);
+    std::vector<TensorType> types;
+    for (int32_t id : inner.results) types.push_back({step.locals[id].dtype, step.locals[id].shape});
+    auto out = evalReferenceOp(inner.op, in, inner.attrs, types, ctx);
+    if (!out.ok())
+      return absl::Status(out.status().code(), absl::StrCat(inner.loc.empty() ? "" : inner.loc + ": ", "in fused ",
+                                                           step.op, ": ", out.status().message()));
+    for (size_t r = 0; r < inner.results.size(); ++r) {
+      owned[inner.results[r]] = std::move((*out)[r]);
+      local[inner.results[r]] = &owned[inner.results[r]];
+    }
+  }
+  std::vector<Tensor> results;
+  for (int32_t id : step.yields) results.push_back(*local[id]);
+  return results;
+}
+
 namespace {
 
 class ReferenceEntry final : public PreparedEntry {
  public:
-  ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {
-    for (const PlanStep& step : entry.steps) {
-      std::vector<TensorType> types;
-      for (int32_t id : step.results) types.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
-      resultTypes_.push_back(std::move(types));
-    }
-  }
+  ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {}
 
   absl::Status run(const RunArgs& args) override {
     std::vector<Tensor> temps(plan_.buffers.size());
@@ -45,7 +69,7 @@ class ReferenceEntry final : public PreparedEntry {
                                                   "' is read before it is written"));
         operands.push_back(bound[id]);
       }
-      auto results = evalReferenceOp(step.op, operands, step.attrs, resultTypes_[s], ctx);
+      auto results = evalReferenceStep(plan_, step, operands, ctx);
       if (!results.ok())
         return absl::Status(results.status().code(),
                             absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name,
@@ -97,7 +121,6 @@ class ReferenceEntry final : public PreparedEntry {
  private:
   const Plan& plan_;
   const EntryPoint& entry_;
-  std::vector<std::vector<TensorType>> resultTypes_;
   std::vector<Tensor> results_;
 };
 

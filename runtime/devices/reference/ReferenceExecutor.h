@@ -7,10 +7,17 @@
 #include <memory>
 
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/ReferenceKernels.h"
 
 namespace amp::rt {
 
 std::unique_ptr<Executor> makeReferenceExecutor();
+
+// Evaluates one plan step with the reference kernels: an op, or a fused region op by op over its
+// body (so a fused step computes exactly what the unfused ops compute).
+absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const PlanStep& step,
+                                                      absl::Span<const Tensor* const> operands,
+                                                      const EvalContext& ctx);
 
 // Index of the first NaN/inf element of a float buffer, or -1 (used by --check-numerics).
 int64_t firstNonFinite(DType dtype, const void* data, int64_t n);
