@@ -178,6 +178,50 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
 }
 
 //===----------------------------------------------------------------------===//
+// linear
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+                                         SmallVectorImpl<Type>& out) {
+  auto xt = tensorOf(a.getInput()), wt = tensorOf(a.getWeight());
+  if (!xt || !wt) return notATensor(loc, "linear", "input and weight");
+  // transpose_w defaults to true (PyTorch's [out, in] weight).
+  auto twAttr = inherent(a, a.getTransposeWAttr(), "transpose_w");
+  bool transposeW = twAttr ? twAttr.getValue() : true;
+  const char* layout = transposeW ? "[out, in] (transpose_w = true)" : "[in, out] (transpose_w = false)";
+  if (xt.getRank() < 2)
+    return emitOptionalError(loc, "'amp.linear' op input must be [..., in] with rank >= 2, got ",
+                             xt);
+  if (wt.getRank() != 2)
+    return emitOptionalError(loc, "'amp.linear' op weight must be ", layout, " (rank 2), got ", wt);
+  Type e = xt.getElementType();
+  if (wt.getElementType() != e)
+    return emitOptionalError(loc, "'amp.linear' op input, weight and bias must have one element "
+                                  "type, got ", e, " and ", wt.getElementType(), " (insert an amp.cast)");
+  int64_t in = transposeW ? wt.getDimSize(1) : wt.getDimSize(0);
+  int64_t outFeatures = transposeW ? wt.getDimSize(0) : wt.getDimSize(1);
+  if (xt.getShape().back() != in)
+    return emitOptionalError(loc, "'amp.linear' op input ", shapeStr(xt.getShape()), " has ",
+                             xt.getShape().back(), " features but weight ", shapeStr(wt.getShape()),
+                             " read as ", layout, " takes in = ", in);
+  if (Value bias = a.getBias()) {
+    auto bt = tensorOf(bias);
+    if (!bt) return notATensor(loc, "linear", "bias");
+    if (bt.getElementType() != e)
+      return emitOptionalError(loc, "'amp.linear' op input, weight and bias must have one element "
+                                    "type, got ", e, " and bias ", bt.getElementType(),
+                               " (insert an amp.cast)");
+    if (bt.getRank() != 1 || bt.getDimSize(0) != outFeatures)
+      return emitOptionalError(loc, "'amp.linear' op bias must be [out] = [", outFeatures, "], got ",
+                               bt);
+  }
+  SmallVector<int64_t> shape(xt.getShape().drop_back());
+  shape.push_back(outFeatures);
+  out.push_back(RankedTensorType::get(shape, e));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // conv2d and pooling
 //===----------------------------------------------------------------------===//
 

@@ -168,7 +168,8 @@ using C = Category;
 // PyTorch CUDA autocast (aten/src/ATen/autocast_mode.h AT_FORALL_* lists). Every amp op is
 // listed so the table documents itself; unlisted ops would fall through anyway.
 constexpr Entry kPyTorch[] = {
-    {"matmul", C::LowerPrecisionFp},   // matmul, mm, bmm, linear
+    {"matmul", C::LowerPrecisionFp},   // matmul, mm, bmm
+    {"linear", C::LowerPrecisionFp},   // linear, addmm (every float input cast, the bias too)
     {"conv2d", C::LowerPrecisionFp},   // conv2d
     {"exp", C::Fp32},                  // exp
     {"log", C::Fp32},                  // log
@@ -215,6 +216,7 @@ constexpr Entry kPyTorch[] = {
 // TensorFlow AutoMixedPrecisionListsFp16 (CUDA / CPU / FP16_CPU modes).
 constexpr Entry kTensorFlowFp16[] = {
     {"matmul", C::Allow},         // MatMul, BatchMatMulV2
+    {"linear", C::Allow},         // MatMul + BiasAdd (_FusedMatMul)
     {"conv2d", C::Allow},         // Conv2D
     {"add", C::Infer},            // Add, AddV2, BiasAdd
     {"sub", C::Infer},            // Sub

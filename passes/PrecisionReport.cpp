@@ -176,6 +176,10 @@ int64_t mlir::amp::estimateFlops(Operation* op) {
     int64_t k = lhs.getShape()[lhs.getRank() - (mm.getTransposeA() ? 2 : 1)];
     return 2 * out * k;
   }
+  if (auto lin = dyn_cast<LinearOp>(op)) {
+    int64_t k = lin.getInput().getType().getShape().back();
+    return 2 * out * k + (lin.getBias() ? out : 0);
+  }
   if (auto conv = dyn_cast<Conv2DOp>(op)) {
     auto w = conv.getWeight().getType().getShape();  // [O, C/groups, KH, KW]
     return 2 * out * w[1] * w[2] * w[3] + (conv.getBias() ? out : 0);

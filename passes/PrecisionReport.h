@@ -12,9 +12,9 @@
 
 namespace mlir::amp {
 
-// Forward FLOPs of one op (2*M*N*K for matmul, 2*out*Cin/groups*KH*KW for conv2d, about one
-// per element for elementwise ops, a few per element for softmax and norms, 0 for data
-// movement and casts).
+// Forward FLOPs of one op (2*M*N*K for matmul, plus M*N for a linear's bias,
+// 2*out*Cin/groups*KH*KW for conv2d, about one per element for elementwise ops, a few per
+// element for softmax and norms, 0 for data movement and casts).
 int64_t estimateFlops(Operation* op);
 
 // Per function: a row per op (index, op, location, precision, inserted casts it needed,

@@ -18,6 +18,8 @@
 //   select      da = reduce(select(c, dy, 0)), db = reduce(select(c, 0, dy)); no cotangent for c
 //   matmul      transposed matmuls (4 transpose cases), reduce over broadcast batch dims; a 2-D
 //               rhs with a batched lhs gets one flattened [B*M, K]^T x [B*M, N] matmul
+//   linear      dx = dy·W (transpose_w) or dy·Wᵀ; dW = dyᵀ·x or xᵀ·dy over the flattened rows;
+//               db = reduce_sum(dy) over every dim but the last
 //   conv2d      amp.conv2d_grad_input, amp.conv2d_grad_weight, bias: reduce_sum over [0, 2, 3]
 //   max_pool2d / avg_pool2d   amp.max_pool2d_grad / amp.avg_pool2d_grad
 //   reduce_sum  broadcast_to(reshape(dy))        reduce_mean  the same of dy/count
@@ -230,6 +232,32 @@ LogicalResult vjpMatmul(Vjp& v) {
   return success();
 }
 
+// y = x·Wᵀ + b (transpose_w, W [out, in]) or x·W + b (W [in, out]). dx = dy·W or dy·Wᵀ; dW is one
+// GEMM over the flattened rows [R, in] / [R, out] of x and dy: dyᵀ·x or xᵀ·dy; db sums dy over
+// every dim but the last.
+LogicalResult vjpLinear(Vjp& v) {
+  auto lin = cast<LinearOp>(v.op);
+  const bool tw = lin.getTransposeW();
+  Value x = lin.getInput(), w = lin.getWeight(), dy = v.dy();
+  auto matmul = [&](Value l, Value r, bool t1, bool t2) -> Value {
+    return v.b.create<MatmulOp>(v.loc, l, r, t1, t2);
+  };
+  if (v.needs(0)) v.set(0, matmul(dy, w, false, !tw));
+  ArrayRef<int64_t> ys = Vjp::type(dy).getShape();
+  if (v.needs(1)) {
+    int64_t in = Vjp::type(x).getShape().back(), out = ys.back(), rows = 1;
+    for (int64_t d : ys.drop_back()) rows *= d;
+    Value x2 = v.reshape(x, {rows, in}), dy2 = v.reshape(dy, {rows, out});
+    v.set(1, tw ? matmul(dy2, x2, true, false) : matmul(x2, dy2, true, false));
+  }
+  if (lin.getBias() && v.needs(2)) {
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d + 1 < static_cast<int64_t>(ys.size()); ++d) dims.push_back(d);
+    v.set(2, v.b.create<ReduceSumOp>(v.loc, dy, dims, false));
+  }
+  return success();
+}
+
 LogicalResult vjpConv2d(Vjp& v) {
   auto conv = cast<Conv2DOp>(v.op);
   if (v.needs(0))
@@ -433,6 +461,7 @@ const llvm::StringMap<Rule>& ruleTable() {
     add("amp.maximum", vjpMaximum);       add("amp.minimum", vjpMinimum);
     add("amp.pow", vjpPow);               add("amp.select", vjpSelect);
     add("amp.matmul", vjpMatmul);         add("amp.conv2d", vjpConv2d);
+    add("amp.linear", vjpLinear);
     add("amp.max_pool2d", vjpMaxPool);    add("amp.avg_pool2d", vjpAvgPool);
     add("amp.reduce_sum", vjpReduceSumMean); add("amp.reduce_mean", vjpReduceSumMean);
     add("amp.reduce_max", vjpReduceMax);

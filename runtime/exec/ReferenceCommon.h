@@ -113,6 +113,7 @@ absl::StatusOr<Tensor> evalCast(const OpCall& c);
 absl::StatusOr<Tensor> evalConstant(const OpCall& c);
 absl::StatusOr<Tensor> evalDropout(const OpCall& c);
 absl::StatusOr<Tensor> evalMatmul(const OpCall& c);
+absl::StatusOr<Tensor> evalLinear(const OpCall& c);
 absl::StatusOr<Tensor> evalConv2d(const OpCall& c);
 absl::StatusOr<Tensor> evalPool2d(const OpCall& c);
 absl::StatusOr<Tensor> evalReduce(const OpCall& c);

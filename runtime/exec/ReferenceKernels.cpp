@@ -157,7 +157,7 @@ const std::map<std::string_view, ref::Kernel>& kernelTable() {
       {"amp.div", evalBinary},      {"amp.maximum", evalBinary},    {"amp.minimum", evalBinary},
       {"amp.pow", evalBinary},
       {"amp.compare", evalCompare}, {"amp.select", evalSelect},
-      {"amp.matmul", evalMatmul},   {"amp.conv2d", evalConv2d},
+      {"amp.matmul", evalMatmul},   {"amp.linear", evalLinear},     {"amp.conv2d", evalConv2d},
       {"amp.max_pool2d", evalPool2d}, {"amp.avg_pool2d", evalPool2d},
       {"amp.reduce_sum", evalReduce}, {"amp.reduce_mean", evalReduce}, {"amp.reduce_max", evalReduce},
       {"amp.softmax", evalSoftmax}, {"amp.log_softmax", evalSoftmax},

@@ -1,4 +1,4 @@
-// matmul, conv2d, max/avg pooling. Accumulation is in f32, one rounding per multiply and per add
+// matmul, linear, conv2d, max/avg pooling. Accumulation is in f32, one rounding per multiply and per add
 // (this library is compiled with -ffp-contract=off so no FMA is formed), in the order documented
 // at each kernel and in docs/reference-executor.md.
 #include <cmath>
@@ -55,6 +55,48 @@ absl::StatusOr<Tensor> evalMatmul(const OpCall& c) {
     }
   }
   return narrow(c.in(0).dtype(), outShape, out);
+}
+
+absl::StatusOr<Tensor> evalLinear(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 3));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
+  REF_ASSIGN_OR_RETURN(bool tw, c.attrs.getBool(c.name, "transpose_w", true));
+  const Shape& xs = c.in(0).shape();
+  const Shape& ws = c.in(1).shape();
+  if (xs.size() < 2) return c.error("input must be [..., in] with rank >= 2, got ", typeString(c.in(0)));
+  REF_RETURN_IF_ERROR(expectRank(c, 1, 2));
+  const int64_t in = xs.back(), out = tw ? ws[0] : ws[1], win = tw ? ws[1] : ws[0];
+  if (in != win)
+    return c.error("input ", typeString(c.in(0)), " has ", in, " features but weight ", typeString(c.in(1)),
+                   tw ? " ([out, in], transpose_w)" : " ([in, out])", " takes ", win);
+  if (c.numOperands() == 3 && c.in(2).shape() != Shape{out})
+    return c.error("bias must have shape [", out, "], got ", typeString(c.in(2)));
+  const int64_t rows = in ? c.in(0).numel() / in : numElements(Shape(xs.begin(), xs.end() - 1));
+  std::vector<float> x = widen(c.in(0)), w = widen(c.in(1));
+  // W as [in, out] row-major (undoing transpose_w), so the j loop below is contiguous.
+  std::vector<float> wk(static_cast<size_t>(in * out));
+  for (int64_t k = 0; k < in; ++k)
+    for (int64_t j = 0; j < out; ++j) wk[k * out + j] = tw ? w[j * in + k] : w[k * out + j];
+  std::vector<float> y(static_cast<size_t>(rows * out));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yrow = y.data() + r * out;
+    // acc = fl(acc + fl(x[k]*w[k][j])) for k = 0, 1, ... from +0 (k-outer, j-inner keeps that
+    // order per element while the j loop vectorises), then the bias in f32, then one rounding.
+    for (int64_t k = 0; k < in; ++k) {
+      const float xv = x[r * in + k];
+      const float* wrow = wk.data() + k * out;
+      for (int64_t j = 0; j < out; ++j) yrow[j] += xv * wrow[j];
+    }
+  }
+  if (c.numOperands() == 3) {
+    std::vector<float> b = widen(c.in(2));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < out; ++j) y[r * out + j] += b[j];
+  }
+  Shape outShape(xs.begin(), xs.end() - 1);
+  outShape.push_back(out);
+  return narrow(c.in(0).dtype(), outShape, y);
 }
 
 absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {

@@ -65,6 +65,97 @@ func.func @matmul_dynamic(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) {
 
 // -----
 
+func.func @linear_input_rank(%x: tensor<8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'amp.linear' op input must be [..., in] with rank >= 2, got 'tensor<8xf32>'}}
+  %0 = amp.linear %x, %w : tensor<8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<2x8xf32>, %w: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{'amp.linear' op weight must be [out, in] (transpose_w = true) (rank 2), got 'tensor<1x4x8xf32>'}}
+  %0 = amp.linear %x, %w : tensor<2x8xf32>, tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+// The default layout is PyTorch's [out, in]: a [in, out] weight needs transpose_w = false.
+func.func @linear_in_features(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{'amp.linear' op input [2, 8] has 8 features but weight [8, 4] read as [out, in] (transpose_w = true) takes in = 4}}
+  %0 = amp.linear %x, %w : tensor<2x8xf32>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_in_features_in_out(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'amp.linear' op input [2, 8] has 8 features but weight [4, 8] read as [in, out] (transpose_w = false) takes in = 4}}
+  %0 = amp.linear %x, %w transpose_w = false : tensor<2x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_element_types(%x: tensor<2x8xbf16>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{'amp.linear' op input, weight and bias must have one element type, got 'bf16' and 'f32' (insert an amp.cast)}}
+  %0 = amp.linear %x, %w : tensor<2x8xbf16>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// PyTorch's addmm under autocast casts the bias too: a bf16 linear has a bf16 bias.
+func.func @linear_bias_element_type(%x: tensor<2x8xbf16>, %w: tensor<4x8xbf16>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'amp.linear' op input, weight and bias must have one element type, got 'bf16' and bias 'f32' (insert an amp.cast)}}
+  %0 = amp.linear %x, %w, %b : tensor<2x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'amp.linear' op bias must be [out] = [4], got 'tensor<8xf32>'}}
+  %0 = amp.linear %x, %w, %b : tensor<2x8xf32>, tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_rank(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{'amp.linear' op bias must be [out] = [4], got 'tensor<1x4xf32>'}}
+  %0 = amp.linear %x, %w, %b transpose_w = false : tensor<2x8xf32>, tensor<8x4xf32>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_integer(%x: tensor<2x8xi32>, %w: tensor<4x8xi32>) {
+  // expected-error @+1 {{'amp.linear' op operand #0 must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type values}}
+  %0 = amp.linear %x, %w : tensor<2x8xi32>, tensor<4x8xi32>
+  return
+}
+
+// -----
+
+func.func @linear_wrong_result(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+2 {{'amp.linear' op inferred type(s) 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x8xf32>'}}
+  // expected-error @+1 {{'amp.linear' op failed to infer returned types}}
+  %0 = "amp.linear"(%x, %w) : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bad_transpose_attr(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) {
+  // expected-error @+1 {{invalid properties {transpose_w = 1 : i64} for op amp.linear: Invalid attribute `transpose_w` in property conversion}}
+  %0 = "amp.linear"(%x, %w) <{transpose_w = 1 : i64}> : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 func.func @conv2d_rank(%x: tensor<3x32x32xf32>, %w: tensor<16x3x3x3xf32>) {
   // expected-error @+1 {{'amp.conv2d' op input [N,C,H,W] and weight [O,C/groups,KH,KW] must have rank 4, got ranks 3 and 4}}
   %0 = amp.conv2d %x, %w : tensor<3x32x32xf32>, tensor<16x3x3x3xf32>

@@ -66,6 +66,46 @@ func.func @matmul_transpose(%a: tensor<8x16xf32>, %b: tensor<8x4xf32>, %q: tenso
 
 // -----
 
+// CHECK-LABEL: func.func @linear_pytorch_layout
+// CHECK-SAME: (%[[X:.*]]: tensor<128x784xbf16>, %[[W:.*]]: tensor<256x784xbf16>, %[[B:.*]]: tensor<256xbf16>)
+func.func @linear_pytorch_layout(%x: tensor<128x784xbf16>, %w: tensor<256x784xbf16>, %b: tensor<256xbf16>)
+    -> (tensor<128x256xbf16>, tensor<128x256xbf16>) {
+  // The default transpose_w = true (weight [out, in], like nn.Linear) is not printed.
+  // CHECK: %[[Y0:.*]] = amp.linear %[[X]], %[[W]], %[[B]] : tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>
+  %0 = amp.linear %x, %w, %b : tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>
+  // Spelling the default explicitly gives the same op.
+  // CHECK: %[[Y1:.*]] = amp.linear %[[X]], %[[W]] : tensor<128x784xbf16>, tensor<256x784xbf16>
+  %1 = amp.linear %x, %w transpose_w = true : tensor<128x784xbf16>, tensor<256x784xbf16>
+  // CHECK: return %[[Y0]], %[[Y1]] : tensor<128x256xbf16>, tensor<128x256xbf16>
+  return %0, %1 : tensor<128x256xbf16>, tensor<128x256xbf16>
+}
+// GENERIC-LABEL: sym_name = "linear_pytorch_layout"
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>) -> tensor<128x256xbf16>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>) -> tensor<128x256xbf16>
+
+// -----
+
+// transpose_w = false: the weight is [in, out] (x @ W); a batched input keeps its leading dims.
+// CHECK-LABEL: func.func @linear_in_out_layout
+func.func @linear_in_out_layout(%x: tensor<8x32x64xf32>, %w: tensor<64x256xf32>, %b: tensor<256xf32>,
+                                %h: tensor<2x3x4x16xf16>, %w2: tensor<16x5xf16>)
+    -> (tensor<8x32x256xf32>, tensor<2x3x4x5xf16>, tensor<8x32x256xf32>) {
+  // CHECK: %[[Y0:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+  %0 = amp.linear %x, %w, %b transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+  // CHECK: %[[Y1:.*]] = amp.linear %{{.*}}, %{{.*}} transpose_w = false : tensor<2x3x4x16xf16>, tensor<16x5xf16>
+  %1 = amp.linear %h, %w2 transpose_w = false : tensor<2x3x4x16xf16>, tensor<16x5xf16>
+  // The attribute may also be written in the attr-dict; it is printed as the keyword.
+  // CHECK: %[[Y2:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+  %2 = amp.linear %x, %w, %b {transpose_w = false} : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+  // CHECK: return %[[Y0]], %[[Y1]], %[[Y2]] : tensor<8x32x256xf32>, tensor<2x3x4x5xf16>, tensor<8x32x256xf32>
+  return %0, %1, %2 : tensor<8x32x256xf32>, tensor<2x3x4x5xf16>, tensor<8x32x256xf32>
+}
+// GENERIC-LABEL: sym_name = "linear_in_out_layout"
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{transpose_w = false}> : (tensor<2x3x4x16xf16>, tensor<16x5xf16>) -> tensor<2x3x4x5xf16>
+
+// -----
+
 // CHECK-LABEL: func.func @conv2d_basic
 // CHECK-SAME: (%[[X:.*]]: tensor<8x3x32x32xf32>, %[[W:.*]]: tensor<16x3x3x3xf32>, %[[B:.*]]: tensor<16xf32>)
 func.func @conv2d_basic(%x: tensor<8x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>)

@@ -57,6 +57,37 @@ func.func @lower_precision(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4
 
 // -----
 
+// amp.linear is lower_precision_fp like PyTorch's linear/addmm: every float input is cast, the
+// bias too, so two nn.Linear layers with a ReLU between them stay in bf16 end to end (matmul +
+// add would promote the add to f32 and cast back before the next layer).
+// PT-CHECK-LABEL: func.func @linear_layers
+// PT-CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W1:.*]]: tensor<16x8xf32>, %[[B1:.*]]: tensor<16xf32>, %[[W2:.*]]: tensor<16x3xf32>, %[[B2:.*]]: tensor<3xf32>)
+// PT-CHECK-DAG: %[[XB:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
+// PT-CHECK-DAG: %[[W1B:.*]] = amp.cast %[[W1]] {amp.autocast_inserted} : tensor<16x8xf32> to tensor<16x8xbf16>
+// PT-CHECK-DAG: %[[B1B:.*]] = amp.cast %[[B1]] {amp.autocast_inserted} : tensor<16xf32> to tensor<16xbf16>
+// PT-CHECK: %[[H:.*]] = amp.linear %[[XB]], %[[W1B]], %[[B1B]] {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: {{.*}}"} : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<16xbf16>
+// PT-CHECK: %[[A:.*]] = amp.relu %[[H]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>
+// PT-CHECK-DAG: %[[W2B:.*]] = amp.cast %[[W2]] {amp.autocast_inserted} : tensor<16x3xf32> to tensor<16x3xbf16>
+// PT-CHECK-DAG: %[[B2B:.*]] = amp.cast %[[B2]] {amp.autocast_inserted} : tensor<3xf32> to tensor<3xbf16>
+// PT-CHECK-NOT: amp.cast %[[A]]
+// PT-CHECK: %[[O:.*]] = amp.linear %[[A]], %[[W2B]], %[[B2B]] transpose_w = false {amp.precision = "bf16"{{.*}}} : tensor<4x16xbf16>, tensor<16x3xbf16>, tensor<3xbf16>
+// PT-CHECK: %[[R:.*]] = amp.cast %[[O]] {amp.autocast_inserted} : tensor<4x3xbf16> to tensor<4x3xf32>
+// PT-CHECK: return %[[R]] : tensor<4x3xf32>
+// F16-CHECK-LABEL: func.func @linear_layers
+// F16-CHECK: amp.linear {{.*}} {amp.precision = "f16", {{.*}}} : tensor<4x8xf16>, tensor<16x8xf16>, tensor<16xf16>
+// OFF-CHECK-LABEL: func.func @linear_layers
+// OFF-CHECK-NOT: amp.cast
+// OFF-CHECK: amp.linear %{{.*}}, %{{.*}}, %{{.*}} {amp.precision = "f32", {{.*}}} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+func.func @linear_layers(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %b1: tensor<16xf32>,
+                         %w2: tensor<16x3xf32>, %b2: tensor<3xf32>) -> tensor<4x3xf32> {
+  %h = amp.linear %x, %w1, %b1 : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+  %a = amp.relu %h : tensor<4x16xf32>
+  %o = amp.linear %a, %w2, %b2 transpose_w = false : tensor<4x16xf32>, tensor<16x3xf32>, tensor<3xf32>
+  return %o : tensor<4x3xf32>
+}
+
+// -----
+
 // fp32: a low-precision input is cast up; the op runs in f32. fp32_set_opt_dtype (softmax,
 // log_softmax, reduce_sum): computes in f32 and returns f32. No cast on an edge whose two ends
 // agree (exp -> softmax), one cast of %0 to f32 shared by three users.

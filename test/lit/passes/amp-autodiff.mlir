@@ -84,6 +84,44 @@ func.func @bf16_linear(
 
 // -----
 
+// amp.linear (weight [out, in]) on a batched input, bf16 like autocast writes it: dx = dy·W,
+// dW = dyᵀ·x over the flattened rows [B*T, ...], db = reduce_sum of dy over the batch dims; all
+// in bf16 with the forward op's precision, cast back to f32 for the f32 params.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME:    %[[X:[a-z0-9]+]]: tensor<2x3x4xf32>
+// CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<5x4xf32>
+// CHECK-SAME:    %[[B:[a-z0-9]+]]: tensor<5xf32>
+// CHECK-SAME:    -> (tensor<f32> {amp.name = "loss"}, tensor<2x3x4xf32> {amp.grad_of = "x"}, tensor<5x4xf32> {amp.grad_of = "w"}, tensor<5xf32> {amp.grad_of = "b"})
+// CHECK:         %[[XL:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+// CHECK:         %[[WL:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<5x4xf32> to tensor<5x4xbf16>
+// CHECK:         %[[BL:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<5xf32> to tensor<5xbf16>
+// CHECK:         %[[Y:.*]] = amp.linear %[[XL]], %[[WL]], %[[BL]] {amp.precision = "bf16", amp.reason = "policy"}
+// CHECK:         %[[DY:.*]] = amp.cast %{{.*}} : tensor<2x3x5xf32> to tensor<2x3x5xbf16>
+// CHECK:         %[[DX:.*]] = amp.matmul %[[DY]], %[[WL]] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x5xbf16>, tensor<5x4xbf16>
+// CHECK:         %[[X2:.*]] = amp.reshape %[[XL]] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x4xbf16> -> tensor<6x4xbf16>
+// CHECK:         %[[DY2:.*]] = amp.reshape %[[DY]] {{.*}} : tensor<2x3x5xbf16> -> tensor<6x5xbf16>
+// CHECK:         %[[DW:.*]] = amp.matmul %[[DY2]], %[[X2]] transpose_a {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<6x5xbf16>, tensor<6x4xbf16>
+// CHECK:         %[[DB:.*]] = amp.reduce_sum %[[DY]] dims = [0, 1] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x5xbf16>
+// CHECK-DAG:     %[[DBF:.*]] = amp.cast %[[DB]] : tensor<5xbf16> to tensor<5xf32>
+// CHECK-DAG:     %[[DWF:.*]] = amp.cast %[[DW]] : tensor<5x4xbf16> to tensor<5x4xf32>
+// CHECK-DAG:     %[[DXF:.*]] = amp.cast %[[DX]] : tensor<2x3x4xbf16> to tensor<2x3x4xf32>
+// CHECK:         return %{{.*}}, %[[DXF]], %[[DWF]], %[[DBF]]
+func.func @bf16_linear_op(
+    %x: tensor<2x3x4xf32> {amp.role = "param", amp.name = "x"},
+    %t: tensor<2x3x5xf32> {amp.role = "label", amp.name = "t"},
+    %w: tensor<5x4xf32> {amp.role = "param", amp.name = "w"},
+    %b: tensor<5xf32> {amp.role = "param", amp.name = "b"}) -> tensor<f32> {
+  %xl = amp.cast %x {amp.autocast_inserted} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+  %wl = amp.cast %w {amp.autocast_inserted} : tensor<5x4xf32> to tensor<5x4xbf16>
+  %bl = amp.cast %b {amp.autocast_inserted} : tensor<5xf32> to tensor<5xbf16>
+  %y = amp.linear %xl, %wl, %bl {amp.precision = "bf16", amp.reason = "policy"} : tensor<2x3x4xbf16>, tensor<5x4xbf16>, tensor<5xbf16>
+  %yf = amp.cast %y {amp.autocast_inserted} : tensor<2x3x5xbf16> to tensor<2x3x5xf32>
+  %loss = amp.mse_loss %yf, %t {amp.precision = "f32", amp.reason = "policy"} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
 // Fan-out: the cotangents of %w's two users are summed with amp.add in %w's type.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME:    %[[W:[a-z0-9]+]]: tensor<3xf32>

@@ -333,6 +333,24 @@ GRAD_TEST(MatmulBatchedWeightTransposeB, matmul({2, 3, 4}, {2, 4}, " transpose_b
 GRAD_TEST(MatmulBroadcastBatch, matmul({2, 1, 3, 4}, {3, 4, 2}, "", {2, 3, 3, 2}))
 GRAD_TEST(MatmulBatchedTransposed, matmul({2, 4, 3}, {2, 2, 4}, " transpose_a transpose_b", {2, 3, 2}))
 
+// linear: both weight layouts, with and without bias, 2-D and batched inputs (flattened dW).
+Case linear(std::vector<int64_t> x, std::vector<int64_t> w, bool bias, const std::string& flags,
+            std::vector<int64_t> out) {
+  Case c{{P("x", x, uniform(numel(x), -1, 1, 52)), P("w", w, uniform(numel(w), -1, 1, 53))}, {}, "", out};
+  std::string types = typeStr(x) + ", " + typeStr(w);
+  if (bias) {
+    c.params.push_back(P("b", {out.back()}, uniform(out.back(), -1, 1, 54)));
+    types += ", " + typeStr({out.back()});
+  }
+  c.body = "  %out = amp.linear %x, %w" + std::string(bias ? ", %b" : "") + flags + " : " + types;
+  return c;
+}
+GRAD_TEST(LinearBias, linear({3, 4}, {2, 4}, true, "", {3, 2}))
+GRAD_TEST(LinearNoBias, linear({3, 4}, {2, 4}, false, "", {3, 2}))
+GRAD_TEST(LinearInOutBias, linear({3, 4}, {4, 2}, true, " transpose_w = false", {3, 2}))
+GRAD_TEST(LinearBatchedBias, linear({2, 3, 4}, {5, 4}, true, "", {2, 3, 5}))
+GRAD_TEST(LinearBatchedInOut, linear({2, 1, 3, 4}, {4, 2}, true, " transpose_w = false", {2, 1, 3, 2}))
+
 GRAD_TEST(Conv2dGroupsStridePadDilationBias,
           (Case{{P("x", {2, 4, 5, 5}, uniform(200, -1, 1, 60)), P("w", {4, 2, 3, 3}, uniform(72, -1, 1, 61)),
                  P("b", {4}, uniform(4, -1, 1, 62))},
@@ -454,7 +472,7 @@ TEST_F(AutodiffTest, EveryDifferentiableForwardOpHasARule) {
       "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal",
       "amp.tanh", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub",
       "amp.mul", "amp.div", "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.matmul",
-      "amp.conv2d", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
+      "amp.linear", "amp.conv2d", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
       "amp.reduce_max", "amp.softmax", "amp.log_softmax", "amp.layer_norm", "amp.rms_norm",
       "amp.embedding", "amp.dropout", "amp.reshape", "amp.transpose", "amp.broadcast_to",
       "amp.slice", "amp.concat", "amp.cross_entropy", "amp.mse_loss", "amp.cast"};

@@ -1,7 +1,8 @@
 // One instance of every listable amp op, each named by its mnemonic (policy-parity.test).
 // @f32_inputs: f32 operands; @bf16_inputs: bf16 operands.
 func.func @f32_inputs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %img: tensor<1x2x4x4xf32>, %k: tensor<3x2x3x3xf32>,
-    %table: tensor<16x8xf32>, %ids: tensor<4xi64>, %labels: tensor<4xi64>, %mask: tensor<4x8xi1>) {
+    %table: tensor<16x8xf32>, %ids: tensor<4xi64>, %labels: tensor<4xi64>, %mask: tensor<4x8xi1>,
+    %bias: tensor<8xf32>) {
   %neg = amp.neg %x : tensor<4x8xf32> loc("neg")
   %abs = amp.abs %x : tensor<4x8xf32> loc("abs")
   %exp = amp.exp %x : tensor<4x8xf32> loc("exp")
@@ -24,6 +25,7 @@ func.func @f32_inputs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %img: tensor<1x2
   %compare = amp.compare "lt", %x, %x : tensor<4x8xf32>, tensor<4x8xf32> loc("compare")
   %select = amp.select %mask, %x, %x : tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32> loc("select")
   %matmul = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> loc("matmul")
+  %linear = amp.linear %x, %w, %bias : tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32> loc("linear")
   %conv2d = amp.conv2d %img, %k : tensor<1x2x4x4xf32>, tensor<3x2x3x3xf32> loc("conv2d")
   %max_pool2d = amp.max_pool2d %img kernel = [2, 2] : tensor<1x2x4x4xf32> loc("max_pool2d")
   %avg_pool2d = amp.avg_pool2d %img kernel = [2, 2] : tensor<1x2x4x4xf32> loc("avg_pool2d")
@@ -47,7 +49,8 @@ func.func @f32_inputs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %img: tensor<1x2
 }
 
 func.func @bf16_inputs(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %img: tensor<1x2x4x4xbf16>, %k: tensor<3x2x3x3xbf16>,
-    %table: tensor<16x8xbf16>, %ids: tensor<4xi64>, %labels: tensor<4xi64>, %mask: tensor<4x8xi1>) {
+    %table: tensor<16x8xbf16>, %ids: tensor<4xi64>, %labels: tensor<4xi64>, %mask: tensor<4x8xi1>,
+    %bias: tensor<8xbf16>) {
   %neg = amp.neg %x : tensor<4x8xbf16> loc("neg")
   %abs = amp.abs %x : tensor<4x8xbf16> loc("abs")
   %exp = amp.exp %x : tensor<4x8xbf16> loc("exp")
@@ -70,6 +73,7 @@ func.func @bf16_inputs(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %img: tensor<
   %compare = amp.compare "lt", %x, %x : tensor<4x8xbf16>, tensor<4x8xbf16> loc("compare")
   %select = amp.select %mask, %x, %x : tensor<4x8xi1>, tensor<4x8xbf16>, tensor<4x8xbf16> loc("select")
   %matmul = amp.matmul %x, %w : tensor<4x8xbf16>, tensor<8x8xbf16> loc("matmul")
+  %linear = amp.linear %x, %w, %bias : tensor<4x8xbf16>, tensor<8x8xbf16>, tensor<8xbf16> loc("linear")
   %conv2d = amp.conv2d %img, %k : tensor<1x2x4x4xbf16>, tensor<3x2x3x3xbf16> loc("conv2d")
   %max_pool2d = amp.max_pool2d %img kernel = [2, 2] : tensor<1x2x4x4xbf16> loc("max_pool2d")
   %avg_pool2d = amp.avg_pool2d %img kernel = [2, 2] : tensor<1x2x4x4xbf16> loc("avg_pool2d")
