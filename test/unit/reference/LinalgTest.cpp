@@ -1,4 +1,4 @@
-// matmul, conv2d and pooling against direct f64 loops written here.
+// matmul, linear, conv2d and pooling against direct f64 loops written here.
 #include <cmath>
 #include <limits>
 
@@ -101,6 +101,57 @@ TEST(RefLinalg, MatmulLowPrecisionWithinOneUlpPlusF32Bound) {
   Tensor A = make(DType::F16, {1, 2}, {300, 1}), B = make(DType::F16, {2, 1}, {300, 1});
   EXPECT_EQ(values(runOk("amp.matmul", {&A, &B}, {}, {DType::F16, {1, 1}}))[0],
             std::numeric_limits<double>::infinity());  // 90001 overflows f16; f32 accumulation did not
+}
+
+// linear against matmul + add: in f32 the two spellings are bit-identical (both compute
+// fl(fl-sum + b)); with transpose_w the weight is read as [out, in]; a batched input keeps its dims.
+TEST(RefLinalg, LinearIsMatmulPlusBiasInF32) {
+  const int64_t B = 2, T = 3, K = 5, N = 4;
+  std::vector<double> x = randomValues(B * T * K, -2, 2, 40), w = randomValues(K * N, -2, 2, 41),
+                      b = randomValues(N, -1, 1, 42);
+  Tensor X = make(DType::F32, {B, T, K}, x), W = make(DType::F32, {K, N}, w), Bias = make(DType::F32, {N}, b);
+  Tensor mm = runOk("amp.matmul", {&X, &W}, {}, {DType::F32, {B, T, N}});
+  Tensor want = runOk("amp.add", {&mm, &Bias}, {}, {DType::F32, {B, T, N}});
+  Tensor got = runOk("amp.linear", {&X, &W, &Bias}, {{"transpose_w", false}}, {DType::F32, {B, T, N}});
+  EXPECT_TRUE(got.bitwiseEquals(want));
+  // The same weight stored [out, in] with the default transpose_w = true.
+  std::vector<double> wt(K * N);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) wt[n * K + k] = w[k * N + n];
+  Tensor Wt = make(DType::F32, {N, K}, wt);
+  EXPECT_TRUE(runOk("amp.linear", {&X, &Wt, &Bias}, {}, {DType::F32, {B, T, N}}).bitwiseEquals(want));
+  EXPECT_TRUE(runOk("amp.linear", {&X, &Wt, &Bias}, {{"transpose_w", true}}, {DType::F32, {B, T, N}}).bitwiseEquals(want));
+  // Without a bias: exactly the matmul.
+  EXPECT_TRUE(runOk("amp.linear", {&X, &Wt}, {}, {DType::F32, {B, T, N}}).bitwiseEquals(mm));
+}
+
+TEST(RefLinalg, LinearAddsTheBiasBeforeTheOneRounding) {
+  // bf16: x·w = 1 + 2^-8 (exact in f32, a tie in bf16), b = 2^-9 (a bf16 value). Rounding once:
+  // 1 + 2^-8 + 2^-9 rounds up to 1 + 2^-7. Rounding twice (matmul then add in bf16): 1 + 2^-8
+  // ties to even 1, and 1 + 2^-9 rounds to 1 again.
+  Tensor X = make(DType::BF16, {1, 2}, {1, 1}), W = make(DType::BF16, {1, 2}, {1, std::ldexp(1, -8)});
+  Tensor Bias = make(DType::BF16, {1}, {std::ldexp(1, -9)});
+  EXPECT_EQ(values(runOk("amp.linear", {&X, &W, &Bias}, {}, {DType::BF16, {1, 1}}))[0], 1 + std::ldexp(1, -7));
+  Tensor Wio = make(DType::BF16, {2, 1}, {1, std::ldexp(1, -8)});
+  Tensor mm = runOk("amp.matmul", {&X, &Wio}, {}, {DType::BF16, {1, 1}});
+  EXPECT_EQ(values(runOk("amp.add", {&mm, &Bias}, {}, {DType::BF16, {1, 1}}))[0], 1.0);
+  // f16 the same way: 1 + 2^-11 is a tie, b = 2^-12.
+  Tensor Xh = make(DType::F16, {1, 2}, {1, 1}), Wh = make(DType::F16, {1, 2}, {1, std::ldexp(1, -11)});
+  Tensor Bh = make(DType::F16, {1}, {std::ldexp(1, -12)});
+  EXPECT_EQ(values(runOk("amp.linear", {&Xh, &Wh, &Bh}, {}, {DType::F16, {1, 1}}))[0], 1 + std::ldexp(1, -10));
+}
+
+TEST(RefLinalg, LinearRejectsBadShapes) {
+  Tensor X = make(DType::F32, {2, 3}, randomValues(6, -1, 1, 1)), W = make(DType::F32, {4, 3}, randomValues(12, -1, 1, 2));
+  Tensor b4 = make(DType::F32, {4}, {0, 0, 0, 0}), b3 = make(DType::F32, {3}, {0, 0, 0});
+  Tensor v = make(DType::F32, {3}, {1, 2, 3}), Wh = make(DType::F16, {4, 3}, randomValues(12, -1, 1, 2));
+  EXPECT_TRUE(run("amp.linear", {&X, &W, &b4}, {}, {DType::F32, {2, 4}}).ok());
+  auto err = [](const absl::StatusOr<Tensor>& r) { return r.ok() ? std::string() : std::string(r.status().message()); };
+  EXPECT_NE(err(run("amp.linear", {&X, &W}, {{"transpose_w", false}}, {DType::F32, {2, 3}})).find("features"), std::string::npos);
+  EXPECT_NE(err(run("amp.linear", {&X, &W, &b3}, {}, {DType::F32, {2, 4}})).find("bias must have shape [4]"), std::string::npos);
+  EXPECT_NE(err(run("amp.linear", {&v, &W}, {}, {DType::F32, {4}})).find("rank >= 2"), std::string::npos);
+  EXPECT_NE(err(run("amp.linear", {&X, &Wh}, {}, {DType::F32, {2, 4}})).find("same element type"), std::string::npos);
+  EXPECT_NE(err(run("amp.linear", {&X, &W}, {{"transpose_w", int64_t{1}}}, {DType::F32, {2, 4}})).find("bool"), std::string::npos);
 }
 
 struct ConvCfg {
