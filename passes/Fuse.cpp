@@ -50,10 +50,15 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
       if (!isFusibleElementwise(&op) || op.getNumResults() != 1) continue;
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       if (!type) continue;
-      bool indexable = true;
+      // The kernel emitter handles f32/f16/bf16 values and i1 masks.
+      auto emittable = [](Type t) {
+        auto e = cast<RankedTensorType>(t).getElementType();
+        return e.isF32() || e.isF16() || e.isBF16() || e.isInteger(1);
+      };
+      bool indexable = emittable(type);
       for (Value v : op.getOperands()) {
         auto t = dyn_cast<RankedTensorType>(v.getType());
-        indexable &= t && indexableFrom(t.getShape(), type.getShape());
+        indexable &= t && emittable(t) && indexableFrom(t.getShape(), type.getShape());
       }
       if (!indexable) continue;
       // Join the latest group of a producer with the same iteration space, if legal.

@@ -1,6 +1,11 @@
 // ampc: the ampc compiler driver. Parses and verifies a model, runs the compilation pipeline and
 // emits the requested stage. Flag spellings follow the interface contract in docs/cli.md.
+#include <cstdlib>
+
 #include "codegen/PlanBuilder.h"
+#include "codegen/Toolchain.h"
+#include "codegen/emit/KernelEmitter.h"
+#include "runtime/io/Sha256.h"
 #include "ir/AmpDialect.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Bundle.h"
@@ -57,6 +62,44 @@ static cl::opt<Emit> emit(
 
 static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse elementwise chains into generated kernels (amp-fuse)"),
                               cl::init(true), cl::cat(ampcCategory));
+
+static cl::opt<bool> nativeKernelsFlag(
+    "native-kernels",
+    cl::desc("Compile the fused kernels for the cpu target into the bundle (x86-64-v3 and -v4 shared "
+             "objects; amp-run picks one at run time). Off: devices interpret the fused bodies"),
+    cl::init(true), cl::cat(ampcCategory));
+static cl::opt<std::string> cxxFlag("cxx", cl::desc("C++ compiler for the fused kernels (default: $CXX or c++)"),
+                                    cl::value_desc("path"), cl::init(""), cl::cat(ampcCategory));
+
+// The generated kernels' C++ source and, for bundles on cpu targets, their compiled code objects.
+static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan, bool compile, std::string* source) {
+  bool anyFused = false;
+  for (const auto& e : plan.entries)
+    for (const auto& st : e.steps) anyFused |= st.op == "amp.fused";
+  std::string text, error;
+  if (!::amp::codegen::emitCpuSource(plan, text, error)) {
+    module.emitError("codegen: ") << error;
+    return failure();
+  }
+  if (source) *source = text;
+  auto target = module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr);
+  bool cpuTarget = !target || target.getValue() == "cpu" || target.getValue().starts_with("cpu:");
+  if (!compile || !anyFused || !nativeKernelsFlag || !cpuTarget) return success();
+  std::string cxx = cxxFlag;
+  if (cxx.empty()) cxx = std::getenv("CXX") ? std::getenv("CXX") : "c++";
+  for (const char* isa : {"x86-64-v3", "x86-64-v4"}) {
+    ::amp::rt::CodeObject code;
+    code.isa = isa;
+    if (!::amp::codegen::compileSharedObject(cxx, text, isa, code.bytes, error)) {
+      module.emitError("ampc: ") << error << "\n(--native-kernels=false writes a bundle whose fused kernels are "
+                                              "interpreted instead)";
+      return failure();
+    }
+    code.sha256 = ::amp::rt::sha256Hex(code.bytes.data(), code.bytes.size());
+    plan.code.push_back(std::move(code));
+  }
+  return success();
+}
 
 // amp-fuse on every function: the last IR stage before codegen.
 static LogicalResult runFusion(ModuleOp module) {
@@ -310,10 +353,22 @@ int main(int argc, char** argv) {
     output->keep();
     return 0;
   }
-  if (stage == Emit::Plan || stage == Emit::Bundle) {
+  if (stage == Emit::Plan || stage == Emit::Bundle || stage == Emit::Kernels) {
     auto plan = mlir::amp::buildPlan(*module);
     if (failed(plan)) return 1;
     for (auto& kv : meta) plan->metadata.push_back(kv);
+    std::string kernels;
+    if (failed(attachNativeKernels(*module, *plan, stage == Emit::Bundle, &kernels))) return 1;
+    if (stage == Emit::Kernels) {
+      auto output = openOutputFile(outputFilename, &error);
+      if (!output) {
+        llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
+        return 1;
+      }
+      output->os() << kernels;
+      output->keep();
+      return 0;
+    }
     if (stage == Emit::Bundle) {
       if (outputFilename == "-") {
         llvm::errs() << "ampc: --emit=bundle needs -o FILE.ampx\n";

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuFeatures.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/NativeCode.h"
 #include "runtime/devices/reference/ReferenceExecutor.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -61,7 +62,7 @@ class CpuEntry final : public PreparedEntry {
  public:
   CpuEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {}
 
-  absl::Status prepare(const CpuFeatures& features) {
+  absl::Status prepare(const CpuFeatures& features, const NativeLibrary* native) {
     const size_t count = plan_.buffers.size();
     ptr_.assign(count, nullptr);
     steps_.resize(entry_.steps.size());
@@ -85,9 +86,9 @@ class CpuEntry final : public PreparedEntry {
         if (!status.ok()) return status;
         continue;
       }
-      StepContext c{plan_, step, features, &callStep_};
+      StepContext c{plan_, step, features, &callStep_, native};
       std::unique_ptr<CpuStep> prepared;
-      for (auto factory : {makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep,
+      for (auto factory : {makeFusedStep, makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep, makeLinearStep,
                            makeNormStep, makeEmbeddingStep, makeShapeStep, makeGradStep,
                            makeLayoutStep}) {
         auto made = factory(c);
@@ -235,10 +236,23 @@ class CpuExecutor final : public Executor {
   }
   absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
     if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;
+    // The code object is loaded once per plan (a session prepares several entries of one plan).
+    if (nativePlan_ != &plan) {
+      auto native = NativeLibrary::load(plan, CpuFeatures::host());
+      if (!native.ok()) return native.status();
+      native_ = std::move(*native);
+      nativePlan_ = &plan;
+    }
     auto prepared = std::make_unique<CpuEntry>(plan, entry);
-    if (auto s = prepared->prepare(CpuFeatures::host()); !s.ok()) return s;
+    if (auto s = prepared->prepare(CpuFeatures::host(), native_.get()); !s.ok()) return s;
     return std::unique_ptr<PreparedEntry>(std::move(prepared));
   }
+  // The ISA of the loaded fused kernels ("" when none were loaded).
+  std::string nativeIsa() const { return native_ ? native_->isa() : ""; }
+
+ private:
+  std::unique_ptr<NativeLibrary> native_;
+  const Plan* nativePlan_ = nullptr;
 };
 
 }  // namespace

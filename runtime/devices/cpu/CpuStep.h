@@ -35,6 +35,7 @@ struct StepContext {
   const PlanStep& step;
   const CpuFeatures& features;
   int64_t* dropoutStep;  // the current call's step counter (read by dropout at run time)
+  const class NativeLibrary* native = nullptr;  // the bundle's fused kernels for this CPU, if any
 
   const BufferDesc& operand(size_t i) const { return plan.buffers[step.operands[i]]; }
   const BufferDesc& result(size_t i) const { return plan.buffers[step.results[i]]; }
@@ -49,7 +50,18 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c)
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c);
+// amp.linear: one GEMM with the bias in its epilogue (CpuLinear.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c);
+absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c);
+// softmax/log_softmax, layer_norm, rms_norm and their gradients (CpuNorm.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c);
+// embedding, embedding_grad, dropout (CpuEmbedding.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c);
+// broadcast_to, slice, slice_grad, concat (CpuShape.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c);
+// gelu_grad, mse_loss (CpuGrad.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c);
 
 // Runs body(begin, end) over [0, n) split across the OpenMP threads when n is large enough to
 // pay for the fork; otherwise on the calling thread.

@@ -1,0 +1,78 @@
+// amp.fused steps on the cpu device: the generated kernel from the bundle's code object, split by
+// rows across threads. The step re-derives how the kernel indexes each input from the plan (the
+// iteration shape, scalars, leading-dim broadcasts whose period divides the row) and refuses a
+// plan where that does not hold, so an edited bundle cannot make a kernel read out of bounds.
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/NativeCode.h"
+
+namespace amp::rt::cpu {
+namespace {
+
+class FusedStep final : public CpuStep {
+ public:
+  FusedStep(FusedKernel kernel, std::vector<int32_t> in, std::vector<int32_t> out, int64_t rows, int64_t rowLength)
+      : kernel_(kernel), in_(std::move(in)), out_(std::move(out)), inPtrs_(in_.size()), outPtrs_(out_.size()),
+        rows_(rows), rowLength_(rowLength) {}
+  bool elementwiseInPlace() const override { return false; }
+  absl::Status run(BufferPtrs ptr) override {
+    for (size_t i = 0; i < in_.size(); ++i) inPtrs_[i] = ptr[in_[i]];
+    for (size_t r = 0; r < out_.size(); ++r) outPtrs_[r] = ptr[out_[r]];
+    const int64_t grain = std::max<int64_t>(1, 16384 / rowLength_);
+    parallelFor(rows_, grain, [&](int64_t begin, int64_t end) { kernel_(inPtrs_.data(), outPtrs_.data(), begin, end); });
+    return absl::OkStatus();
+  }
+
+ private:
+  FusedKernel kernel_;
+  std::vector<int32_t> in_, out_;
+  std::vector<const uint8_t*> inPtrs_;
+  std::vector<uint8_t*> outPtrs_;
+  int64_t rows_, rowLength_;
+};
+
+// Period of a leading-dim broadcast of `in` over `space` (its element count), 1 for a scalar,
+// 0 for the space itself, -1 when the kernel could not index it.
+int64_t broadcastPeriod(const Shape& in, const Shape& space) {
+  if (in == space) return 0;
+  const int64_t n = numElements(in);
+  if (n == 1) return 1;
+  size_t lead = 0;
+  while (lead < in.size() && in[lead] == 1) ++lead;
+  const size_t k = in.size() - lead;
+  if (k <= space.size() && std::equal(in.begin() + lead, in.end(), space.end() - k)) return n;
+  return -1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
+  if (c.step.op != "amp.fused") return nullptr;
+  if (!c.native) return nullptr;  // no code object for this CPU: interpreted from the body
+  auto kernel = c.step.attrs.getString(c.step.op, "kernel");
+  if (!kernel.ok()) return kernel.status();
+  auto rowLength = c.step.attrs.getInt(c.step.op, "row_length");
+  if (!rowLength.ok()) return rowLength.status();
+  if (c.step.results.empty()) return c.error("a fused step needs results");
+  const Shape& space = c.result(0).shape;
+  const int64_t n = numElements(space);
+  if (*rowLength < 1 || (n > 0 && n % *rowLength != 0))
+    return c.error(absl::StrCat("row_length ", *rowLength, " does not divide the ", n, "-element iteration space"));
+  for (size_t r = 0; r < c.step.results.size(); ++r)
+    if (c.result(r).shape != space) return c.error("fused results must share one shape");
+  for (size_t i = 0; i < c.step.operands.size(); ++i) {
+    const int64_t period = broadcastPeriod(c.operand(i).shape, space);
+    if (period < 0 || (period > 1 && *rowLength % period != 0))
+      return c.error(absl::StrCat("input ", i, " ", shapeToString(c.operand(i).shape),
+                                  " is not indexable by the generated kernel over ", shapeToString(space)));
+  }
+  std::string symbol = "amp_";
+  for (char ch : *kernel) symbol += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  FusedKernel fn = c.native->find(symbol);
+  if (!fn)
+    return c.error(absl::StrCat("the bundle's ", c.native->isa(), " code object has no kernel '", symbol, "'"));
+  return std::unique_ptr<CpuStep>(
+      new FusedStep(fn, c.step.operands, c.step.results, *rowLength > 0 ? n / *rowLength : 0, *rowLength));
+}
+
+}  // namespace amp::rt::cpu
