@@ -132,6 +132,7 @@ struct Problem {
   std::vector<BatchDim> batch;  // collapsed: no size-1 dims, no two adjacent dims alike
   int64_t M = 0, N = 0, K = 0;
   bool transA = false, transB = false;
+  bool bias = false;  // a [N] vector added in f32 before the rounding
 };
 
 // Dense row-major strides of an operand stored as [batch..., rows, cols], viewed as the logical
@@ -152,6 +153,8 @@ dnnl::memory::dims operandStrides(const std::vector<int64_t>& batchExt, int64_t 
 
 struct Mds {
   dnnl::memory::desc a, b, c;
+  dnnl::memory::desc bias;  // [1, ..., 1, N] (c's rank), only when hasBias
+  bool hasBias = false;
 };
 
 // Memory descriptors of the batched problem (batched) or of one 2-D product (!batched).
@@ -168,9 +171,16 @@ Mds makeMds(const Problem& p, dt type, bool batched) {
     e.push_back(c);
     return dnnl::memory::dims(e.begin(), e.end());
   };
-  return {dnnl::memory::desc(dims(ea, p.M, p.K), type, operandStrides(ea, p.M, p.K, p.transA)),
-          dnnl::memory::desc(dims(eb, p.K, p.N), type, operandStrides(eb, p.K, p.N, p.transB)),
-          dnnl::memory::desc(dims(ec, p.M, p.N), type, operandStrides(ec, p.M, p.N, false))};
+  Mds m{dnnl::memory::desc(dims(ea, p.M, p.K), type, operandStrides(ea, p.M, p.K, p.transA)),
+        dnnl::memory::desc(dims(eb, p.K, p.N), type, operandStrides(eb, p.K, p.N, p.transB)),
+        dnnl::memory::desc(dims(ec, p.M, p.N), type, operandStrides(ec, p.M, p.N, false))};
+  if (p.bias) {
+    // One row broadcast over every batch and every m: all dims 1 but the last.
+    std::vector<int64_t> ones(ec.size(), 1);
+    m.bias = dnnl::memory::desc(dims(ones, 1, p.N), type, operandStrides(ones, 1, p.N, false));
+    m.hasBias = true;
+  }
+  return m;
 }
 
 // nullopt when oneDNN has no implementation for this layout/type.
@@ -183,6 +193,8 @@ std::optional<dnnl::matmul::primitive_desc> makePd(const Mds& m) {
   // down-convert f32 GEMMs.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
   try {
+    if (m.hasBias)  // the bias is added to the f32 accumulator before the dst conversion
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.bias, m.c), attr, cpuEngine());
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpuEngine());
   } catch (const dnnl::error&) {
     return std::nullopt;
@@ -202,20 +214,22 @@ struct Gemm::Impl {
   DType dtype = DType::F32;
   Shape resultShape;
   int64_t numelA = 0, numelB = 0, numelC = 0;
+  bool hasBias = false;
+  int64_t N = 0;  // the bias length (columns of c)
   Mode mode = Mode::kEmpty;
   bool widen = false;     // operands converted to f32 in scratch, result rounded back
   bool simdConvert = false;  // the host (and the caller's features) have AVX2 and F16C
   size_t computeBytes = 4;  // element size the primitive sees
   // Scratch layout (byte offsets; each region 64-byte aligned).
-  size_t offA = 0, offB = 0, offC = 0, offPad = 0, scratchBytes = 0;
+  size_t offA = 0, offB = 0, offC = 0, offBias = 0, offPad = 0, scratchBytes = 0;
   // Batch loop (empty: one execute covers everything). Element offsets of each 2-D product.
   std::vector<int64_t> loopA, loopB;
   int64_t loopStrideC = 0;
 
   dnnl::matmul prim;
   dnnl::stream stream;
-  dnnl::memory memA, memB, memC, memPad;
-  dnnl_exec_arg_t args[4] = {};
+  dnnl::memory memA, memB, memC, memBias, memPad;
+  dnnl_exec_arg_t args[5] = {};
   int nargs = 0;
   mutable std::mutex mu;  // guards the data handles of memA/B/C/Pad during run()
   std::string implName;
@@ -279,6 +293,10 @@ bool Gemm::Impl::build(const Problem& p, dt type) {
   args[1] = {DNNL_ARG_WEIGHTS, memB.get()};
   args[2] = {DNNL_ARG_DST, memC.get()};
   nargs = 3;
+  if (p.bias) {
+    memBias = dnnl::memory(pd->bias_desc(), eng, DNNL_MEMORY_NONE);
+    args[nargs++] = {DNNL_ARG_BIAS, memBias.get()};
+  }
   const size_t padBytes = pd->scratchpad_desc().get_size();
   if (padBytes > 0) {
     memPad = dnnl::memory(pd->scratchpad_desc(), eng, DNNL_MEMORY_NONE);
@@ -294,12 +312,17 @@ bool Gemm::Impl::build(const Problem& p, dt type) {
     off += alignUp(size_t(numelB) * 4);
     offC = off;
     off += alignUp(size_t(numelC) * 4);
+    if (p.bias) {
+      offBias = off;
+      off += alignUp(size_t(N) * 4);
+    }
   }
   offPad = off;
   scratchBytes = off + alignUp(padBytes);
 
   implName = pd->impl_info_str();
   if (widen) absl::StrAppend(&implName, " (", std::string(dtypeName(dtype)), " widened to f32)");
+  if (p.bias) absl::StrAppend(&implName, " (bias in the epilogue)");
   if (!batched) absl::StrAppend(&implName, " (batch loop x", loopA.size(), ")");
   return true;
 }
@@ -327,11 +350,14 @@ absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuF
   Problem p;
   p.transA = d.transA;
   p.transB = d.transB;
+  p.bias = d.bias;
+  im->hasBias = d.bias;
   p.M = d.transA ? d.a[ra - 1] : d.a[ra - 2];
   p.K = d.transA ? d.a[ra - 2] : d.a[ra - 1];
   const int64_t kb = d.transB ? d.b[rb - 1] : d.b[rb - 2];
   p.N = d.transB ? d.b[rb - 2] : d.b[rb - 1];
   if (p.K != kb) return error("contraction dims differ (", p.K, " vs ", kb, ")");
+  im->N = p.N;
 
   // Numpy broadcast of the batch dims, right-aligned; a missing leading dim acts as 1.
   const size_t la = ra - 2, lb = rb - 2, L = std::max(la, lb);
@@ -354,9 +380,9 @@ absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuF
     im->implName = "none (empty result)";
     return std::unique_ptr<Gemm>(new Gemm(std::move(im)));
   }
-  if (p.K == 0) {  // an empty sum: +0 in every float format, i.e. all-zero bytes
+  if (p.K == 0) {  // an empty sum: +0 in every float format, i.e. all-zero bytes (plus the bias)
     im->mode = Impl::Mode::kZeroFill;
-    im->implName = "none (K = 0: zero fill)";
+    im->implName = d.bias ? "none (K = 0: bias broadcast)" : "none (K = 0: zero fill)";
     return std::unique_ptr<Gemm>(new Gemm(std::move(im)));
   }
 
@@ -411,11 +437,24 @@ const Shape& Gemm::resultShape() const { return impl_->resultShape; }
 size_t Gemm::scratchBytes() const { return impl_->scratchBytes; }
 std::string Gemm::implName() const { return impl_->implName; }
 
-void Gemm::run(const void* a, const void* b, void* c, void* scratch) const {
+void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* scratch) const {
   const Impl& im = *impl_;
+  if ((bias != nullptr) != im.hasBias) {
+    std::fprintf(stderr, "amp cpu Gemm: run() %s a bias but the Gemm was created %s one\n",
+                 bias ? "got" : "did not get", im.hasBias ? "with" : "without");
+    std::abort();
+  }
   if (im.mode == Impl::Mode::kEmpty) return;
   if (im.mode == Impl::Mode::kZeroFill) {
-    std::memset(c, 0, size_t(im.numelC) * dtypeSize(im.dtype));
+    if (!im.hasBias) {
+      std::memset(c, 0, size_t(im.numelC) * dtypeSize(im.dtype));
+      return;
+    }
+    // rne_T(+0 + f32(bias[n])) in every row: the bias itself, except that -0 becomes +0.
+    const size_t es = dtypeSize(im.dtype);
+    for (int64_t i = 0; i < im.numelC; i += im.N)
+      for (int64_t n = 0; n < im.N; ++n)
+        storeFromF32(im.dtype, static_cast<char*>(c) + size_t(i) * es, n, 0.0f + loadAsF32(im.dtype, bias, n));
     return;
   }
   auto* s = static_cast<char*>(scratch);
@@ -428,6 +467,10 @@ void Gemm::run(const void* a, const void* b, void* c, void* scratch) const {
     pa = s + im.offA;
     pb = s + im.offB;
     pc = s + im.offC;
+    if (im.hasBias) {
+      internal::widenToF32(im.dtype, bias, reinterpret_cast<float*>(s + im.offBias), im.N, im.simdConvert);
+      bias = s + im.offBias;
+    }
   }
   {
     std::lock_guard<std::mutex> lock(im.mu);
@@ -437,7 +480,8 @@ void Gemm::run(const void* a, const void* b, void* c, void* scratch) const {
       dnnl_status_t st = dnnl_memory_set_data_handle_v2(m.get(), const_cast<void*>(p), nullptr);
       if (st != dnnl_success) die("set_data_handle", st);
     };
-    if (im.nargs == 4) setHandle(im.memPad, s + im.offPad);
+    if (im.memPad) setHandle(im.memPad, s + im.offPad);
+    if (im.hasBias) setHandle(im.memBias, bias);
     const size_t n = im.loopA.empty() ? 1 : im.loopA.size();
     for (size_t i = 0; i < n; ++i) {
       const size_t oa = im.loopA.empty() ? 0 : size_t(im.loopA[i]) * im.computeBytes;

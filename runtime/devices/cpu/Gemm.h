@@ -5,6 +5,10 @@
 // k = 0, 1, ... order, so f32 results agree with the reference within the usual dot-product error
 // bound rather than bit for bit.
 //
+// With a bias (`amp.linear`): c[..., m, n] = rne_T(acc + f32(bias[n])), the bias added to the f32
+// accumulator before the one rounding (oneDNN's matmul bias argument, the GEMM epilogue), so it
+// costs no pass over c of its own.
+//
 // All planning (shape checks, oneDNN primitive creation, scratch layout) happens in create(); run()
 // only converts (where needed) and executes.
 #ifndef AMP_RUNTIME_DEVICES_CPU_GEMM_H
@@ -26,6 +30,8 @@ struct GemmDesc {
   DType dtype = DType::F32;
   Shape a, b;  // a: [..., M, K] ([..., K, M] if transA); b: [..., K, N] ([..., N, K] if transB).
   bool transA = false, transB = false;
+  // A bias vector [N] of `dtype`, added to every row of every batch in f32 before the rounding.
+  bool bias = false;
 };
 
 class Gemm {
@@ -54,8 +60,8 @@ class Gemm {
   // [batch..., M, N] where batch is the broadcast of the operands' batch dims.
   const Shape& resultShape() const;
 
-  // Bytes of scratch run() needs (widened operands/result and oneDNN's scratchpad); 0 means the
-  // scratch pointer may be null.
+  // Bytes of scratch run() needs (widened operands/bias/result and oneDNN's scratchpad); 0 means
+  // the scratch pointer may be null.
   size_t scratchBytes() const;
 
   // c = op(a) . op(b). a, b, c are dense row-major buffers of the desc's dtype and shapes (c of
@@ -66,11 +72,15 @@ class Gemm {
   // oneDNN's dnnl_primitive_execute itself makes a few small bookkeeping allocations per call (its
   // argument map), independent of the problem size. Concurrent calls on one Gemm are serialised
   // (the oneDNN memory objects are shared); separate Gemm objects run concurrently.
-  void run(const void* a, const void* b, void* c, void* scratch) const;
+  void run(const void* a, const void* b, void* c, void* scratch) const { run(a, b, nullptr, c, scratch); }
+  // The same with the desc's bias vector ([N] of the desc's dtype; must be non-null exactly when
+  // the desc has a bias, else the process aborts). c must not overlap bias either.
+  void run(const void* a, const void* b, const void* bias, void* c, void* scratch) const;
 
   // The oneDNN implementation (impl_info_str, e.g. "brg:avx512_core_amx_bf16") plus notes on how
-  // it is used: "(f16 widened to f32)", "(batch folded into M)", "(batch loop x6)"; or "none
-  // (empty result)" / "none (K = 0: zero fill)" when no primitive is needed.
+  // it is used: "(f16 widened to f32)", "(bias in the epilogue)", "(batch folded into M)",
+  // "(batch loop x6)"; or "none (empty result)" / "none (K = 0: zero fill)" / "none (K = 0: bias
+  // broadcast)" when no primitive is needed.
   std::string implName() const;
 
  private:

@@ -9,6 +9,11 @@
 // most one ulp of that type between them. The check per element is therefore
 //   |ours - ref| <= 2 * K * 2^-24 * S + ulp_T(max(|ours|, |ref|)),
 // with S computed in double from the (exact) operand values.
+//
+// With a bias (amp.linear's epilogue) both sides add f32(bias[n]) to their f32 accumulators and
+// round once more in f32 before the rounding to the result type: the difference of the sums grows
+// by at most one f32 ulp of |acc + b| <= S + |b|, so the check becomes
+//   |ours - ref| <= 2 * (K + 1) * 2^-24 * (S + |b_n|) + ulp_T(max(|ours|, |ref|)).
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -27,9 +32,11 @@
 
 #include "gtest/gtest.h"
 #include "runtime/Tensor.h"
+#include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/devices/cpu/CpuFeatures.h"
 #include "runtime/devices/cpu/Gemm.h"
 #include "runtime/exec/ReferenceKernels.h"
+#include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 
 // Counts every global operator new in this test binary (oneDNN's included: its C++ allocations
@@ -131,7 +138,8 @@ struct RunResult {
   std::string impl;
 };
 
-RunResult runGemm(const GemmDesc& d, const CpuFeatures& f, const Tensor& a, const Tensor& b) {
+RunResult runGemm(const GemmDesc& d, const CpuFeatures& f, const Tensor& a, const Tensor& b,
+                  const Tensor* bias = nullptr) {
   absl::StatusOr<std::unique_ptr<Gemm>> g = Gemm::create(d, f);
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return {};
@@ -139,10 +147,11 @@ RunResult runGemm(const GemmDesc& d, const CpuFeatures& f, const Tensor& a, cons
   // Tensor storage is 64-byte aligned; garbage-filled to show run() does not rely on its contents.
   Tensor scratch(DType::U8, {int64_t((*g)->scratchBytes())});
   std::memset(scratch.data(), 0xff, scratch.nbytes());
-  (*g)->run(a.data(), b.data(), out.data(), scratch.data());
+  const void* pbias = bias ? bias->data() : nullptr;
+  (*g)->run(a.data(), b.data(), pbias, out.data(), scratch.data());
   // A second run with dirty scratch must give the same bits.
   Tensor again(d.dtype, (*g)->resultShape());
-  (*g)->run(a.data(), b.data(), again.data(), scratch.data());
+  (*g)->run(a.data(), b.data(), pbias, again.data(), scratch.data());
   EXPECT_TRUE(again.bitwiseEquals(out)) << "run() is not repeatable";
   return {std::move(out), (*g)->implName()};
 }
@@ -278,6 +287,255 @@ TEST(GemmTest, SubnormalResultsAreNotFlushed) {
   // VDPBF16PS/TDPBF16PS treat subnormal inputs as zero and flush subnormal results in hardware
   // (see Gemm.h).
   checkSubnormalResultsExact(DType::BF16, withoutNativeBf16(), -68);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bias in the epilogue (amp.linear)
+
+Tensor widenedToF32(const Tensor& t) {
+  Tensor w(DType::F32, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) storeFromF32(DType::F32, w.data(), i, loadAsF32(t.dtype(), t.data(), i));
+  return w;
+}
+
+// The contract: the f32 accumulator (the reference matmul of the exactly widened operands: same
+// products, same k order), plus f32(bias[n]) in f32, rounded once to the dtype.
+Tensor referenceWithBias(const GemmDesc& d, const Tensor& a, const Tensor& b, const Tensor& bias, const Shape& out) {
+  GemmDesc d32 = d;
+  d32.dtype = DType::F32;
+  const Tensor acc = runReference(d32, widenedToF32(a), widenedToF32(b), out);
+  Tensor r(d.dtype, out);
+  if (acc.shape() != out) return r;
+  const int64_t N = out.back();
+  for (int64_t i = 0; i < r.numel(); ++i)
+    storeFromF32(d.dtype, r.data(), i, loadAsF32(DType::F32, acc.data(), i) + loadAsF32(d.dtype, bias.data(), i % N));
+  return r;
+}
+
+// One bias case against the contract within the bound above; linear-shaped cases (a [..., K] not
+// transposed, b 2-D) are also checked against the reference kernel of amp.linear itself.
+void checkBiasAgainstReference(const GemmDesc& d0, const CpuFeatures& f, uint32_t seed,
+                               const std::string& expectImplSubstr = "") {
+  GemmDesc d = d0;
+  d.bias = true;
+  SCOPED_TRACE(std::string(dtypeName(d.dtype)) + " " + shapeToString(d.a) + (d.transA ? "^T" : "") + " x " +
+               shapeToString(d.b) + (d.transB ? "^T" : "") + " + bias");
+  const Tensor a = randomTensor(d.dtype, d.a, seed), b = randomTensor(d.dtype, d.b, seed + 1);
+  const int64_t N = d.transB ? d.b[d.b.size() - 2] : d.b.back();
+  const Tensor bias = randomTensor(d.dtype, {N}, seed + 2);
+  RunResult ours = runGemm(d, f, a, b, &bias);
+  if (ours.out.shape().empty()) return;
+  EXPECT_NE(ours.impl.find("bias in the epilogue"), std::string::npos) << ours.impl;
+  if (!expectImplSubstr.empty()) {
+    EXPECT_NE(ours.impl.find(expectImplSubstr), std::string::npos) << ours.impl;
+  }
+  const Tensor ref = referenceWithBias(d, a, b, bias, ours.out.shape());
+  if (!d.transA && d.b.size() == 2) {
+    AttrMap attrs;
+    attrs.set("transpose_w", d.transB);
+    const Tensor* ops[] = {&a, &b, &bias};
+    TensorType rt{d.dtype, ours.out.shape()};
+    auto lin = evalReferenceOp("amp.linear", ops, attrs, {&rt, 1}, EvalContext{});
+    ASSERT_TRUE(lin.ok()) << lin.status();
+    EXPECT_TRUE((*lin)[0].bitwiseEquals(ref)) << "the amp.linear reference kernel is not matmul + f32 bias + one rounding";
+  }
+  const std::vector<double> s = absProductSums(d, a, b, ref.shape());
+  const int64_t K = d.transA ? d.a[d.a.size() - 2] : d.a.back();
+  const double u = std::ldexp(1.0, -24);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const double r = loadAsF32(d.dtype, ref.data(), i), o = loadAsF32(d.dtype, ours.out.data(), i);
+    const double bj = std::fabs(double(loadAsF32(d.dtype, bias.data(), i % N)));
+    const double bound = 2.0 * double(K + 1) * u * (s[size_t(i)] + bj) +
+                         ulpOf(d.dtype, std::max(std::fabs(r), std::fabs(o)));
+    if (!(std::fabs(o - r) <= bound) && ++bad <= 5) {
+      ADD_FAILURE() << "element " << i << ": ours " << o << " ref " << r << " bound " << bound << " (" << ours.impl << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0) << "of " << ref.numel() << " elements, impl " << ours.impl;
+}
+
+// Linear layers as PyTorch ([out, in] weights, transB) and as the examples ([in, out]) write them,
+// batched inputs (folded into M), and general batched/transposed products with a broadcast bias.
+std::vector<Case> biasCases() {
+  return {
+      {{128, 784}, {256, 784}, false, true},  // nn.Linear(784, 256) on a batch of 128
+      {{128, 784}, {784, 256}},               // the same weight stored [in, out]
+      {{128, 256}, {10, 256}, false, true},
+      {{8, 32, 64}, {256, 64}, false, true},  // transformer MLP: [B, T, D] folded into M
+      {{8, 32, 256}, {256, 64}},
+      {{2, 3, 4, 5}, {5, 6}},
+      {{2, 3, 4, 5}, {2, 3, 5, 6}},           // full batch: the bias broadcasts over it
+      {{2, 3, 5, 4}, {5, 6}, true, false},    // transposed a, batched, not folded
+      {{1, 1}, {1, 1}},
+      {{7, 13}, {9, 13}, false, true},
+      {{8, 4096}, {16, 4096}, false, true},   // long sums
+  };
+}
+
+void runAllBiasCases(DType t, const CpuFeatures& f, const std::string& implSubstr) {
+  uint32_t seed = 101;
+  for (const Case& c : biasCases()) checkBiasAgainstReference({t, c.a, c.b, c.transA, c.transB}, f, seed += 7, implSubstr);
+}
+
+TEST(GemmBiasTest, F32MatchesReference) { runAllBiasCases(DType::F32, CpuFeatures::host(), ""); }
+
+TEST(GemmBiasTest, Bf16MatchesReference) {
+  const bool native = CpuFeatures::host().nativeBf16();
+  runAllBiasCases(DType::BF16, CpuFeatures::host(), native ? "" : "bf16 widened to f32");
+  if (native) {  // the native primitive takes the bf16 bias itself
+    auto g = Gemm::create({DType::BF16, {128, 784}, {256, 784}, false, true, true}, CpuFeatures::host());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ((*g)->implName().find("widened"), std::string::npos) << (*g)->implName();
+  }
+}
+
+TEST(GemmBiasTest, Bf16WidenedMatchesReference) {
+  runAllBiasCases(DType::BF16, withoutNativeBf16(), "bf16 widened to f32");
+}
+
+TEST(GemmBiasTest, F16MatchesReference) { runAllBiasCases(DType::F16, CpuFeatures::host(), "f16 widened to f32"); }
+
+TEST(GemmBiasTest, ScalarConversionPathMatchesReference) {
+  CpuFeatures f = withoutNativeBf16();
+  f.avx2 = f.f16c = false;
+  checkBiasAgainstReference({DType::F16, {33, 70}, {9, 70}, false, true}, f, 131, "f16 widened to f32");
+  checkBiasAgainstReference({DType::BF16, {2, 33, 70}, {70, 9}}, f, 133, "bf16 widened to f32");
+}
+
+TEST(GemmBiasTest, BatchLoopAddsTheBiasToEveryProduct) {
+  const Shape a = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 3, 4}, b = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 4, 5};
+  checkBiasAgainstReference({DType::F32, a, b}, CpuFeatures::host(), 141, "batch loop x2048");
+  checkBiasAgainstReference({DType::F16, a, b}, CpuFeatures::host(), 143, "batch loop x2048");
+}
+
+// The rounding happens once, after the bias: values where rounding the product first and adding
+// the bias second (matmul + add in the dtype) gives a different result, exactly, on every path.
+TEST(GemmBiasTest, BiasIsAddedBeforeTheOneRounding) {
+  struct Want {
+    DType t;
+    CpuFeatures f;
+    float tie, bias, once;  // a.b = 1 + tie (a tie in t), + bias rounds up to `once`
+  };
+  const float bf16Ulp = std::ldexp(1.0f, -7), f16Ulp = std::ldexp(1.0f, -10);
+  for (const Want& w : {Want{DType::BF16, CpuFeatures::host(), bf16Ulp / 2, bf16Ulp / 4, 1 + bf16Ulp},
+                        Want{DType::BF16, withoutNativeBf16(), bf16Ulp / 2, bf16Ulp / 4, 1 + bf16Ulp},
+                        Want{DType::F16, CpuFeatures::host(), f16Ulp / 2, f16Ulp / 4, 1 + f16Ulp}}) {
+    SCOPED_TRACE(std::string(dtypeName(w.t)) + (w.f.nativeBf16() ? " native" : ""));
+    Tensor a(w.t, {3, 2}), b(w.t, {4, 2}), bias(w.t, {4});
+    for (int64_t i = 0; i < 3; ++i) {
+      storeFromF32(w.t, a.data(), 2 * i, 1.0f);
+      storeFromF32(w.t, a.data(), 2 * i + 1, 1.0f);
+    }
+    for (int64_t n = 0; n < 4; ++n) {
+      storeFromF32(w.t, b.data(), 2 * n, 1.0f);
+      storeFromF32(w.t, b.data(), 2 * n + 1, w.tie);
+      storeFromF32(w.t, bias.data(), n, w.bias);
+    }
+    RunResult ours = runGemm({w.t, {3, 2}, {4, 2}, false, true, true}, w.f, a, b, &bias);
+    ASSERT_EQ(ours.out.shape(), (Shape{3, 4}));
+    for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(loadAsF32(w.t, ours.out.data(), i), w.once) << i << " " << ours.impl;
+  }
+}
+
+TEST(GemmBiasTest, KZeroIsTheBias) {
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    GemmDesc d{t, {3, 0}, {4, 0}, false, true, true};
+    auto g = Gemm::create(d, CpuFeatures::host());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ((*g)->implName(), "none (K = 0: bias broadcast)");
+    Tensor a(t, {3, 0}), b(t, {4, 0}), bias(t, {4}), out(t, {3, 4});
+    const float vals[] = {1.5f, -0.0f, -2.25f, 0.0f};
+    for (int64_t n = 0; n < 4; ++n) storeFromF32(t, bias.data(), n, vals[n]);
+    std::memset(out.data(), 0x7f, out.nbytes());
+    (*g)->run(a.data(), b.data(), bias.data(), out.data(), nullptr);
+    // rne(+0 + b): the bias, with -0 becoming +0, like the reference.
+    AttrMap attrs;
+    const Tensor* ops[] = {&a, &b, &bias};
+    TensorType rt{t, {3, 4}};
+    auto ref = evalReferenceOp("amp.linear", ops, attrs, {&rt, 1}, EvalContext{});
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    EXPECT_TRUE(out.bitwiseEquals((*ref)[0]));
+    for (int64_t m = 0; m < 3; ++m) EXPECT_FALSE(std::signbit(loadAsF32(t, out.data(), m * 4 + 1)));
+  }
+}
+
+// The cpu device's amp.linear step (CpuLinear.cpp) on single-step plans against the reference
+// device: every dtype, both weight layouts, with and without bias, batched inputs; the step must
+// run on the GEMM, not on the reference fallback.
+TEST(CpuLinearStep, MatchesTheReferenceDevice) {
+  struct LinCase {
+    Shape x, w;
+    bool tw, bias;
+  };
+  const LinCase cases[] = {{{128, 784}, {256, 784}, true, true},
+                           {{128, 784}, {784, 256}, false, true},
+                           {{8, 32, 64}, {64, 64}, false, false},
+                           {{8, 32, 64}, {256, 64}, true, true},
+                           {{2, 3, 4, 16}, {5, 16}, true, false}};
+  uint32_t seed = 300;
+  for (DType t : {DType::F32, DType::BF16, DType::F16})
+    for (const LinCase& c : cases) {
+      SCOPED_TRACE(std::string(dtypeName(t)) + " " + shapeToString(c.x) + " x " + shapeToString(c.w) +
+                   (c.tw ? "^T" : "") + (c.bias ? " + b" : ""));
+      const int64_t out = c.tw ? c.w[0] : c.w[1], in = c.x.back();
+      Shape yShape(c.x.begin(), c.x.end() - 1);
+      yShape.push_back(out);
+      Plan plan;
+      plan.buffers.push_back({"x", t, c.x, BufferKind::Input, std::nullopt});
+      plan.buffers.push_back({"w", t, c.w, BufferKind::Input, std::nullopt});
+      if (c.bias) plan.buffers.push_back({"b", t, {out}, BufferKind::Input, std::nullopt});
+      const int32_t y = static_cast<int32_t>(plan.buffers.size());
+      plan.buffers.push_back({"y", t, yShape, BufferKind::Temp, std::nullopt});
+      PlanStep step{"amp.linear", {0, 1}, {y}, {}, "linear.mlir:1:1"};
+      step.attrs.set("transpose_w", c.tw);
+      if (c.bias) step.operands.push_back(2);
+      EntryPoint e;
+      e.name = "eval";
+      e.steps.push_back(step);
+      e.results.push_back(y);
+      e.resultNames.push_back("y");
+      plan.entries.push_back(e);
+      std::map<std::string, Tensor> feeds;
+      feeds.emplace("x", randomTensor(t, c.x, seed += 3));
+      feeds.emplace("w", randomTensor(t, c.w, seed + 1));
+      if (c.bias) feeds.emplace("b", randomTensor(t, {out}, seed + 2));
+
+      auto ref = Session::create(plan, Device::Reference);
+      auto cpu = Session::create(plan, Device::Cpu);
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      ASSERT_TRUE(cpu.ok()) << cpu.status();
+      auto want = ref->run("eval", feeds);
+      auto got = cpu->run("eval", feeds);
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_TRUE(got.ok()) << got.status();
+      auto prepared = cpu->prepared("eval");
+      ASSERT_TRUE(prepared.ok());
+      const cpu::EntryReport* report = cpu::reportOf(**prepared);
+      ASSERT_NE(report, nullptr);
+      EXPECT_EQ(report->referenceSteps, 0) << "amp.linear ran on the reference fallback";
+      const Tensor &r = (*want)[0].tensor, &o = (*got)[0].tensor;
+      ASSERT_EQ(r.shape(), o.shape());
+      // The bound above with S_j = sum_k |x_k w_kj| (in double).
+      const Tensor& X = feeds.at("x");
+      const Tensor& W = feeds.at("w");
+      const int64_t rows = X.numel() / in;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < rows && bad <= 5; ++i)
+        for (int64_t j = 0; j < out; ++j) {
+          double sum = 0;
+          for (int64_t k = 0; k < in; ++k)
+            sum += std::fabs(double(loadAsF32(t, X.data(), i * in + k)) *
+                             loadAsF32(t, W.data(), c.tw ? j * in + k : k * out + j));
+          const double bj = c.bias ? std::fabs(double(loadAsF32(t, feeds.at("b").data(), j))) : 0.0;
+          const double rv = loadAsF32(t, r.data(), i * out + j), ov = loadAsF32(t, o.data(), i * out + j);
+          const double bound = 2.0 * double(in + 1) * std::ldexp(1.0, -24) * (sum + bj) +
+                               ulpOf(t, std::max(std::fabs(rv), std::fabs(ov)));
+          if (!(std::fabs(rv - ov) <= bound) && ++bad <= 5)
+            ADD_FAILURE() << "element [" << i << ", " << j << "]: cpu " << ov << " reference " << rv << " bound " << bound;
+        }
+    }
 }
 
 TEST(GemmTest, FoldsSharedWeightIntoM) {
@@ -432,11 +690,13 @@ int64_t allocationsPerRun(const GemmDesc& d) {
   EXPECT_TRUE(g.ok()) << g.status();
   if (!g.ok()) return -1;
   Tensor a = randomTensor(d.dtype, d.a, 1), b = randomTensor(d.dtype, d.b, 2);
+  Tensor bias = randomTensor(d.dtype, {(*g)->resultShape().back()}, 3);
+  const void* pbias = d.bias ? bias.data() : nullptr;
   Tensor c(d.dtype, (*g)->resultShape()), scratch(DType::U8, {int64_t((*g)->scratchBytes())});
-  for (int i = 0; i < 2; ++i) (*g)->run(a.data(), b.data(), c.data(), scratch.data());  // warm up
+  for (int i = 0; i < 2; ++i) (*g)->run(a.data(), b.data(), pbias, c.data(), scratch.data());  // warm up
   constexpr int kRuns = 10;
   const int64_t before = gNewCalls.load();
-  for (int i = 0; i < kRuns; ++i) (*g)->run(a.data(), b.data(), c.data(), scratch.data());
+  for (int i = 0; i < kRuns; ++i) (*g)->run(a.data(), b.data(), pbias, c.data(), scratch.data());
   return (gNewCalls.load() - before) / kRuns;
 }
 
@@ -453,6 +713,15 @@ TEST(GemmTest, RunAllocatesOnlyOneDnnBookkeeping) {
   EXPECT_EQ(big, small);
   EXPECT_EQ(bf16, small);
   EXPECT_EQ(f16, small);
+  // With a bias: one more argument in the map, still independent of the problem.
+  const int64_t biasF32 = allocationsPerRun({DType::F32, {128, 784}, {256, 784}, false, true, true});
+  const int64_t biasBf16 = allocationsPerRun({DType::BF16, {8, 32, 64}, {256, 64}, false, true, true});
+  const int64_t biasF16 = allocationsPerRun({DType::F16, {64, 96}, {96, 32}, false, false, true});
+  std::printf("allocations per run() with a bias: f32 %lld, bf16 %lld, f16 %lld\n", (long long)biasF32,
+              (long long)biasBf16, (long long)biasF16);
+  EXPECT_LE(biasF32, small + 2);
+  EXPECT_EQ(biasBf16, biasF32);
+  EXPECT_EQ(biasF16, biasF32);
 }
 
 // ---------------------------------------------------------------------------------------------

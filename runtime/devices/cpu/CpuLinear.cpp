@@ -1,0 +1,64 @@
+// The linear step of the cpu device: amp.linear as one oneDNN matmul with the bias in its epilogue
+// (Gemm.h): x [..., in] is a [rows, in] matrix (the batch folds into M), the weight is read
+// transposed when transpose_w (PyTorch's [out, in]), and the bias is added to the f32 accumulator
+// before the one rounding to the result type, exactly as the reference (docs/reference-executor.md)
+// says, within the GEMM bound of docs/cpu-device.md. No pass over the result of its own.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/Gemm.h"
+
+namespace amp::rt::cpu {
+namespace {
+
+class LinearStep final : public CpuStep {
+ public:
+  LinearStep(std::unique_ptr<Gemm> gemm, int32_t x, int32_t w, int32_t bias, int32_t out)
+      : gemm_(std::move(gemm)), x_(x), w_(w), bias_(bias), out_(out), scratch_(gemm_->scratchBytes() + 64) {}
+  absl::Status run(BufferPtrs ptr) override {
+    void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t{63});
+    gemm_->run(ptr[x_], ptr[w_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], scratch);
+    return absl::OkStatus();
+  }
+  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size()); }
+
+ private:
+  std::unique_ptr<Gemm> gemm_;
+  int32_t x_, w_, bias_, out_;  // bias_ < 0: none
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
+  const std::string& op = c.step.op;
+  if (op != "amp.linear") return nullptr;
+  const size_t n = c.step.operands.size();
+  if (n < 2 || n > 3 || c.step.results.size() != 1) return c.error("expected 2 or 3 operands and 1 result");
+  const BufferDesc &x = c.operand(0), &w = c.operand(1), &y = c.result(0);
+  if (w.dtype != x.dtype || (n == 3 && c.operand(2).dtype != x.dtype))
+    return c.error("input, weight and bias must have one element type");
+  if (x.dtype != DType::F32 && x.dtype != DType::BF16 && x.dtype != DType::F16) return nullptr;
+  auto tw = c.step.attrs.getBool(op, "transpose_w", true);
+  if (!tw.ok()) return tw.status();
+  if (x.shape.size() < 2) return c.error("input must be [..., in] with rank >= 2");
+  if (w.shape.size() != 2) return c.error("weight must have rank 2");
+  const int64_t out = *tw ? w.shape[0] : w.shape[1];
+  if (n == 3 && c.operand(2).shape != Shape{out})
+    return c.error(absl::StrCat("bias must have shape [", out, "]"));
+  // x [..., M, in] . op(W): the Gemm folds the leading dims into M (one 2-D product).
+  GemmDesc desc{x.dtype, x.shape, w.shape, false, *tw};
+  desc.bias = n == 3;
+  auto gemm = Gemm::create(desc, c.features);
+  if (!gemm.ok()) return c.error(gemm.status().message());
+  if ((*gemm)->resultShape() != y.shape || y.dtype != x.dtype)
+    return c.error(absl::StrCat("result type must be ", std::string(dtypeName(x.dtype)),
+                                shapeToString((*gemm)->resultShape())));
+  return std::unique_ptr<CpuStep>(new LinearStep(std::move(*gemm), c.step.operands[0], c.step.operands[1],
+                                                 n == 3 ? c.step.operands[2] : -1, c.step.results[0]));
+}
+
+}  // namespace amp::rt::cpu
