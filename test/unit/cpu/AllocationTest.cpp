@@ -1,7 +1,8 @@
-// The cpu device's run phase allocates nothing: the MLP's train_step (compiled by ampc at build
-// time) runs 100 times after warm-up while every malloc in the process is counted. The only
-// allocations allowed are oneDNN's own per-execute bookkeeping (its argument map, inside
-// dnnl_primitive_execute), measured here on a bare Gemm::run and multiplied by the step's GEMMs.
+// The cpu device's run phase allocates nothing: the train_step of the MLP and of the transformer
+// LM (compiled by ampc at build time) runs 100 times after warm-up while every malloc in the
+// process is counted. The only allocations allowed are oneDNN's own per-execute bookkeeping (its
+// argument map, inside dnnl_primitive_execute), measured here on a bare Gemm::run of each of the
+// step's GEMMs. No step may run on the reference fallback.
 #include <malloc.h>
 
 #include <atomic>
@@ -54,15 +55,39 @@ long countAllocations(const std::function<void()>& body) {
   return gAllocations.load() - before;
 }
 
-TEST(CpuAllocations, TrainStepAllocatesNothingAfterWarmUp) {
+// oneDNN's allocations in one execute of each of the entry's GEMMs: a bare Gemm with the step's
+// desc, warmed up, then counted.
+long gemmAllocationsPerCall(const Plan& p, const EntryPoint& entry, int64_t* gemms) {
+  long total = 0;
+  *gemms = 0;
+  for (const PlanStep& s : entry.steps) {
+    if (s.op != "amp.matmul") continue;
+    const BufferDesc &a = p.buffers[s.operands[0]], &b = p.buffers[s.operands[1]];
+    cpu::GemmDesc desc{a.dtype, a.shape, b.shape};
+    desc.transA = s.attrs.getBool(s.op, "transpose_a", false).value_or(false);
+    desc.transB = s.attrs.getBool(s.op, "transpose_b", false).value_or(false);
+    auto gemm = cpu::Gemm::create(desc, cpu::CpuFeatures::host());
+    EXPECT_TRUE(gemm.ok()) << gemm.status();
+    if (!gemm.ok()) continue;
+    Tensor ta(desc.dtype, desc.a), tb(desc.dtype, desc.b), tc(desc.dtype, (*gemm)->resultShape());
+    std::vector<uint8_t> scratch((*gemm)->scratchBytes() + 64);
+    void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+    (*gemm)->run(ta.data(), tb.data(), tc.data(), aligned);
+    total += countAllocations([&] { (*gemm)->run(ta.data(), tb.data(), tc.data(), aligned); });
+    ++*gemms;
+  }
+  return total;
+}
+
+// 100 train steps of `model`'s bundle after warm-up: every step on a cpu kernel (none on the
+// reference fallback), and no allocation but oneDNN's per-execute bookkeeping.
+void expectSteadyStateWithoutAllocations(const std::string& model) {
   for (const char* precision : {"f32", "bf16", "f16"}) {
     SCOPED_TRACE(precision);
-    std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/mlp_" + precision + ".ampx";
+    std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/" + model + "_" + precision + ".ampx";
     if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
     auto plan = readBundle(path);
     ASSERT_TRUE(plan.ok()) << plan.status();
-    int64_t matmuls = 0;
-    for (const PlanStep& s : plan->findEntry("train_step")->steps) matmuls += s.op == "amp.matmul";
     auto session = Session::create(std::move(*plan), Device::Cpu);
     ASSERT_TRUE(session.ok()) << session.status();
     const Plan& p = session->plan();
@@ -83,32 +108,32 @@ TEST(CpuAllocations, TrainStepAllocatesNothingAfterWarmUp) {
     ASSERT_TRUE(entry.ok()) << entry.status();
     const cpu::EntryReport* report = cpu::reportOf(**entry);
     ASSERT_NE(report, nullptr);
-    EXPECT_EQ(report->referenceSteps, 0);
+    std::string fallback;
+    for (const std::string& op : report->referenceOps) fallback += " " + op;
+    EXPECT_EQ(report->referenceSteps, 0) << "steps on the reference fallback:" << fallback;
     Session::RunOptions options;
     RunArgs args = session->args(feeds, options);
     for (int warm = 0; warm < 3; ++warm) ASSERT_TRUE((*entry)->run(args).ok());
 
-    // oneDNN's bookkeeping per execute, measured on a bare GEMM of the same kind.
-    cpu::GemmDesc desc{p.buffers[0].dtype == DType::F32 && std::string(precision) == "f32" ? DType::F32 : DType::BF16,
-                       {128, 256}, {256, 256}};
-    if (std::string(precision) == "f16") desc.dtype = DType::F16;
-    auto gemm = cpu::Gemm::create(desc, cpu::CpuFeatures::host());
-    ASSERT_TRUE(gemm.ok());
-    Tensor a(desc.dtype, desc.a), b(desc.dtype, desc.b), c(desc.dtype, {128, 256});
-    std::vector<uint8_t> scratch((*gemm)->scratchBytes() + 64);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
-    (*gemm)->run(a.data(), b.data(), c.data(), aligned);
-    const long perGemm = countAllocations([&] { (*gemm)->run(a.data(), b.data(), c.data(), aligned); });
-
+    int64_t gemms = 0;
+    const long perStep = gemmAllocationsPerCall(p, *p.findEntry("train_step"), &gemms);
     long during = 0;
     for (int step = 0; step < 100; ++step) {
       args.step = step;
       during += countAllocations([&] { ASSERT_TRUE((*entry)->run(args).ok()); });
     }
-    std::printf("[%s] %ld allocations in 100 steps; oneDNN execute: %ld per GEMM x %lld GEMMs per step\n", precision,
-                during, perGemm, static_cast<long long>(matmuls));
-    EXPECT_EQ(during, 100 * perGemm * matmuls) << "the executor itself allocated in steady state";
+    std::printf("[%s %s] %ld allocations in 100 steps; oneDNN execute: %ld per step over %lld GEMMs\n", model.c_str(),
+                precision, during, perStep, static_cast<long long>(gemms));
+    EXPECT_EQ(during, 100 * perStep) << "the executor itself allocated in steady state";
   }
+}
+
+TEST(CpuAllocations, TrainStepAllocatesNothingAfterWarmUp) { expectSteadyStateWithoutAllocations("mlp"); }
+
+// The transformer LM (embedding, layer norms, causal softmax attention, GELU MLP, cross-entropy and
+// all their gradients): its whole train step runs on cpu kernels, allocation-free.
+TEST(CpuAllocations, TransformerTrainStepRunsNativelyAndAllocatesNothing) {
+  expectSteadyStateWithoutAllocations("transformer_lm");
 }
 
 }  // namespace

@@ -1,0 +1,389 @@
+// softmax / log_softmax (any axis), layer_norm, rms_norm and their gradients on the cpu device.
+// Every slice or group runs the reference's own f32 sequence (docs/reference-executor.md,
+// "Reductions and softmax", "Normalization", "Gradient ops"): softmax slices go through
+// ref::softmaxSlice itself; norm statistics are sequential f32 sums in element order, rstd is
+// f32(1/sqrt(f64)) as the reference evaluates it; weight and bias gradients accumulate groups in
+// order, one column range per thread. Results are therefore bit for bit the reference's. Slices
+// and groups are independent, so they are split across threads; scratch is per slot, sized at
+// prepare.
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuKernelUtil.h"
+#include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/exec/ReferenceCommon.h"
+
+namespace amp::rt::cpu {
+namespace {
+
+constexpr int64_t kWork = 16384;  // elements of work per thread before splitting pays
+
+// ---------------------------------------------------------------------------------------------
+// softmax / log_softmax
+
+class SoftmaxStep final : public CpuStep {
+ public:
+  // Slices with inner > 1 are widened as tiles of [len, tile] so softmaxSlice runs on a strided
+  // f32 tile (stride = tile) and each slice sees exactly the reference's values.
+  SoftmaxStep(int32_t in, int32_t out, DType dtype, int64_t outer, int64_t len, int64_t inner, bool log)
+      : in_(in), out_(out), dtype_(dtype), outer_(outer), len_(len), inner_(inner), log_(log) {
+    tile_ = inner_ == 1 ? 1 : std::min<int64_t>(inner_, 64);
+    slots_ = scratchSlots();
+    per_ = 2 * len_ * tile_;
+    scratch_.assign(static_cast<size_t>(slots_ * per_ + 1), 0.0f);
+  }
+  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size() * sizeof(float)); }
+
+  absl::Status run(BufferPtrs ptr) override {
+    const uint8_t* x = ptr[in_];
+    uint8_t* y = ptr[out_];
+    if (len_ == 0) return absl::OkStatus();
+    if (inner_ == 1) {
+      parallelChunks(outer_, std::max<int64_t>(1, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
+        float* xs = scratch_.data() + slot * per_;
+        float* ys = xs + len_;
+        for (int64_t r = r0; r < r1; ++r) {
+          const float* xr = widenRun(dtype_, x, r * len_, len_, xs);
+          float* yr = dtype_ == DType::F32 ? reinterpret_cast<float*>(y) + r * len_ : ys;
+          ref::softmaxSlice(xr, len_, 1, log_, yr);
+          if (dtype_ != DType::F32) narrowRun(yr, dtype_, y, r * len_, len_);
+        }
+      });
+      return absl::OkStatus();
+    }
+    const int64_t tilesPerOuter = (inner_ + tile_ - 1) / tile_;
+    parallelChunks(outer_ * tilesPerOuter, std::max<int64_t>(1, kWork / (len_ * tile_)), slots_,
+                   [&](int slot, int64_t t0, int64_t t1) {
+                     float* xs = scratch_.data() + slot * per_;
+                     float* ys = xs + len_ * tile_;
+                     for (int64_t t = t0; t < t1; ++t) {
+                       const int64_t o = t / tilesPerOuter, i0 = (t % tilesPerOuter) * tile_;
+                       const int64_t w = std::min(tile_, inner_ - i0);
+                       const int64_t base = o * len_ * inner_ + i0;
+                       for (int64_t j = 0; j < len_; ++j)
+                         convertBuffer(dtype_, x + (base + j * inner_) * dtypeSize(dtype_), DType::F32, xs + j * w, w);
+                       for (int64_t i = 0; i < w; ++i) ref::softmaxSlice(xs + i, len_, w, log_, ys + i);
+                       for (int64_t j = 0; j < len_; ++j) narrowRun(ys + j * w, dtype_, y, base + j * inner_, w);
+                     }
+                   });
+    return absl::OkStatus();
+  }
+
+ private:
+  int32_t in_, out_;
+  DType dtype_;
+  int64_t outer_, len_, inner_;
+  bool log_;
+  int64_t tile_ = 1, per_ = 0;
+  int slots_ = 1;
+  std::vector<float> scratch_;
+};
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool log) {
+  const std::string& op = c.step.op;
+  if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
+  const BufferDesc &x = c.operand(0), &y = c.result(0);
+  if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
+  auto axis = c.step.attrs.getInt(op, "axis");
+  if (!axis.ok()) return axis.status();
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (*axis < 0 || *axis >= rank) return c.error(absl::StrCat("attribute 'axis' = ", *axis, " is out of range"));
+  if (y.dtype != x.dtype || y.shape != x.shape) return c.error("the result type must be the operand's");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < *axis; ++d) outer *= x.shape[d];
+  for (int64_t d = *axis + 1; d < rank; ++d) inner *= x.shape[d];
+  return std::unique_ptr<CpuStep>(
+      new SoftmaxStep(c.step.operands[0], c.step.results[0], x.dtype, outer, x.shape[*axis], inner, log));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Norm statistics, exactly as the reference computes them (ReferenceNormalization.cpp and
+// ReferenceGrad.cpp): sequential f32 sums from +0, n rounded to f32, rstd in f64 rounded once.
+
+struct LayerStats {
+  float mean, rstd;
+};
+
+inline LayerStats layerStats(const float* x, int64_t n, float nf, double eps) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) sum += x[j];
+  const float mean = sum / nf;
+  float sq = 0.0f;  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
+  for (int64_t j = 0; j < n; ++j) sq += (x[j] - mean) * (x[j] - mean);
+  const float var = sq / nf;
+  return {mean, static_cast<float>(1.0 / std::sqrt(double(var) + eps))};
+}
+
+inline float rmsRstd(const float* x, int64_t n, float nf, double eps) {
+  float sq = 0.0f;
+  for (int64_t j = 0; j < n; ++j) sq += x[j] * x[j];
+  return static_cast<float>(1.0 / std::sqrt(double(sq / nf) + eps));
+}
+
+// The shape of a norm step: `groups` groups of `n` trailing elements.
+struct NormShape {
+  DType dtype;
+  int64_t groups, n;
+  double eps;
+};
+
+// Widens an affine operand (weight or bias, n elements) once per call: f32 operands are used in
+// place, others go through `buf` (sized n at prepare).
+inline const float* widenAffine(DType t, const uint8_t* p, int64_t n, std::vector<float>& buf) {
+  return widenRun(t, p, 0, n, buf.data());
+}
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm / rms_norm forward
+
+class NormStep final : public CpuStep {
+ public:
+  NormStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t b, int32_t y)
+      : rms_(rms), s_(s), x_(x), w_(w), b_(b), y_(y) {
+    slots_ = scratchSlots();
+    scratch_.assign(static_cast<size_t>(slots_ * 2 * s_.n + 1), 0.0f);
+    if (w_ >= 0) wbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+    if (b_ >= 0) bbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+  }
+  int64_t scratchBytes() const override {
+    return static_cast<int64_t>((scratch_.size() + wbuf_.size() + bbuf_.size()) * sizeof(float));
+  }
+
+  absl::Status run(BufferPtrs ptr) override {
+    const int64_t n = s_.n;
+    const float nf = static_cast<float>(n);
+    const float* w = w_ >= 0 ? widenAffine(s_.dtype, ptr[w_], n, wbuf_) : nullptr;
+    const float* b = b_ >= 0 ? widenAffine(s_.dtype, ptr[b_], n, bbuf_) : nullptr;
+    const uint8_t* x = ptr[x_];
+    uint8_t* y = ptr[y_];
+    const bool f32 = s_.dtype == DType::F32;
+    parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
+                   [&](int slot, int64_t g0, int64_t g1) {
+                     float* xs = scratch_.data() + slot * 2 * n;
+                     float* ys = xs + n;
+                     for (int64_t g = g0; g < g1; ++g) {
+                       const float* xg = widenRun(s_.dtype, x, g * n, n, xs);
+                       float* yg = f32 ? reinterpret_cast<float*>(y) + g * n : ys;
+                       if (rms_) {
+                         const float rstd = rmsRstd(xg, n, nf, s_.eps);
+                         for (int64_t j = 0; j < n; ++j) yg[j] = xg[j] * rstd;
+                       } else {
+                         const LayerStats st = layerStats(xg, n, nf, s_.eps);
+                         for (int64_t j = 0; j < n; ++j) yg[j] = (xg[j] - st.mean) * st.rstd;
+                       }
+                       if (w)
+                         for (int64_t j = 0; j < n; ++j) yg[j] = yg[j] * w[j];
+                       if (b)
+                         for (int64_t j = 0; j < n; ++j) yg[j] = yg[j] + b[j];
+                       if (!f32) narrowRun(yg, s_.dtype, y, g * n, n);
+                     }
+                   });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool rms_;
+  NormShape s_;
+  int32_t x_, w_, b_, y_;
+  int slots_ = 1;
+  std::vector<float> scratch_, wbuf_, bbuf_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm_grad / rms_norm_grad
+
+class NormGradStep final : public CpuStep {
+ public:
+  // db_ < 0 for rms_norm_grad (no bias gradient).
+  NormGradStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t dy, int32_t dx, int32_t dw, int32_t db)
+      : rms_(rms), s_(s), x_(x), w_(w), dy_(dy), dx_(dx), dw_(dw), db_(db) {
+    slots_ = scratchSlots();
+    scratch_.assign(static_cast<size_t>(slots_ * 5 * s_.n + 1), 0.0f);
+    if (w_ >= 0) wbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+    mean_.assign(static_cast<size_t>(s_.groups + 1), 0.0f);
+    rstd_.assign(static_cast<size_t>(s_.groups + 1), 0.0f);
+    dwAcc_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+    dbAcc_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+  }
+  int64_t scratchBytes() const override {
+    return static_cast<int64_t>(
+        (scratch_.size() + wbuf_.size() + mean_.size() + rstd_.size() + dwAcc_.size() + dbAcc_.size()) * sizeof(float));
+  }
+
+  absl::Status run(BufferPtrs ptr) override {
+    const int64_t n = s_.n;
+    const float nf = static_cast<float>(n);
+    const DType t = s_.dtype;
+    const bool f32 = t == DType::F32;
+    const float* w = w_ >= 0 ? widenAffine(t, ptr[w_], n, wbuf_) : nullptr;
+    const uint8_t* x = ptr[x_];
+    const uint8_t* dy = ptr[dy_];
+    uint8_t* dx = ptr[dx_];
+    // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop).
+    parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
+                   [&](int slot, int64_t g0, int64_t g1) {
+                     float* xs = scratch_.data() + slot * 5 * n;
+                     float* dys = xs + n;
+                     float* xhat = dys + n;
+                     float* gs = xhat + n;
+                     float* dxs = gs + n;
+                     for (int64_t grp = g0; grp < g1; ++grp) {
+                       const float* xg = widenRun(t, x, grp * n, n, xs);
+                       const float* dyg = widenRun(t, dy, grp * n, n, dys);
+                       float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
+                       float mean = 0.0f, rstd;
+                       if (rms_) {
+                         rstd = rmsRstd(xg, n, nf, s_.eps);
+                         for (int64_t j = 0; j < n; ++j) xhat[j] = xg[j] * rstd;
+                       } else {
+                         const LayerStats st = layerStats(xg, n, nf, s_.eps);
+                         mean = st.mean;
+                         rstd = st.rstd;
+                         for (int64_t j = 0; j < n; ++j) xhat[j] = (xg[j] - mean) * rstd;
+                       }
+                       mean_[grp] = mean;
+                       rstd_[grp] = rstd;
+                       if (w) {
+                         for (int64_t j = 0; j < n; ++j) gs[j] = dyg[j] * w[j];
+                       } else {
+                         for (int64_t j = 0; j < n; ++j) gs[j] = dyg[j];
+                       }
+                       float sg = 0.0f, sgx = 0.0f;
+                       for (int64_t j = 0; j < n; ++j) {
+                         sg += gs[j];
+                         sgx += gs[j] * xhat[j];
+                       }
+                       const float mgx = sgx / nf;
+                       if (rms_) {
+                         for (int64_t j = 0; j < n; ++j) dxg[j] = rstd * (gs[j] - xhat[j] * mgx);
+                       } else {
+                         const float mg = sg / nf;
+                         for (int64_t j = 0; j < n; ++j) dxg[j] = rstd * ((gs[j] - mg) - xhat[j] * mgx);
+                       }
+                       if (!f32) narrowRun(dxg, t, dx, grp * n, n);
+                     }
+                   });
+    // Pass 2, columns in parallel: dweight_j = sum over groups (in order) of fl(dy_j * xhat_j),
+    // dbias_j = sum over groups of dy_j. xhat is recomputed from the stored mean/rstd with the
+    // same operations, so it is the same value pass 1 used.
+    const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
+    parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
+      const int64_t m = j1 - j0;
+      float* xs = scratch_.data() + slot * 5 * n;
+      float* dys = xs + m;
+      float* dwa = dwAcc_.data() + j0;
+      float* dba = dbAcc_.data() + j0;
+      for (int64_t j = 0; j < m; ++j) dwa[j] = dba[j] = 0.0f;
+      for (int64_t grp = 0; grp < s_.groups; ++grp) {
+        const float* xg = widenRun(t, x, grp * n + j0, m, xs);
+        const float* dyg = widenRun(t, dy, grp * n + j0, m, dys);
+        const float mean = mean_[grp], rstd = rstd_[grp];
+        if (rms_) {
+          for (int64_t j = 0; j < m; ++j) dwa[j] += dyg[j] * (xg[j] * rstd);
+        } else {
+          for (int64_t j = 0; j < m; ++j) {
+            dwa[j] += dyg[j] * ((xg[j] - mean) * rstd);
+            dba[j] += dyg[j];
+          }
+        }
+      }
+      narrowRun(dwa, t, ptr[dw_], j0, m);
+      if (db_ >= 0) narrowRun(dba, t, ptr[db_], j0, m);
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  bool rms_;
+  NormShape s_;
+  int32_t x_, w_, dy_, dx_, dw_, db_;
+  int slots_ = 1;
+  std::vector<float> scratch_, wbuf_, mean_, rstd_, dwAcc_, dbAcc_;
+};
+
+// Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with
+// its trailing shape.
+absl::StatusOr<NormShape> normShape(const StepContext& c, const BufferDesc& x) {
+  const std::string& op = c.step.op;
+  auto ndim = c.step.attrs.getInt(op, "normalized_ndim");
+  if (!ndim.ok()) return ndim.status();
+  auto eps = c.step.attrs.getDouble(op, "eps");
+  if (!eps.ok()) return eps.status();
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
+  if (*ndim < 1 || *ndim > rank)
+    return c.error(absl::StrCat("attribute 'normalized_ndim' = ", *ndim, " must be in [1, ", rank, "]"));
+  if (!(*eps >= 0)) return c.error(absl::StrCat("attribute 'eps' must be >= 0, got ", *eps));
+  NormShape s{x.dtype, 0, 1, *eps};
+  for (int64_t d = rank - *ndim; d < rank; ++d) s.n *= x.shape[d];
+  s.groups = s.n ? x.numel() / s.n : 0;
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeNorm(const StepContext& c, bool rms) {
+  const std::string& op = c.step.op;
+  auto hasWeight = c.step.attrs.getBool(op, "has_weight", false);
+  if (!hasWeight.ok()) return hasWeight.status();
+  bool hasBias = false;
+  if (!rms) {
+    auto b = c.step.attrs.getBool(op, "has_bias", false);
+    if (!b.ok()) return b.status();
+    hasBias = *b;
+  }
+  const size_t want = 1 + *hasWeight + hasBias;
+  if (c.step.operands.size() != want || c.step.results.size() != 1)
+    return c.error(absl::StrCat("expected ", want, " operand(s) and 1 result"));
+  const BufferDesc& x = c.operand(0);
+  auto s = normShape(c, x);
+  if (!s.ok()) return s.status();
+  const int64_t ndim = *c.step.attrs.getInt(op, "normalized_ndim");
+  const Shape trailing(x.shape.end() - ndim, x.shape.end());
+  for (size_t i = 1; i < want; ++i)
+    if (c.operand(i).dtype != x.dtype || c.operand(i).shape != trailing)
+      return c.error(absl::StrCat(i == 1 && *hasWeight ? "weight" : "bias", " must be ", std::string(dtypeName(x.dtype)),
+                                  shapeToString(trailing)));
+  if (c.result(0).dtype != x.dtype || c.result(0).shape != x.shape) return c.error("the result type must be x's");
+  const int32_t w = *hasWeight ? c.step.operands[1] : -1;
+  const int32_t b = hasBias ? c.step.operands[*hasWeight ? 2 : 1] : -1;
+  return std::unique_ptr<CpuStep>(new NormStep(rms, *s, c.step.operands[0], w, b, c.step.results[0]));
+}
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeNormGrad(const StepContext& c, bool rms) {
+  const size_t nOps = c.step.operands.size();
+  const size_t nRes = rms ? 2 : 3;
+  if (nOps < 2 || nOps > 3 || c.step.results.size() != nRes)
+    return c.error(absl::StrCat("expected 2 or 3 operands and ", nRes, " results"));
+  const BufferDesc& x = c.operand(0);
+  auto s = normShape(c, x);
+  if (!s.ok()) return s.status();
+  const int64_t ndim = *c.step.attrs.getInt(c.step.op, "normalized_ndim");
+  const Shape trailing(x.shape.end() - ndim, x.shape.end());
+  const bool hasWeight = nOps == 3;
+  for (size_t i = 1; i < nOps; ++i)
+    if (c.operand(i).dtype != x.dtype) return c.error("operands must have the same element type");
+  if (c.operand(nOps - 1).shape != x.shape) return c.error("grad must have x's shape");
+  if (hasWeight && c.operand(1).shape != trailing) return c.error(absl::StrCat("weight must have shape ", shapeToString(trailing)));
+  if (c.result(0).dtype != x.dtype || c.result(0).shape != x.shape) return c.error("result 0 must have x's type");
+  for (size_t r = 1; r < nRes; ++r)
+    if (c.result(r).dtype != x.dtype || c.result(r).shape != trailing)
+      return c.error(absl::StrCat("result ", r, " must be ", std::string(dtypeName(x.dtype)), shapeToString(trailing)));
+  return std::unique_ptr<CpuStep>(new NormGradStep(rms, *s, c.step.operands[0], hasWeight ? c.step.operands[1] : -1,
+                                                   c.step.operands[nOps - 1], c.step.results[0], c.step.results[1],
+                                                   rms ? -1 : c.step.results[2]));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c) {
+  const std::string& op = c.step.op;
+  if (op == "amp.softmax") return makeSoftmax(c, false);
+  if (op == "amp.log_softmax") return makeSoftmax(c, true);
+  if (op == "amp.layer_norm") return makeNorm(c, false);
+  if (op == "amp.rms_norm") return makeNorm(c, true);
+  if (op == "amp.layer_norm_grad") return makeNormGrad(c, false);
+  if (op == "amp.rms_norm_grad") return makeNormGrad(c, true);
+  return nullptr;
+}
+
+}  // namespace amp::rt::cpu

@@ -1,0 +1,256 @@
+// The cpu kernels of CpuNorm, CpuEmbedding, CpuShape and CpuGrad against the reference kernels on
+// single-step plans: bit-identical results (NaN, infinities and signed zeros included where the
+// op's domain allows them) and no step on the reference fallback. Sizes are odd, and some are
+// large enough that the kernels split their work across threads.
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/cpu/CpuExecutor.h"
+#include "runtime/exec/Session.h"
+#include "runtime/numerics/Convert.h"
+#include "test/unit/cpu/ParityUtil.h"
+
+namespace amp::rt {
+namespace {
+
+using parity::expectParity;
+using parity::Operand;
+
+const DType kFloats[] = {DType::F32, DType::BF16, DType::F16};
+const DType kAllFloats[] = {DType::F32, DType::BF16, DType::F16, DType::F8E4M3FN, DType::F8E5M2};
+
+AttrMap axisAttr(int64_t axis) { return {{"axis", axis}}; }
+
+TEST(CpuMoreParity, SoftmaxAndLogSoftmaxAlongEveryAxis) {
+  for (const char* op : {"amp.softmax", "amp.log_softmax"}) {
+    for (DType t : kFloats) {
+      expectParity(op, {{t, {33, 70}}}, {{t, {33, 70}}}, axisAttr(1));   // rows
+      expectParity(op, {{t, {33, 70}}}, {{t, {33, 70}}}, axisAttr(0));   // columns: strided tiles
+      expectParity(op, {{t, {4, 5, 67}}}, {{t, {4, 5, 67}}}, axisAttr(1));
+      expectParity(op, {{t, {1001}}}, {{t, {1001}}}, axisAttr(0));
+      expectParity(op, {{t, {3, 0, 5}}}, {{t, {3, 0, 5}}}, axisAttr(1));  // empty slices
+      expectParity(op, {{t, {3, 1, 5}}}, {{t, {3, 1, 5}}}, axisAttr(1));  // length-1 slices
+    }
+    for (DType t : {DType::F8E4M3FN, DType::F8E5M2}) expectParity(op, {{t, {9, 31}}}, {{t, {9, 31}}}, axisAttr(1));
+    // Big enough to split across threads, both along rows and in tiles.
+    expectParity(op, {{DType::F32, {517, 301}}}, {{DType::F32, {517, 301}}}, axisAttr(1));
+    expectParity(op, {{DType::BF16, {301, 2, 517}}}, {{DType::BF16, {301, 2, 517}}}, axisAttr(0));
+    // Masked attention scores and slices of all -inf (NaN, as PyTorch).
+    Operand masked{DType::F32, {2, 3, 8, 8}, {0.5, -1e9, 1.25, -1e9, -3.0, 2.0, -1e9}};
+    expectParity(op, {masked}, {{DType::F32, {2, 3, 8, 8}}}, axisAttr(3));
+    Operand ninf{DType::F32, {4, 6}, {-INFINITY}};
+    expectParity(op, {ninf}, {{DType::F32, {4, 6}}}, axisAttr(1));
+    Operand mixed{DType::BF16, {5, 4}, {INFINITY, 1.0, -INFINITY, NAN, 2.0, 0.0, -0.0}};
+    expectParity(op, {mixed}, {{DType::BF16, {5, 4}}}, axisAttr(0));
+  }
+}
+
+AttrMap normAttrs(int64_t ndim, double eps, bool weight, bool bias) {
+  return {{"normalized_ndim", ndim}, {"eps", eps}, {"has_weight", weight}, {"has_bias", bias}};
+}
+
+TEST(CpuMoreParity, LayerNormAndRmsNorm) {
+  for (DType t : kAllFloats) {
+    const Shape x{33, 70}, w{70};
+    for (bool weight : {false, true})
+      for (bool bias : {false, true}) {
+        std::vector<Operand> ops{{t, x}};
+        if (weight) ops.push_back({t, w});
+        if (bias) ops.push_back({t, w});
+        expectParity("amp.layer_norm", ops, {{t, x}}, normAttrs(1, 1e-5, weight, bias));
+      }
+    expectParity("amp.rms_norm", {{t, x}}, {{t, x}}, normAttrs(1, 1e-6, false, false));
+    expectParity("amp.rms_norm", {{t, x}, {t, w}}, {{t, x}}, normAttrs(1, 1e-6, true, false));
+  }
+  for (DType t : kFloats) {
+    // Two normalized dims, eps 0 (a constant group gives 0 * inf = NaN, as the reference).
+    expectParity("amp.layer_norm", {{t, {4, 5, 6}}, {t, {5, 6}}, {t, {5, 6}}}, {{t, {4, 5, 6}}},
+                 normAttrs(2, 0.0, true, true));
+    expectParity("amp.layer_norm", {{t, {3, 4}, {1.5}}}, {{t, {3, 4}}}, normAttrs(1, 0.0, false, false));
+    expectParity("amp.rms_norm", {{t, {4, 5, 6}}, {t, {4, 5, 6}}}, {{t, {4, 5, 6}}}, normAttrs(3, 1e-5, true, false));
+    expectParity("amp.rms_norm", {{t, {3, 4}, {0.0}}}, {{t, {3, 4}}}, normAttrs(1, 0.0, false, false));
+    // Many groups: split across threads.
+    expectParity("amp.layer_norm", {{t, {1031, 64}}, {t, {64}}, {t, {64}}}, {{t, {1031, 64}}},
+                 normAttrs(1, 1e-5, true, true), false);
+    expectParity("amp.rms_norm", {{t, {1031, 64}}, {t, {64}}}, {{t, {1031, 64}}}, normAttrs(1, 1e-5, true, false), false);
+    // One long group.
+    expectParity("amp.layer_norm", {{t, {2, 40001}}}, {{t, {2, 40001}}}, normAttrs(1, 1e-5, false, false), false);
+  }
+}
+
+TEST(CpuMoreParity, NormGradients) {
+  for (DType t : kAllFloats) {
+    const Shape x{33, 70}, w{70};
+    expectParity("amp.layer_norm_grad", {{t, x}, {t, w}, {t, x}}, {{t, x}, {t, w}, {t, w}},
+                 {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
+    expectParity("amp.layer_norm_grad", {{t, x}, {t, x}}, {{t, x}, {t, w}, {t, w}},
+                 {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
+    expectParity("amp.rms_norm_grad", {{t, x}, {t, w}, {t, x}}, {{t, x}, {t, w}},
+                 {{"normalized_ndim", int64_t{1}}, {"eps", 1e-6}});
+    expectParity("amp.rms_norm_grad", {{t, x}, {t, x}}, {{t, x}, {t, w}}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-6}});
+  }
+  for (DType t : kFloats) {
+    const Shape x{4, 5, 6}, w{5, 6};
+    expectParity("amp.layer_norm_grad", {{t, x}, {t, w}, {t, x}}, {{t, x}, {t, w}, {t, w}},
+                 {{"normalized_ndim", int64_t{2}}, {"eps", 0.0}});
+    expectParity("amp.rms_norm_grad", {{t, x}, {t, x}}, {{t, x}, {t, w}}, {{"normalized_ndim", int64_t{2}}, {"eps", 1e-5}});
+    // Many groups (pass 1 split by groups, pass 2 by columns) and wide groups.
+    for (const Shape& big : {Shape{1031, 64}, Shape{37, 1203}}) {
+      const Shape bw{big[1]};
+      expectParity("amp.layer_norm_grad", {{t, big}, {t, bw}, {t, big}}, {{t, big}, {t, bw}, {t, bw}},
+                   {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
+      expectParity("amp.rms_norm_grad", {{t, big}, {t, bw}, {t, big}}, {{t, big}, {t, bw}},
+                   {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
+    }
+  }
+  // No groups: the weight and bias gradients are +0.
+  expectParity("amp.layer_norm_grad", {{DType::F32, {0, 7}}, {DType::F32, {7}}, {DType::F32, {0, 7}}},
+               {{DType::F32, {0, 7}}, {DType::F32, {7}}, {DType::F32, {7}}}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
+}
+
+TEST(CpuMoreParity, EmbeddingAndItsGradient) {
+  // Random ids are in [0, 10).
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F8E5M2, DType::I32, DType::I64}) {
+    expectParity("amp.embedding", {{t, {10, 7}}, {DType::I64, {3, 5}}}, {{t, {3, 5, 7}}});
+    expectParity("amp.embedding", {{t, {13, 1}}, {DType::I32, {11}}}, {{t, {11, 1}}});
+  }
+  expectParity("amp.embedding", {{DType::BF16, {10, 300}}, {DType::I64, {64, 50}}}, {{DType::BF16, {64, 50, 300}}});
+  expectParity("amp.embedding", {{DType::F32, {10, 0}}, {DType::I64, {4}}}, {{DType::F32, {4, 0}}});
+  for (DType t : kAllFloats) {
+    expectParity("amp.embedding_grad", {{DType::I64, {3, 5}}, {t, {3, 5, 7}}}, {{t, {10, 7}}},
+                 {{"num_embeddings", int64_t{10}}});
+    expectParity("amp.embedding_grad", {{DType::I32, {11}}, {t, {11, 3}}}, {{t, {13, 3}}},
+                 {{"num_embeddings", int64_t{13}}});  // rows 10..12 get no id: +0
+  }
+  for (DType t : kFloats)  // many rows per id (order matters), split across threads by table rows
+    expectParity("amp.embedding_grad", {{DType::I64, {64, 50}}, {t, {64, 50, 300}}}, {{t, {12, 300}}},
+                 {{"num_embeddings", int64_t{12}}});
+  expectParity("amp.embedding_grad", {{DType::I64, {0}}, {DType::F32, {0, 5}}}, {{DType::F32, {4, 5}}},
+               {{"num_embeddings", int64_t{4}}});
+}
+
+// Ids out of range are the reference's error on the cpu device too, before anything is written.
+TEST(CpuMoreParity, EmbeddingIdsOutOfRangeAreTheReferencesError) {
+  struct Case {
+    std::string op;
+    std::vector<Operand> operands;
+    std::pair<DType, Shape> result;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {"amp.embedding", {{DType::F32, {4, 3}}, {DType::I64, {2, 2}, {0, 1, 4, 2}}}, {DType::F32, {2, 2, 3}}, {}},
+      {"amp.embedding", {{DType::F32, {4, 3}}, {DType::I32, {3}, {0, -1, 2}}}, {DType::F32, {3, 3}}, {}},
+      {"amp.embedding_grad", {{DType::I64, {2, 2}, {0, 1, 2, 9}}, {DType::BF16, {2, 2, 3}}}, {DType::BF16, {4, 3}},
+       {{"num_embeddings", int64_t{4}}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    parity::SingleStep s = parity::singleStepPlan(c.op, c.operands, {c.result}, c.attrs, true, 1);
+    auto ref = Session::create(s.plan, Device::Reference);
+    auto cpu = Session::create(s.plan, Device::Cpu);
+    ASSERT_TRUE(ref.ok() && cpu.ok());
+    auto want = ref->run("eval", s.feeds);
+    auto got = cpu->run("eval", s.feeds);
+    ASSERT_FALSE(want.ok());
+    ASSERT_FALSE(got.ok());
+    // Both name the id and its position; the reference's message is the tail of the cpu's.
+    const std::string w(want.status().message()), g(got.status().message());
+    const std::string tail = w.substr(w.find(c.op + ": id "));
+    EXPECT_NE(g.find(tail), std::string::npos) << "reference: " << w << "\ncpu: " << g;
+    EXPECT_NE(g.find("parity.mlir:1:1"), std::string::npos) << g;
+  }
+}
+
+TEST(CpuMoreParity, DropoutUsesTheSharedPhiloxStream) {
+  for (DType t : kAllFloats)
+    for (double rate : {0.0, 0.1, 0.5, 0.9})
+      expectParity("amp.dropout", {{t, {33, 71}}}, {{t, {33, 71}}}, {{"rate", rate}, {"seed", int64_t{1234}}});
+  // Odd sizes split across threads, steps that use the counter's high words, negative seeds.
+  for (int64_t step : {int64_t{0}, int64_t{7}, (int64_t{1} << 33) + 5})
+    for (int64_t seed : {int64_t{0}, int64_t{-3}, int64_t{0x123456789ab}})
+      expectParity("amp.dropout", {{DType::BF16, {100003}}}, {{DType::BF16, {100003}}}, {{"rate", 0.3}, {"seed", seed}},
+                   true, 1, step);
+  expectParity("amp.dropout", {{DType::F32, {5}}}, {{DType::F32, {5}}}, {{"rate", 0.5}, {"seed", int64_t{1}}}, true, 1, 3);
+}
+
+TEST(CpuMoreParity, GeluGrad) {
+  for (DType t : kAllFloats)
+    for (const char* approx : {"none", "tanh"}) {
+      expectParity("amp.gelu_grad", {{t, {33, 70}}, {t, {33, 70}}}, {{t, {33, 70}}}, {{"approximate", std::string(approx)}});
+      expectParity("amp.gelu_grad", {{t, {}}, {t, {}}}, {{t, {}}}, {{"approximate", std::string(approx)}});
+    }
+  expectParity("amp.gelu_grad", {{DType::BF16, {100003}}, {DType::BF16, {100003}}}, {{DType::BF16, {100003}}},
+               {{"approximate", std::string("tanh")}});
+  expectParity("amp.gelu_grad", {{DType::F32, {8, 32, 257}}, {DType::F32, {8, 32, 257}}}, {{DType::F32, {8, 32, 257}}});
+}
+
+TEST(CpuMoreParity, MseLoss) {
+  for (DType t : kAllFloats) {
+    expectParity("amp.mse_loss", {{t, {33, 70}}, {t, {33, 70}}}, {{t, {}}}, {}, false);
+    // NaN/inf inputs: the mean is NaN on both devices. Which NaN (+NaN from NaN - NaN, or the
+    // default -NaN of inf - inf) survives the sum depends on how the compiler ordered the adds'
+    // operands in each build, so here NaN matches NaN, as the contract says.
+    expectParity("amp.mse_loss", {{t, {33, 70}}, {t, {33, 70}}}, {{t, {}}}, {}, true, 1, 0, /*anyNan=*/true);
+    expectParity("amp.mse_loss", {{t, {0}}, {t, {0}}}, {{t, {}}});  // 0/0 = NaN
+  }
+  expectParity("amp.mse_loss", {{DType::F32, {100003}}, {DType::F32, {100003}}}, {{DType::F32, {}}}, {}, false);
+  expectParity("amp.mse_loss", {{DType::F16, {}}, {DType::F16, {}}}, {{DType::F16, {}}}, {}, false);
+}
+
+TEST(CpuMoreParity, BroadcastTo) {
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32, DType::Bool, DType::F8E4M3FN}) {
+    expectParity("amp.broadcast_to", {{t, {5}}}, {{t, {3, 4, 5}}});
+    expectParity("amp.broadcast_to", {{t, {3, 1}}}, {{t, {2, 3, 4}}});
+    expectParity("amp.broadcast_to", {{t, {}}}, {{t, {7, 7}}});
+    expectParity("amp.broadcast_to", {{t, {1, 1}}}, {{t, {4, 6}}});
+    expectParity("amp.broadcast_to", {{t, {2, 1, 3}}}, {{t, {2, 5, 3}}});
+    expectParity("amp.broadcast_to", {{t, {4, 6}}}, {{t, {4, 6}}});
+    expectParity("amp.broadcast_to", {{t, {}}}, {{t, {}}});
+  }
+  expectParity("amp.broadcast_to", {{DType::F32, {1, 301}}}, {{DType::F32, {257, 301}}});
+  expectParity("amp.broadcast_to", {{DType::BF16, {257, 1}}}, {{DType::BF16, {3, 257, 301}}});
+  expectParity("amp.broadcast_to", {{DType::F32, {3}}}, {{DType::F32, {0, 3}}});
+}
+
+AttrMap sliceAttrs(std::vector<int64_t> starts, std::vector<int64_t> limits, std::vector<int64_t> strides) {
+  return {{"starts", std::move(starts)}, {"limits", std::move(limits)}, {"strides", std::move(strides)}};
+}
+
+TEST(CpuMoreParity, SliceAndSliceGrad) {
+  struct Case {
+    Shape x, sliced;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {{10, 12}, {4, 3}, sliceAttrs({1, 2}, {9, 11}, {2, 3})},
+      {{10, 12}, {10, 12}, sliceAttrs({0, 0}, {10, 12}, {1, 1})},
+      {{10, 12}, {3, 12}, sliceAttrs({7, 0}, {10, 12}, {1, 1})},
+      {{10, 12}, {10, 1}, sliceAttrs({0, 11}, {10, 12}, {1, 1})},
+      {{4, 5, 6}, {2, 2, 3}, sliceAttrs({1, 0, 1}, {4, 5, 6}, {2, 3, 2})},
+      {{4, 5, 6}, {0, 5, 6}, sliceAttrs({2, 0, 0}, {2, 5, 6}, {1, 1, 1})},
+      {{7}, {3}, sliceAttrs({1}, {7}, {2})},
+      {{}, {}, sliceAttrs({}, {}, {})},
+      {{300, 517}, {150, 500}, sliceAttrs({1, 17}, {300, 517}, {2, 1})},
+  };
+  for (const Case& c : cases)
+    for (DType t : {DType::F32, DType::BF16, DType::I64, DType::Bool}) {
+      expectParity("amp.slice", {{t, c.x}}, {{t, c.sliced}}, c.attrs);
+      if (isFloat(t)) expectParity("amp.slice_grad", {{t, c.sliced}}, {{t, c.x}}, c.attrs);
+    }
+  expectParity("amp.slice_grad", {{DType::F16, {2, 2, 3}}}, {{DType::F16, {4, 5, 6}}}, sliceAttrs({1, 0, 1}, {4, 5, 6}, {2, 3, 2}));
+}
+
+TEST(CpuMoreParity, Concat) {
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::Bool}) {
+    expectParity("amp.concat", {{t, {2, 3}}, {t, {5, 3}}, {t, {1, 3}}}, {{t, {8, 3}}}, axisAttr(0));
+    expectParity("amp.concat", {{t, {4, 3, 2}}, {t, {4, 1, 2}}, {t, {4, 0, 2}}, {t, {4, 5, 2}}}, {{t, {4, 9, 2}}},
+                 axisAttr(1));
+    expectParity("amp.concat", {{t, {4, 3, 2}}, {t, {4, 3, 7}}}, {{t, {4, 3, 9}}}, axisAttr(2));
+    expectParity("amp.concat", {{t, {6}}}, {{t, {6}}}, axisAttr(0));
+  }
+  expectParity("amp.concat", {{DType::F32, {1000, 33}}, {DType::F32, {1000, 64}}}, {{DType::F32, {1000, 97}}}, axisAttr(1));
+}
+
+}  // namespace
+}  // namespace amp::rt
