@@ -1,7 +1,7 @@
 #include "runtime/plan/MemoryPlan.h"
 
 #include <algorithm>
-#include <map>
+#include <string_view>
 
 namespace amp::rt {
 namespace {
@@ -13,7 +13,42 @@ struct Interval {
   int64_t start, end, bytes;  // live over steps [start, end]
 };
 
+bool isElementwise(std::string_view op) {
+  static constexpr std::string_view kOps[] = {
+      "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal", "amp.tanh",
+      "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub", "amp.mul", "amp.div",
+      "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.cast"};
+  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+}
+
 }  // namespace
+
+std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& step) {
+  std::vector<std::pair<int, int>> pairs;
+  const std::string& op = step.op;
+  auto same = [&](int r, int o) {
+    if (r >= static_cast<int>(step.results.size()) || o >= static_cast<int>(step.operands.size())) return false;
+    const BufferDesc &a = plan.buffers[step.results[r]], &b = plan.buffers[step.operands[o]];
+    return a.dtype == b.dtype && a.shape == b.shape;
+  };
+  if (isElementwise(op) && step.results.size() == 1) {
+    for (size_t o = 0; o < step.operands.size(); ++o)
+      if (same(0, static_cast<int>(o))) pairs.emplace_back(0, static_cast<int>(o));
+  } else if (op == "amp.unscale_check" || op == "amp.clip_grads") {
+    for (size_t r = 0; r + (op == "amp.unscale_check" ? 1 : 0) < step.results.size(); ++r)
+      if (same(static_cast<int>(r), static_cast<int>(r))) pairs.emplace_back(static_cast<int>(r), static_cast<int>(r));
+  } else if (op == "amp.adam_update") {
+    for (auto [r, o] : {std::pair{0, 0}, {1, 2}, {2, 3}})
+      if (same(r, o)) pairs.emplace_back(r, o);
+  } else if (op == "amp.sgd_update") {
+    for (auto [r, o] : {std::pair{0, 0}, {1, 4}})
+      if (same(r, o)) pairs.emplace_back(r, o);
+  } else if (op == "amp.update_scale" || op == "amp.step_counters") {
+    for (auto [r, o] : {std::pair{0, 0}, {1, 1}})
+      if (same(r, o)) pairs.emplace_back(r, o);
+  }
+  return pairs;
+}
 
 MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPlanOptions& options) {
   const size_t count = plan.buffers.size();
@@ -24,34 +59,75 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
     while (mp.aliasOf[id] >= 0) id = mp.aliasOf[id];
     return id;
   };
+  auto external = [&](int32_t id) { return !options.external.empty() && options.external[id]; };
   const int64_t endOfCall = static_cast<int64_t>(entry.steps.size());
-  std::vector<int64_t> def(count, -1), last(count, -1);
-  for (size_t s = 0; s < entry.steps.size(); ++s) {
+  const int64_t steps = endOfCall;
+
+  // Reshapes first: they only rename storage.
+  std::vector<int64_t> def(count, -1), last(count, -1), lastRead(count, -1);
+  for (int64_t s = 0; s < steps; ++s) {
     const PlanStep& step = entry.steps[s];
-    for (int32_t id : step.operands) {
-      int32_t r = root(id);
-      last[r] = std::max<int64_t>(last[r], static_cast<int64_t>(s));
-    }
     const bool isAlias = step.op == "amp.reshape" && step.operands.size() == 1 && step.results.size() == 1;
     for (int32_t id : step.results) {
-      if (isAlias) {
-        mp.aliasOf[id] = step.operands[0];
-        continue;
-      }
-      def[id] = static_cast<int64_t>(s);
-      last[id] = std::max<int64_t>(last[id], static_cast<int64_t>(s));
+      if (isAlias) mp.aliasOf[id] = step.operands[0];
+      else def[id] = s;
     }
   }
+  for (int64_t s = 0; s < steps; ++s)
+    for (int32_t id : entry.steps[s].operands) lastRead[root(id)] = s;
+  for (int64_t s = 0; s < steps; ++s)
+    for (int32_t id : entry.steps[s].results) last[root(id)] = std::max(last[root(id)], std::max(s, lastRead[root(id)]));
   for (int32_t id : entry.results) last[root(id)] = endOfCall;
   for (const auto& update : entry.updates) last[root(update.first)] = endOfCall;
+
+  // Updates written straight into their persistent target: the producing step either pairs the
+  // source with the target as an operand, or does not read the target; nothing reads the target
+  // after it (its old value would be gone).
+  std::vector<int32_t> producer(count, -1);
+  for (int64_t s = 0; s < steps; ++s)
+    for (int32_t id : entry.steps[s].results) producer[id] = static_cast<int32_t>(s);
+  std::vector<char> inPlaceSource(count, 0);
+  for (const auto& [src, tgt] : entry.updates) {
+    const int32_t s = producer[src];
+    if (s < 0 || mp.aliasOf[src] >= 0 || entry.steps[s].op == "amp.fused" || lastRead[tgt] > s) continue;
+    const PlanStep& step = entry.steps[s];
+    const int r = static_cast<int>(std::find(step.results.begin(), step.results.end(), src) - step.results.begin());
+    bool readsTarget = false, paired = false;
+    for (size_t o = 0; o < step.operands.size(); ++o)
+      if (root(step.operands[o]) == tgt) readsTarget = true;
+    for (auto [pr, po] : inPlacePairs(plan, step))
+      if (pr == r && step.operands[po] == tgt) paired = true;
+    if (readsTarget && !paired) continue;
+    mp.inPlaceUpdates.emplace_back(src, tgt);
+    inPlaceSource[src] = 1;
+  }
+
+  // Elementwise results written over an operand that dies at their step.
+  for (int64_t s = 0; s < steps; ++s) {
+    const PlanStep& step = entry.steps[s];
+    if (step.op == "amp.fused") continue;  // generated kernels take restrict-qualified pointers
+    std::vector<int32_t> taken;  // operands already given to a result of this step
+    for (auto [r, o] : inPlacePairs(plan, step)) {
+      const int32_t result = step.results[r], operand = root(step.operands[o]);
+      if (mp.aliasOf[result] >= 0 || inPlaceSource[result] || external(result) ||
+          std::find(taken.begin(), taken.end(), operand) != taken.end())
+        continue;
+      if (plan.buffers[operand].kind != BufferKind::Temp || def[operand] < 0 || external(operand) ||
+          inPlaceSource[operand] || last[operand] != s)
+        continue;
+      if (std::count(step.operands.begin(), step.operands.end(), step.operands[o]) > 1) continue;
+      mp.aliasOf[result] = operand;
+      taken.push_back(operand);
+      last[operand] = std::max(last[operand], last[result]);
+    }
+  }
 
   std::vector<Interval> intervals;
   for (size_t id = 0; id < count; ++id) {
     if (def[id] < 0 || plan.buffers[id].kind != BufferKind::Temp) continue;
-    if (!options.external.empty() && options.external[id]) continue;
-    const int64_t bytes = alignUp(plan.buffers[id].byteSize());
     mp.unplannedBytes += plan.buffers[id].byteSize();
-    intervals.push_back({static_cast<int32_t>(id), def[id], last[id], bytes});
+    if (mp.aliasOf[id] >= 0 || inPlaceSource[id] || external(static_cast<int32_t>(id))) continue;
+    intervals.push_back({static_cast<int32_t>(id), def[id], last[id], alignUp(plan.buffers[id].byteSize())});
   }
   // Largest first; among equals, earliest first (deterministic).
   std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {

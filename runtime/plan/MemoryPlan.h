@@ -1,11 +1,14 @@
 // Liveness-based arena planning for one entry point: every temporary buffer gets an offset in a
-// single arena, buffers whose lifetimes do not overlap share bytes, and reshapes are aliases of
-// their operand. The cpu executor allocates exactly this arena, and `ampc --emit=memory-report`
-// prints the same figure, so the report and amp-run's peak_memory_bytes agree by construction.
+// single arena, buffers whose lifetimes do not overlap share bytes, reshapes are aliases of their
+// operand, elementwise steps write into an operand that dies there, and optimizer/scaler results
+// are written straight into the persistent buffer they update. The cpu executor allocates exactly
+// this plan and `ampc --emit=memory-report` prints it, so the report and amp-run's
+// peak_memory_bytes come from one planner.
 #ifndef AMP_RUNTIME_PLAN_MEMORYPLAN_H
 #define AMP_RUNTIME_PLAN_MEMORYPLAN_H
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "runtime/plan/Plan.h"
@@ -17,24 +20,32 @@ inline constexpr int64_t kArenaAlignment = 64;  // a cache line; what AVX-512 an
 struct MemoryPlan {
   static constexpr int64_t kNotInArena = -1;
   // Indexed by buffer id. offset >= 0: the buffer lives in the arena at that byte offset.
-  // aliasOf >= 0: the buffer is a view of that buffer (reshape), no storage of its own.
+  // aliasOf >= 0: the buffer shares the storage of that buffer (a reshape, or an elementwise
+  // result written over an operand that dies at that step). Aliases are listed in step order.
   std::vector<int64_t> offset;
   std::vector<int32_t> aliasOf;
+  // (update source, persistent target): the source is written into the target's storage.
+  std::vector<std::pair<int32_t, int32_t>> inPlaceUpdates;
   int64_t arenaBytes = 0;
   // Sum of the temporaries' sizes: what an allocator without reuse would need.
   int64_t unplannedBytes = 0;
 };
 
 struct MemoryPlanOptions {
-  // Buffers that must not be placed in the arena (a device stores them elsewhere, e.g. results
-  // written in place into a persistent buffer). Indexed by buffer id; empty means none.
+  // Buffers that must not be placed in the arena (a device stores them elsewhere, e.g. decoded
+  // constants). Indexed by buffer id; empty means none.
   std::vector<char> external;
 };
 
+// Pairs (result index, operand index) of `step` whose storage may be shared: the step reads
+// element i of the operand only before writing element i of the result. Elementwise math, casts
+// between types of one size and select pair their result with any same-typed operand; the
+// multi-tensor scaler and optimizer steps pair each result with the operand it updates.
+std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& step);
+
 // Plans the temporaries of `entry`. A buffer lives from the step that writes it to the last step
-// that reads it (through any alias); entry results and update sources live to the end. Steps
-// whose op is "amp.reshape" become aliases. Placement is greedy by size (largest first, lowest
-// offset that fits between buffers live at the same time).
+// that reads it (through any alias); entry results and update sources live to the end. Placement
+// is greedy by size (largest first, lowest offset that fits between buffers live at the same time).
 MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPlanOptions& options = {});
 
 }  // namespace amp::rt

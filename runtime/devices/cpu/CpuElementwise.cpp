@@ -211,6 +211,7 @@ class CastStep final : public CpuStep {
   bool elementwiseInPlace() const override { return dtypeSize(from_) == dtypeSize(to_); }
   absl::Status run(BufferPtrs ptr) override {
     const size_t si = dtypeSize(from_), so = dtypeSize(to_);
+    if (from_ == to_ && ptr[in_] == ptr[out_]) return absl::OkStatus();  // in place: nothing to convert
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       convertBuffer(from_, ptr[in_] + begin * si, to_, ptr[out_] + begin * so, end - begin);
     });

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,18 +68,15 @@ class CpuEntry final : public PreparedEntry {
     ptr_.assign(count, nullptr);
     steps_.resize(entry_.steps.size());
     report_.steps = static_cast<int64_t>(entry_.steps.size());
-    std::vector<int32_t> producer(count, -1);
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
-      for (int32_t id : step.results) producer[id] = static_cast<int32_t>(s);
       if (step.op == "amp.reshape") {
         if (step.operands.size() != 1 || step.results.size() != 1 ||
             plan_.buffers[step.operands[0]].dtype != plan_.buffers[step.results[0]].dtype ||
             plan_.buffers[step.operands[0]].numel() != plan_.buffers[step.results[0]].numel())
           return absl::InvalidArgumentError(
               absl::StrCat(where(entry_, s), ": amp.reshape: the result must have the operand's element type and count"));
-        aliases_.emplace_back(step.results[0], step.operands[0]);
-        ++report_.aliasSteps;
+        ++report_.aliasSteps;  // the memory plan makes it a view of its operand
         continue;
       }
       if (step.op == "amp.constant") {
@@ -108,13 +106,21 @@ class CpuEntry final : public PreparedEntry {
       }
       steps_[s] = std::move(prepared);
     }
-    planInPlaceUpdates(producer);
-
     MemoryPlanOptions options;
     options.external.assign(count, 0);
-    for (const auto& [src, tgt] : inPlace_) options.external[src] = 1;
     for (const auto& [id, data] : constants_) options.external[id] = 1;
     MemoryPlan memory = planMemory(plan_, entry_, options);
+    inPlace_ = memory.inPlaceUpdates;
+    report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
+    // Views (reshapes, elementwise results over a dying operand) resolve in step order, so a view
+    // of a view, or of a persistent buffer, sees its source's storage of the current call.
+    for (size_t s = 0; s < entry_.steps.size(); ++s)
+      for (int32_t id : entry_.steps[s].results)
+        if (memory.aliasOf[id] >= 0) {
+          aliases_.emplace_back(id, memory.aliasOf[id]);
+          aliasStep_.push_back(s);
+        }
+    report_.inPlaceResults = static_cast<int64_t>(aliases_.size()) - report_.aliasSteps;
     report_.arenaBytes = memory.arenaBytes;
     report_.unplannedBytes = memory.unplannedBytes;
     if (memory.arenaBytes > 0) {
@@ -125,8 +131,21 @@ class CpuEntry final : public PreparedEntry {
     for (size_t id = 0; id < count; ++id)
       if (memory.offset[id] >= 0) ptr_[id] = arena_.get() + memory.offset[id];
     for (auto& [id, data] : constants_) ptr_[id] = data.data();
+    int64_t shared = 0;
     for (const auto& step : steps_)
-      if (step) scratchBytes_ += step->scratchBytes();
+      if (step) {
+        scratchBytes_ += step->scratchBytes();
+        shared = std::max(shared, step->sharedScratchBytes());
+      }
+    if (shared > 0) {
+      const size_t bytes = static_cast<size_t>((shared + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
+      sharedScratch_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, bytes)));
+      if (!sharedScratch_) return absl::ResourceExhaustedError("cannot allocate the GEMM scratch");
+      scratchBytes_ += static_cast<int64_t>(bytes);
+      for (const auto& step : steps_)
+        if (step) step->bindSharedScratch(sharedScratch_.get());
+    }
+    report_.scratchBytes = scratchBytes_;
     return absl::OkStatus();
   }
 
@@ -188,39 +207,15 @@ class CpuEntry final : public PreparedEntry {
     return absl::OkStatus();
   }
 
-  // An update's source is written straight into its persistent target when nothing reads the
-  // target after the producing step, and the producer either does not read the target or reads
-  // element i only to write element i (elementwise). Skipped steps then write nothing.
-  void planInPlaceUpdates(const std::vector<int32_t>& producer) {
-    // Reads through a reshape count as reads of the reshaped buffer.
-    std::vector<int32_t> root(plan_.buffers.size());
-    for (size_t id = 0; id < root.size(); ++id) root[id] = static_cast<int32_t>(id);
-    for (const auto& [id, source] : aliases_) root[id] = root[source];
-    std::vector<int64_t> lastRead(plan_.buffers.size(), -1);
-    for (size_t s = 0; s < entry_.steps.size(); ++s)
-      for (int32_t id : entry_.steps[s].operands) lastRead[root[id]] = static_cast<int64_t>(s);
-    for (const auto& [src, tgt] : entry_.updates) {
-      const int32_t s = producer[src];
-      if (s < 0 || !steps_[s] || dynamic_cast<ReferenceStep*>(steps_[s].get())) continue;
-      const PlanStep& step = entry_.steps[s];
-      const bool readsTarget = std::find(step.operands.begin(), step.operands.end(), tgt) != step.operands.end();
-      if (lastRead[tgt] > s || (readsTarget && !steps_[s]->elementwiseInPlace())) continue;
-      // Another result of the same step aliased to this target would be two writers.
-      inPlace_.emplace_back(src, tgt);
-    }
-    report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
-    for (const auto& [id, source] : aliases_) aliasStep_.push_back(static_cast<size_t>(producer[id]));
-  }
-
   const Plan& plan_;
   const EntryPoint& entry_;
   std::vector<std::unique_ptr<CpuStep>> steps_;  // null for alias and constant steps
   std::vector<uint8_t*> ptr_;                    // storage of every buffer in the current call
-  std::vector<std::pair<int32_t, int32_t>> aliases_;  // (reshape result, its operand), in step order
+  std::vector<std::pair<int32_t, int32_t>> aliases_;  // (view, its source), in step order
   std::vector<size_t> aliasStep_;                     // the step of each alias
   std::vector<std::pair<int32_t, int32_t>> inPlace_;  // (update source, persistent target)
   std::vector<std::pair<int32_t, std::vector<uint8_t>>> constants_;
-  std::unique_ptr<uint8_t, AlignedFree> arena_;
+  std::unique_ptr<uint8_t, AlignedFree> arena_, sharedScratch_;
   int64_t scratchBytes_ = 0;
   int64_t callStep_ = 0;
   EntryReport report_;

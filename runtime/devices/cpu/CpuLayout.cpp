@@ -55,18 +55,18 @@ class TransposeStep final : public CpuStep {
 class MatmulStep final : public CpuStep {
  public:
   MatmulStep(std::unique_ptr<Gemm> gemm, int32_t a, int32_t b, int32_t out)
-      : gemm_(std::move(gemm)), a_(a), b_(b), out_(out), scratch_(gemm_->scratchBytes() + 64) {}
+      : gemm_(std::move(gemm)), a_(a), b_(b), out_(out) {}
   absl::Status run(BufferPtrs ptr) override {
-    void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t{63});
-    gemm_->run(ptr[a_], ptr[b_], ptr[out_], scratch);
+    gemm_->run(ptr[a_], ptr[b_], ptr[out_], scratch_);
     return absl::OkStatus();
   }
-  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size()); }
+  int64_t sharedScratchBytes() const override { return static_cast<int64_t>(gemm_->scratchBytes()); }
+  void bindSharedScratch(uint8_t* scratch) override { scratch_ = scratch; }
 
  private:
   std::unique_ptr<Gemm> gemm_;
   int32_t a_, b_, out_;
-  std::vector<uint8_t> scratch_;
+  uint8_t* scratch_ = nullptr;
 };
 
 }  // namespace

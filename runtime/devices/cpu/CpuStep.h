@@ -28,6 +28,11 @@ class CpuStep {
   virtual bool elementwiseInPlace() const { return false; }
   // Bytes of per-step scratch the step keeps (oneDNN scratchpad, widening buffers).
   virtual int64_t scratchBytes() const { return 0; }
+  // Scratch needed only inside run() (GEMM widening buffers, oneDNN's scratchpad). Steps run one
+  // at a time, so the entry gives every step the same 64-byte aligned buffer, sized for the
+  // largest request, before the first run.
+  virtual int64_t sharedScratchBytes() const { return 0; }
+  virtual void bindSharedScratch(uint8_t* /*scratch*/) {}
 };
 
 struct StepContext {
