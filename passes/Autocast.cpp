@@ -132,10 +132,16 @@ LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why)
           "amp-autocast: dtype=auto needs a target: set the module attribute amp.target "
           "(ampc --target=...) or the pass option target=cpu|cpu:FEATURES|cuda:sm_NN|reference");
     std::string error, reason;
-    auto bf16 = autoPicksBF16(tgt, reason, error);
-    if (failed(bf16)) return module.emitError("amp-autocast: ") << error;
-    low = *bf16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
-    why = "dtype=auto -> " + typeName(low) + " (" + reason + ")";
+    auto picked = autoPicksBF16(tgt, reason, error);
+    if (failed(picked)) return module.emitError("amp-autocast: ") << error;
+    if (*picked == AutoDtype::F32) {
+      low = Float32Type::get(ctx);
+      off = true;
+      why = "dtype=auto -> f32: autocast off (" + reason + ")";
+    } else {
+      low = *picked == AutoDtype::BF16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
+      why = "dtype=auto -> " + typeName(low) + " (" + reason + ")";
+    }
   } else {
     return module.emitError("amp-autocast: unknown dtype '")
            << d << "' (expected f16, bf16, auto or f32)";

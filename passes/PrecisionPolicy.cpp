@@ -698,11 +698,11 @@ bool mlir::amp::hostHasAmxBf16() {
 #endif
 }
 
-FailureOr<bool> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
+FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
                                          std::string& error) {
   if (target == "reference") {
     why = "target 'reference' emulates bf16 exactly";
-    return true;
+    return AutoDtype::BF16;
   }
   if (target.consume_front("cuda:")) {
     unsigned sm = 0;
@@ -712,20 +712,21 @@ FailureOr<bool> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
     }
     if (sm >= 80) {
       why = ("cuda:sm_" + Twine(sm) + " has bf16 tensor cores (sm_80 and newer)").str();
-      return true;
+      return AutoDtype::BF16;
     }
     why = ("cuda:sm_" + Twine(sm) + " has no bf16 tensor cores (needs sm_80); using f16").str();
-    return false;
+    return AutoDtype::F16;
   }
   if (target == "cpu") {
     bool avx = hostHasAvx512Bf16(), amx = hostHasAmxBf16();
     if (avx || amx) {
       why = std::string("cpu: the compiling machine has ") +
             (avx && amx ? "avx512_bf16 and amx_bf16" : avx ? "avx512_bf16" : "amx_bf16");
-      return true;
+      return AutoDtype::BF16;
     }
-    why = "cpu: the compiling machine has neither avx512_bf16 nor amx_bf16; using f16";
-    return false;
+    why = "cpu: the compiling machine has neither avx512_bf16 nor amx_bf16, so no low-precision compute "
+          "units; f16 would only add conversions and loss scaling, so f32 is faster and safer";
+    return AutoDtype::F32;
   }
   if (target.consume_front("cpu:")) {
     SmallVector<StringRef> features;
@@ -746,8 +747,9 @@ FailureOr<bool> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
       }
     }
     why = bf16 ? "cpu feature " + found + " supports bf16"
-               : std::string("cpu features name no bf16 support; using f16");
-    return bf16;
+               : std::string("cpu features name no bf16 support, so no low-precision compute units; f16 "
+                             "would only add conversions and loss scaling, so f32 is faster and safer");
+    return bf16 ? AutoDtype::BF16 : AutoDtype::F32;
   }
   error = ("unknown target '" + target +
            "' (expected cpu, cpu:FEATURES, cuda:sm_NN or reference)")

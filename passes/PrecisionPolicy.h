@@ -111,9 +111,12 @@ std::string locationName(Location loc);
 
 // auto dtype. `target` is "cuda:sm_NN", "cpu", "cpu:FEATURE[,FEATURE]" (avx512_bf16, amx_bf16,
 // or "generic" for none), or "reference". A plain "cpu" asks the compiling machine's CPU.
-// Returns true for bf16 and explains the choice in `why`.
-llvm::FailureOr<bool> autoPicksBF16(llvm::StringRef target, std::string& why,
-                                    std::string& error);
+// Returns the dtype and explains the choice in `why`: bf16 where the target computes in bf16, f16
+// on CUDA GPUs without bf16, f32 on CPUs without bf16 compute (no f16/bf16 units there, so low
+// precision would only add conversions and loss scaling).
+enum class AutoDtype { BF16, F16, F32 };
+llvm::FailureOr<AutoDtype> autoPicksBF16(llvm::StringRef target, std::string& why,
+                                         std::string& error);
 // Features of the compiling machine (x86 cpuid + xgetbv); empty elsewhere.
 bool hostHasAvx512Bf16();
 bool hostHasAmxBf16();

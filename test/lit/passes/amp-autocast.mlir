@@ -234,7 +234,7 @@ func.func @banned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // SM75-CHECK: module attributes {amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)", amp.target = "cuda:sm_75"}
 // SM75-CHECK: amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
 // CPUBF16-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)"
-// CPUF16-CHECK: amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cpu features name no bf16 support; using f16)"
+// CPUF16-CHECK: amp.precision = "f32", amp.reason = "autocast: policy pytorch, dtype=auto -> f32: autocast off (cpu features name no bf16 support, so no low-precision compute units; f16 would only add conversions and loss scaling, so f32 is faster and safer)"
 // REF-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)"
 // MODTARGET-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})", amp.target = "cuda:sm_90"}
 // MODTARGET-CHECK: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
