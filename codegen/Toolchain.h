@@ -9,9 +9,14 @@
 
 namespace amp::codegen {
 
-// Compiles `source` with `compiler` (e.g. "c++") for `isa` ("x86-64-v3" or "x86-64-v4") into a
-// position-independent shared object and returns its bytes. On failure returns false with the
-// compiler's command line and output in `error`.
+// Compiles `source` with `compiler` (e.g. "c++") once per ISA level in `isas` ("x86-64-v3",
+// "x86-64-v4"), the compilations running in parallel, into position-independent shared objects;
+// `objects[i]` receives the bytes for `isas[i]`. On failure returns false with the compiler's
+// command line and output in `error`.
+bool compileSharedObjects(const std::string& compiler, const std::string& source, const std::vector<std::string>& isas,
+                          std::vector<std::vector<uint8_t>>& objects, std::string& error);
+
+// One ISA level.
 bool compileSharedObject(const std::string& compiler, const std::string& source, const std::string& isa,
                          std::vector<uint8_t>& bytes, std::string& error);
 

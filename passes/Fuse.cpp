@@ -30,6 +30,11 @@ bool indexableFrom(ArrayRef<int64_t> in, ArrayRef<int64_t> space) {
   return rest.size() <= space.size() && rest == space.take_back(rest.size());
 }
 
+// Regions stop growing at this many ops: longer chains become several kernels, which keeps each
+// generated function small enough for the C++ compiler to optimise quickly (compile time grows
+// faster than linearly with function size) at the cost of one extra pass over memory per cut.
+constexpr size_t kMaxRegionOps = 32;
+
 struct Group {
   SmallVector<Operation*> ops;
   SmallVector<int64_t> shape;
@@ -69,7 +74,7 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
         if (it == groupOf.end() || ArrayRef<int64_t>(groups[it->second].shape) != type.getShape()) continue;
         if (!best || position[groups[it->second].ops.back()] > position[groups[*best].ops.back()]) best = it->second;
       }
-      if (best && canAppend(groups[*best], &op, groupOf, *best, position)) {
+      if (best && groups[*best].ops.size() < kMaxRegionOps && canAppend(groups[*best], &op, groupOf, *best, position)) {
         groups[*best].ops.push_back(&op);
         groupOf[&op] = *best;
         continue;

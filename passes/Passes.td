@@ -245,7 +245,8 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
        not written back) or run more than once per step (also: in `@accumulate`);
     6. f16 training without loss scaling (a warning);
     7. an op in low precision that the precision policy denies (`policy` option; ops the user
-       forced with an override are exempt).
+       forced with an override are exempt; a backward op, `amp.reason = "backward of OP"`, is
+       judged by the policy's decision for OP, whose precision it takes).
 
     ```mlir
     // error: amp-verify: clipping sees scaled gradients (operand #0 depends on the loss scale
@@ -271,7 +272,8 @@ def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
     `amp.fused` regions whose results are the values used outside; each op keeps its precision,
     so a fused region computes the same bits as the unfused chain, in one pass over memory.
     Casts fold into their neighbours this way: no standalone cast kernel remains where a
-    neighbour can absorb it.
+    neighbour can absorb it. A region holds at most 32 ops, so each generated kernel stays small
+    enough to compile quickly.
 
     ```mlir
     %0 = amp.cast %x : tensor<128x256xbf16> to tensor<128x256xf32>

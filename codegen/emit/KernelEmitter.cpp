@@ -1,6 +1,7 @@
 #include "codegen/emit/KernelEmitter.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace amp::codegen {
@@ -212,27 +213,33 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
 bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::ostringstream os;
   os << kPrelude;
+  // Identical bodies (repeated layers, the forward and backward of one pattern) are emitted once:
+  // the step's "symbol" attribute names the function that computes it.
+  std::map<std::string, std::string> emitted;  // function text without its name -> symbol
   for (rt::EntryPoint& entry : plan.entries)
     for (rt::PlanStep& step : entry.steps) {
       if (step.op != "amp.fused") continue;
       KernelBody k = emitBody(plan, step, error);
       if (!error.empty()) return false;
       step.attrs.set("row_length", k.rowLength);
-      os << "\nextern \"C\" void " << k.symbol
-         << "(const unsigned char* const* in, unsigned char* const* out, long rowBegin, long rowEnd) {\n";
+      std::ostringstream fn;
+      fn << "(const unsigned char* const* in, unsigned char* const* out, long rowBegin, long rowEnd) {\n";
       for (size_t i = 0; i < step.operands.size(); ++i)
-        os << "  const " << storageType(step.locals[i].dtype) << "* __restrict in" << i << " = (const "
+        fn << "  const " << storageType(step.locals[i].dtype) << "* __restrict in" << i << " = (const "
            << storageType(step.locals[i].dtype) << "*)in[" << i << "];\n";
       for (size_t r = 0; r < step.yields.size(); ++r)
-        os << "  " << storageType(step.locals[step.yields[r]].dtype) << "* __restrict out" << r << " = ("
+        fn << "  " << storageType(step.locals[step.yields[r]].dtype) << "* __restrict out" << r << " = ("
            << storageType(step.locals[step.yields[r]].dtype) << "*)out[" << r << "];\n";
-      os << "  for (long row = rowBegin; row < rowEnd; ++row) {\n"
+      fn << "  for (long row = rowBegin; row < rowEnd; ++row) {\n"
          << "    for (long j = 0; j < " << k.rowLength << "; ++j) {\n"
          << "      const long i = row * " << k.rowLength << " + j;\n";
-      for (const std::string& l : k.loads) os << "      " << l << "\n";
-      for (const std::string& c : k.compute) os << "      " << c << "\n";
-      for (const std::string& s : k.stores) os << "      " << s << "\n";
-      os << "      (void)i;\n    }\n  }\n}\n";
+      for (const std::string& l : k.loads) fn << "      " << l << "\n";
+      for (const std::string& c : k.compute) fn << "      " << c << "\n";
+      for (const std::string& st : k.stores) fn << "      " << st << "\n";
+      fn << "      (void)i;\n    }\n  }\n}\n";
+      auto [it, fresh] = emitted.emplace(fn.str(), k.symbol);
+      step.attrs.set("symbol", it->second);
+      if (fresh) os << "\nextern \"C\" void " << k.symbol << fn.str();
     }
   source = os.str();
   return true;

@@ -39,8 +39,9 @@ std::string kernelSymbol(const std::string& kernel);
 // The C++ flavour: one translation unit with every fused step of the plan, each
 // `extern "C" void SYMBOL(const unsigned char* const* in, unsigned char* const* out,
 //                         long rowBegin, long rowEnd)`.
-// Fused steps are annotated with their "row_length" attribute. Returns false with `error` set
-// when a step cannot be emitted.
+// Fused steps are annotated with their "row_length" attribute and the "symbol" of the function
+// computing them (identical bodies share one function). Returns false with `error` set when a
+// step cannot be emitted.
 bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error);
 
 }  // namespace amp::codegen

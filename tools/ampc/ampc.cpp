@@ -87,14 +87,17 @@ static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan,
   if (!compile || !anyFused || !nativeKernelsFlag || !cpuTarget) return success();
   std::string cxx = cxxFlag;
   if (cxx.empty()) cxx = std::getenv("CXX") ? std::getenv("CXX") : "c++";
-  for (const char* isa : {"x86-64-v3", "x86-64-v4"}) {
+  const std::vector<std::string> isas = {"x86-64-v3", "x86-64-v4"};
+  std::vector<std::vector<uint8_t>> objects;
+  if (!::amp::codegen::compileSharedObjects(cxx, text, isas, objects, error)) {
+    module.emitError("ampc: ") << error << "\n(--native-kernels=false writes a bundle whose fused kernels are "
+                                            "interpreted instead)";
+    return failure();
+  }
+  for (size_t i = 0; i < isas.size(); ++i) {
     ::amp::rt::CodeObject code;
-    code.isa = isa;
-    if (!::amp::codegen::compileSharedObject(cxx, text, isa, code.bytes, error)) {
-      module.emitError("ampc: ") << error << "\n(--native-kernels=false writes a bundle whose fused kernels are "
-                                              "interpreted instead)";
-      return failure();
-    }
+    code.isa = isas[i];
+    code.bytes = std::move(objects[i]);
     code.sha256 = ::amp::rt::sha256Hex(code.bytes.data(), code.bytes.size());
     plan.code.push_back(std::move(code));
   }

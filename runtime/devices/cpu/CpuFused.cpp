@@ -66,8 +66,14 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
       return c.error(absl::StrCat("input ", i, " ", shapeToString(c.operand(i).shape),
                                   " is not indexable by the generated kernel over ", shapeToString(space)));
   }
+  // The function computing this step ("symbol", shared by identical bodies), else the kernel's own.
   std::string symbol = "amp_";
   for (char ch : *kernel) symbol += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  if (c.step.attrs.has("symbol")) {
+    auto named = c.step.attrs.getString(c.step.op, "symbol");
+    if (!named.ok()) return named.status();
+    symbol = *named;
+  }
   FusedKernel fn = c.native->find(symbol);
   if (!fn)
     return c.error(absl::StrCat("the bundle's ", c.native->isa(), " code object has no kernel '", symbol, "'"));
