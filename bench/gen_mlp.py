@@ -3,8 +3,8 @@
 
     python3 bench/gen_mlp.py --batch 256 --widths 784,1024,1024,10 -o /tmp/mlp.mlir
 
-widths = [in, hidden..., classes]. Every layer is `x @ W + b` (W is [in, out], ampc's layout),
-hidden layers are followed by ReLU, the last layer gives the logits and the loss is the mean
+widths = [in, hidden..., classes]. Every layer is one `amp.linear` (`x @ W + b`, W stored
+[in, out] as in the example, so `transpose_w = false`), hidden layers are followed by ReLU, the last layer gives the logits and the loss is the mean
 softmax cross-entropy, exactly as in examples/mlp.mlir (names fc1.weight, fc1.bias, ...; input
 "image", label "label"; kaiming_uniform weights with seeds 1, 2, ..., zero biases).
 With --batch 128 --widths 784,256,256,10 the output is op-for-op examples/mlp.mlir.
@@ -39,13 +39,12 @@ def mlp_mlir(batch, widths, name="mlp"):
     for i in range(n):
         fin, fout = widths[i], widths[i + 1]
         k = i + 1
-        lines.append("  %%h%d = amp.matmul %s, %%w%d : %s, %s" % (k, cur, k, t(batch, fin), t(fin, fout)))
+        out = "%%h%d" % k if i + 1 < n else "%logits"
+        lines.append("  %s = amp.linear %s, %%w%d, %%b%d transpose_w = false : %s, %s, %s"
+                     % (out, cur, k, k, t(batch, fin), t(fin, fout), t(fout)))
         if i + 1 < n:
-            lines.append("  %%h%db = amp.add %%h%d, %%b%d : %s, %s" % (k, k, k, t(batch, fout), t(fout)))
-            lines.append("  %%a%d = amp.relu %%h%db : %s" % (k, k, t(batch, fout)))
+            lines.append("  %%a%d = amp.relu %%h%d : %s" % (k, k, t(batch, fout)))
             cur = "%%a%d" % k
-        else:
-            lines.append("  %%logits = amp.add %%h%d, %%b%d : %s, %s" % (k, k, t(batch, fout), t(fout)))
     lines.append("  %%loss = amp.cross_entropy %%logits, %%y : %s, %s" % (t(batch, classes), t(batch, ty="i64")))
     lines.append("  return %%loss, %%logits : %s, %s" % (t(), t(batch, classes)))
     lines.append("}")

@@ -10,14 +10,13 @@ func.func @mlp(
     %w3: tensor<256x10xf32> {amp.role = "param", amp.name = "fc3.weight", amp.init = #amp.init<kaiming_uniform, seed = 3>},
     %b3: tensor<10xf32> {amp.role = "param", amp.name = "fc3.bias", amp.init = #amp.init<zeros>})
     -> (tensor<f32>, tensor<128x10xf32>) {
-  %h1 = amp.matmul %x, %w1 : tensor<128x784xf32>, tensor<784x256xf32>
-  %h1b = amp.add %h1, %b1 : tensor<128x256xf32>, tensor<256xf32>
-  %a1 = amp.relu %h1b : tensor<128x256xf32>
-  %h2 = amp.matmul %a1, %w2 : tensor<128x256xf32>, tensor<256x256xf32>
-  %h2b = amp.add %h2, %b2 : tensor<128x256xf32>, tensor<256xf32>
-  %a2 = amp.relu %h2b : tensor<128x256xf32>
-  %h3 = amp.matmul %a2, %w3 : tensor<128x256xf32>, tensor<256x10xf32>
-  %logits = amp.add %h3, %b3 : tensor<128x10xf32>, tensor<10xf32>
+  // Each nn.Linear is one amp.linear: x·W + b with the bias added in f32 before the one rounding
+  // (so a bf16 layer stays bf16). The weights are stored [in, out]: transpose_w = false.
+  %h1 = amp.linear %x, %w1, %b1 transpose_w = false : tensor<128x784xf32>, tensor<784x256xf32>, tensor<256xf32>
+  %a1 = amp.relu %h1 : tensor<128x256xf32>
+  %h2 = amp.linear %a1, %w2, %b2 transpose_w = false : tensor<128x256xf32>, tensor<256x256xf32>, tensor<256xf32>
+  %a2 = amp.relu %h2 : tensor<128x256xf32>
+  %logits = amp.linear %a2, %w3, %b3 transpose_w = false : tensor<128x256xf32>, tensor<256x10xf32>, tensor<10xf32>
   %loss = amp.cross_entropy %logits, %y : tensor<128x10xf32>, tensor<128xi64>
   return %loss, %logits : tensor<f32>, tensor<128x10xf32>
 }

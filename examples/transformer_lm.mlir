@@ -1,6 +1,8 @@
 // A one-block transformer language model (GPT-style, pre-norm) over a 64-token vocabulary.
 // Batch B = 8 sequences of T = 32 token ids; d_model = 64, 4 heads of size 16, MLP 64 -> 256 -> 64.
 // The labels are the next tokens, flattened to [B*T]; the loss is the mean cross-entropy.
+// Every nn.Linear is one amp.linear (the bias, where there is one, added in f32 before the one
+// rounding); weights are stored [in, out], hence transpose_w = false.
 // Shapes are static: change B or T in every type to train with another batch or context length.
 func.func @transformer_lm(
     %ids: tensor<8x32xi64> {amp.role = "input", amp.name = "tokens"},
@@ -30,9 +32,9 @@ func.func @transformer_lm(
 
   // --- Causal self-attention (pre-norm) ---
   %h1 = amp.layer_norm %x0 weight(%ln1_w : tensor<64xf32>) bias(%ln1_b : tensor<64xf32>) : tensor<8x32x64xf32>
-  %q = amp.matmul %h1, %wq : tensor<8x32x64xf32>, tensor<64x64xf32>
-  %k = amp.matmul %h1, %wk : tensor<8x32x64xf32>, tensor<64x64xf32>
-  %v = amp.matmul %h1, %wv : tensor<8x32x64xf32>, tensor<64x64xf32>
+  %q = amp.linear %h1, %wq transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
+  %k = amp.linear %h1, %wk transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
+  %v = amp.linear %h1, %wv transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
   // [B, T, D] -> [B, T, H, dh] -> [B, H, T, dh]
   %q4 = amp.reshape %q : tensor<8x32x64xf32> -> tensor<8x32x4x16xf32>
   %k4 = amp.reshape %k : tensor<8x32x64xf32> -> tensor<8x32x4x16xf32>
@@ -55,22 +57,19 @@ func.func @transformer_lm(
   // [B, H, T, dh] -> [B, T, H, dh] -> [B, T, D]
   %ctx_t = amp.transpose %ctx permutation = [0, 2, 1, 3] : tensor<8x4x32x16xf32>
   %ctx_m = amp.reshape %ctx_t : tensor<8x32x4x16xf32> -> tensor<8x32x64xf32>
-  %proj = amp.matmul %ctx_m, %wo : tensor<8x32x64xf32>, tensor<64x64xf32>
-  %attn = amp.add %proj, %bo : tensor<8x32x64xf32>, tensor<64xf32>
+  %attn = amp.linear %ctx_m, %wo, %bo transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>, tensor<64xf32>
   %x1 = amp.add %x0, %attn : tensor<8x32x64xf32>, tensor<8x32x64xf32>
 
   // --- MLP with GELU (tanh approximation), pre-norm ---
   %h2 = amp.layer_norm %x1 weight(%ln2_w : tensor<64xf32>) bias(%ln2_b : tensor<64xf32>) : tensor<8x32x64xf32>
-  %f1 = amp.matmul %h2, %w1 : tensor<8x32x64xf32>, tensor<64x256xf32>
-  %f1b = amp.add %f1, %b1 : tensor<8x32x256xf32>, tensor<256xf32>
-  %g = amp.gelu %f1b approximate = "tanh" : tensor<8x32x256xf32>
-  %f2 = amp.matmul %g, %w2 : tensor<8x32x256xf32>, tensor<256x64xf32>
-  %f2b = amp.add %f2, %b2 : tensor<8x32x64xf32>, tensor<64xf32>
-  %x2 = amp.add %x1, %f2b : tensor<8x32x64xf32>, tensor<8x32x64xf32>
+  %f1 = amp.linear %h2, %w1, %b1 transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+  %g = amp.gelu %f1 approximate = "tanh" : tensor<8x32x256xf32>
+  %f2 = amp.linear %g, %w2, %b2 transpose_w = false : tensor<8x32x256xf32>, tensor<256x64xf32>, tensor<64xf32>
+  %x2 = amp.add %x1, %f2 : tensor<8x32x64xf32>, tensor<8x32x64xf32>
 
   // --- Final norm, logits over the vocabulary, next-token loss ---
   %hf = amp.layer_norm %x2 weight(%lnf_w : tensor<64xf32>) bias(%lnf_b : tensor<64xf32>) : tensor<8x32x64xf32>
-  %logits3 = amp.matmul %hf, %w_lm : tensor<8x32x64xf32>, tensor<64x64xf32>
+  %logits3 = amp.linear %hf, %w_lm transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
   %logits = amp.reshape %logits3 : tensor<8x32x64xf32> -> tensor<256x64xf32>
   %loss = amp.cross_entropy %logits, %labels : tensor<256x64xf32>, tensor<256xi64>
   return %loss, %logits : tensor<f32>, tensor<256x64xf32>

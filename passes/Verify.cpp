@@ -256,11 +256,27 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
                                : static_cast<bool>(op->getAttr(AmpDialect::kPrecisionAttr));
       if (userForced) return;
       StringRef name = op->getName().getStringRef();
-      if (!policyData->isListed(name)) return;
-      Category c = policyData->categoryOf(name);
+      // A backward op runs in the precision of the forward op it differentiates
+      // (docs/training-ir.md), so the policy's decision for that op is the one to check: the bias
+      // gradient of a bf16 amp.linear is a bf16 reduce_sum (f32 accumulation, like PyTorch's
+      // addmm backward), not a forward sum that autocast should have run in f32.
+      StringRef judged = name;
+      if (reason) {
+        StringRef r = reason.getValue();
+        if (r.consume_front("backward of ") && RegisteredOperationName::lookup(r, op->getContext()))
+          judged = r;
+      }
+      if (!policyData->isListed(judged)) return;
+      Category c = policyData->categoryOf(judged);
       bool denied = c == Category::Fp32 || c == Category::Fp32SetOptDtype ||
                     c == Category::Fp32AppendDtype || c == Category::Banned || c == Category::Deny;
-      if (denied)
+      if (!denied) return;
+      if (judged != name)
+        error(op->getLoc()) << "'" << name << "' (backward of '" << judged << "') runs in "
+                            << typeStr(low) << " but the '" << policyData->name() << "' policy puts '"
+                            << judged << "' in " << categoryName(c)
+                            << " (f32); numerically sensitive ops run in f32 (DESIGN.md rule 2)";
+      else
         error(op->getLoc()) << "'" << name << "' runs in " << typeStr(low) << " but the '"
                             << policyData->name() << "' policy puts it in "
                             << categoryName(c) << " (f32); numerically sensitive ops run in f32 "

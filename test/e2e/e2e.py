@@ -175,7 +175,7 @@ def injected_overflow():
     pixels = [((i * 7919) % 255) / 255.0 for i in range(128 * 784)]
     labels = [i % 10 for i in range(128)]
     write_npz(good, {"image": npy("f", (128, 784), pixels), "label": npy("q", (128,), labels)})
-    # 60000 fits in f16, but 784 such products overflow the f16 matmul result.
+    # 60000 fits in f16, but 784 such products overflow the f16 result of the first linear layer.
     write_npz(bad, {"image": npy("f", (128, 784), [60000.0] * (128 * 784)), "label": npy("q", (128,), labels)})
     ckpt = os.path.join(WORK, "ckpt")
     train(bundle, os.path.join(WORK, "g.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
@@ -221,7 +221,7 @@ def bad_inputs():
     write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
                       "label": npy("q", (128,), [12] * 128)})
     out = run_fails_on_device(amp_run, bundle, "--data=" + wrong, "--steps=1")
-    check("label 12 at position [0] is out of range [0, 10)" in out and "mlp.mlir:21:" in out,
+    check("label 12 at position [0] is out of range [0, 10)" in out and "mlp.mlir:20:" in out,
           "an out-of-range label names itself and the loss op's source line")
 
     good = os.path.join(WORK, "good.npz")

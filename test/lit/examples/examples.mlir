@@ -8,8 +8,8 @@
 
 // MLP-CHECK-LABEL: func.func @mlp(
 // MLP-CHECK-SAME: -> (tensor<f32>, tensor<128x10xf32>)
-// MLP-CHECK-COUNT-3: amp.matmul
-// MLP-CHECK: %[[LOGITS:.*]] = amp.add %{{.*}}, %{{.*}} : tensor<128x10xf32>, tensor<10xf32>
+// MLP-CHECK-COUNT-2: amp.linear
+// MLP-CHECK: %[[LOGITS:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x256xf32>, tensor<256x10xf32>, tensor<10xf32>
 // MLP-CHECK: %[[LOSS:.*]] = amp.cross_entropy %[[LOGITS]], %{{.*}} : tensor<128x10xf32>, tensor<128xi64>
 // MLP-CHECK: return %[[LOSS]], %[[LOGITS]] : tensor<f32>, tensor<128x10xf32>
 
@@ -24,7 +24,8 @@
 // LM-CHECK-SAME: -> (tensor<f32>, tensor<256x64xf32>)
 // LM-CHECK: %[[E:.*]] = amp.embedding %[[TOK]][%[[IDS]]] : tensor<64x64xf32>, tensor<8x32xi64>
 // LM-CHECK: %[[X0:.*]] = amp.add %[[E]], %[[POS]] : tensor<8x32x64xf32>, tensor<32x64xf32>
-// LM-CHECK: amp.layer_norm %[[X0]] weight(
+// LM-CHECK: %[[H1:.*]] = amp.layer_norm %[[X0]] weight(
+// LM-CHECK: amp.linear %[[H1]], %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
 // LM-CHECK: amp.reshape %{{.*}} : tensor<8x32x64xf32> -> tensor<8x32x4x16xf32>
 // LM-CHECK: amp.transpose %{{.*}} permutation = [0, 2, 1, 3] : tensor<8x32x4x16xf32>
 // LM-CHECK: %[[S:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_b : tensor<8x4x32x16xf32>, tensor<8x4x32x16xf32>
@@ -34,16 +35,22 @@
 // LM-CHECK: %[[M:.*]] = amp.select %[[MASK]], %[[SC]], %{{.*}} : tensor<32x32xi1>, tensor<8x4x32x32xf32>, tensor<f32>
 // LM-CHECK: %[[P:.*]] = amp.softmax %[[M]] axis = 3 : tensor<8x4x32x32xf32>
 // LM-CHECK: amp.matmul %[[P]], %{{.*}} : tensor<8x4x32x32xf32>, tensor<8x4x32x16xf32>
-// LM-CHECK: amp.reshape %{{.*}} : tensor<8x32x4x16xf32> -> tensor<8x32x64xf32>
-// LM-CHECK: amp.gelu %{{.*}} approximate = "tanh" : tensor<8x32x256xf32>
+// LM-CHECK: %[[CTX:.*]] = amp.reshape %{{.*}} : tensor<8x32x4x16xf32> -> tensor<8x32x64xf32>
+// LM-CHECK: amp.linear %[[CTX]], %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>, tensor<64xf32>
+// LM-CHECK: %[[F1:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
+// LM-CHECK: amp.gelu %[[F1]] approximate = "tanh" : tensor<8x32x256xf32>
+// LM-CHECK: amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x256xf32>, tensor<256x64xf32>, tensor<64xf32>
+// LM-CHECK: amp.linear %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
 // LM-CHECK: %[[LOGITS:.*]] = amp.reshape %{{.*}} : tensor<8x32x64xf32> -> tensor<256x64xf32>
 // LM-CHECK: %[[LOSS:.*]] = amp.cross_entropy %[[LOGITS]], %[[LABELS]] : tensor<256x64xf32>, tensor<256xi64>
 // LM-CHECK: return %[[LOSS]], %[[LOGITS]] : tensor<f32>, tensor<256x64xf32>
 
 // The inferred result types along the attention path.
 // LM-TYPES-CHECK: "amp.embedding"{{.*}} -> tensor<8x32x64xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x64xf32>) -> tensor<8x32x64xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}}<{transpose_b}> : (tensor<8x4x32x16xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.compare"{{.*}} -> tensor<32x32xi1>
 // LM-TYPES-CHECK: "amp.select"{{.*}} -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}} : (tensor<8x4x32x32xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x16xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
 // LM-TYPES-CHECK: "amp.cross_entropy"{{.*}} -> tensor<f32>

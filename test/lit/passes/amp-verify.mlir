@@ -183,3 +183,22 @@ func.func @model(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}) -> tens
   %l = amp.mse_loss %s32, %x : tensor<4xf32>, tensor<4xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Rule 2 for backward ops: judged by the forward op they differentiate. The bias gradient of a
+// bf16 amp.linear (lower_precision_fp) may be a bf16 reduce_sum; a bf16 backward op of amp.exp
+// (fp32) may not.
+func.func @model(%x: tensor<4x4xf32> {amp.role = "input", amp.name = "x"}) -> tensor<f32> {
+  %xh = amp.cast %x : tensor<4x4xf32> to tensor<4x4xbf16>
+  %db = amp.reduce_sum %xh dims = [0] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<4x4xbf16>
+  // expected-error @+1 {{amp-verify: 'amp.mul' (backward of 'amp.exp') runs in bf16 but the 'pytorch' policy puts 'amp.exp' in fp32 (f32)}}
+  %de = amp.mul %db, %db {amp.precision = "bf16", amp.reason = "backward of amp.exp"} : tensor<4xbf16>, tensor<4xbf16>
+  // An op named by its own reason is still judged as itself.
+  // expected-error @+1 {{amp-verify: 'amp.reduce_sum' runs in bf16 but the 'pytorch' policy puts it in fp32_set_opt_dtype (f32)}}
+  %s = amp.reduce_sum %de dims = [0] keepdim {amp.precision = "bf16", amp.reason = "backward of amp.nothing"} : tensor<4xbf16>
+  %s32 = amp.cast %s : tensor<1xbf16> to tensor<1xf32>
+  %t = amp.constant dense<1.0> : tensor<1xf32>
+  %l = amp.mse_loss %s32, %t : tensor<1xf32>, tensor<1xf32>
+  return %l : tensor<f32>
+}

@@ -19,10 +19,9 @@
 // MLP-CHECK-SAME: {amp.name = "image", amp.role = "input"}
 // MLP-CHECK-SAME: {amp.init = #amp.init<kaiming_uniform, seed = 1>, amp.name = "fc1.weight", amp.role = "param"}
 // MLP-CHECK-SAME: -> (tensor<f32>, tensor<128x10xf32>)
-// MLP-CHECK: %[[H1:.*]] = amp.matmul %{{.*}}, %{{.*}} : tensor<128x784xf32>, tensor<784x256xf32>
-// MLP-CHECK: %[[B1:.*]] = amp.add %[[H1]], %{{.*}} : tensor<128x256xf32>, tensor<256xf32>
-// MLP-CHECK: amp.relu %[[B1]] : tensor<128x256xf32>
-// MLP-CHECK: %[[LOGITS:.*]] = amp.add %{{.*}}, %{{.*}} : tensor<128x10xf32>, tensor<10xf32>
+// MLP-CHECK: %[[H1:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x784xf32>, tensor<784x256xf32>, tensor<256xf32>
+// MLP-CHECK: amp.relu %[[H1]] : tensor<128x256xf32>
+// MLP-CHECK: %[[LOGITS:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x256xf32>, tensor<256x10xf32>, tensor<10xf32>
 // MLP-CHECK: %[[LOSS:.*]] = amp.cross_entropy %[[LOGITS]], %{{.*}} : tensor<128x10xf32>, tensor<128xi64>
 // MLP-CHECK: return %[[LOSS]], %[[LOGITS]] : tensor<f32>, tensor<128x10xf32>
 

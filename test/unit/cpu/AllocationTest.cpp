@@ -55,25 +55,32 @@ long countAllocations(const std::function<void()>& body) {
   return gAllocations.load() - before;
 }
 
-// oneDNN's allocations in one execute of each of the entry's GEMMs: a bare Gemm with the step's
-// desc, warmed up, then counted.
+// oneDNN's allocations in one execute of each of the entry's GEMMs (amp.matmul, and amp.linear
+// with its bias epilogue): a bare Gemm with the step's desc, warmed up, then counted.
 long gemmAllocationsPerCall(const Plan& p, const EntryPoint& entry, int64_t* gemms) {
   long total = 0;
   *gemms = 0;
   for (const PlanStep& s : entry.steps) {
-    if (s.op != "amp.matmul") continue;
+    if (s.op != "amp.matmul" && s.op != "amp.linear") continue;
     const BufferDesc &a = p.buffers[s.operands[0]], &b = p.buffers[s.operands[1]];
     cpu::GemmDesc desc{a.dtype, a.shape, b.shape};
-    desc.transA = s.attrs.getBool(s.op, "transpose_a", false).value_or(false);
-    desc.transB = s.attrs.getBool(s.op, "transpose_b", false).value_or(false);
+    if (s.op == "amp.matmul") {
+      desc.transA = s.attrs.getBool(s.op, "transpose_a", false).value_or(false);
+      desc.transB = s.attrs.getBool(s.op, "transpose_b", false).value_or(false);
+    } else {
+      desc.transB = s.attrs.getBool(s.op, "transpose_w", true).value_or(true);
+      desc.bias = s.operands.size() == 3;
+    }
     auto gemm = cpu::Gemm::create(desc, cpu::CpuFeatures::host());
     EXPECT_TRUE(gemm.ok()) << gemm.status();
     if (!gemm.ok()) continue;
-    Tensor ta(desc.dtype, desc.a), tb(desc.dtype, desc.b), tc(desc.dtype, (*gemm)->resultShape());
+    const int64_t n = (*gemm)->resultShape().back();
+    Tensor ta(desc.dtype, desc.a), tb(desc.dtype, desc.b), tc(desc.dtype, (*gemm)->resultShape()), bias(desc.dtype, {n});
+    const void* biasData = desc.bias ? bias.data() : nullptr;
     std::vector<uint8_t> scratch((*gemm)->scratchBytes() + 64);
     void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
-    (*gemm)->run(ta.data(), tb.data(), tc.data(), aligned);
-    total += countAllocations([&] { (*gemm)->run(ta.data(), tb.data(), tc.data(), aligned); });
+    (*gemm)->run(ta.data(), tb.data(), biasData, tc.data(), aligned);
+    total += countAllocations([&] { (*gemm)->run(ta.data(), tb.data(), biasData, tc.data(), aligned); });
     ++*gemms;
   }
   return total;
