@@ -88,6 +88,7 @@ class CpuEntry final : public PreparedEntry {
       std::unique_ptr<CpuStep> prepared;
       for (auto factory : {makeFusedStep, makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep, makeLinearStep,
                            makeNormStep, makeEmbeddingStep, makeShapeStep, makeGradStep,
+                           makePoolStep, makeConvStep, makeGeneralStep,
                            makeLayoutStep}) {
         auto made = factory(c);
         if (!made.ok())

@@ -67,6 +67,12 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c)
 absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c);
 // gelu_grad, mse_loss (CpuGrad.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c);
+// max/avg pooling and their gradients (CpuPool.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makePoolStep(const StepContext& c);
+// conv2d, conv2d_grad_input, conv2d_grad_weight (CpuConv.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c);
+// reduce over any dims and f8, integer/f8 compare, scalar transpose (CpuGeneral.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralStep(const StepContext& c);
 
 // Runs body(begin, end) over [0, n) split across the OpenMP threads when n is large enough to
 // pay for the fork; otherwise on the calling thread.

@@ -252,5 +252,125 @@ TEST(CpuMoreParity, Concat) {
   expectParity("amp.concat", {{DType::F32, {1000, 33}}, {DType::F32, {1000, 64}}}, {{DType::F32, {1000, 97}}}, axisAttr(1));
 }
 
+
+AttrMap poolAttrs(std::vector<int64_t> k, std::vector<int64_t> stride, std::vector<int64_t> pad) {
+  return {{"kernel", std::move(k)}, {"stride", std::move(stride)}, {"padding", std::move(pad)}};
+}
+
+TEST(CpuMoreParity, PoolingAndItsGradients) {
+  struct Case {
+    Shape x, y;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 9, 11}, {2, 3, 4, 5}, poolAttrs({2, 2}, {2, 2}, {0, 0})},
+      {{2, 3, 9, 11}, {2, 3, 5, 6}, poolAttrs({3, 3}, {2, 2}, {1, 1})},   // padding, overlapping windows
+      {{1, 2, 7, 7}, {1, 2, 7, 7}, poolAttrs({3, 3}, {1, 1}, {1, 1})},    // stride 1: heavy overlap
+      {{1, 1, 5, 8}, {1, 1, 2, 4}, poolAttrs({2, 3}, {3, 2}, {0, 1})},    // rectangular, stride > kernel
+      {{16, 8, 28, 28}, {16, 8, 14, 14}, poolAttrs({2, 2}, {2, 2}, {0, 0})},  // many planes: threads
+  };
+  for (const Case& c : cases)
+    for (DType t : kAllFloats) {
+      expectParity("amp.max_pool2d", {{t, c.x}}, {{t, c.y}}, c.attrs);
+      expectParity("amp.avg_pool2d", {{t, c.x}}, {{t, c.y}}, c.attrs);
+      expectParity("amp.max_pool2d_grad", {{t, c.x}, {t, c.y}}, {{t, c.x}}, c.attrs);
+      expectParity("amp.avg_pool2d_grad", {{t, c.y}}, {{t, c.x}}, c.attrs);
+    }
+  // Ties, NaN in a window (the last NaN takes the gradient), all -inf windows.
+  Operand ties{DType::F32, {1, 1, 4, 4}, {1.0, 1.0, NAN, 2.0, -INFINITY, -INFINITY, 2.0, NAN}};
+  expectParity("amp.max_pool2d", {ties}, {{DType::F32, {1, 1, 2, 2}}}, poolAttrs({2, 2}, {2, 2}, {0, 0}));
+  expectParity("amp.max_pool2d_grad", {ties, {DType::F32, {1, 1, 3, 3}}}, {{DType::F32, {1, 1, 4, 4}}},
+               poolAttrs({2, 2}, {1, 1}, {0, 0}));
+  Operand ninf{DType::BF16, {1, 2, 4, 4}, {-INFINITY}};
+  expectParity("amp.max_pool2d_grad", {ninf, {DType::BF16, {1, 2, 5, 5}}}, {{DType::BF16, {1, 2, 4, 4}}},
+               poolAttrs({2, 2}, {1, 1}, {1, 1}));
+  // The gradients' stride defaults to the kernel.
+  AttrMap noStride{{"kernel", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{0, 0}}};
+  expectParity("amp.max_pool2d_grad", {{DType::F16, {2, 3, 6, 6}}, {DType::F16, {2, 3, 3, 3}}}, {{DType::F16, {2, 3, 6, 6}}},
+               noStride);
+  expectParity("amp.avg_pool2d_grad", {{DType::F16, {2, 3, 3, 3}}}, {{DType::F16, {2, 3, 6, 6}}}, noStride);
+}
+
+AttrMap convAttrs(std::vector<int64_t> stride, std::vector<int64_t> pad, std::vector<int64_t> dil, int64_t groups) {
+  return {{"stride", std::move(stride)}, {"padding", std::move(pad)}, {"dilation", std::move(dil)}, {"groups", groups}};
+}
+
+// A conv sum that meets a NaN and an inf (inf - inf) is NaN on both devices, but which NaN an f32
+// add returns when both operands are NaN follows the compiler's operand order (the reference's
+// scalar loop and these vector lanes differ), so here NaN matches any NaN, as docs/numerics.md
+// allows; every other value, and where the NaNs are, must be identical.
+void expectConvParity(const std::string& op, const std::vector<Operand>& operands,
+                      const std::vector<std::pair<DType, Shape>>& results, const AttrMap& attrs) {
+  expectParity(op, operands, results, attrs, true, 1, 0, /*anyNan=*/true);
+}
+
+TEST(CpuMoreParity, Conv2dAndItsGradients) {
+  struct Case {
+    Shape x, w, y;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 9, 11}, {4, 3, 3, 3}, {2, 4, 7, 9}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1)},
+      {{2, 3, 9, 11}, {4, 3, 3, 3}, {2, 4, 9, 11}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1)},    // same padding
+      {{2, 4, 9, 11}, {6, 2, 3, 2}, {2, 6, 5, 6}, convAttrs({2, 2}, {1, 1}, {1, 1}, 2)},    // stride 2, groups
+      {{1, 2, 10, 9}, {3, 2, 3, 3}, {1, 3, 5, 3}, convAttrs({2, 3}, {2, 1}, {2, 2}, 1)},    // dilation
+      {{1, 4, 6, 6}, {4, 1, 3, 3}, {1, 4, 6, 6}, convAttrs({1, 1}, {1, 1}, {1, 1}, 4)},     // depthwise
+      {{2, 3, 5, 5}, {5, 3, 1, 1}, {2, 5, 5, 5}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1)},     // 1x1
+      {{1, 1, 4, 4}, {2, 1, 5, 5}, {1, 2, 4, 4}, convAttrs({1, 1}, {2, 2}, {1, 1}, 1)},     // kernel > input
+      {{8, 16, 28, 28}, {32, 16, 3, 3}, {8, 32, 28, 28}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1)},  // threads
+  };
+  for (const Case& c : cases)
+    for (DType t : kFloats) {
+      const Shape bias{c.w[0]};
+      expectConvParity("amp.conv2d", {{t, c.x}, {t, c.w}}, {{t, c.y}}, c.attrs);
+      expectConvParity("amp.conv2d", {{t, c.x}, {t, c.w}, {t, bias}}, {{t, c.y}}, c.attrs);
+      expectConvParity("amp.conv2d_grad_input", {{t, c.y}, {t, c.w}}, {{t, c.x}}, c.attrs);
+      expectConvParity("amp.conv2d_grad_weight", {{t, c.x}, {t, c.y}}, {{t, c.w}}, c.attrs);
+    }
+  // f8 operands, and non-finite weights and grads meeting the zero padding (0 * inf = NaN).
+  const Case& small = cases[1];
+  for (DType t : {DType::F8E4M3FN, DType::F8E5M2}) {
+    expectConvParity("amp.conv2d", {{t, small.x}, {t, small.w}}, {{t, small.y}}, small.attrs);
+    expectConvParity("amp.conv2d_grad_weight", {{t, small.x}, {t, small.y}}, {{t, small.w}}, small.attrs);
+  }
+  Operand infW{DType::F32, small.w, {0.5, INFINITY, -1.0, 2.0, -INFINITY}};
+  expectConvParity("amp.conv2d", {{DType::F32, small.x, {1.0, 2.0, -3.0}}, infW}, {{DType::F32, small.y}}, small.attrs);
+  Operand infDy{DType::F32, small.y, {0.5, INFINITY, -1.0, 2.0, 3.0, 1.0, -2.0}};
+  expectConvParity("amp.conv2d_grad_weight", {{DType::F32, small.x, {1.0, 2.0, -3.0}}, infDy}, {{DType::F32, small.w}},
+               small.attrs);
+  expectConvParity("amp.conv2d_grad_input", {infDy, {DType::F32, small.w}}, {{DType::F32, small.x}}, small.attrs);
+}
+
+TEST(CpuMoreParity, ReductionsOverAnyDims) {
+  for (DType t : kAllFloats)
+    for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"}) {
+      expectParity(op, {{t, {6, 7, 30}}}, {{t, {7}}}, {{"dims", std::vector<int64_t>{0, 2}}, {"keepdim", false}});
+      expectParity(op, {{t, {4, 5, 6, 7}}}, {{t, {1, 5, 1, 7}}}, {{"dims", std::vector<int64_t>{0, 2}}, {"keepdim", true}});
+      expectParity(op, {{t, {4, 5, 6, 7}}}, {{t, {4, 6}}}, {{"dims", std::vector<int64_t>{1, 3}}, {"keepdim", false}});
+      expectParity(op, {{t, {6, 7}}}, {{t, {6, 7}}}, {{"dims", std::vector<int64_t>{}}, {"keepdim", false}});
+    }
+  for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"}) {
+    expectParity(op, {{DType::F8E4M3FN, {128, 33}}}, {{DType::F8E4M3FN, {33}}}, {{"dims", std::vector<int64_t>{0}}});
+    expectParity(op, {{DType::F32, {64, 3, 300}}}, {{DType::F32, {3}}}, {{"dims", std::vector<int64_t>{0, 2}}});
+  }
+  expectParity("amp.reduce_sum", {{DType::F32, {3, 0, 4}}}, {{DType::F32, {4}}}, {{"dims", std::vector<int64_t>{0, 1}}});
+  expectParity("amp.reduce_mean", {{DType::BF16, {3, 0, 4}}}, {{DType::BF16, {0}}}, {{"dims", std::vector<int64_t>{0, 2}}});
+}
+
+TEST(CpuMoreParity, CompareOnIntegersBoolsAndF8) {
+  for (DType t : {DType::I64, DType::I32, DType::Bool, DType::U8, DType::F8E4M3FN, DType::F8E5M2})
+    for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+      expectParity("amp.compare", {{t, {33, 70}}, {t, {33, 70}}}, {{DType::Bool, {33, 70}}}, {{"predicate", std::string(pred)}});
+      expectParity("amp.compare", {{t, {4, 1, 5}}, {t, {3, 1}}}, {{DType::Bool, {4, 3, 5}}}, {{"predicate", std::string(pred)}});
+    }
+  expectParity("amp.compare", {{DType::I64, {300, 257}}, {DType::I64, {}, {4}}}, {{DType::Bool, {300, 257}}},
+               {{"predicate", std::string("le")}});
+}
+
+TEST(CpuMoreParity, ScalarTranspose) {
+  for (DType t : {DType::F32, DType::BF16, DType::I64})
+    expectParity("amp.transpose", {{t, {}}}, {{t, {}}}, {{"permutation", std::vector<int64_t>{}}});
+}
+
 }  // namespace
 }  // namespace amp::rt

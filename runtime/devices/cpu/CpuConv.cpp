@@ -1,0 +1,284 @@
+// conv2d and its two gradients on the cpu device (NCHW, OIHW weights, groups, stride, padding,
+// dilation), bit for bit the reference (docs/reference-executor.md, "Linear algebra" and
+// "Gradient ops"). The summation order of every output element is the reference's; the loops are
+// reordered so that the lanes of a vector are different output elements, each still accumulating
+// its own terms in the documented order:
+// - conv2d: one output row (n, o, oh) at a time, lanes over ow, terms over (ci, kh, kw), padded
+//   taps contributing fl(0 * w), bias last.
+// - conv2d_grad_input: one input row (n, c, ih), lanes over iw, terms over (o in group, kh, kw) for
+//   the taps that exist.
+// - conv2d_grad_weight: one (o, ci) slice of the weight, lanes over (kh, kw), terms over
+//   (n, oh, ow), padded taps contributing fl(0 * dy).
+// Adding fl(0 * v) for a finite v adds a signed zero to an accumulator that started at +0 and can
+// therefore never be -0, which changes nothing; those adds are skipped, the non-finite ones are
+// kept (0 * inf is NaN). Operands that are not f32 are widened once per call into scratch sized at
+// prepare. Rows (or weight slices) are split across threads.
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuKernelUtil.h"
+#include "runtime/devices/cpu/CpuStep.h"
+
+namespace amp::rt::cpu {
+namespace {
+
+constexpr int64_t kWork = 16384;
+
+struct ConvGeom {
+  int64_t n, c, h, w;       // input
+  int64_t o, cg, kh, kw;    // weight [O, C/groups, KH, KW]
+  int64_t oh, ow, og;       // output spatial size, output channels per group
+  int64_t sh, sw, ph, pw, dh, dw;
+};
+
+enum class ConvKind { Forward, GradInput, GradWeight };
+
+// An operand as f32: the buffer itself when it is f32, else widened into `buf` (parallel).
+const float* widenAll(DType t, const uint8_t* p, int64_t n, std::vector<float>& buf) {
+  if (t == DType::F32) return reinterpret_cast<const float*>(p);
+  float* out = buf.data();
+  parallelFor(n, 65536, [&](int64_t b, int64_t e) { convertBuffer(t, p + b * dtypeSize(t), DType::F32, out + b, e - b); });
+  return out;
+}
+
+class ConvStep final : public CpuStep {
+ public:
+  // Forward: a = x, b = w, bias (or -1) -> y. GradInput: a = dy, b = w -> dx. GradWeight: a = x,
+  // b = dy -> dw.
+  ConvStep(ConvKind kind, ConvGeom g, DType dtype, int32_t a, int32_t b, int32_t bias, int32_t out)
+      : kind_(kind), g_(g), dtype_(dtype), a_(a), b_(b), bias_(bias), out_(out) {
+    const int64_t x = g_.n * g_.c * g_.h * g_.w, w = g_.o * g_.cg * g_.kh * g_.kw, y = g_.n * g_.o * g_.oh * g_.ow;
+    const int64_t aN = kind_ == ConvKind::GradInput ? y : x;
+    const int64_t bN = kind_ == ConvKind::GradWeight ? y : w;
+    outN_ = kind_ == ConvKind::Forward ? y : kind_ == ConvKind::GradInput ? x : w;
+    if (dtype_ != DType::F32) {
+      abuf_.assign(static_cast<size_t>(aN + 1), 0.0f);
+      bbuf_.assign(static_cast<size_t>(bN + 1), 0.0f);
+      if (bias_ >= 0) biasBuf_.assign(static_cast<size_t>(g_.o + 1), 0.0f);
+      outBuf_.assign(static_cast<size_t>(outN_ + 1), 0.0f);
+    }
+    aN_ = aN;
+    bN_ = bN;
+  }
+  int64_t scratchBytes() const override {
+    return static_cast<int64_t>((abuf_.size() + bbuf_.size() + biasBuf_.size() + outBuf_.size()) * sizeof(float));
+  }
+
+  absl::Status run(BufferPtrs ptr) override {
+    const float* a = widenAll(dtype_, ptr[a_], aN_, abuf_);
+    const float* b = widenAll(dtype_, ptr[b_], bN_, bbuf_);
+    const float* bias = bias_ >= 0 ? widenAll(dtype_, ptr[bias_], g_.o, biasBuf_) : nullptr;
+    float* out = dtype_ == DType::F32 ? reinterpret_cast<float*>(ptr[out_]) : outBuf_.data();
+    switch (kind_) {
+      case ConvKind::Forward: forward(a, b, bias, out); break;
+      case ConvKind::GradInput: gradInput(a, b, out); break;
+      case ConvKind::GradWeight: gradWeight(a, b, out); break;
+    }
+    if (dtype_ != DType::F32) {
+      uint8_t* dst = ptr[out_];
+      parallelFor(outN_, 65536, [&](int64_t s, int64_t e) { narrowRun(out + s, dtype_, dst, s, e - s); });
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  void forward(const float* x, const float* w, const float* bias, float* y) const {
+    const ConvGeom& g = g_;
+    const int64_t rows = g.n * g.o * g.oh;
+    const int64_t rowWork = std::max<int64_t>(1, g.ow * g.cg * g.kh * g.kw);
+    parallelFor(rows, std::max<int64_t>(1, kWork / rowWork), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t oh = r % g.oh, o = (r / g.oh) % g.o, n = r / (g.oh * g.o);
+        const int64_t grp = o / g.og;
+        float* acc = y + r * g.ow;  // y[n, o, oh, :]
+        for (int64_t j = 0; j < g.ow; ++j) acc[j] = 0.0f;
+        for (int64_t ci = 0; ci < g.cg; ++ci) {
+          const float* xc = x + (n * g.c + grp * g.cg + ci) * g.h * g.w;
+          for (int64_t kh = 0; kh < g.kh; ++kh) {
+            const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+            const bool rowInside = ih >= 0 && ih < g.h;
+            for (int64_t kw = 0; kw < g.kw; ++kw) {
+              const float wv = w[((o * g.cg + ci) * g.kh + kh) * g.kw + kw];
+              const bool finite = std::isfinite(wv);
+              const float zero = 0.0f * wv;
+              if (!rowInside) {
+                if (!finite)
+                  for (int64_t j = 0; j < g.ow; ++j) acc[j] += zero;
+                continue;
+              }
+              // ow with iw = ow * sw - pw + kw * dw inside [0, W).
+              const int64_t off = kw * g.dw - g.pw;
+              int64_t lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+              int64_t hi = g.w - 1 - off < 0 ? 0 : (g.w - 1 - off) / g.sw + 1;
+              lo = std::min(lo, g.ow);
+              hi = std::max(lo, std::min(hi, g.ow));
+              if (!finite) {
+                for (int64_t j = 0; j < lo; ++j) acc[j] += zero;
+                for (int64_t j = hi; j < g.ow; ++j) acc[j] += zero;
+              }
+              const float* xr = xc + ih * g.w;
+              if (g.sw == 1) {
+                for (int64_t j = lo; j < hi; ++j) acc[j] += xr[j + off] * wv;
+              } else {
+                for (int64_t j = lo; j < hi; ++j) acc[j] += xr[j * g.sw + off] * wv;
+              }
+            }
+          }
+        }
+        if (bias)
+          for (int64_t j = 0; j < g.ow; ++j) acc[j] += bias[o];  // bias last, like a GEMM epilogue
+      }
+    });
+  }
+
+  void gradInput(const float* dy, const float* w, float* dx) const {
+    const ConvGeom& g = g_;
+    const int64_t rows = g.n * g.c * g.h;
+    const int64_t rowWork = std::max<int64_t>(1, g.w * g.og * g.kh * g.kw);
+    parallelFor(rows, std::max<int64_t>(1, kWork / rowWork), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t ih = r % g.h, ch = (r / g.h) % g.c, n = r / (g.h * g.c);
+        const int64_t grp = ch / g.cg, ci = ch % g.cg;
+        float* acc = dx + r * g.w;  // dx[n, ch, ih, :]
+        for (int64_t j = 0; j < g.w; ++j) acc[j] = 0.0f;
+        for (int64_t o = grp * g.og; o < (grp + 1) * g.og; ++o)
+          for (int64_t kh = 0; kh < g.kh; ++kh) {
+            const int64_t th = ih + g.ph - kh * g.dh;
+            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.oh) continue;
+            const float* dyr = dy + ((n * g.o + o) * g.oh + th / g.sh) * g.ow;
+            for (int64_t kw = 0; kw < g.kw; ++kw) {
+              const float wv = w[((o * g.cg + ci) * g.kh + kh) * g.kw + kw];
+              // iw with tw = iw + pw - kw * dw >= 0, tw % sw == 0 and tw / sw < OW.
+              const int64_t shift = kw * g.dw - g.pw;  // iw = ow * sw + shift
+              int64_t owLo = shift >= 0 ? 0 : (-shift + g.sw - 1) / g.sw;
+              int64_t owHi = g.w - 1 - shift < 0 ? 0 : (g.w - 1 - shift) / g.sw + 1;
+              owHi = std::min(owHi, g.ow);
+              if (g.sw == 1) {
+                for (int64_t j = owLo; j < owHi; ++j) acc[j + shift] += dyr[j] * wv;
+              } else {
+                for (int64_t j = owLo; j < owHi; ++j) acc[j * g.sw + shift] += dyr[j] * wv;
+              }
+            }
+          }
+      }
+    });
+  }
+
+  void gradWeight(const float* x, const float* dy, float* dw) const {
+    const ConvGeom& g = g_;
+    const int64_t slices = g.o * g.cg, k = g.kh * g.kw;
+    const int64_t sliceWork = std::max<int64_t>(1, k * g.n * g.oh * g.ow);
+    parallelFor(slices, std::max<int64_t>(1, kWork / sliceWork), [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t o = s / g.cg, ci = s % g.cg, grp = o / g.og;
+        float* acc = dw + s * k;  // dw[o, ci, :, :]
+        for (int64_t j = 0; j < k; ++j) acc[j] = 0.0f;
+        for (int64_t n = 0; n < g.n; ++n) {
+          const float* xc = x + (n * g.c + grp * g.cg + ci) * g.h * g.w;
+          const float* dyc = dy + (n * g.o + o) * g.oh * g.ow;
+          for (int64_t oh = 0; oh < g.oh; ++oh)
+            for (int64_t ow = 0; ow < g.ow; ++ow) {
+              const float d = dyc[oh * g.ow + ow];
+              const bool finite = std::isfinite(d);
+              const float zero = 0.0f * d;
+              for (int64_t kh = 0; kh < g.kh; ++kh) {
+                const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+                float* a = acc + kh * g.kw;
+                if (ih < 0 || ih >= g.h) {
+                  if (!finite)
+                    for (int64_t kw = 0; kw < g.kw; ++kw) a[kw] += zero;
+                  continue;
+                }
+                const float* xr = xc + ih * g.w;
+                for (int64_t kw = 0; kw < g.kw; ++kw) {
+                  const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+                  if (iw >= 0 && iw < g.w) a[kw] += xr[iw] * d;
+                  else if (!finite) a[kw] += zero;
+                }
+              }
+            }
+        }
+      }
+    });
+  }
+
+  ConvKind kind_;
+  ConvGeom g_;
+  DType dtype_;
+  int32_t a_, b_, bias_, out_;
+  int64_t aN_ = 0, bN_ = 0, outN_ = 0;
+  std::vector<float> abuf_, bbuf_, biasBuf_, outBuf_;
+};
+
+absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* name, int64_t minValue) {
+  auto v = c.step.attrs.getInts(c.step.op, name);
+  if (!v.ok()) return v.status();
+  if (v->size() != 2) return c.error(absl::StrCat("attribute '", name, "' must have 2 entries"));
+  for (int64_t x : *v)
+    if (x < minValue) return c.error(absl::StrCat("attribute '", name, "' entries must be >= ", minValue));
+  return *v;
+}
+
+// The reference's checks (evalConv2d, checkConv) on x [N,C,H,W] and w [O,C/groups,KH,KW].
+absl::StatusOr<ConvGeom> convGeom(const StepContext& c, const Shape& xs, const Shape& ws, bool forward) {
+  auto stride = pairAttr(c, "stride", 1);
+  if (!stride.ok()) return stride.status();
+  auto pad = pairAttr(c, "padding", 0);
+  if (!pad.ok()) return pad.status();
+  auto dil = pairAttr(c, "dilation", 1);
+  if (!dil.ok()) return dil.status();
+  auto groups = c.step.attrs.getInt(c.step.op, "groups");
+  if (!groups.ok()) return groups.status();
+  if (xs.size() != 4 || ws.size() != 4) return c.error("input and weight must have rank 4");
+  const int64_t C = xs[1], O = ws[0];
+  if (*groups < 1 || C % *groups != 0 || O % *groups != 0 || ws[1] != C / *groups)
+    return c.error(absl::StrCat("groups = ", *groups, " does not fit input ", shapeToString(xs), " and weight ",
+                                shapeToString(ws)));
+  const int64_t spanH = xs[2] + 2 * (*pad)[0] - (*dil)[0] * (ws[2] - 1) - 1;
+  const int64_t spanW = xs[3] + 2 * (*pad)[1] - (*dil)[1] * (ws[3] - 1) - 1;
+  if (spanH < 0 || spanW < 0 || (forward && (ws[2] < 1 || ws[3] < 1)))
+    return c.error(absl::StrCat("kernel does not fit the padded input ", shapeToString(xs)));
+  ConvGeom g;
+  g.n = xs[0], g.c = C, g.h = xs[2], g.w = xs[3];
+  g.o = O, g.cg = ws[1], g.kh = ws[2], g.kw = ws[3];
+  g.oh = spanH / (*stride)[0] + 1, g.ow = spanW / (*stride)[1] + 1, g.og = O / *groups;
+  g.sh = (*stride)[0], g.sw = (*stride)[1], g.ph = (*pad)[0], g.pw = (*pad)[1], g.dh = (*dil)[0], g.dw = (*dil)[1];
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c) {
+  const std::string& op = c.step.op;
+  ConvKind kind;
+  if (op == "amp.conv2d") kind = ConvKind::Forward;
+  else if (op == "amp.conv2d_grad_input") kind = ConvKind::GradInput;
+  else if (op == "amp.conv2d_grad_weight") kind = ConvKind::GradWeight;
+  else return nullptr;
+  const size_t nOps = c.step.operands.size();
+  if ((kind == ConvKind::Forward ? (nOps < 2 || nOps > 3) : nOps != 2) || c.step.results.size() != 1)
+    return c.error("wrong number of operands or results");
+  const BufferDesc &a = c.operand(0), &b = c.operand(1), &out = c.result(0);
+  const DType t = a.dtype;
+  if (!isKernelFloat(t)) return c.error("operand 0 must have a float element type");
+  for (size_t i = 1; i < nOps; ++i)
+    if (c.operand(i).dtype != t) return c.error("operands must have the same element type");
+  if (out.dtype != t) return c.error("the result must have the operands' element type");
+  const Shape& xs = kind == ConvKind::GradInput ? out.shape : a.shape;
+  const Shape& ws = kind == ConvKind::GradWeight ? out.shape : b.shape;
+  auto g = convGeom(c, xs, ws, kind == ConvKind::Forward);
+  if (!g.ok()) return g.status();
+  const Shape ys{g->n, g->o, g->oh, g->ow};
+  if (kind == ConvKind::Forward) {
+    if (nOps == 3 && c.operand(2).shape != Shape{g->o}) return c.error(absl::StrCat("bias must have shape [", g->o, "]"));
+    if (out.shape != ys) return c.error(absl::StrCat("the result must have shape ", shapeToString(ys)));
+  } else {
+    const Shape& dys = kind == ConvKind::GradInput ? a.shape : b.shape;
+    if (dys != ys) return c.error(absl::StrCat("grad has shape ", shapeToString(dys), ", expected ", shapeToString(ys)));
+  }
+  return std::unique_ptr<CpuStep>(new ConvStep(kind, *g, t, c.step.operands[0], c.step.operands[1],
+                                               nOps == 3 ? c.step.operands[2] : -1, c.step.results[0]));
+}
+
+}  // namespace amp::rt::cpu
