@@ -5,7 +5,6 @@
 // says, within the GEMM bound of docs/cpu-device.md. No pass over the result of its own.
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
@@ -17,18 +16,19 @@ namespace {
 class LinearStep final : public CpuStep {
  public:
   LinearStep(std::unique_ptr<Gemm> gemm, int32_t x, int32_t w, int32_t bias, int32_t out)
-      : gemm_(std::move(gemm)), x_(x), w_(w), bias_(bias), out_(out), scratch_(gemm_->scratchBytes() + 64) {}
+      : gemm_(std::move(gemm)), x_(x), w_(w), bias_(bias), out_(out) {}
   absl::Status run(BufferPtrs ptr) override {
-    void* scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch_.data()) + 63) & ~uintptr_t{63});
-    gemm_->run(ptr[x_], ptr[w_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], scratch);
+    gemm_->run(ptr[x_], ptr[w_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], scratch_);
     return absl::OkStatus();
   }
-  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size()); }
+  // The GEMM's scratch (widened operands, oneDNN's scratchpad) is the entry's shared buffer.
+  int64_t sharedScratchBytes() const override { return static_cast<int64_t>(gemm_->scratchBytes()); }
+  void bindSharedScratch(uint8_t* scratch) override { scratch_ = scratch; }
 
  private:
   std::unique_ptr<Gemm> gemm_;
   int32_t x_, w_, bias_, out_;  // bias_ < 0: none
-  std::vector<uint8_t> scratch_;
+  uint8_t* scratch_ = nullptr;
 };
 
 }  // namespace
