@@ -11,8 +11,8 @@
 //   (n, oh, ow), padded taps contributing fl(0 * dy).
 // Adding fl(0 * v) for a finite v adds a signed zero to an accumulator that started at +0 and can
 // therefore never be -0, which changes nothing; those adds are skipped, the non-finite ones are
-// kept (0 * inf is NaN). Operands that are not f32 are widened once per call into scratch sized at
-// prepare. Rows (or weight slices) are split across threads.
+// kept (0 * inf is NaN). Operands that are not f32 are widened once per call into the entry's shared
+// scratch (sized at prepare). Rows (or weight slices) are split across threads.
 #include <cmath>
 #include <cstring>
 
@@ -34,10 +34,9 @@ struct ConvGeom {
 
 enum class ConvKind { Forward, GradInput, GradWeight };
 
-// An operand as f32: the buffer itself when it is f32, else widened into `buf` (parallel).
-const float* widenAll(DType t, const uint8_t* p, int64_t n, std::vector<float>& buf) {
+// An operand as f32: the buffer itself when it is f32, else widened into `out` (parallel).
+const float* widenAll(DType t, const uint8_t* p, int64_t n, float* out) {
   if (t == DType::F32) return reinterpret_cast<const float*>(p);
-  float* out = buf.data();
   parallelFor(n, 65536, [&](int64_t b, int64_t e) { convertBuffer(t, p + b * dtypeSize(t), DType::F32, out + b, e - b); });
   return out;
 }
@@ -53,23 +52,22 @@ class ConvStep final : public CpuStep {
     const int64_t bN = kind_ == ConvKind::GradWeight ? y : w;
     outN_ = kind_ == ConvKind::Forward ? y : kind_ == ConvKind::GradInput ? x : w;
     if (dtype_ != DType::F32) {
-      abuf_.assign(static_cast<size_t>(aN + 1), 0.0f);
-      bbuf_.assign(static_cast<size_t>(bN + 1), 0.0f);
-      if (bias_ >= 0) biasBuf_.assign(static_cast<size_t>(g_.o + 1), 0.0f);
-      outBuf_.assign(static_cast<size_t>(outN_ + 1), 0.0f);
+      abuf_ = shared_.reserve(aN);
+      bbuf_ = shared_.reserve(bN);
+      biasBuf_ = shared_.reserve(bias_ >= 0 ? g_.o : 0);
+      outBuf_ = shared_.reserve(outN_);
     }
     aN_ = aN;
     bN_ = bN;
   }
-  int64_t scratchBytes() const override {
-    return static_cast<int64_t>((abuf_.size() + bbuf_.size() + biasBuf_.size() + outBuf_.size()) * sizeof(float));
-  }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
-    const float* a = widenAll(dtype_, ptr[a_], aN_, abuf_);
-    const float* b = widenAll(dtype_, ptr[b_], bN_, bbuf_);
-    const float* bias = bias_ >= 0 ? widenAll(dtype_, ptr[bias_], g_.o, biasBuf_) : nullptr;
-    float* out = dtype_ == DType::F32 ? reinterpret_cast<float*>(ptr[out_]) : outBuf_.data();
+    const float* a = widenAll(dtype_, ptr[a_], aN_, shared_.at(abuf_));
+    const float* b = widenAll(dtype_, ptr[b_], bN_, shared_.at(bbuf_));
+    const float* bias = bias_ >= 0 ? widenAll(dtype_, ptr[bias_], g_.o, shared_.at(biasBuf_)) : nullptr;
+    float* out = dtype_ == DType::F32 ? reinterpret_cast<float*>(ptr[out_]) : shared_.at(outBuf_);
     switch (kind_) {
       case ConvKind::Forward: forward(a, b, bias, out); break;
       case ConvKind::GradInput: gradInput(a, b, out); break;
@@ -208,7 +206,8 @@ class ConvStep final : public CpuStep {
   DType dtype_;
   int32_t a_, b_, bias_, out_;
   int64_t aN_ = 0, bN_ = 0, outN_ = 0;
-  std::vector<float> abuf_, bbuf_, biasBuf_, outBuf_;
+  SharedFloats shared_;
+  int64_t abuf_ = 0, bbuf_ = 0, biasBuf_ = 0, outBuf_ = 0;  // widened operands and the f32 result
 };
 
 absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* name, int64_t minValue) {

@@ -68,12 +68,13 @@ class EmbeddingGradStep final : public CpuStep {
       : op_(std::move(op)), ids_(ids), dy_(dy), out_(out), idType_(idType), idShape_(std::move(idShape)),
         dtype_(dtype), v_(v), d_(d), n_(numElements(idShape_)) {
     slots_ = scratchSlots();
-    if (dtype_ != DType::F32) {
-      table_.assign(static_cast<size_t>(v_ * d_ + 1), 0.0f);
-      rows_.assign(static_cast<size_t>(slots_ * d_ + 1), 0.0f);
+    if (dtype_ != DType::F32) {  // an f32 result is its own accumulator
+      table_ = shared_.reserve(v_ * d_);
+      rows_ = shared_.reserve(slots_ * d_);
     }
   }
-  int64_t scratchBytes() const override { return static_cast<int64_t>((table_.size() + rows_.size()) * sizeof(float)); }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const uint8_t* ids = ptr[ids_];
@@ -81,12 +82,12 @@ class EmbeddingGradStep final : public CpuStep {
     const uint8_t* dy = ptr[dy_];
     uint8_t* out = ptr[out_];
     const bool f32 = dtype_ == DType::F32;
-    float* acc = f32 ? reinterpret_cast<float*>(out) : table_.data();
+    float* acc = f32 ? reinterpret_cast<float*>(out) : shared_.at(table_);
     // Work is ~n*d adds plus a scan of the ids per thread; split table rows only when it pays.
     const int64_t work = n_ * d_ + v_ * d_;
     const int64_t chunks = std::min<int64_t>(slots_, std::max<int64_t>(1, work / kWork));
     parallelChunks(v_, std::max<int64_t>(1, (v_ + chunks - 1) / chunks), slots_, [&](int slot, int64_t v0, int64_t v1) {
-      float* rowBuf = f32 ? nullptr : rows_.data() + slot * d_;
+      float* rowBuf = f32 ? nullptr : shared_.at(rows_) + slot * d_;
       std::memset(acc + v0 * d_, 0, static_cast<size_t>((v1 - v0) * d_) * sizeof(float));
       for (int64_t i = 0; i < n_; ++i) {  // ids in row-major order
         const int64_t id = loadId(idType_, ids, i);
@@ -108,7 +109,8 @@ class EmbeddingGradStep final : public CpuStep {
   DType dtype_;
   int64_t v_, d_, n_;
   int slots_ = 1;
-  std::vector<float> table_, rows_;
+  SharedFloats shared_;
+  int64_t table_ = 0, rows_ = 0;  // the f32 table; one widened dy row per slot
 };
 
 class DropoutStep final : public CpuStep {

@@ -52,6 +52,26 @@ inline void narrowRun(const float* y, DType t, uint8_t* base, int64_t i0, int64_
   convertBuffer(DType::F32, y, t, base + i0 * static_cast<int64_t>(dtypeSize(t)), n);
 }
 
+// Run-only f32 scratch of a step, carved out of the entry's shared scratch buffer (every step runs
+// alone, so the entry keeps one buffer sized for the largest request; CpuStep::sharedScratchBytes
+// and bindSharedScratch). Reserve at construction, bind before the first run.
+class SharedFloats {
+ public:
+  // Reserves n floats at a 64-byte aligned offset and returns that offset.
+  int64_t reserve(int64_t n) {
+    const int64_t off = total_;
+    total_ += (std::max<int64_t>(n, 0) + 15) / 16 * 16;
+    return off;
+  }
+  int64_t bytes() const { return total_ * static_cast<int64_t>(sizeof(float)); }
+  void bind(uint8_t* p) { base_ = reinterpret_cast<float*>(p); }
+  float* at(int64_t offset) const { return base_ + offset; }
+
+ private:
+  int64_t total_ = 0;
+  float* base_ = nullptr;
+};
+
 // An integer id/label of an i32 or i64 buffer.
 inline int64_t loadId(DType t, const uint8_t* base, int64_t i) {
   return t == DType::I64 ? reinterpret_cast<const int64_t*>(base)[i] : reinterpret_cast<const int32_t*>(base)[i];

@@ -31,9 +31,10 @@ class SoftmaxStep final : public CpuStep {
     tile_ = inner_ == 1 ? 1 : std::min<int64_t>(inner_, 64);
     slots_ = scratchSlots();
     per_ = 2 * len_ * tile_;
-    scratch_.assign(static_cast<size_t>(slots_ * per_ + 1), 0.0f);
+    scratch_ = shared_.reserve(slots_ * per_);
   }
-  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size() * sizeof(float)); }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const uint8_t* x = ptr[in_];
@@ -41,7 +42,7 @@ class SoftmaxStep final : public CpuStep {
     if (len_ == 0) return absl::OkStatus();
     if (inner_ == 1) {
       parallelChunks(outer_, std::max<int64_t>(1, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
-        float* xs = scratch_.data() + slot * per_;
+        float* xs = shared_.at(scratch_) + slot * per_;
         float* ys = xs + len_;
         for (int64_t r = r0; r < r1; ++r) {
           const float* xr = widenRun(dtype_, x, r * len_, len_, xs);
@@ -55,7 +56,7 @@ class SoftmaxStep final : public CpuStep {
     const int64_t tilesPerOuter = (inner_ + tile_ - 1) / tile_;
     parallelChunks(outer_ * tilesPerOuter, std::max<int64_t>(1, kWork / (len_ * tile_)), slots_,
                    [&](int slot, int64_t t0, int64_t t1) {
-                     float* xs = scratch_.data() + slot * per_;
+                     float* xs = shared_.at(scratch_) + slot * per_;
                      float* ys = xs + len_ * tile_;
                      for (int64_t t = t0; t < t1; ++t) {
                        const int64_t o = t / tilesPerOuter, i0 = (t % tilesPerOuter) * tile_;
@@ -77,7 +78,8 @@ class SoftmaxStep final : public CpuStep {
   bool log_;
   int64_t tile_ = 1, per_ = 0;
   int slots_ = 1;
-  std::vector<float> scratch_;
+  SharedFloats shared_;
+  int64_t scratch_ = 0;  // per slot: a widened tile and its result
 };
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool log) {
@@ -128,12 +130,6 @@ struct NormShape {
   double eps;
 };
 
-// Widens an affine operand (weight or bias, n elements) once per call: f32 operands are used in
-// place, others go through `buf` (sized n at prepare).
-inline const float* widenAffine(DType t, const uint8_t* p, int64_t n, std::vector<float>& buf) {
-  return widenRun(t, p, 0, n, buf.data());
-}
-
 // ---------------------------------------------------------------------------------------------
 // layer_norm / rms_norm forward
 
@@ -142,25 +138,24 @@ class NormStep final : public CpuStep {
   NormStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t b, int32_t y)
       : rms_(rms), s_(s), x_(x), w_(w), b_(b), y_(y) {
     slots_ = scratchSlots();
-    scratch_.assign(static_cast<size_t>(slots_ * 2 * s_.n + 1), 0.0f);
-    if (w_ >= 0) wbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
-    if (b_ >= 0) bbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+    scratch_ = shared_.reserve(slots_ * 2 * s_.n);
+    wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
+    bbuf_ = shared_.reserve(b_ >= 0 ? s_.n : 0);
   }
-  int64_t scratchBytes() const override {
-    return static_cast<int64_t>((scratch_.size() + wbuf_.size() + bbuf_.size()) * sizeof(float));
-  }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const int64_t n = s_.n;
     const float nf = static_cast<float>(n);
-    const float* w = w_ >= 0 ? widenAffine(s_.dtype, ptr[w_], n, wbuf_) : nullptr;
-    const float* b = b_ >= 0 ? widenAffine(s_.dtype, ptr[b_], n, bbuf_) : nullptr;
+    const float* w = w_ >= 0 ? widenRun(s_.dtype, ptr[w_], 0, n, shared_.at(wbuf_)) : nullptr;
+    const float* b = b_ >= 0 ? widenRun(s_.dtype, ptr[b_], 0, n, shared_.at(bbuf_)) : nullptr;
     const uint8_t* x = ptr[x_];
     uint8_t* y = ptr[y_];
     const bool f32 = s_.dtype == DType::F32;
     parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = scratch_.data() + slot * 2 * n;
+                     float* xs = shared_.at(scratch_) + slot * 2 * n;
                      float* ys = xs + n;
                      for (int64_t g = g0; g < g1; ++g) {
                        const float* xg = widenRun(s_.dtype, x, g * n, n, xs);
@@ -187,7 +182,8 @@ class NormStep final : public CpuStep {
   NormShape s_;
   int32_t x_, w_, b_, y_;
   int slots_ = 1;
-  std::vector<float> scratch_, wbuf_, bbuf_;
+  SharedFloats shared_;
+  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per-slot rows; the widened weight and bias
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -199,31 +195,31 @@ class NormGradStep final : public CpuStep {
   NormGradStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t dy, int32_t dx, int32_t dw, int32_t db)
       : rms_(rms), s_(s), x_(x), w_(w), dy_(dy), dx_(dx), dw_(dw), db_(db) {
     slots_ = scratchSlots();
-    scratch_.assign(static_cast<size_t>(slots_ * 5 * s_.n + 1), 0.0f);
-    if (w_ >= 0) wbuf_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
-    mean_.assign(static_cast<size_t>(s_.groups + 1), 0.0f);
-    rstd_.assign(static_cast<size_t>(s_.groups + 1), 0.0f);
-    dwAcc_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
-    dbAcc_.assign(static_cast<size_t>(s_.n + 1), 0.0f);
+    scratch_ = shared_.reserve(slots_ * 5 * s_.n);
+    wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
+    mean_ = shared_.reserve(s_.groups);
+    rstd_ = shared_.reserve(s_.groups);
+    dwAcc_ = shared_.reserve(s_.n);
+    dbAcc_ = shared_.reserve(s_.n);
   }
-  int64_t scratchBytes() const override {
-    return static_cast<int64_t>(
-        (scratch_.size() + wbuf_.size() + mean_.size() + rstd_.size() + dwAcc_.size() + dbAcc_.size()) * sizeof(float));
-  }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const int64_t n = s_.n;
     const float nf = static_cast<float>(n);
     const DType t = s_.dtype;
     const bool f32 = t == DType::F32;
-    const float* w = w_ >= 0 ? widenAffine(t, ptr[w_], n, wbuf_) : nullptr;
+    const float* w = w_ >= 0 ? widenRun(t, ptr[w_], 0, n, shared_.at(wbuf_)) : nullptr;
     const uint8_t* x = ptr[x_];
     const uint8_t* dy = ptr[dy_];
     uint8_t* dx = ptr[dx_];
+    float* meanBuf = shared_.at(mean_);
+    float* rstdBuf = shared_.at(rstd_);
     // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop).
     parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = scratch_.data() + slot * 5 * n;
+                     float* xs = shared_.at(scratch_) + slot * 5 * n;
                      float* dys = xs + n;
                      float* xhat = dys + n;
                      float* gs = xhat + n;
@@ -242,8 +238,8 @@ class NormGradStep final : public CpuStep {
                          rstd = st.rstd;
                          for (int64_t j = 0; j < n; ++j) xhat[j] = (xg[j] - mean) * rstd;
                        }
-                       mean_[grp] = mean;
-                       rstd_[grp] = rstd;
+                       meanBuf[grp] = mean;
+                       rstdBuf[grp] = rstd;
                        if (w) {
                          for (int64_t j = 0; j < n; ++j) gs[j] = dyg[j] * w[j];
                        } else {
@@ -270,15 +266,15 @@ class NormGradStep final : public CpuStep {
     const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
     parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
       const int64_t m = j1 - j0;
-      float* xs = scratch_.data() + slot * 5 * n;
+      float* xs = shared_.at(scratch_) + slot * 5 * n;
       float* dys = xs + m;
-      float* dwa = dwAcc_.data() + j0;
-      float* dba = dbAcc_.data() + j0;
+      float* dwa = shared_.at(dwAcc_) + j0;
+      float* dba = shared_.at(dbAcc_) + j0;
       for (int64_t j = 0; j < m; ++j) dwa[j] = dba[j] = 0.0f;
       for (int64_t grp = 0; grp < s_.groups; ++grp) {
         const float* xg = widenRun(t, x, grp * n + j0, m, xs);
         const float* dyg = widenRun(t, dy, grp * n + j0, m, dys);
-        const float mean = mean_[grp], rstd = rstd_[grp];
+        const float mean = meanBuf[grp], rstd = rstdBuf[grp];
         if (rms_) {
           for (int64_t j = 0; j < m; ++j) dwa[j] += dyg[j] * (xg[j] * rstd);
         } else {
@@ -299,7 +295,9 @@ class NormGradStep final : public CpuStep {
   NormShape s_;
   int32_t x_, w_, dy_, dx_, dw_, db_;
   int slots_ = 1;
-  std::vector<float> scratch_, wbuf_, mean_, rstd_, dwAcc_, dbAcc_;
+  SharedFloats shared_;
+  // Per-slot rows, the widened weight, each group's mean and rstd, the dweight/dbias accumulators.
+  int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
 };
 
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with

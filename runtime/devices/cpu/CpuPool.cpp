@@ -31,15 +31,16 @@ class PoolStep final : public CpuStep {
     slots_ = scratchSlots();
     // Per slot: one widened input plane, one widened dy plane and one f32 result plane.
     per_ = 2 * g_.h * g_.w + g_.oh * g_.ow;
-    scratch_.assign(static_cast<size_t>(slots_ * per_ + 1), 0.0f);
+    scratch_ = shared_.reserve(slots_ * per_);
   }
-  int64_t scratchBytes() const override { return static_cast<int64_t>(scratch_.size() * sizeof(float)); }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const int64_t hw = g_.h * g_.w, ohw = g_.oh * g_.ow;
     const int64_t planeWork = std::max<int64_t>(1, hw + ohw * g_.kh * g_.kw);
     parallelChunks(g_.planes, std::max<int64_t>(1, kWork / planeWork), slots_, [&](int slot, int64_t p0, int64_t p1) {
-      float* s = scratch_.data() + slot * per_;
+      float* s = shared_.at(scratch_) + slot * per_;
       for (int64_t p = p0; p < p1; ++p) {
         switch (kind_) {
           case PoolKind::Max:
@@ -141,7 +142,8 @@ class PoolStep final : public CpuStep {
   int32_t in_, dy_, out_;
   int slots_ = 1;
   int64_t per_ = 0;
-  std::vector<float> scratch_;
+  SharedFloats shared_;
+  int64_t scratch_ = 0;
 };
 
 // A two-entry int attribute with every entry >= minValue; `dflt` (if non-null) when absent.
