@@ -113,6 +113,7 @@ class CpuEntry final : public PreparedEntry {
     MemoryPlan memory = planMemory(plan_, entry_, options);
     inPlace_ = memory.inPlaceUpdates;
     report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
+    absorbWeightCopies();
     // Views (reshapes, elementwise results over a dying operand) resolve in step order, so a view
     // of a view, or of a persistent buffer, sees its source's storage of the current call.
     for (size_t s = 0; s < entry_.steps.size(); ++s)
@@ -206,6 +207,34 @@ class CpuEntry final : public PreparedEntry {
     convertBuffer((*value)->dtype(), (*value)->data(), b.dtype, data.data(), b.numel());
     constants_.emplace_back(step.results[0], std::move(data));
     return absl::OkStatus();
+  }
+
+  // A cast of a new param (the low-precision weight copy) folds into the optimizer step that
+  // produced the param when nothing between them reads the cast's result or its update target:
+  // one pass over the weights instead of two.
+  void absorbWeightCopies() {
+    std::vector<int32_t> producer(plan_.buffers.size(), -1);
+    for (size_t s = 0; s < entry_.steps.size(); ++s)
+      for (int32_t id : entry_.steps[s].results) producer[id] = static_cast<int32_t>(s);
+    for (size_t s = 0; s < entry_.steps.size(); ++s) {
+      const PlanStep& cast = entry_.steps[s];
+      if (cast.op != "amp.cast" || cast.operands.size() != 1 || cast.results.size() != 1 || !steps_[s]) continue;
+      const int32_t param = cast.operands[0], copy = cast.results[0];
+      const int32_t p = producer[param];
+      if (p < 0 || !steps_[p] || entry_.steps[p].op != "amp.adam_update") continue;
+      // Only a copy written straight into its state buffer: an arena slot would be live from the
+      // cast on, not from the optimizer step.
+      int32_t target = -1;
+      for (const auto& [src, tgt] : inPlace_)
+        if (src == copy) target = tgt;
+      if (target < 0) continue;
+      bool readBetween = false;
+      for (size_t k = static_cast<size_t>(p) + 1; k < s; ++k)
+        for (int32_t id : entry_.steps[k].operands) readBetween |= id == copy || id == target;
+      if (readBetween || !steps_[p]->absorbParamCopy(param, copy, plan_.buffers[copy].dtype)) continue;
+      steps_[s].reset();  // the optimizer step writes the copy
+      ++report_.absorbedCasts;
+    }
   }
 
   const Plan& plan_;

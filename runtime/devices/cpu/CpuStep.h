@@ -32,6 +32,9 @@ class CpuStep {
   // at a time, so the entry gives every step the same 64-byte aligned buffer, sized for the
   // largest request, before the first run.
   virtual int64_t sharedScratchBytes() const { return 0; }
+  // Optimizer steps: also write `copy`, the new param `paramResult` rounded to `dtype`, in the same
+  // pass (the low-precision weight copy the forward reads), so the cast step after it can go.
+  virtual bool absorbParamCopy(int32_t /*paramResult*/, int32_t /*copy*/, DType /*dtype*/) { return false; }
   virtual void bindSharedScratch(uint8_t* /*scratch*/) {}
 };
 

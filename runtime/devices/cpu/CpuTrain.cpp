@@ -50,7 +50,8 @@ class UnscaleCheckStep final : public CpuStep {
           for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
           if (inv != 1.0f)
             for (int64_t k = 0; k < n; ++k) v[k] = v[k] * inv;
-          convertBuffer(DType::F32, v, types_[t], out + i0 * es, n);
+          // Without a scale (bf16) and in place, the values are already the result: no write.
+          if (inv != 1.0f || in != out) convertBuffer(DType::F32, v, types_[t], out + i0 * es, n);
         }
         if (local) {
 #pragma omp atomic write
@@ -207,6 +208,12 @@ class AdamStep final : public CpuStep {
   AdamStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, AdamConfig cfg, std::string op)
       : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), cfg_(cfg), op_(std::move(op)) {}
   bool elementwiseInPlace() const override { return true; }
+  bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
+    if (paramResult != out_[0] || (dtype != DType::BF16 && dtype != DType::F16)) return false;
+    copy_ = copy;
+    copyType_ = dtype;
+    return true;
+  }
   absl::Status run(BufferPtrs ptr) override {
     const size_t bytes = static_cast<size_t>(n_) * 4;
     if (scalarF32(ptr, in_[6]) != 0.0f) {  // skipped step: every state bit for bit
@@ -235,6 +242,7 @@ class AdamStep final : public CpuStep {
     float* m = reinterpret_cast<float*>(ptr[out_[1]]);
     float* v = reinterpret_cast<float*>(ptr[out_[2]]);
     const uint8_t* g = ptr[in_[1]];
+    uint8_t* copy = copy_ >= 0 ? ptr[copy_] : nullptr;
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
@@ -257,6 +265,8 @@ class AdamStep final : public CpuStep {
           v[k] = vk;
           p[k] = pk + negStepSize * mk / denom;
         }
+        // The low-precision weight copy, from the block just updated while it is in cache.
+        if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
       }
     });
     return absl::OkStatus();
@@ -268,6 +278,8 @@ class AdamStep final : public CpuStep {
   int64_t n_;
   AdamConfig cfg_;
   std::string op_;
+  int32_t copy_ = -1;  // the absorbed cast's result (the low-precision weight copy), if any
+  DType copyType_ = DType::BF16;
 };
 
 class SgdStep final : public CpuStep {
