@@ -116,8 +116,8 @@ class MLP(nn.Module):
 class TransformerLM(nn.Module):
     """examples/transformer_lm.mlir, op for op.
 
-    ampc stores matmul weights as [in, out] and computes x @ W; nn.Linear stores [out, in] and
-    computes x @ W^T (+ b): the same product. Linear layers without an amp bias param have
+    Every amp.linear of the .mlir (weights stored [in, out], transpose_w = false: x @ W (+ b)) is
+    an nn.Linear here (stored [out, in], x @ W^T (+ b)): the same product. Linear layers without an amp bias param have
     bias=False (q, k, v, lm_head); attn.out, mlp.fc1, mlp.fc2 have biases. LayerNorm eps 1e-5
     (amp.layer_norm's default) with weight and bias.
     """

@@ -72,6 +72,14 @@ def table(headers, rows):
     return "\n".join(out)
 
 
+def first_error_line(text):
+    lines = [l.strip() for l in text.strip().splitlines() if l.strip()]
+    hit = next((l for l in lines if "error:" in l), None)
+    if hit:
+        return hit.split("error:", 1)[1].strip()
+    return lines[-1] if lines else "?"
+
+
 def verdict(ok, text):
     return ("PASS" if ok else "MISS", text)
 
@@ -134,7 +142,7 @@ def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
         seen.add((dev, prec))
         if r is None:
             err = next((e for e in ours if e.get("device") == dev and e.get("precision") == prec), None)
-            why = "error: " + (err["error"].strip().splitlines() or ["?"])[-1][:60] if err else ("not run" if cpu_ok or dev != "cpu"
+            why = "error: " + first_error_line(err["error"])[:60] if err else ("not run" if cpu_ok or dev != "cpu"
                                                                               else "no --device=cpu")
             rows.append(["ours %s %s" % (dev, prec), why, "-", "-", "-"])
             continue
@@ -205,7 +213,7 @@ def compile_report(results):
     by = {}
     for r in results:
         if r["kind"] == "error":
-            rows.append([r["ops"], r["stage"], "error: " + (r["error"].strip().splitlines() or ["?"])[-1][:60],
+            rows.append([r["ops"], r["stage"], "error: " + first_error_line(r["error"])[:60],
                          "-", "-", "-"])
             continue
         by[(r["stage"], r["ops"])] = r
@@ -213,7 +221,7 @@ def compile_report(results):
                      "%.2f (vs %d)" % (r["growth"], r["growth_vs"]) if "growth" in r else "-",
                      "%.0f MiB" % (r["max_rss_bytes"] / 2**20)])
     text = table(["ops", "stage", "seconds", "us/op", "growth (10x ops)", "max RSS"], rows)
-    for stage in ("plan", "train"):
+    for stage in ampc_compile.DEFAULT_STAGES:
         r = by.get((stage, 10000))
         if r:
             targets.append(("C1-" + stage,) + verdict(r["seconds"] < 2.0, "10k ops, %s: %.3f s (need < 2 s)" % (stage, r["seconds"])))
@@ -268,6 +276,33 @@ def gemm_report(bindir, threads):
             rows = [data]
     if not isinstance(rows, list) or not all(isinstance(x, dict) for x in rows):
         return json.dumps(data, indent=2), data
+
+    def gemm_table(rows):
+        """amp-bench-gemm's kind-tagged lines: env as a header, peak and shape rows in one table."""
+        def num(v, f):
+            return "-" if v is None else f % v
+        head, table_rows = [], []
+        for r in rows:
+            kind = r.get("kind")
+            if kind == "env":
+                head.append("threads %s, cpu features: %s (%s), load average %.2f" % (
+                    r.get("threads"), r.get("cpu"), r.get("isa", "?"), os.getloadavg()[0]))
+            elif kind in ("peak", "shape"):
+                frac = r.get("peak_fraction")
+                table_rows.append([r.get("model", "-") if kind == "shape" else "(peak)", r.get("gemm", "peak"), r.get("dtype"),
+                                   "%sx%sx%s" % (r.get("m"), r.get("n"), r.get("k")), num(r.get("ms"), "%.3f"),
+                                   num(r.get("gflops"), "%.1f"),
+                                   "-" if kind == "peak" else "%s of %s" % (num(frac, "%.2f"), r.get("peak_dtype", "?")),
+                                   r.get("impl", "")])
+            elif kind == "error":
+                table_rows.append([r.get("model") or "(peak)", r.get("gemm"), r.get("dtype"), "-", "-", "-", "-",
+                                   "error: " + str(r.get("error"))[:80]])
+        head.append("M x N x K: C[M,N] = A[M,K] B[K,N]; fwd = x W + bias, dx = dy W^T, dw = x^T dy; ms = median per call; "
+                    "f16 runs widened to f32, so it is compared with the f32 peak")
+        return "\n".join(head) + "\n" + table(["model", "gemm", "dtype", "MxNxK", "ms", "GFLOP/s", "of peak", "impl"], table_rows)
+
+    if any(r.get("kind") in ("peak", "shape") for r in rows):
+        return gemm_table(rows), data
     keys = []
     for r in rows:
         for k in r:
@@ -371,7 +406,8 @@ def main():
                       % (mode, r["min_ms"], r["median_ms"], r["max_ms"]))
         for e in ours:
             if e["kind"] == "error":
-                print("  error %s %s (%s): %s" % (e.get("device"), e.get("precision"), e.get("stage"), e["error"].strip()[-400:]))
+                print("  error %s %s (%s): %s" % (e.get("device"), e.get("precision"), e.get("stage"),
+                                                 "\n    ".join(e["error"].strip()[-600:].splitlines())))
         for tid, status, msg in targets:
             print("  %-4s %-4s %s" % (tid, status, msg))
             summary.append((model_id, tid, status, msg))
@@ -383,15 +419,17 @@ def main():
         print("\n=== ampc compile time (bench/gen_chain.py models, fastest of up to 3 runs) ===")
         cdir = tempfile.mkdtemp(prefix="amp_compile_", dir=workdir)
         try:
-            results = ampc_compile.run(os.path.join(args.bindir, "ampc"), sizes, ["plan", "train"], 0, cdir,
+            results = ampc_compile.run(os.path.join(args.bindir, "ampc"), sizes, ampc_compile.DEFAULT_STAGES, 0, cdir,
                                        emit=lambda s: None)
         finally:
             shutil.rmtree(cdir, ignore_errors=True)
         text, targets = compile_report(results)
-        print("plan  = ampc M --emit=plan -o /dev/null;  train = ampc M --train --precision=bf16 --optimizer=adamw -o M.ampx")
+        print("plan       = ampc M --emit=plan -o /dev/null\n"
+              "train-plan = ampc M --train --precision=bf16 --optimizer=adamw --emit=plan -o /dev/null\n"
+              "train      = ampc M --train --precision=bf16 --optimizer=adamw -o M.ampx  (includes the C++ kernel compile)")
         print(text)
         for tid, status, msg in targets:
-            print("  %-8s %-4s %s" % (tid, status, msg))
+            print("  %-13s %-4s %s" % (tid, status, msg))
             summary.append(("compile", tid, status, msg))
         all_results["compile"] = results
 
@@ -403,7 +441,7 @@ def main():
 
     print("\n=== targets ===")
     for model_id, tid, status, msg in summary:
-        print("%-4s %-8s %-26s %s" % (status, tid, model_id, msg))
+        print("%-4s %-13s %-26s %s" % (status, tid, model_id, msg))
     all_results["targets"] = [{"model": m, "id": t, "status": s, "text": x} for m, t, s, x in summary]
     if args.json:
         with open(args.json, "w") as f:
