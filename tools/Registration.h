@@ -8,6 +8,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
+#include "passes/Pipeline.h"
 
 namespace mlir::amp {
 
@@ -17,6 +18,7 @@ inline void registerAmpDialects(DialectRegistry& registry) {
 
 inline void registerAmpToolPasses() {
   registerAmpPasses();
+  registerAmpPipelines();
   // Upstream passes the pipelines use and tests exercise.
   registerCanonicalizerPass();
   registerCSEPass();

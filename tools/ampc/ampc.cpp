@@ -109,13 +109,13 @@ static LogicalResult runFusion(ModuleOp module) {
   if (!fuseFlag) return success();
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm))) return failure();
-  pm.addNestedPass<func::FuncOp>(mlir::amp::createAmpFusePass());
+  mlir::amp::buildAmpFusionStage(pm, mlir::amp::AmpPipelineOptions());
   return pm.run(module);
 }
 
 static cl::opt<std::string> precisionFlag(
     "precision", cl::desc("Low-precision dtype: f32 (autocast off), f16, bf16 or auto (bf16 "
-                          "where the target supports it, else f16)"),
+                          "where the target computes in it; see docs/precision-policy.md)"),
     cl::value_desc("f32|f16|bf16|auto"), cl::init("auto"), cl::cat(ampcCategory));
 static cl::opt<std::string> policyFlag(
     "policy", cl::desc("Precision policy: pytorch, tensorflow or a POLICY.json file"),
@@ -187,40 +187,34 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
   if (scheduleFlag == "cosine" && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
-  mlir::amp::AmpLossScalingPassOptions scaling;
+  mlir::amp::AmpPipelineOptions options;
   std::string mode = lossScaleFlag;
   if (llvm::StringRef(mode).starts_with("static:")) {
     double s = 0;
     if (llvm::StringRef(mode).drop_front(7).getAsDouble(s) || !(s > 0))
       return flagError("--loss-scale=static:S needs a positive number S, got '" + mode + "'");
-    scaling.mode = "static";
-    scaling.initScale = s;
+    options.lossScaling = "static";
+    options.initScale = s;
   } else if (mode == "dynamic" || mode == "none" || mode == "auto") {
-    scaling.mode = mode;
+    options.lossScaling = mode;
   } else {
     return flagError("--loss-scale must be dynamic, static:S, none or auto, got '" + mode + "'");
   }
-  mlir::amp::AmpOptimizerPassOptions opt;
-  opt.kind = optimizerFlag;
-  opt.lr = lrFlag;
-  opt.momentum = optimizerFlag == "sgd" ? static_cast<double>(momentumFlag) : 0.0;
-  opt.nesterov = nesterovFlag;
-  opt.weightDecay = weightDecayFlag;
-  opt.clipGradNorm = clipFlag;
-  opt.schedule = scheduleFlag;
-  opt.warmup = warmupFlag;
-  if (totalStepsFlag > 0) opt.totalSteps = totalStepsFlag;
-  opt.accumulate = accumulateFlag;
-  mlir::amp::AmpVerifyPassOptions verify;
-  verify.policy = policyFlag;
+  options.optimizer = optimizerFlag;
+  options.lr = lrFlag;
+  options.momentum = momentumFlag;
+  options.nesterov = nesterovFlag;
+  options.weightDecay = weightDecayFlag;
+  options.clipGradNorm = clipFlag;
+  options.schedule = scheduleFlag;
+  options.warmup = warmupFlag;
+  if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag;
+  options.accumulate = accumulateFlag;
+  options.policy = policyFlag;
 
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
-  pm.addPass(mlir::amp::createAmpAutodiffPass());
-  pm.addPass(mlir::amp::createAmpLossScalingPass(scaling));
-  pm.addPass(mlir::amp::createAmpOptimizerPass(opt));
-  pm.addPass(mlir::amp::createAmpCastCleanupPass());
-  pm.addPass(mlir::amp::createAmpVerifyPass(verify));
+  mlir::amp::buildAmpTrainStage(pm, options);
   if (failed(pm.run(module))) return failure();
 
   std::string scalingUsed = "none";
@@ -246,13 +240,11 @@ static LogicalResult runAutocast(ModuleOp module, const std::string& precision =
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, "cpu"));
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
-  mlir::amp::AmpAutocastPassOptions options;
-  options.dtype = precision;
+  mlir::amp::AmpPipelineOptions options;
+  options.precision = precision;
   options.policy = policyFlag;
-  std::vector<std::string> overrides(precisionOverrides.begin(), precisionOverrides.end());
-  options.overrides = overrides;
-  pm.addPass(mlir::amp::createAmpAutocastPass(options));
-  pm.addPass(mlir::amp::createAmpCastCleanupPass());
+  options.overrides = std::vector<std::string>(precisionOverrides.begin(), precisionOverrides.end());
+  mlir::amp::buildAmpAutocastStage(pm, options);
   return pm.run(module);
 }
 

@@ -1,0 +1,60 @@
+#include "passes/Pipeline.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "passes/Passes.h"
+
+namespace mlir::amp {
+
+void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options) {
+  AmpAutocastPassOptions autocast;
+  autocast.dtype = options.precision;
+  autocast.policy = options.policy;
+  autocast.target = options.target;
+  autocast.overrides = std::vector<std::string>(options.overrides.begin(), options.overrides.end());
+  pm.addPass(createAmpAutocastPass(autocast));
+  pm.addPass(createAmpCastCleanupPass());
+}
+
+void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
+  AmpLossScalingPassOptions scaling;
+  scaling.mode = options.lossScaling;
+  scaling.initScale = options.initScale;
+  AmpOptimizerPassOptions opt;
+  opt.kind = options.optimizer;
+  opt.lr = options.lr;
+  // Momentum is an SGD option; ampc's default (0.9) must not leak into Adam's configuration.
+  opt.momentum = options.optimizer == "sgd" ? static_cast<double>(options.momentum) : 0.0;
+  opt.nesterov = options.nesterov;
+  opt.weightDecay = options.weightDecay;
+  opt.clipGradNorm = options.clipGradNorm;
+  opt.schedule = options.schedule;
+  opt.warmup = options.warmup;
+  opt.totalSteps = options.totalSteps;
+  opt.accumulate = options.accumulate;
+  AmpVerifyPassOptions verify;
+  verify.policy = options.policy;
+  pm.addPass(createAmpAutodiffPass());
+  pm.addPass(createAmpLossScalingPass(scaling));
+  pm.addPass(createAmpOptimizerPass(opt));
+  pm.addPass(createAmpCastCleanupPass());
+  pm.addPass(createAmpVerifyPass(verify));
+}
+
+void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options) {
+  if (options.fuse) pm.addNestedPass<func::FuncOp>(createAmpFusePass());
+}
+
+void buildAmpPipeline(OpPassManager& pm, const AmpPipelineOptions& options) {
+  pm.addPass(createAmpVerifyModelPass());
+  buildAmpAutocastStage(pm, options);
+  if (options.train) buildAmpTrainStage(pm, options);
+  buildAmpFusionStage(pm, options);
+}
+
+void registerAmpPipelines() {
+  PassPipelineRegistration<AmpPipelineOptions>(
+      "amp-pipeline", "What ampc runs: verify the model, autocast, (train) the training step, fuse",
+      buildAmpPipeline);
+}
+
+}  // namespace mlir::amp

@@ -1,0 +1,74 @@
+// amp-fuse: elementwise chains over one iteration space become amp.fused regions; values read
+// outside become region results; non-elementwise ops and trailing-dim broadcasts end a chain.
+//
+// RUN: amp-opt --split-input-file --amp-fuse %s | FileCheck %s
+// That a region computes the unfused chain's bits is checked by the unit tests of the devices
+// (FusedKernelTest).
+
+// A cast, a broadcast bias add and a relu share one iteration space: one region, the cast folded.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK-NEXT: %[[R:.*]] = amp.fused "bias_relu.k0"(%arg0, %arg1) : (tensor<8x16xbf16>, tensor<16xf32>) -> tensor<8x16xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8x16xbf16>, %[[B:.*]]: tensor<16xf32>):
+// CHECK-NEXT: %[[C:.*]] = amp.cast %[[X]] : tensor<8x16xbf16> to tensor<8x16xf32>
+// CHECK-NEXT: %[[A:.*]] = amp.add %[[C]], %[[B]] : tensor<8x16xf32>, tensor<16xf32>
+// CHECK-NEXT: %[[Y:.*]] = amp.relu %[[A]] : tensor<8x16xf32>
+// CHECK-NEXT: amp.yield %[[Y]] : tensor<8x16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[R]]
+func.func @bias_relu(%x: tensor<8x16xbf16>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %0 = amp.cast %x : tensor<8x16xbf16> to tensor<8x16xf32>
+  %1 = amp.add %0, %b : tensor<8x16xf32>, tensor<16xf32>
+  %2 = amp.relu %1 : tensor<8x16xf32>
+  return %2 : tensor<8x16xf32>
+}
+
+// -----
+
+// A value read after the chain (by the return) becomes a second result of the region.
+// CHECK-LABEL: func.func @two_results
+// CHECK-NEXT: %[[R:.*]]:2 = amp.fused "two_results.k0"(%arg0, %arg1)
+// CHECK: %[[M:.*]] = amp.mul
+// CHECK-NEXT: %[[T:.*]] = amp.tanh %[[M]]
+// CHECK-NEXT: %[[N:.*]] = amp.neg %[[T]]
+// CHECK-NEXT: amp.yield %[[M]], %[[N]]
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @two_results(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %0 = amp.mul %x, %y : tensor<4x4xf32>, tensor<4x4xf32>
+  %1 = amp.tanh %0 : tensor<4x4xf32>
+  %2 = amp.neg %1 : tensor<4x4xf32>
+  return %0, %2 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A lone elementwise op stays as it is; a matmul is not elementwise: the chain after it is a
+// region of its own.
+// CHECK-LABEL: func.func @single_and_matmul
+// CHECK-NEXT: %[[A:.*]] = amp.relu %arg0
+// CHECK-NEXT: %[[M:.*]] = amp.matmul %[[A]], %arg1
+// CHECK-NEXT: %[[R:.*]] = amp.fused "single_and_matmul.k0"(%[[M]]) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: amp.tanh
+// CHECK-NEXT: amp.neg
+// CHECK-NEXT: amp.yield
+// CHECK: return %[[R]]
+func.func @single_and_matmul(%x: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = amp.relu %x : tensor<4x4xf32>
+  %1 = amp.matmul %0, %w : tensor<4x4xf32>, tensor<4x4xf32>
+  %2 = amp.tanh %1 : tensor<4x4xf32>
+  %3 = amp.neg %2 : tensor<4x4xf32>
+  return %3 : tensor<4x4xf32>
+}
+
+// -----
+
+// A broadcast along a trailing dim ([4, 1] against [4, 8]) is not a leading-dim broadcast: the add
+// does not join the tanh's region.
+// CHECK-LABEL: func.func @trailing_broadcast
+// CHECK-NOT: amp.fused
+// CHECK: return
+func.func @trailing_broadcast(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %0 = amp.tanh %x : tensor<4x8xf32>
+  %1 = amp.add %0, %c : tensor<4x8xf32>, tensor<4x1xf32>
+  %2 = amp.exp %1 : tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
