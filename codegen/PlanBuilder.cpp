@@ -1,5 +1,7 @@
 #include "codegen/PlanBuilder.h"
 
+#include "runtime/plan/MemoryPlan.h"
+
 #include "ir/AmpOps.h"
 #include "ir/ModelConvention.h"
 #include "llvm/ADT/DenseMap.h"
@@ -8,6 +10,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/plan/MemoryPlan.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -271,5 +274,8 @@ FailureOr<rt::Plan> mlir::amp::buildPlan(ModuleOp module) {
   plan.metadata.emplace_back("model", model.getSymName().str());
   if (auto target = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
     plan.metadata.emplace_back("target", target.getValue().str());
+  // amp-plan-memory: every entry's arena layout, from the one planner devices validate it against.
+  for (rt::EntryPoint& entry : plan.entries)
+    entry.memory = rt::layoutOf(rt::planMemory(plan, entry, rt::constantsOutsideArena(plan, entry)), entry);
   return plan;
 }

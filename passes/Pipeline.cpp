@@ -10,7 +10,9 @@ void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options)
   autocast.dtype = options.precision;
   autocast.policy = options.policy;
   autocast.target = options.target;
-  autocast.overrides = std::vector<std::string>(options.overrides.begin(), options.overrides.end());
+  // The pass options hold an ArrayRef: the strings must outlive the pass's construction.
+  const std::vector<std::string> overrides(options.overrides.begin(), options.overrides.end());
+  autocast.overrides = overrides;
   pm.addPass(createAmpAutocastPass(autocast));
   pm.addPass(createAmpCastCleanupPass());
 }

@@ -45,6 +45,24 @@ JsonValue attrToJson(const AttrValue& value, const std::string& tensorName,
   return out;
 }
 
+JsonValue pairArray(const std::vector<std::pair<int32_t, int32_t>>& pairs) {
+  JsonValue a = JsonValue::array();
+  for (const auto& [x, y] : pairs) a.push(idArray({x, y}));
+  return a;
+}
+
+JsonValue layoutToJson(const MemoryLayout& layout) {
+  JsonValue o = JsonValue::object();
+  o.set("arena_bytes", JsonValue::integer(layout.arenaBytes));
+  o.set("alignment", JsonValue::integer(layout.alignment));
+  JsonValue offsets = JsonValue::array();
+  for (const auto& [id, offset] : layout.offsets) offsets.push(intArray({id, offset}));
+  o.set("offsets", std::move(offsets));
+  o.set("views", pairArray(layout.views));
+  o.set("in_place_updates", pairArray(layout.inPlaceUpdates));
+  return o;
+}
+
 // Error helper: "<source>: entry 'eval' step 3 (amp.matmul): <problem>".
 struct Where {
   const std::string& source;
@@ -77,6 +95,49 @@ absl::StatusOr<std::vector<int32_t>> readIds(const JsonValue* v, size_t numBuffe
     out.push_back(static_cast<int32_t>(i));
   }
   return out;
+}
+
+// [[a, b], ...] with two buffer ids per pair.
+absl::StatusOr<std::vector<std::pair<int32_t, int32_t>>> readIdPairs(const JsonValue* v, size_t numBuffers,
+                                                                      const Where& w, absl::string_view what) {
+  if (!v || !v->isArray()) return w.error(absl::StrCat("'", what, "' must be an array of pairs"));
+  std::vector<std::pair<int32_t, int32_t>> out;
+  for (const JsonValue& p : v->items()) {
+    auto ids = readIds(&p, numBuffers, w, what);
+    if (!ids.ok()) return ids.status();
+    if (ids->size() != 2) return w.error(absl::StrCat("each of '", what, "' is a pair of buffer ids"));
+    out.emplace_back((*ids)[0], (*ids)[1]);
+  }
+  return out;
+}
+
+// The entry's "memory" object. Only its form is checked here; whether the layout is sound for the
+// entry is adoptMemoryLayout's job, at prepare.
+absl::StatusOr<MemoryLayout> layoutFromJson(const JsonValue& o, size_t numBuffers, const Where& w) {
+  if (!o.isObject()) return w.error("'memory' must be an object");
+  MemoryLayout layout;
+  const JsonValue* arena = o.find("arena_bytes");
+  const JsonValue* alignment = o.find("alignment");
+  if (!arena || !arena->asInt64() || !alignment || !alignment->asInt64())
+    return w.error("'memory' needs integers 'arena_bytes' and 'alignment'");
+  layout.arenaBytes = *arena->asInt64();
+  layout.alignment = *alignment->asInt64();
+  const JsonValue* offsets = o.find("offsets");
+  if (!offsets || !offsets->isArray()) return w.error("'memory' needs an array 'offsets' of [buffer, offset] pairs");
+  for (const JsonValue& p : offsets->items()) {
+    auto pair = readInts(&p, w, "memory.offsets");
+    if (!pair.ok()) return pair.status();
+    if (pair->size() != 2 || (*pair)[0] < 0 || static_cast<size_t>((*pair)[0]) >= numBuffers)
+      return w.error("each of 'memory.offsets' is a [buffer id, byte offset] pair with a valid id");
+    layout.offsets.emplace_back(static_cast<int32_t>((*pair)[0]), (*pair)[1]);
+  }
+  auto views = readIdPairs(o.find("views"), numBuffers, w, "memory.views");
+  if (!views.ok()) return views.status();
+  layout.views = std::move(*views);
+  auto inPlace = readIdPairs(o.find("in_place_updates"), numBuffers, w, "memory.in_place_updates");
+  if (!inPlace.ok()) return inPlace.status();
+  layout.inPlaceUpdates = std::move(*inPlace);
+  return layout;
 }
 
 absl::StatusOr<AttrValue> attrFromJson(const JsonValue& v, const std::vector<NamedTensor>& tensors,
@@ -239,6 +300,7 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
     JsonValue updates = JsonValue::array();
     for (const auto& [from, to] : e.updates) updates.push(idArray({from, to}));
     eo.set("updates", std::move(updates));
+    if (e.memory) eo.set("memory", layoutToJson(*e.memory));
     entries.push(std::move(eo));
   }
   root.set("entries", std::move(entries));
@@ -342,6 +404,11 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
           return w.error(absl::StrCat("update of '", to.name, "' has a different type than the buffer"));
         entry.updates.emplace_back((*pair)[0], (*pair)[1]);
       }
+    }
+    if (const JsonValue* memory = e.find("memory")) {
+      auto layout = layoutFromJson(*memory, plan.buffers.size(), w);
+      if (!layout.ok()) return layout.status();
+      entry.memory = std::move(*layout);
     }
     plan.entries.push_back(std::move(entry));
   }

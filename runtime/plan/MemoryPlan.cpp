@@ -23,6 +23,28 @@ bool isElementwise(std::string_view op) {
 
 }  // namespace
 
+MemoryPlanOptions constantsOutsideArena(const Plan& plan, const EntryPoint& entry) {
+  MemoryPlanOptions options;
+  options.external.assign(plan.buffers.size(), 0);
+  for (const PlanStep& step : entry.steps)
+    if (step.op == "amp.constant")
+      for (int32_t id : step.results) options.external[id] = 1;
+  return options;
+}
+
+MemoryLayout layoutOf(const MemoryPlan& memory, const EntryPoint& entry) {
+  MemoryLayout layout;
+  layout.arenaBytes = memory.arenaBytes;
+  layout.alignment = kArenaAlignment;
+  for (size_t id = 0; id < memory.offset.size(); ++id)
+    if (memory.offset[id] >= 0) layout.offsets.emplace_back(static_cast<int32_t>(id), memory.offset[id]);
+  for (const PlanStep& step : entry.steps)  // views in step order, as executors resolve them
+    for (int32_t id : step.results)
+      if (memory.aliasOf[id] >= 0) layout.views.emplace_back(id, memory.aliasOf[id]);
+  layout.inPlaceUpdates = memory.inPlaceUpdates;
+  return layout;
+}
+
 std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& step) {
   std::vector<std::pair<int, int>> pairs;
   const std::string& op = step.op;

@@ -37,6 +37,9 @@ struct MemoryPlanOptions {
   std::vector<char> external;
 };
 
+// The options every device plans with: constants are decoded at prepare, outside the arena.
+MemoryPlanOptions constantsOutsideArena(const Plan& plan, const EntryPoint& entry);
+
 // Pairs (result index, operand index) of `step` whose storage may be shared: the step reads
 // element i of the operand only before writing element i of the result. Elementwise math, casts
 // between types of one size and select pair their result with any same-typed operand; the
@@ -47,6 +50,9 @@ std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& 
 // that reads it (through any alias); entry results and update sources live to the end. Placement
 // is greedy by size (largest first, lowest offset that fits between buffers live at the same time).
 MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPlanOptions& options = {});
+
+// The plan in the form a bundle stores (Plan.h's MemoryLayout).
+MemoryLayout layoutOf(const MemoryPlan& memory, const EntryPoint& entry);
 
 }  // namespace amp::rt
 

@@ -17,7 +17,8 @@ namespace amp::rt {
 
 // Bumped whenever a reader of the previous version would misread a bundle.
 // 2: typed step kinds, fused regions with their bodies, native code objects.
-inline constexpr int kPlanFormatVersion = 2;
+// 3: each entry's memory layout (arena offsets, views, in-place updates).
+inline constexpr int kPlanFormatVersion = 3;
 
 enum class BufferKind {
   Param,     // trainable FP32 master weight; bound by name, initialised from its InitSpec
@@ -88,6 +89,20 @@ struct CodeObject {
   std::vector<uint8_t> bytes;
 };
 
+// Where an entry's temporaries live, decided by ampc's memory planner (runtime/plan/MemoryPlan.h)
+// and stored in the bundle. Devices never trust it blindly: adoptMemoryLayout
+// (runtime/plan/MemoryLayout.h) checks it against the entry before anything is allocated.
+struct MemoryLayout {
+  int64_t arenaBytes = 0;
+  int64_t alignment = 0;  // of the arena and of every offset
+  std::vector<std::pair<int32_t, int64_t>> offsets;  // temporary -> byte offset in the arena
+  // (view, source): the view takes its source's storage (a reshape, or an elementwise result
+  // written over an operand that dies at its step). In step order.
+  std::vector<std::pair<int32_t, int32_t>> views;
+  // (update source, persistent target): the source is computed straight into the target.
+  std::vector<std::pair<int32_t, int32_t>> inPlaceUpdates;
+};
+
 struct EntryPoint {
   std::string name;                      // "eval", "train_step", ...
   std::vector<int32_t> results;          // buffers returned, in order
@@ -96,6 +111,8 @@ struct EntryPoint {
   // (source, target): after every step has run, the value of buffer `source` becomes the new
   // value of persistent buffer `target` (a param or state). All-or-nothing per call.
   std::vector<std::pair<int32_t, int32_t>> updates;
+  // Absent in plans built in memory (tests, tools): devices then plan the entry themselves.
+  std::optional<MemoryLayout> memory;
 };
 
 struct Plan {

@@ -53,6 +53,21 @@ def read_safetensors(path):
     return out, header.get("__metadata__", {})
 
 
+def edit_plan(src, dst, edit):
+    """Copies bundle `src` to `dst` with edit(plan) applied to its plan JSON (a hostile bundle)."""
+    with open(src, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    plan = json.loads(header["__metadata__"]["ampc.plan"])
+    edit(plan)
+    header["__metadata__"]["ampc.plan"] = json.dumps(plan, separators=(",", ":"))
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(dst, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
+
+
 def f32_values(raw):
     return struct.unpack("<%df" % (len(raw) // 4), raw)
 
@@ -235,6 +250,28 @@ def bad_inputs():
         f.write(blob[: len(blob) // 2])
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
     check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
+
+    # Hostile memory layouts: a buffer past the end of the arena, two live buffers on one byte
+    # range. Every device refuses the bundle before anything runs.
+    def train_entry(plan):
+        return next(e for e in plan["entries"] if e["name"] == "train_step")
+
+    def past_the_end(plan):
+        memory = train_entry(plan)["memory"]
+        memory["offsets"][0][1] = memory["arena_bytes"]
+
+    def overlapping(plan):
+        memory = train_entry(plan)["memory"]
+        for pair in memory["offsets"]:
+            pair[1] = 0
+
+    for name, edit, message in (("past_the_end", past_the_end, "does not fit a"),
+                                ("overlapping", overlapping, "are live at the same time and share arena bytes")):
+        hostile = os.path.join(WORK, name + ".ampx")
+        edit_plan(bundle, hostile, edit)
+        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1")
+        check("entry 'train_step': memory layout:" in out and message in out,
+              "a hostile layout (%s) is refused with a located message" % name)
 
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation,

@@ -42,7 +42,9 @@ std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string&
     int64_t all = 0;
     for (const PlanStep& s : e->steps)
       for (int32_t id : s.results) all += bytesOf(plan.buffers[id]);
-    out["temporaries, planned arena"] = planMemory(plan, *e).arenaBytes;
+    // The layout the bundle stores and the cpu device allocates (constants decoded outside it).
+    out["temporaries, planned arena"] =
+        e->memory ? e->memory->arenaBytes : planMemory(plan, *e, constantsOutsideArena(plan, *e)).arenaBytes;
     out["(temporaries, all at once)"] = all;
   }
   return out;
@@ -66,9 +68,9 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
   std::string precision = amp.metadataValue("precision");
   char line[256];
   std::string s = "Memory report: entry '" + entry + "', f32 vs " + (precision.empty() ? "f32" : precision) +
-                  ". Persistent buffers, plus the arena that runtime/plan/MemoryPlan assigns to the\n"
-                  "temporaries (liveness, reshapes as aliases): the planner the cpu device allocates from. The\n"
-                  "cpu device also writes optimizer results in place, so its arena can be smaller still.\n\n";
+                  ". Persistent buffers, plus the arena ampc's memory planner assigns to the temporaries\n"
+                  "(liveness, reshapes as views, elementwise results over dying operands, optimizer results\n"
+                  "written in place): the layout stored in the bundle, which the cpu device allocates.\n\n";
   std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "buffers", "f32", precision.c_str(), "ratio");
   s += line;
   int64_t ta = 0, tb = 0;

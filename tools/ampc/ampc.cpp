@@ -200,17 +200,17 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   } else {
     return flagError("--loss-scale must be dynamic, static:S, none or auto, got '" + mode + "'");
   }
-  options.optimizer = optimizerFlag;
-  options.lr = lrFlag;
-  options.momentum = momentumFlag;
-  options.nesterov = nesterovFlag;
-  options.weightDecay = weightDecayFlag;
-  options.clipGradNorm = clipFlag;
-  options.schedule = scheduleFlag;
-  options.warmup = warmupFlag;
-  if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag;
-  options.accumulate = accumulateFlag;
-  options.policy = policyFlag;
+  options.optimizer = optimizerFlag.getValue();
+  options.lr = lrFlag.getValue();
+  options.momentum = momentumFlag.getValue();
+  options.nesterov = nesterovFlag.getValue();
+  options.weightDecay = weightDecayFlag.getValue();
+  options.clipGradNorm = clipFlag.getValue();
+  options.schedule = scheduleFlag.getValue();
+  options.warmup = warmupFlag.getValue();
+  if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag.getValue();
+  options.accumulate = accumulateFlag.getValue();
+  options.policy = policyFlag.getValue();
 
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
@@ -242,8 +242,8 @@ static LogicalResult runAutocast(ModuleOp module, const std::string& precision =
   if (failed(applyPassManagerCLOptions(pm))) return failure();
   mlir::amp::AmpPipelineOptions options;
   options.precision = precision;
-  options.policy = policyFlag;
-  options.overrides = std::vector<std::string>(precisionOverrides.begin(), precisionOverrides.end());
+  options.policy = policyFlag.getValue();
+  for (const std::string& o : precisionOverrides) options.overrides.push_back(o);
   mlir::amp::buildAmpAutocastStage(pm, options);
   return pm.run(module);
 }

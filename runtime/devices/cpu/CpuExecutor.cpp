@@ -13,6 +13,7 @@
 #include "runtime/devices/reference/ReferenceExecutor.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/MemoryPlan.h"
 #include "runtime/plan/PlanValidation.h"
 
@@ -107,10 +108,16 @@ class CpuEntry final : public PreparedEntry {
       }
       steps_[s] = std::move(prepared);
     }
-    MemoryPlanOptions options;
-    options.external.assign(count, 0);
-    for (const auto& [id, data] : constants_) options.external[id] = 1;
-    MemoryPlan memory = planMemory(plan_, entry_, options);
+    // The bundle's layout once it is proven sound for this entry; plans built in memory without
+    // one get the same planner's layout here.
+    MemoryPlan memory;
+    if (entry_.memory) {
+      auto adopted = adoptMemoryLayout(plan_, entry_, *entry_.memory);
+      if (!adopted.ok()) return adopted.status();
+      memory = std::move(*adopted);
+    } else {
+      memory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
+    }
     inPlace_ = memory.inPlaceUpdates;
     report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
     absorbWeightCopies();

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/PlanValidation.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -130,6 +131,10 @@ class ReferenceExecutor final : public Executor {
   std::string description() const override { return "reference: scalar op-by-op oracle, 1 thread"; }
   absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
     if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;
+    // The oracle allocates every temporary anew and ignores the layout, but a bundle with an
+    // unsound one is corrupt: every device refuses it alike.
+    if (entry.memory)
+      if (auto layout = adoptMemoryLayout(plan, entry, *entry.memory); !layout.ok()) return layout.status();
     return std::unique_ptr<PreparedEntry>(new ReferenceEntry(plan, entry));
   }
 };

@@ -16,6 +16,11 @@
 // RUN: ampc %amp_src_root/examples/mlp.mlir --precision=bf16 --target=cpu --emit=autocast-ir > %t.eval.ampc
 // RUN: diff %t.eval.opt %t.eval.ampc
 // RUN: FileCheck %s --input-file=%t.eval.opt --check-prefix=EVAL-CHECK
+// With precision overrides (a list option):
+// RUN: amp-opt --amp-pipeline="precision=bf16 target=cpu override=op:amp.linear=f32,op:amp.relu=bf16" %amp_src_root/examples/mlp.mlir > %t.ovr.opt
+// RUN: ampc %amp_src_root/examples/mlp.mlir --precision=bf16 --target=cpu --precision-override=op:amp.linear=f32 --precision-override=op:amp.relu=bf16 --emit=fused-ir > %t.ovr.ampc
+// RUN: diff %t.ovr.opt %t.ovr.ampc
+// RUN: FileCheck %s --input-file=%t.ovr.opt --check-prefix=OVERRIDE-CHECK
 //
 // Stage by stage: the pipeline is the passes in order, so running them one by one gives the same.
 // RUN: amp-opt --amp-pipeline="precision=bf16 target=cpu fuse=false" %amp_src_root/examples/mlp.mlir | amp-opt --amp-autodiff --amp-loss-scaling --amp-optimizer="kind=adamw lr=0.002" --amp-cast-cleanup --amp-verify | amp-opt --amp-fuse > %t.staged
@@ -26,3 +31,4 @@
 // TRAIN-CHECK: amp.adam_update
 // EVAL-CHECK-NOT: amp.fused
 // EVAL-CHECK: amp.linear {{.*}}tensor<128x784xbf16>
+// OVERRIDE-CHECK: amp.linear {{.*}}amp.precision = "f32"
