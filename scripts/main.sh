@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${AMP_BUILD_DIR:-$root/build}
 out=${AMP_OUT_DIR:-$root/out}
 mkdir -p "$out"
-epochs=${AMP_EPOCHS:-1}
+epochs=${AMP_EPOCHS:-2}  # two epochs reach >= 85% test accuracy (one gives about 84.8%)
 
 echo "== ampc examples/mlp.mlir --emit=precision-report --precision=auto"
 "$build/bin/ampc" "$root/examples/mlp.mlir" --precision=auto --emit=precision-report
