@@ -2,6 +2,7 @@
 // always is, and every corruption a bundle could carry (out of the arena, misaligned, overlapping
 // live buffers, illegal or oversized views, values read after being overwritten, missing or
 // double placements, forged in-place updates) is refused with an error naming the buffer.
+#include <algorithm>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -62,6 +63,11 @@ int64_t& offsetOf(MemoryLayout& layout, int32_t id) {
   static int64_t none = -1;
   ADD_FAILURE() << "buffer " << id << " has no offset";
   return none;
+}
+
+void eraseOffset(MemoryLayout& layout, int32_t id) {
+  auto& o = layout.offsets;
+  o.erase(std::remove_if(o.begin(), o.end(), [&](const auto& pair) { return pair.first == id; }), o.end());
 }
 
 void expectRefused(const Fixture& f, const MemoryLayout& layout, const std::string& needle) {
@@ -143,11 +149,7 @@ TEST(MemoryLayout, RefusesLiveBuffersThatShareBytes) {
 TEST(MemoryLayout, RefusesMissingAndDoublePlacements) {
   Fixture f;
   MemoryLayout layout = f.planned();
-  for (auto it = layout.offsets.begin(); it != layout.offsets.end(); ++it)
-    if (it->first == Fixture::E) {
-      layout.offsets.erase(it);
-      break;
-    }
+  eraseOffset(layout, Fixture::E);
   expectRefused(f, layout, "'e', written by step 1 (amp.tanh), has no place");
   layout = f.planned();
   layout.offsets.push_back(layout.offsets.front());
@@ -164,11 +166,7 @@ TEST(MemoryLayout, RefusesIllegalViews) {
   Fixture f;
   MemoryLayout layout = f.planned();
   // d (a matmul result) over its operand c: a GEMM may not write over what it reads.
-  for (auto it = layout.offsets.begin(); it != layout.offsets.end(); ++it)
-    if (it->first == Fixture::D) {
-      layout.offsets.erase(it);
-      break;
-    }
+  eraseOffset(layout, Fixture::D);
   layout.views.insert(layout.views.begin() + 2, {Fixture::D, Fixture::C});
   expectRefused(f, layout, "'d' cannot share the storage of 'c'");
   // The reshape's result must be a view, not a buffer of its own.
@@ -191,11 +189,7 @@ TEST(MemoryLayout, RefusesReadsOfOverwrittenValues) {
   MemoryLayout layout = f.planned();
   // The planner itself never does this (a does not die at exp), so force it.
   ASSERT_TRUE(adoptMemoryLayout(f.plan, entry, layout).ok());
-  for (auto it = layout.offsets.begin(); it != layout.offsets.end(); ++it)
-    if (it->first == Fixture::B) {
-      layout.offsets.erase(it);
-      break;
-    }
+  eraseOffset(layout, Fixture::B);
   layout.views.insert(layout.views.begin(), {Fixture::B, Fixture::A});
   expectRefused(f, layout, "step 2 (amp.tanh) reads 'a' after its storage was overwritten");
 }
@@ -218,11 +212,7 @@ TEST(MemoryLayout, RefusesForgedInPlaceUpdates) {
   MemoryLayout planned = layoutOf(planMemory(f.plan, entry, constantsOutsideArena(f.plan, entry)), entry);
   ASSERT_TRUE(planned.inPlaceUpdates.empty()) << "the planner keeps w.new apart while w is still read";
   planned.inPlaceUpdates = {{Fixture::WNEW, Fixture::W}};
-  for (auto it = planned.offsets.begin(); it != planned.offsets.end(); ++it)
-    if (it->first == Fixture::WNEW) {
-      planned.offsets.erase(it);
-      break;
-    }
+  eraseOffset(planned, Fixture::WNEW);
   expectRefused(f, planned, "reads 'w' after its storage was overwritten");
 }
 
