@@ -698,6 +698,16 @@ bool mlir::amp::hostHasAmxBf16() {
 #endif
 }
 
+bool mlir::amp::hostIsAmd() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
+  return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
+#else
+  return false;
+#endif
+}
+
 FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
                                          std::string& error) {
   if (target == "reference") {
@@ -718,11 +728,22 @@ FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::
     return AutoDtype::F16;
   }
   if (target == "cpu") {
-    bool avx = hostHasAvx512Bf16(), amx = hostHasAmxBf16();
-    if (avx || amx) {
-      why = std::string("cpu: the compiling machine has ") +
-            (avx && amx ? "avx512_bf16 and amx_bf16" : avx ? "avx512_bf16" : "amx_bf16");
+    // The cpu device's rule for native bf16 GEMMs (runtime/devices/cpu/CpuFeatures.h).
+    const bool avx = hostHasAvx512Bf16(), amx = hostHasAmxBf16(), amd = hostIsAmd();
+    if (amx) {
+      why = "cpu: the compiling machine has amx_bf16, so bf16 GEMMs run on AMX tiles";
       return AutoDtype::BF16;
+    }
+    if (avx && amd) {
+      why = "cpu: the compiling machine has avx512_bf16 on an AMD core, whose bf16 dot products do twice "
+            "the multiply-adds of f32 FMA";
+      return AutoDtype::BF16;
+    }
+    if (avx) {
+      why = "cpu: the compiling machine has avx512_bf16 but no amx_bf16; on Intel cores its bf16 dot "
+            "product does no more multiply-adds per cycle than f32 FMA, so the cpu device widens bf16 "
+            "GEMMs to f32 and bf16 would only add conversions: f32 is faster";
+      return AutoDtype::F32;
     }
     why = "cpu: the compiling machine has neither avx512_bf16 nor amx_bf16, so no low-precision compute "
           "units; f16 would only add conversions and loss scaling, so f32 is faster and safer";

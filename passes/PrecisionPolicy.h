@@ -111,15 +111,17 @@ std::string locationName(Location loc);
 
 // auto dtype. `target` is "cuda:sm_NN", "cpu", "cpu:FEATURE[,FEATURE]" (avx512_bf16, amx_bf16,
 // or "generic" for none), or "reference". A plain "cpu" asks the compiling machine's CPU.
-// Returns the dtype and explains the choice in `why`: bf16 where the target computes in bf16, f16
-// on CUDA GPUs without bf16, f32 on CPUs without bf16 compute (no f16/bf16 units there, so low
-// precision would only add conversions and loss scaling).
+// Returns the dtype and explains the choice in `why`: bf16 where the target computes in bf16 faster
+// than in f32 (CUDA sm_80+; CPUs with AMX, or AVX512-BF16 on AMD), f16 on CUDA GPUs without bf16,
+// f32 on other CPUs (bf16 GEMMs would run widened to f32 there, so low precision would only add
+// conversions, and for f16 loss scaling).
 enum class AutoDtype { BF16, F16, F32 };
 llvm::FailureOr<AutoDtype> autoPicksBF16(llvm::StringRef target, std::string& why,
                                          std::string& error);
 // Features of the compiling machine (x86 cpuid + xgetbv); empty elsewhere.
 bool hostHasAvx512Bf16();
 bool hostHasAmxBf16();
+bool hostIsAmd();  // vendor AuthenticAMD
 
 }  // namespace mlir::amp
 

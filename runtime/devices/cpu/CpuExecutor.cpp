@@ -264,7 +264,10 @@ class CpuExecutor final : public Executor {
   std::string description() const override {
     const CpuFeatures& f = CpuFeatures::host();
     return absl::StrCat("cpu: ", f.isaLevel(), ", ", f.summary(), "; ", omp_get_max_threads(),
-                        " threads; bf16 GEMMs ", f.nativeBf16() ? "native (oneDNN)" : "widened to f32");
+                        " threads; bf16 GEMMs ",
+                        f.nativeBf16()  ? "native (oneDNN)"
+                        : f.avx512_bf16 ? "widened to f32 (faster here: avx512_bf16 without amx_bf16 on Intel)"
+                                        : "widened to f32");
   }
   absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
     if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;

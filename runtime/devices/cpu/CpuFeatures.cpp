@@ -54,6 +54,8 @@ CpuFeatures detect() {
   CpuFeatures f;
   const uint32_t maxLeaf = __get_cpuid_max(0, nullptr);
   if (maxLeaf < 1) return f;
+  const Regs vendor = cpuid(0, 0);  // "AuthenticAMD" in b, d, c
+  f.amd = vendor.b == 0x68747541 && vendor.d == 0x69746e65 && vendor.c == 0x444d4163;
   const Regs l1 = cpuid(1, 0);
   f.fma = bit(l1.c, 12);
   f.movbe = bit(l1.c, 22);

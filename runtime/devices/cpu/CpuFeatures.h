@@ -32,8 +32,17 @@ struct CpuFeatures {
   bool amx_tile = false;
   bool amx_bf16 = false;
 
-  // bf16 dot products in hardware, so a bf16 GEMM is faster than widening to f32.
-  bool nativeBf16() const { return avx512_bf16 || amx_bf16; }
+  // The vendor string is "AuthenticAMD": its AVX512-BF16 cores (Zen 4, Zen 5) issue VDPBF16PS at
+  // the rate of a 512-bit FMA, so a bf16 dot product does twice the f32 work per instruction.
+  bool amd = false;
+
+  // bf16 GEMMs run natively (oneDNN's bf16 kernels) where that beats widening the operands to f32
+  // and running the f32 GEMM: AMX tiles, or AVX512-BF16 on AMD. Intel cores with AVX512-BF16 but
+  // no usable AMX (Cooper Lake; Sapphire Rapids where the OS or hypervisor hides AMX) issue
+  // VDPBF16PS at half the 512-bit FMA rate, the same multiply-adds per cycle as f32, and oneDNN
+  // 2.6's avx512_core_bf16 kernel measured 0.58x of its f32 kernel there (docs/cpu-device.md), so
+  // they widen. The widened path is also exact on subnormals.
+  bool nativeBf16() const { return amx_bf16 || (avx512_bf16 && amd); }
 
   // Space-separated list of the GEMM-relevant features present, in a fixed order, e.g.
   // "avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16 amx_tile amx_bf16"; "none" if none.

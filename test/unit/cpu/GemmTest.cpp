@@ -68,6 +68,15 @@ CpuFeatures withoutNativeBf16() {
   return f;
 }
 
+// Features of this host that take the native bf16 kernel wherever its instructions exist: an Intel
+// CPU with AVX512-BF16 but no AMX widens by default (CpuFeatures::nativeBf16), and its native
+// kernel is still tested here.
+CpuFeatures nativeBf16WhereAvailable() {
+  CpuFeatures f = CpuFeatures::host();
+  if (f.avx512_bf16) f.amd = true;
+  return f;
+}
+
 // Random values in [-1, 1), rounded to `t` so every operand value is exact in its dtype.
 Tensor randomTensor(DType t, const Shape& s, uint32_t seed) {
   Tensor x(t, s);
@@ -232,11 +241,12 @@ void runAllCases(DType t, const CpuFeatures& f, const std::string& implSubstr) {
 TEST(GemmTest, F32MatchesReference) { runAllCases(DType::F32, CpuFeatures::host(), ""); }
 
 TEST(GemmTest, Bf16MatchesReference) {
-  const bool native = CpuFeatures::host().nativeBf16();
+  const CpuFeatures f = nativeBf16WhereAvailable();
+  const bool native = f.nativeBf16();
   // Natively, the primitive itself is bf16; the impl string must not say "widened".
-  runAllCases(DType::BF16, CpuFeatures::host(), native ? "" : "bf16 widened to f32");
+  runAllCases(DType::BF16, f, native ? "" : "bf16 widened to f32");
   if (native) {
-    auto g = Gemm::create({DType::BF16, {128, 784}, {784, 256}}, CpuFeatures::host());
+    auto g = Gemm::create({DType::BF16, {128, 784}, {784, 256}}, f);
     ASSERT_TRUE(g.ok()) << g.status();
     EXPECT_EQ((*g)->implName().find("widened"), std::string::npos) << (*g)->implName();
   }
@@ -381,10 +391,11 @@ void runAllBiasCases(DType t, const CpuFeatures& f, const std::string& implSubst
 TEST(GemmBiasTest, F32MatchesReference) { runAllBiasCases(DType::F32, CpuFeatures::host(), ""); }
 
 TEST(GemmBiasTest, Bf16MatchesReference) {
-  const bool native = CpuFeatures::host().nativeBf16();
-  runAllBiasCases(DType::BF16, CpuFeatures::host(), native ? "" : "bf16 widened to f32");
+  const CpuFeatures f = nativeBf16WhereAvailable();
+  const bool native = f.nativeBf16();
+  runAllBiasCases(DType::BF16, f, native ? "" : "bf16 widened to f32");
   if (native) {  // the native primitive takes the bf16 bias itself
-    auto g = Gemm::create({DType::BF16, {128, 784}, {256, 784}, false, true, true}, CpuFeatures::host());
+    auto g = Gemm::create({DType::BF16, {128, 784}, {256, 784}, false, true, true}, f);
     ASSERT_TRUE(g.ok()) << g.status();
     EXPECT_EQ((*g)->implName().find("widened"), std::string::npos) << (*g)->implName();
   }
@@ -418,7 +429,7 @@ TEST(GemmBiasTest, BiasIsAddedBeforeTheOneRounding) {
     float tie, bias, once;  // a.b = 1 + tie (a tie in t), + bias rounds up to `once`
   };
   const float bf16Ulp = std::ldexp(1.0f, -7), f16Ulp = std::ldexp(1.0f, -10);
-  for (const Want& w : {Want{DType::BF16, CpuFeatures::host(), bf16Ulp / 2, bf16Ulp / 4, 1 + bf16Ulp},
+  for (const Want& w : {Want{DType::BF16, nativeBf16WhereAvailable(), bf16Ulp / 2, bf16Ulp / 4, 1 + bf16Ulp},
                         Want{DType::BF16, withoutNativeBf16(), bf16Ulp / 2, bf16Ulp / 4, 1 + bf16Ulp},
                         Want{DType::F16, CpuFeatures::host(), f16Ulp / 2, f16Ulp / 4, 1 + f16Ulp}}) {
     SCOPED_TRACE(std::string(dtypeName(w.t)) + (w.f.nativeBf16() ? " native" : ""));
@@ -740,11 +751,38 @@ std::set<std::string> cpuinfoFlags() {
   return flags;
 }
 
+// The first "vendor_id" of /proc/cpuinfo, e.g. "GenuineIntel"; empty where there is none.
+std::string cpuinfoVendor() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("vendor_id", 0) == 0) {
+      std::istringstream words(line.substr(line.find(':') + 1));
+      std::string vendor;
+      words >> vendor;
+      return vendor;
+    }
+  return "";
+}
+
+TEST(CpuFeaturesTest, NativeBf16GemmsWhereTheyBeatWidening) {
+  const std::string vendor = cpuinfoVendor();
+  if (!vendor.empty()) EXPECT_EQ(CpuFeatures::host().amd, vendor == "AuthenticAMD") << vendor;
+  CpuFeatures f;
+  EXPECT_FALSE(f.nativeBf16());
+  f.avx512_bf16 = true;  // Intel without AMX: VDPBF16PS at half the FMA rate, so widen
+  EXPECT_FALSE(f.nativeBf16());
+  f.amd = true;  // Zen 4/5: VDPBF16PS at the FMA rate
+  EXPECT_TRUE(f.nativeBf16());
+  CpuFeatures amx;
+  amx.avx512_bf16 = amx.amx_tile = amx.amx_bf16 = true;
+  EXPECT_TRUE(amx.nativeBf16());
+}
+
 TEST(CpuFeaturesTest, SummaryAndLevel) {
   const CpuFeatures& f = CpuFeatures::host();
   EXPECT_FALSE(f.summary().empty());
   EXPECT_EQ(&f, &CpuFeatures::host());  // detected once
-  EXPECT_EQ(f.nativeBf16(), f.avx512_bf16 || f.amx_bf16);
+  EXPECT_EQ(f.nativeBf16(), f.amx_bf16 || (f.avx512_bf16 && f.amd));
   std::printf("host: %s (%s)\n", f.summary().c_str(), f.isaLevel().c_str());
   CpuFeatures none;
   EXPECT_EQ(none.summary(), "none");
