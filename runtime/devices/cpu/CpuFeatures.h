@@ -40,9 +40,17 @@ struct CpuFeatures {
   // and running the f32 GEMM: AMX tiles, or AVX512-BF16 on AMD. Intel cores with AVX512-BF16 but
   // no usable AMX (Cooper Lake; Sapphire Rapids where the OS or hypervisor hides AMX) issue
   // VDPBF16PS at half the 512-bit FMA rate, the same multiply-adds per cycle as f32, and oneDNN
-  // 2.6's avx512_core_bf16 kernel measured 0.58x of its f32 kernel there (docs/cpu-device.md), so
-  // they widen. The widened path is also exact on subnormals.
+  // 2.6's avx512_core_bf16 kernel measured 0.58x of its f32 kernel there (docs/cpu-device.md).
   bool nativeBf16() const { return amx_bf16 || (avx512_bf16 && amd); }
+
+  // Whether one bf16 GEMM of `flops` (2·M·N·K over all batches) runs natively. On those Intel
+  // cores, small GEMMs still do: they are bound by memory traffic, not multiply-adds, so the native
+  // kernel is as fast as widening and needs no f32 copies of the operands in scratch; from
+  // kWidenedBf16MinFlops on, the f32 kernel's rate pays for the widening (measured 20-30% faster).
+  static constexpr double kWidenedBf16MinFlops = 64.0 * 1024 * 1024;
+  bool nativeBf16Gemm(double flops) const {
+    return nativeBf16() || (avx512_bf16 && flops < kWidenedBf16MinFlops);
+  }
 
   // Space-separated list of the GEMM-relevant features present, in a fixed order, e.g.
   // "avx2 fma f16c avx512f avx512bw avx512vl avx512_bf16 amx_tile amx_bf16"; "none" if none.

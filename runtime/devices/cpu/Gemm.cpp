@@ -413,7 +413,8 @@ absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuF
     bool built = false;
     if (d.dtype == DType::F32) {
       built = im->build(p, dt::f32);
-    } else if (d.dtype == DType::BF16 && f.nativeBf16()) {
+    } else if (d.dtype == DType::BF16 &&
+               f.nativeBf16Gemm(2.0 * static_cast<double>(im->numelC) * static_cast<double>(p.K))) {
       built = im->build(p, dt::bf16);
     }
     if (!built && d.dtype != DType::F32) {

@@ -39,11 +39,11 @@ class Gemm {
   // Validates the shapes and dtype (InvalidArgument naming both operand types on a mismatch) and
   // creates the oneDNN primitive. Strategy:
   //  - f32: one f32 oneDNN matmul on the caller's buffers.
-  //  - bf16 on a CPU with f.nativeBf16(): one bf16 matmul (f32 accumulation, bf16 dst). Caveat:
+  //  - bf16 where f.nativeBf16Gemm(2·M·N·K) (CpuFeatures.h): one bf16 matmul (f32 accumulation, bf16 dst). Caveat:
   //    VDPBF16PS/TDPBF16PS treat subnormal operands as zero and flush subnormal results, and the
   //    dst conversion is vcvtneps2bf16, so anything below 2^-126 in magnitude acts as +-0 here,
-  //    unlike the reference (docs/numerics.md); everything else obeys the usual bound. Features
-  //    without avx512_bf16/amx_bf16 select the exact (widened) path instead.
+  //    unlike the reference (docs/numerics.md); everything else obeys the usual bound. Otherwise
+  //    the exact (widened) path below.
   //  - f16, FP8, and bf16 without native support: operands widened exactly to f32 in scratch, the
   //    f32 matmul, then one RNE rounding to the result dtype (bit-identical to convertBuffer;
   //    F16C/AVX2 loops when both `f` and the host have them).

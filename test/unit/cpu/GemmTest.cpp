@@ -778,6 +778,21 @@ TEST(CpuFeaturesTest, NativeBf16GemmsWhereTheyBeatWidening) {
   EXPECT_TRUE(amx.nativeBf16());
 }
 
+// Intel AVX512-BF16 without AMX: small GEMMs natively (no f32 copies in scratch), large ones
+// widened to f32, whose kernel is faster there.
+TEST(GemmTest, IntelAvx512Bf16WidensOnlyLargeGemms) {
+  if (!CpuFeatures::host().avx512_bf16) GTEST_SKIP() << "no avx512_bf16 on this CPU";
+  CpuFeatures intel = CpuFeatures::host();
+  intel.amd = intel.amx_tile = intel.amx_bf16 = false;
+  auto small = Gemm::create({DType::BF16, {64, 256}, {256, 256}}, intel);  // 8 MFLOP
+  auto large = Gemm::create({DType::BF16, {256, 1024}, {1024, 1024}}, intel);  // 537 MFLOP
+  ASSERT_TRUE(small.ok() && large.ok());
+  EXPECT_EQ((*small)->implName().find("widened"), std::string::npos) << (*small)->implName();
+  EXPECT_NE((*large)->implName().find("bf16 widened to f32"), std::string::npos) << (*large)->implName();
+  EXPECT_EQ((*small)->scratchBytes() < (*large)->scratchBytes(), true);
+  checkAgainstReference({DType::BF16, {256, 1024}, {1024, 1024}}, intel, 991, "bf16 widened to f32");
+}
+
 TEST(CpuFeaturesTest, SummaryAndLevel) {
   const CpuFeatures& f = CpuFeatures::host();
   EXPECT_FALSE(f.summary().empty());
