@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/CpuGelu.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 
@@ -17,17 +18,11 @@ constexpr int64_t kGrain = 8192;
 
 constexpr double kSqrt1_2 = 0.70710678118654752440;      // 1/sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2*pi)
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2/pi)
 
 // The reference's derivative, term for term (evalGeluGrad).
 void geluGradBlock(bool tanhApprox, const float* x, const float* dy, float* y, int64_t n) {
   if (tanhApprox) {
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = x[i];
-      const double t = std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v));
-      const double d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * v * v);
-      y[i] = static_cast<float>(double(dy[i]) * d);
-    }
+    geluTanhGradBlock(x, dy, y, n);  // the same bits without a libm tanh per element (CpuGelu.h)
   } else {
     for (int64_t i = 0; i < n; ++i) {
       const double v = x[i];
