@@ -741,8 +741,9 @@ FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::
     }
     if (avx) {
       why = "cpu: the compiling machine has avx512_bf16 but no amx_bf16; on Intel cores its bf16 dot "
-            "product does no more multiply-adds per cycle than f32 FMA, so the cpu device widens bf16 "
-            "GEMMs to f32 and bf16 would only add conversions: f32 is faster";
+            "product does no more multiply-adds per cycle than f32 FMA, so bf16 GEMMs run no faster than "
+            "f32 ones (the cpu device widens the large ones to f32) and bf16 would only add "
+            "conversions: f32 is faster";
       return AutoDtype::F32;
     }
     why = "cpu: the compiling machine has neither avx512_bf16 nor amx_bf16, so no low-precision compute "
