@@ -198,6 +198,10 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
   if (wt.getElementType() != e)
     return emitOptionalError(loc, "'amp.linear' op input, weight and bias must have one element "
                                   "type, got ", e, " and ", wt.getElementType(), " (insert an amp.cast)");
+  if (auto act = inherent(a, a.getActivationAttr(), "activation"); act && act.getValue() != "none" &&
+                                                                      act.getValue() != "relu")
+    return emitOptionalError(loc, "'amp.linear' op activation must be \"none\" or \"relu\", got \"",
+                             act.getValue(), "\"");
   int64_t in = transposeW ? wt.getDimSize(1) : wt.getDimSize(0);
   int64_t outFeatures = transposeW ? wt.getDimSize(0) : wt.getDimSize(1);
   if (xt.getShape().back() != in)

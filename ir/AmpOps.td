@@ -180,17 +180,22 @@ def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
     %q = amp.linear %h, %wq transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
     ```
 
+    `activation = "relu"` (amp-fuse folds a relu that is the only reader of the result into the
+    layer) applies relu to each rounded result element, exactly what a separate `amp.relu` computes
+    (NaN propagates, -0 becomes +0); `"none"` is the default.
+
     The `#amp.init` fan-in/fan-out of a rank-2 parameter reads it as `[in, out]`
     (docs/model-convention.md); a `[out, in]` weight with a fan-dependent init and in != out gets
     the fans swapped.
   }];
   let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$weight,
                        Optional<Amp_FloatTensor>:$bias,
-                       DefaultValuedAttr<BoolAttr, "true">:$transpose_w);
+                       DefaultValuedAttr<BoolAttr, "true">:$transpose_w,
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs Amp_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? (`transpose_w` `=` $transpose_w^)? attr-dict `:` type($input)
-    `,` type($weight) (`,` type($bias)^)?
+    $input `,` $weight (`,` $bias^)? (`transpose_w` `=` $transpose_w^)? (`activation` `=` $activation^)?
+    attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
   }];
 }
 

@@ -40,11 +40,29 @@ struct Group {
   SmallVector<int64_t> shape;
 };
 
+// GEMM epilogue: a relu that is the only reader of a linear layer's result becomes the layer's
+// activation (the relu VJP reads the relu's output, so training leaves the layer's result with no
+// other reader). The layer computes the same bits (amp.linear's description).
+void foldReluIntoLinear(Block& block) {
+  SmallVector<LinearOp> layers;
+  for (Operation& op : block)
+    if (auto linear = dyn_cast<LinearOp>(&op)) layers.push_back(linear);
+  for (LinearOp linear : layers) {
+    if (linear.getActivation() != "none" || !linear->hasOneUse()) continue;
+    auto relu = dyn_cast<ReluOp>(*linear->getUsers().begin());
+    if (!relu || relu.getType() != linear.getType()) continue;
+    linear.setActivation("relu");
+    relu.getResult().replaceAllUsesWith(linear.getResult());
+    relu.erase();
+  }
+}
+
 struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal()) return;
     Block& block = func.getBody().front();
+    foldReluIntoLinear(block);
     DenseMap<Operation*, int64_t> position;
     int64_t index = 0;
     for (Operation& op : block) position[&op] = index++;

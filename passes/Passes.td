@@ -272,7 +272,8 @@ def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
     `amp.fused` regions whose results are the values used outside; each op keeps its precision,
     so a fused region computes the same bits as the unfused chain, in one pass over memory.
     Casts fold into their neighbours this way: no standalone cast kernel remains where a
-    neighbour can absorb it. A region holds at most 32 ops, so each generated kernel stays small
+    neighbour can absorb it. First, a relu that is the only reader of an `amp.linear` result
+    becomes the layer's `activation = "relu"` (the GEMM epilogue). A region holds at most 32 ops, so each generated kernel stays small
     enough to compile quickly.
 
     ```mlir

@@ -122,9 +122,11 @@ LogicalResult vjpSigmoid(Vjp& v) {
   return success();
 }
 
+// The mask reads the output: relu(x) > 0 exactly where x > 0 (NaN in neither), so the input need
+// not outlive the forward and a linear layer can absorb the relu (amp-fuse).
 LogicalResult vjpRelu(Vjp& v) {
-  Value zero = v.scalarLike(0.0, v.x());
-  v.set(0, v.select(v.cmp("gt", v.x(), zero), v.dy(), zero));
+  Value zero = v.scalarLike(0.0, v.y());
+  v.set(0, v.select(v.cmp("gt", v.y(), zero), v.dy(), zero));
   return success();
 }
 
@@ -239,6 +241,10 @@ LogicalResult vjpLinear(Vjp& v) {
   auto lin = cast<LinearOp>(v.op);
   const bool tw = lin.getTransposeW();
   Value x = lin.getInput(), w = lin.getWeight(), dy = v.dy();
+  if (lin.getActivation() == "relu") {  // through the relu first, masked by the output as vjpRelu
+    Value zero = v.scalarLike(0.0, v.y());
+    dy = v.select(v.cmp("gt", v.y(), zero), dy, zero);
+  }
   auto matmul = [&](Value l, Value r, bool t1, bool t2) -> Value {
     return v.b.create<MatmulOp>(v.loc, l, r, t1, t2);
   };

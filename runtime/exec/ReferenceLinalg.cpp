@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "runtime/exec/ReferenceCommon.h"
+#include "runtime/numerics/Convert.h"
 
 namespace amp::rt::ref {
 
@@ -62,6 +63,9 @@ absl::StatusOr<Tensor> evalLinear(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
   REF_ASSIGN_OR_RETURN(bool tw, c.attrs.getBool(c.name, "transpose_w", true));
+  REF_ASSIGN_OR_RETURN(std::string activation, c.attrs.getString(c.name, "activation", "none"));
+  if (activation != "none" && activation != "relu")
+    return c.error("attribute 'activation' must be \"none\" or \"relu\", got \"", activation, "\"");
   const Shape& xs = c.in(0).shape();
   const Shape& ws = c.in(1).shape();
   if (xs.size() < 2) return c.error("input must be [..., in] with rank >= 2, got ", typeString(c.in(0)));
@@ -96,7 +100,13 @@ absl::StatusOr<Tensor> evalLinear(const OpCall& c) {
   }
   Shape outShape(xs.begin(), xs.end() - 1);
   outShape.push_back(out);
-  return narrow(c.in(0).dtype(), outShape, y);
+  Tensor result = narrow(c.in(0).dtype(), outShape, y);
+  if (activation == "relu")  // on the rounded values, as amp.relu after the layer: NaN stays, -0 -> +0
+    for (int64_t i = 0; i < result.numel(); ++i) {
+      const float v = loadAsF32(result.dtype(), result.data(), i);
+      if (!(v > 0 || std::isnan(v))) storeFromF32(result.dtype(), result.data(), i, 0.0f);
+    }
+  return result;
 }
 
 absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {

@@ -2,7 +2,9 @@
 // (Gemm.h): x [..., in] is a [rows, in] matrix (the batch folds into M), the weight is read
 // transposed when transpose_w (PyTorch's [out, in]), and the bias is added to the f32 accumulator
 // before the one rounding to the result type, exactly as the reference (docs/reference-executor.md)
-// says, within the GEMM bound of docs/cpu-device.md. No pass over the result of its own.
+// says, within the GEMM bound of docs/cpu-device.md. No pass over the result of its own, except
+// for `activation = "relu"`: one pass over the rounded result while it is still in cache, on the
+// bits (not oneDNN's relu post-op, which turns NaN into 0 and would hide an overflow).
 #include <cstdint>
 #include <memory>
 
@@ -13,12 +15,36 @@
 namespace amp::rt::cpu {
 namespace {
 
+// relu on the bits of n elements, as amp.relu computes it: negative values and -0 become +0, NaN
+// (of either sign) and everything else stay. `Bits` is the storage type, `kInf` the largest
+// magnitude that is not a NaN (the infinity).
+template <typename Bits, Bits kSign, Bits kInf>
+void reluBits(Bits* v, int64_t n) {
+  parallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const Bits b = v[i];
+      const bool negative = (b & kSign) != 0 && static_cast<Bits>(b & static_cast<Bits>(~kSign)) <= kInf;
+      v[i] = negative ? Bits{0} : b;
+    }
+  });
+}
+
+void reluInPlace(DType t, uint8_t* data, int64_t n) {
+  switch (t) {
+    case DType::F32: reluBits<uint32_t, 0x80000000u, 0x7f800000u>(reinterpret_cast<uint32_t*>(data), n); break;
+    case DType::BF16: reluBits<uint16_t, 0x8000u, 0x7f80u>(reinterpret_cast<uint16_t*>(data), n); break;
+    default: reluBits<uint16_t, 0x8000u, 0x7c00u>(reinterpret_cast<uint16_t*>(data), n); break;  // f16
+  }
+}
+
 class LinearStep final : public CpuStep {
  public:
-  LinearStep(std::unique_ptr<Gemm> gemm, int32_t x, int32_t w, int32_t bias, int32_t out)
-      : gemm_(std::move(gemm)), x_(x), w_(w), bias_(bias), out_(out) {}
+  LinearStep(std::unique_ptr<Gemm> gemm, int32_t x, int32_t w, int32_t bias, int32_t out, bool relu, DType dtype,
+             int64_t numel)
+      : gemm_(std::move(gemm)), x_(x), w_(w), bias_(bias), out_(out), relu_(relu), dtype_(dtype), numel_(numel) {}
   absl::Status run(BufferPtrs ptr) override {
     gemm_->run(ptr[x_], ptr[w_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], scratch_);
+    if (relu_) reluInPlace(dtype_, ptr[out_], numel_);
     return absl::OkStatus();
   }
   // The GEMM's scratch (widened operands, oneDNN's scratchpad) is the entry's shared buffer.
@@ -28,6 +54,9 @@ class LinearStep final : public CpuStep {
  private:
   std::unique_ptr<Gemm> gemm_;
   int32_t x_, w_, bias_, out_;  // bias_ < 0: none
+  bool relu_;
+  DType dtype_;
+  int64_t numel_;
   uint8_t* scratch_ = nullptr;
 };
 
@@ -44,6 +73,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
   if (x.dtype != DType::F32 && x.dtype != DType::BF16 && x.dtype != DType::F16) return nullptr;
   auto tw = c.step.attrs.getBool(op, "transpose_w", true);
   if (!tw.ok()) return tw.status();
+  auto activation = c.step.attrs.getString(op, "activation", "none");
+  if (!activation.ok()) return activation.status();
+  if (*activation != "none" && *activation != "relu") return c.error("activation must be \"none\" or \"relu\"");
   if (x.shape.size() < 2) return c.error("input must be [..., in] with rank >= 2");
   if (w.shape.size() != 2) return c.error("weight must have rank 2");
   const int64_t out = *tw ? w.shape[0] : w.shape[1];
@@ -58,7 +90,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
     return c.error(absl::StrCat("result type must be ", std::string(dtypeName(x.dtype)),
                                 shapeToString((*gemm)->resultShape())));
   return std::unique_ptr<CpuStep>(new LinearStep(std::move(*gemm), c.step.operands[0], c.step.operands[1],
-                                                 n == 3 ? c.step.operands[2] : -1, c.step.results[0]));
+                                                 n == 3 ? c.step.operands[2] : -1, c.step.results[0],
+                                                 *activation == "relu", y.dtype, y.numel()));
 }
 
 }  // namespace amp::rt::cpu

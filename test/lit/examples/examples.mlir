@@ -47,10 +47,10 @@
 
 // The inferred result types along the attention path.
 // LM-TYPES-CHECK: "amp.embedding"{{.*}} -> tensor<8x32x64xf32>
-// LM-TYPES-CHECK: "amp.linear"{{.*}} <{transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x64xf32>) -> tensor<8x32x64xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = "none", transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x64xf32>) -> tensor<8x32x64xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}}<{transpose_b}> : (tensor<8x4x32x16xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.compare"{{.*}} -> tensor<32x32xi1>
 // LM-TYPES-CHECK: "amp.select"{{.*}} -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}} : (tensor<8x4x32x32xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x16xf32>
-// LM-TYPES-CHECK: "amp.linear"{{.*}} <{transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = "none", transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
 // LM-TYPES-CHECK: "amp.cross_entropy"{{.*}} -> tensor<f32>

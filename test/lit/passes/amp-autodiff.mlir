@@ -26,9 +26,9 @@
 // CHECK:         %[[LOSS:.*]] = amp.cross_entropy %[[A]], %[[Y]]
 // Seeding: d loss = %seed.
 // CHECK:         %[[DA:.*]] = amp.cross_entropy_grad %[[A]], %[[Y]], %[[SEED]] : tensor<4x6xf32>, tensor<4xi64>, tensor<f32>
-// relu: dx = x > 0 ? dy : 0.
+// relu: dx = relu(x) > 0 ? dy : 0 (the output's mask: the input need not be kept).
 // CHECK:         %[[ZERO:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:         %[[POS:.*]] = amp.compare "gt", %[[HB]], %[[ZERO]]
+// CHECK:         %[[POS:.*]] = amp.compare "gt", %[[A]], %[[ZERO]]
 // CHECK:         %[[DHB:.*]] = amp.select %[[POS]], %[[DA]], %[[ZERO]]
 // Broadcast bias: the gradient is summed over the broadcast dimension.
 // CHECK:         %[[DB:.*]] = amp.reduce_sum %[[DHB]] dims = [0] : tensor<4x6xf32>

@@ -72,3 +72,27 @@ func.func @trailing_broadcast(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tenso
   %2 = amp.exp %1 : tensor<4x8xf32>
   return %2 : tensor<4x8xf32>
 }
+
+// -----
+
+// GEMM epilogue: a relu that is the only reader of a linear layer's result becomes its activation.
+// CHECK-LABEL: func.func @linear_relu_epilogue
+// CHECK-NEXT: %[[Y:.*]] = amp.linear %arg0, %arg1, %arg2 transpose_w = false activation = "relu"
+// CHECK-NEXT: return %[[Y]]
+func.func @linear_relu_epilogue(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
+  %0 = amp.linear %x, %w, %b transpose_w = false : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
+  %1 = amp.relu %0 : tensor<4x16xbf16>
+  return %1 : tensor<4x16xbf16>
+}
+
+// -----
+
+// The pre-activation is read elsewhere too: no fold (the layer would have to write both).
+// CHECK-LABEL: func.func @linear_relu_preactivation_read
+// CHECK: amp.linear %arg0, %arg1 transpose_w = false :
+// CHECK: amp.relu
+func.func @linear_relu_preactivation_read(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %0 = amp.linear %x, %w transpose_w = false : tensor<4x8xf32>, tensor<8x16xf32>
+  %1 = amp.relu %0 : tensor<4x16xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<4x16xf32>
+}

@@ -350,6 +350,8 @@ GRAD_TEST(LinearNoBias, linear({3, 4}, {2, 4}, false, "", {3, 2}))
 GRAD_TEST(LinearInOutBias, linear({3, 4}, {4, 2}, true, " transpose_w = false", {3, 2}))
 GRAD_TEST(LinearBatchedBias, linear({2, 3, 4}, {5, 4}, true, "", {2, 3, 5}))
 GRAD_TEST(LinearBatchedInOut, linear({2, 1, 3, 4}, {4, 2}, true, " transpose_w = false", {2, 1, 3, 2}))
+// The relu epilogue (what amp-fuse folds, also accepted in a model): masked by the output.
+GRAD_TEST(LinearRelu, linear({3, 4}, {4, 2}, true, " transpose_w = false activation = \"relu\"", {3, 2}))
 
 GRAD_TEST(Conv2dGroupsStridePadDilationBias,
           (Case{{P("x", {2, 4, 5, 5}, uniform(200, -1, 1, 60)), P("w", {4, 2, 3, 3}, uniform(72, -1, 1, 61)),

@@ -478,18 +478,21 @@ TEST(GemmBiasTest, KZeroIsTheBias) {
 TEST(CpuLinearStep, MatchesTheReferenceDevice) {
   struct LinCase {
     Shape x, w;
-    bool tw, bias;
+    bool tw, bias, relu = false;
   };
+  // relu after the layer is 1-Lipschitz, so the same bound holds for the relu epilogue.
   const LinCase cases[] = {{{128, 784}, {256, 784}, true, true},
                            {{128, 784}, {784, 256}, false, true},
                            {{8, 32, 64}, {64, 64}, false, false},
                            {{8, 32, 64}, {256, 64}, true, true},
-                           {{2, 3, 4, 16}, {5, 16}, true, false}};
+                           {{2, 3, 4, 16}, {5, 16}, true, false},
+                           {{128, 784}, {784, 256}, false, true, true},
+                           {{8, 32, 64}, {64, 64}, false, false, true}};
   uint32_t seed = 300;
   for (DType t : {DType::F32, DType::BF16, DType::F16})
     for (const LinCase& c : cases) {
       SCOPED_TRACE(std::string(dtypeName(t)) + " " + shapeToString(c.x) + " x " + shapeToString(c.w) +
-                   (c.tw ? "^T" : "") + (c.bias ? " + b" : ""));
+                   (c.tw ? "^T" : "") + (c.bias ? " + b" : "") + (c.relu ? ", relu" : ""));
       const int64_t out = c.tw ? c.w[0] : c.w[1], in = c.x.back();
       Shape yShape(c.x.begin(), c.x.end() - 1);
       yShape.push_back(out);
@@ -501,6 +504,7 @@ TEST(CpuLinearStep, MatchesTheReferenceDevice) {
       plan.buffers.push_back({"y", t, yShape, BufferKind::Temp, std::nullopt});
       PlanStep step{"amp.linear", {0, 1}, {y}, {}, "linear.mlir:1:1"};
       step.attrs.set("transpose_w", c.tw);
+      if (c.relu) step.attrs.set("activation", std::string("relu"));
       if (c.bias) step.operands.push_back(2);
       EntryPoint e;
       e.name = "eval";

@@ -141,6 +141,28 @@ TEST(RefLinalg, LinearAddsTheBiasBeforeTheOneRounding) {
   EXPECT_EQ(values(runOk("amp.linear", {&Xh, &Wh, &Bh}, {}, {DType::F16, {1, 1}}))[0], 1 + std::ldexp(1, -10));
 }
 
+// activation = "relu" is the layer followed by amp.relu, bit for bit, in every float type: NaN
+// results stay NaN, negative ones and -0 become +0.
+TEST(RefLinalg, LinearReluIsLinearThenRelu) {
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    std::vector<double> x = randomValues(4 * 6, -2, 2, 50), w = randomValues(6 * 5, -2, 2, 51);
+    x[0] = std::numeric_limits<double>::quiet_NaN();  // row 0: NaN results
+    x[6] = std::numeric_limits<double>::infinity();   // row 1: +-inf
+    for (int k = 0; k < 6; ++k) x[18 + k] = 0;         // row 3: zeros (and -0 with a negative bias of -0)
+    Tensor X = make(t, {4, 6}, x), W = make(t, {6, 5}, w), B = make(t, {5}, {0.5, -0.5, -0.0, 1, -1});
+    Tensor layer = runOk("amp.linear", {&X, &W, &B}, {{"transpose_w", false}}, {t, {4, 5}});
+    Tensor want = runOk("amp.relu", {&layer}, {}, {t, {4, 5}});
+    Tensor got = runOk("amp.linear", {&X, &W, &B}, {{"transpose_w", false}, {"activation", std::string("relu")}},
+                       {t, {4, 5}});
+    EXPECT_TRUE(got.bitwiseEquals(want));
+  }
+  Tensor X = make(DType::F32, {1, 2}, {1, 1}), W = make(DType::F32, {2, 1}, {1, 1});
+  expectError(run("amp.linear", {&X, &W}, {{"transpose_w", false}, {"activation", std::string("gelu")}},
+                  {DType::F32, {1, 1}}),
+              "attribute 'activation' must be \"none\" or \"relu\", got \"gelu\"");
+}
+
 TEST(RefLinalg, LinearRejectsBadShapes) {
   Tensor X = make(DType::F32, {2, 3}, randomValues(6, -1, 1, 1)), W = make(DType::F32, {4, 3}, randomValues(12, -1, 1, 2));
   Tensor b4 = make(DType::F32, {4}, {0, 0, 0, 0}), b3 = make(DType::F32, {3}, {0, 0, 0});
