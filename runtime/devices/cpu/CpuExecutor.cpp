@@ -228,7 +228,8 @@ class CpuEntry final : public PreparedEntry {
       if (cast.op != "amp.cast" || cast.operands.size() != 1 || cast.results.size() != 1 || !steps_[s]) continue;
       const int32_t param = cast.operands[0], copy = cast.results[0];
       const int32_t p = producer[param];
-      if (p < 0 || !steps_[p] || entry_.steps[p].op != "amp.adam_update") continue;
+      if (p < 0 || !steps_[p] || (entry_.steps[p].op != "amp.adam_update" && entry_.steps[p].op != "amp.sgd_update"))
+        continue;
       // Only a copy written straight into its state buffer: an arena slot would be live from the
       // cast on, not from the optimizer step.
       int32_t target = -1;

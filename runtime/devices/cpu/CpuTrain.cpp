@@ -288,6 +288,12 @@ class SgdStep final : public CpuStep {
           double wd)
       : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), momentum_(momentum), nesterov_(nesterov), wd_(wd) {}
   bool elementwiseInPlace() const override { return true; }
+  bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
+    if (paramResult != out_[0] || (dtype != DType::BF16 && dtype != DType::F16)) return false;
+    copy_ = copy;
+    copyType_ = dtype;
+    return true;
+  }
   absl::Status run(BufferPtrs ptr) override {
     const bool hasBuffer = in_.size() == 5;
     const size_t bytes = static_cast<size_t>(n_) * 4;
@@ -304,6 +310,7 @@ class SgdStep final : public CpuStep {
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);
     float* buf = hasBuffer ? reinterpret_cast<float*>(ptr[out_[1]]) : nullptr;
     const uint8_t* g = ptr[in_[1]];
+    uint8_t* copy = copy_ >= 0 ? ptr[copy_] : nullptr;
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
@@ -322,6 +329,8 @@ class SgdStep final : public CpuStep {
           }
           p[k] = pk - lr * d;
         }
+        // The low-precision weight copy, from the block just updated while it is in cache.
+        if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
       }
     });
     return absl::OkStatus();
@@ -334,6 +343,8 @@ class SgdStep final : public CpuStep {
   double momentum_;
   bool nesterov_;
   double wd_;
+  int32_t copy_ = -1;  // the absorbed cast's result (the low-precision weight copy), if any
+  DType copyType_ = DType::BF16;
 };
 
 bool isScalar(const BufferDesc& b, DType t) { return b.dtype == t && b.shape.empty(); }

@@ -8,12 +8,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/devices/cpu/Gemm.h"
 #include "runtime/exec/Session.h"
+#include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
 
 extern "C" void* __libc_malloc(size_t);
@@ -141,6 +143,49 @@ TEST(CpuAllocations, TrainStepAllocatesNothingAfterWarmUp) { expectSteadyStateWi
 // all their gradients): its whole train step runs on cpu kernels, allocation-free.
 TEST(CpuAllocations, TransformerTrainStepRunsNativelyAndAllocatesNothing) {
   expectSteadyStateWithoutAllocations("transformer_lm");
+}
+
+// The optimizer step writes each low-precision weight copy itself (the cast after it is absorbed at
+// prepare): after training steps every copy holds exactly its master rounded to the copy's type.
+TEST(CpuWeightCopies, TheOptimizerWritesEachCopyAsTheCastOfItsMaster) {
+  for (const char* bundle : {"mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "mlp_sgd_f16"}) {
+    SCOPED_TRACE(bundle);
+    std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/" + bundle + ".ampx";
+    if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
+    auto plan = readBundle(path);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    auto session = Session::create(std::move(*plan), Device::Cpu);
+    ASSERT_TRUE(session.ok()) << session.status();
+    std::map<std::string, Tensor> feeds;
+    std::mt19937 rng(3);
+    for (const BufferDesc& b : session->plan().buffers) {
+      if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+      Tensor t(b.dtype, b.shape);
+      for (int64_t k = 0; k < b.numel(); ++k) {
+        if (b.dtype == DType::I64) t.as<int64_t>()[k] = rng() % 10;
+        else t.as<float>()[k] = static_cast<float>(rng() % 256) / 255.0f;
+      }
+      feeds.emplace(b.name, std::move(t));
+    }
+    for (int step = 0; step < 3; ++step) ASSERT_TRUE(session->run("train_step", feeds).ok());
+    auto entry = session->prepared("train_step");
+    ASSERT_TRUE(entry.ok());
+    std::map<std::string, const Tensor*> byName;
+    for (const NamedTensorRef& t : session->persistent()) byName[t.name] = t.tensor;
+    int copies = 0;
+    for (const auto& [name, copy] : byName) {
+      const size_t dot = name.rfind('.');
+      if (dot == std::string::npos || (name.substr(dot) != ".bf16" && name.substr(dot) != ".f16")) continue;
+      auto master = byName.find(name.substr(0, dot));
+      if (master == byName.end()) continue;
+      ++copies;
+      Tensor want(copy->dtype(), copy->shape());
+      convertBuffer(DType::F32, master->second->data(), copy->dtype(), want.data(), copy->numel());
+      EXPECT_TRUE(copy->bitwiseEquals(want)) << name << " is not its master rounded";
+    }
+    EXPECT_EQ(copies, 6);
+    EXPECT_EQ(cpu::reportOf(**entry)->absorbedCasts, copies) << "a cast after the optimizer step was not absorbed";
+  }
 }
 
 }  // namespace
