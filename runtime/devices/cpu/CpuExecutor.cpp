@@ -121,6 +121,7 @@ class CpuEntry final : public PreparedEntry {
     inPlace_ = memory.inPlaceUpdates;
     report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
     absorbWeightCopies();
+    fuseGradStatsSteps();
     // Views (reshapes, elementwise results over a dying operand) resolve in step order, so a view
     // of a view, or of a persistent buffer, sees its source's storage of the current call.
     for (size_t s = 0; s < entry_.steps.size(); ++s)
@@ -242,6 +243,19 @@ class CpuEntry final : public PreparedEntry {
       if (readBetween || !steps_[p]->absorbParamCopy(param, copy, plan_.buffers[copy].dtype)) continue;
       steps_[s].reset();  // the optimizer step writes the copy
       ++report_.absorbedCasts;
+    }
+  }
+
+  // A global_norm over the unscaled gradients takes their sums of squares from the unscale_check
+  // pass (fuseGradStats): one read of each gradient for found_inf and the clipping norm.
+  void fuseGradStatsSteps() {
+    for (size_t g = 0; g < entry_.steps.size(); ++g) {
+      if (entry_.steps[g].op != "amp.global_norm" || !steps_[g]) continue;
+      for (size_t u = 0; u < g; ++u)
+        if (entry_.steps[u].op == "amp.unscale_check" && steps_[u] && fuseGradStats(*steps_[u], *steps_[g])) {
+          ++report_.fusedGradStats;
+          break;
+        }
     }
   }
 

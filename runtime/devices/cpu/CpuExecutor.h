@@ -16,7 +16,7 @@ namespace cpu {
 // What prepare decided for one entry, for reports and tests.
 struct EntryReport {
   int64_t steps = 0, libraryAndKernelSteps = 0, aliasSteps = 0, referenceSteps = 0, inPlaceUpdates = 0,
-          inPlaceResults = 0, absorbedCasts = 0;
+          inPlaceResults = 0, absorbedCasts = 0, fusedGradStats = 0;
   int64_t arenaBytes = 0, unplannedBytes = 0, scratchBytes = 0;
   std::vector<std::string> referenceOps;  // ops that run on the reference kernel (no cpu kernel yet)
 };

@@ -57,6 +57,11 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c);
+// The grad-stats kernel: when `globalNorm` (an amp.global_norm step) reads exactly the unscaled f32
+// gradients of `unscaleCheck` (an amp.unscale_check step before it), the unscale pass also sums
+// their squares and the norm step only combines the sums, so each gradient is read once for
+// found_inf and its norm. False (nothing changed) when the steps do not fit.
+bool fuseGradStats(CpuStep& unscaleCheck, CpuStep& globalNorm);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c);
 // amp.linear: one GEMM with the bias in its epilogue (CpuLinear.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c);

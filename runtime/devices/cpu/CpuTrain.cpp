@@ -32,8 +32,18 @@ class UnscaleCheckStep final : public CpuStep {
       : grads_(std::move(grads)), outs_(std::move(outs)), types_(std::move(types)), sizes_(std::move(sizes)),
         scale_(scale), foundInf_(foundInf) {}
   bool elementwiseInPlace() const override { return true; }
+  // Also compute each unscaled gradient's sum of squares for a global_norm step (fuseGradStats).
+  bool computeSquareSums(const std::vector<int32_t>& tensors, std::vector<float>** sums) {
+    if (tensors != outs_) return false;
+    for (DType t : types_)
+      if (t != DType::F32) return false;
+    squareSums_.assign(outs_.size(), 0.0f);
+    *sums = &squareSums_;
+    return true;
+  }
   absl::Status run(BufferPtrs ptr) override {
     const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    if (!squareSums_.empty()) return runWithSquareSums(ptr, inv);
     bool found = false;
     for (size_t t = 0; t < grads_.size(); ++t) {
       const size_t es = dtypeSize(types_[t]);
@@ -65,10 +75,37 @@ class UnscaleCheckStep final : public CpuStep {
   }
 
  private:
+  // The grad-stats pass: one read of every (f32) gradient gives found_inf, the unscaled value and
+  // its square, summed in element order as global_norm's contract says. That order runs each
+  // tensor on one thread, so the threads take whole tensors instead.
+  absl::Status runWithSquareSums(BufferPtrs ptr, float inv) {
+    int found = 0;
+    const int64_t count = static_cast<int64_t>(grads_.size());
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : found)
+    for (int64_t t = 0; t < count; ++t) {
+      const float* in = reinterpret_cast<const float*>(ptr[grads_[t]]);
+      float* out = reinterpret_cast<float*>(ptr[outs_[t]]);
+      float sum = 0.0f;
+      bool local = false;
+      for (int64_t k = 0; k < sizes_[t]; ++k) {
+        float v = in[k];
+        local |= !std::isfinite(v);
+        if (inv != 1.0f) v = v * inv;
+        if (inv != 1.0f || in != out) out[k] = v;
+        sum += v * v;
+      }
+      squareSums_[t] = sum;
+      found |= local ? 1 : 0;
+    }
+    *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
+    return absl::OkStatus();
+  }
+
   std::vector<int32_t> grads_, outs_;
   std::vector<DType> types_;
   std::vector<int64_t> sizes_;
   int32_t scale_, foundInf_;
+  std::vector<float> squareSums_;  // empty unless a global_norm step reads them
 };
 
 class UpdateScaleStep final : public CpuStep {
@@ -152,23 +189,31 @@ class GlobalNormStep final : public CpuStep {
  public:
   GlobalNormStep(std::vector<int32_t> grads, std::vector<int64_t> sizes, int32_t out)
       : grads_(std::move(grads)), sizes_(std::move(sizes)), out_(out) {}
+  // The per-tensor sums come from the unscale_check step's pass instead (fuseGradStats).
+  void useSquareSums(const std::vector<float>* sums) { sums_ = sums; }
   absl::Status run(BufferPtrs ptr) override {
     float total = 0.0f;
     for (size_t t = 0; t < grads_.size(); ++t) {
-      const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
       float sum = 0.0f;  // sequential: the reference's order (a bound-free match)
-      for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
+      if (sums_) {
+        sum = (*sums_)[t];
+      } else {
+        const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
+        for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
+      }
       const float norm = std::sqrt(sum);
       total += norm * norm;
     }
     *reinterpret_cast<float*>(ptr[out_]) = std::sqrt(total);
     return absl::OkStatus();
   }
+  const std::vector<int32_t>& grads() const { return grads_; }
 
  private:
   std::vector<int32_t> grads_;
   std::vector<int64_t> sizes_;
   int32_t out_;
+  const std::vector<float>* sums_ = nullptr;
 };
 
 class ClipGradsStep final : public CpuStep {
@@ -350,6 +395,15 @@ class SgdStep final : public CpuStep {
 bool isScalar(const BufferDesc& b, DType t) { return b.dtype == t && b.shape.empty(); }
 
 }  // namespace
+
+bool fuseGradStats(CpuStep& unscaleCheck, CpuStep& globalNorm) {
+  auto* check = dynamic_cast<UnscaleCheckStep*>(&unscaleCheck);
+  auto* norm = dynamic_cast<GlobalNormStep*>(&globalNorm);
+  std::vector<float>* sums = nullptr;
+  if (!check || !norm || !check->computeSquareSums(norm->grads(), &sums)) return false;
+  norm->useSquareSums(sums);
+  return true;
+}
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
   const std::string& op = c.step.op;
