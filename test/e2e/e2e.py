@@ -182,6 +182,29 @@ def accumulation():
     check(worst <= 2e-6, "params after 3 steps agree to %.3g (<= 2e-6)" % worst)
 
 
+def clipping():
+    """--clip-grad-norm clips the unscaled gradients to the global norm: one SGD step (lr 0.1, no
+    momentum, f16 with dynamic loss scaling) moves the params by lr * max_norm exactly (the gradient
+    norm far exceeds max_norm), through the device's grad-stats pass."""
+    bundle = os.path.join(WORK, "clip.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f16", "--optimizer=sgd", "--momentum=0", "--lr=0.1",
+         "--clip-grad-norm=0.05")
+    common = ["--data=fashion-mnist", "--seed=3", "--eval-every=1000000"]
+    first, second = os.path.join(WORK, "first"), os.path.join(WORK, "second")
+    train(bundle, os.path.join(WORK, "a.json"), *common, "--steps=1", "--checkpoint=" + first)
+    shutil.copytree(first, second)
+    r = train(bundle, os.path.join(WORK, "b.json"), *common, "--steps=1", "--checkpoint=" + second, "--resume")
+    check(r["skipped_steps"] == 0, "no step was skipped")
+    a, _ = read_safetensors(os.path.join(first, "checkpoint.safetensors"))
+    b, _ = read_safetensors(os.path.join(second, "checkpoint.safetensors"))
+    moved = 0.0
+    for name in a:
+        if name.startswith("fc") and name.count(".") == 1 and a[name][0] == "F32":
+            moved += sum((x - y) ** 2 for x, y in zip(f32_values(a[name][2]), f32_values(b[name][2])))
+    moved = moved ** 0.5
+    check(0.99 * 0.005 <= moved <= 1.0001 * 0.005, "one clipped step moved the params by %.6g (lr * max_norm = 0.005)" % moved)
+
+
 def injected_overflow():
     """A step whose f16 forward overflows is skipped: only the counters and the scale change."""
     bundle = os.path.join(WORK, "mlp_f16.ampx")
@@ -274,7 +297,7 @@ def bad_inputs():
               "a hostile layout (%s) is refused with a located message" % name)
 
 
-SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation,
+SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs)}
 try:
     SCENARIOS[SCENARIO]()
