@@ -9,7 +9,9 @@ def Amp_FusedOp : Amp_Op<"fused", [IsolatedFromAbove]> {
     or broadcast along leading dims (a bias [N] against [M, N]). Each body op keeps its own
     precision and rounds to its own result type, so the region computes exactly what the
     unfused ops compute; only memory traffic changes. `kernel` names the generated function in the
-    bundle's code object.
+    bundle's code object. The region may end with `amp.reduce_sum` ops over all but the last dim
+    (a bias gradient: column sums `[N]` of an `[..., N]` body value), which only the yield reads;
+    the kernel then runs by columns, every row in order, so each sum keeps the reduction's order.
 
     ```mlir
     %r = amp.fused "k0" (%x, %b) : (tensor<128x256xbf16>, tensor<256xf32>) -> tensor<128x256xf32> {

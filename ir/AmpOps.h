@@ -15,6 +15,9 @@
 namespace mlir::amp {
 // Ops amp-fuse may place in an amp.fused region: elementwise math, compare, select, cast.
 bool isFusibleElementwise(Operation* op);
+// An amp.reduce_sum over every dim but the last (no keepdim): the column sums of a [..., N] value,
+// which a fused region may end with (a bias gradient).
+bool isRowReduction(Operation* op);
 }  // namespace mlir::amp
 
 #endif  // AMP_IR_AMPOPS_H

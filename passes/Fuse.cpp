@@ -38,6 +38,7 @@ constexpr size_t kMaxRegionOps = 32;
 struct Group {
   SmallVector<Operation*> ops;
   SmallVector<int64_t> shape;
+  bool closed = false;  // ends with a row reduction: the kernel runs by columns, nothing may follow
 };
 
 // GEMM epilogue: a relu that is the only reader of a linear layer's result becomes the layer's
@@ -70,6 +71,24 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
     std::vector<Group> groups;
     DenseMap<Operation*, size_t> groupOf;
     for (Operation& op : block) {
+      // A bias gradient: the column sums of a group value join its group and close it.
+      if (isRowReduction(&op)) {
+        Operation* def = op.getOperand(0).getDefiningOp();
+        auto it = def ? groupOf.find(def) : groupOf.end();
+        auto type = cast<RankedTensorType>(op.getOperand(0).getType());
+        const bool emittable = type.getElementType().isF32() || type.getElementType().isF16() ||
+                               type.getElementType().isBF16();
+        if (it != groupOf.end() && emittable && !groups[it->second].closed &&
+            ArrayRef<int64_t>(groups[it->second].shape) == type.getShape() &&
+            groups[it->second].ops.size() < kMaxRegionOps) {
+          // No position check: the region is placed at its last elementwise op (outline), before
+          // any outside reader of a group value, and the sums are only read after the reduction.
+          groups[it->second].ops.push_back(&op);
+          groups[it->second].closed = true;
+          groupOf[&op] = it->second;
+        }
+        continue;
+      }
       if (!isFusibleElementwise(&op) || op.getNumResults() != 1) continue;
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       if (!type) continue;
@@ -92,7 +111,8 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
         if (it == groupOf.end() || ArrayRef<int64_t>(groups[it->second].shape) != type.getShape()) continue;
         if (!best || position[groups[it->second].ops.back()] > position[groups[*best].ops.back()]) best = it->second;
       }
-      if (best && groups[*best].ops.size() < kMaxRegionOps && canAppend(groups[*best], &op, groupOf, *best, position)) {
+      if (best && !groups[*best].closed && groups[*best].ops.size() < kMaxRegionOps &&
+          canAppend(groups[*best], &op, groupOf, *best, position)) {
         groups[*best].ops.push_back(&op);
         groupOf[&op] = *best;
         continue;
@@ -132,7 +152,15 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
           results.push_back(op->getResult(0));
           break;
         }
+    // At the last elementwise op: a closing reduction may come after readers of the group's values
+    // (a bias gradient after the weight gradient's GEMM), which must still see the region first.
     Operation* last = g.ops.back();
+    if (g.closed)
+      for (Operation* op : llvm::reverse(g.ops))
+        if (!isRowReduction(op)) {
+          last = op;
+          break;
+        }
     OpBuilder b(last);
     SmallVector<Type> resultTypes;
     for (Value v : results) resultTypes.push_back(v.getType());

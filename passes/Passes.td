@@ -273,7 +273,10 @@ def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
     so a fused region computes the same bits as the unfused chain, in one pass over memory.
     Casts fold into their neighbours this way: no standalone cast kernel remains where a
     neighbour can absorb it. First, a relu that is the only reader of an `amp.linear` result
-    becomes the layer's `activation = "relu"` (the GEMM epilogue). A region holds at most 32 ops, so each generated kernel stays small
+    becomes the layer's `activation = "relu"` (the GEMM epilogue). A reduce_sum over all but the
+    last dim of a group value (a bias gradient) joins that group and ends it; the region is then
+    placed at its last elementwise op, so the backward's mask, its output and the bias gradient
+    are one pass. A region holds at most 32 ops, so each generated kernel stays small
     enough to compile quickly.
 
     ```mlir

@@ -164,10 +164,36 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
   const std::string* kernel = name ? std::get_if<std::string>(name) : nullptr;
   if (!kernel) return error = "fused step without a 'kernel' name", k;
   k.symbol = kernelSymbol(*kernel);
-  if (step.results.empty()) return error = "fused step without results", k;
-  const rt::Shape& space = plan.buffers[step.results[0]].shape;
-  for (int32_t id : step.results)
-    if (plan.buffers[id].shape != space) return error = *kernel + ": results of different shapes", k;
+  if (step.results.empty() || step.body.empty()) return error = "fused step without results", k;
+  // The iteration space: the shape of the body's elementwise values (the first op is one).
+  if (step.body[0].results.size() != 1 || step.body[0].op == "amp.reduce_sum")
+    return error = *kernel + ": the body must start with an elementwise op", k;
+  const rt::Shape& space = step.locals[step.body[0].results[0]].shape;
+  std::vector<int32_t> reducedLocal(step.locals.size(), -1);  // reduce result local -> summed local
+  for (const rt::PlanStep& op : step.body)
+    if (op.op == "amp.reduce_sum") {
+      if (op.operands.size() != 1 || op.results.size() != 1 || space.size() < 2 ||
+          step.locals[op.operands[0]].shape != space || step.locals[op.results[0]].shape != rt::Shape{space.back()})
+        return error = *kernel + ": a reduce_sum must sum a body value over all but its last dim", k;
+      reducedLocal[op.results[0]] = op.operands[0];
+    }
+  for (size_t r = 0; r < step.results.size(); ++r) {
+    const int32_t y = step.yields[r];
+    if (reducedLocal[y] >= 0) {
+      k.reductions.push_back({reducedLocal[y], static_cast<int32_t>(r), step.locals[y].dtype});
+    } else if (plan.buffers[step.results[r]].shape != space) {
+      return error = *kernel + ": results of different shapes", k;
+    }
+  }
+  for (size_t l = 0; l < step.locals.size(); ++l)
+    if (reducedLocal[l] >= 0)
+      for (const rt::PlanStep& op : step.body)
+        for (int32_t id : op.operands)
+          if (id == static_cast<int32_t>(l)) return error = *kernel + ": a reduction may only be yielded", k;
+  if (!k.reductions.empty()) {
+    k.rowLength = space.back();
+    k.rows = space.back() > 0 ? rt::numElements(space) / space.back() : 0;
+  }
   for (const rt::LocalValue& l : step.locals)
     if (!floatLike(l.dtype) && l.dtype != DType::Bool)
       return error = *kernel + ": element type " + std::string(rt::dtypeName(l.dtype)) + " is not emitted", k;
@@ -175,11 +201,11 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
     bool ok;
     InputAccess access = classify(plan.buffers[step.operands[i]].shape, space, ok);
     if (!ok) return error = *kernel + ": input " + std::to_string(i) + " does not broadcast by leading dims", k;
-    if (access.kind == InputAccess::Suffix) k.rowLength = std::max(k.rowLength, access.period);
+    if (access.kind == InputAccess::Suffix && k.reductions.empty()) k.rowLength = std::max(k.rowLength, access.period);
     k.inputs.push_back(access);
   }
   for (const InputAccess& a : k.inputs)
-    if (a.kind == InputAccess::Suffix && k.rowLength % a.period != 0)
+    if (a.kind == InputAccess::Suffix && k.rowLength % a.period != 0 && a.period % k.rowLength != 0)
       return error = *kernel + ": broadcast periods do not nest", k;
   for (size_t i = 0; i < step.operands.size(); ++i) {
     const DType t = step.locals[i].dtype;
@@ -187,12 +213,17 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
     switch (k.inputs[i].kind) {
       case InputAccess::Full: index = "i"; break;
       case InputAccess::Scalar: index = "0"; break;
-      case InputAccess::Suffix: index = k.inputs[i].period == k.rowLength ? "j" : "j % " + std::to_string(k.inputs[i].period); break;
+      case InputAccess::Suffix:
+        index = k.inputs[i].period == k.rowLength  ? "j"
+                : k.rowLength % k.inputs[i].period == 0 ? "j % " + std::to_string(k.inputs[i].period)
+                                                        : "i % " + std::to_string(k.inputs[i].period);
+        break;
     }
     k.loads.push_back(std::string("const ") + (t == DType::Bool ? "bool " : "float ") + v(static_cast<int32_t>(i)) +
                       " = " + loadExpr(t, ptr, index) + ";");
   }
   for (const rt::PlanStep& op : step.body) {
+    if (op.op == "amp.reduce_sum") continue;  // accumulated by the column loop (reductions)
     if (op.results.size() != 1) return error = *kernel + ": body op " + op.op + " must have one result", k;
     std::vector<std::string> args;
     for (int32_t id : op.operands) args.push_back(v(id));
@@ -204,6 +235,7 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
                         (t == DType::Bool ? expr : roundExpr(t, expr)) + ";  // " + op.op);
   }
   for (size_t r = 0; r < step.yields.size(); ++r) {
+    if (reducedLocal[step.yields[r]] >= 0) continue;
     const DType t = step.locals[step.yields[r]].dtype;
     k.stores.push_back("out" + std::to_string(r) + "[i] = " + storeExpr(t, v(step.yields[r])) + ";");
   }
@@ -222,21 +254,48 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
       KernelBody k = emitBody(plan, step, error);
       if (!error.empty()) return false;
       step.attrs.set("row_length", k.rowLength);
+      if (!k.reductions.empty()) {
+        std::vector<int64_t> reduced;
+        for (const KernelBody::Reduction& red : k.reductions) reduced.push_back(red.yield);
+        step.attrs.set("reduced_results", reduced);
+      }
       std::ostringstream fn;
-      fn << "(const unsigned char* const* in, unsigned char* const* out, long rowBegin, long rowEnd) {\n";
+      fn << "(const unsigned char* const* in, unsigned char* const* out, long begin, long end) {\n";
       for (size_t i = 0; i < step.operands.size(); ++i)
         fn << "  const " << storageType(step.locals[i].dtype) << "* __restrict in" << i << " = (const "
            << storageType(step.locals[i].dtype) << "*)in[" << i << "];\n";
       for (size_t r = 0; r < step.yields.size(); ++r)
         fn << "  " << storageType(step.locals[step.yields[r]].dtype) << "* __restrict out" << r << " = ("
            << storageType(step.locals[step.yields[r]].dtype) << "*)out[" << r << "];\n";
-      fn << "  for (long row = rowBegin; row < rowEnd; ++row) {\n"
-         << "    for (long j = 0; j < " << k.rowLength << "; ++j) {\n"
-         << "      const long i = row * " << k.rowLength << " + j;\n";
-      for (const std::string& l : k.loads) fn << "      " << l << "\n";
-      for (const std::string& c : k.compute) fn << "      " << c << "\n";
-      for (const std::string& st : k.stores) fn << "      " << st << "\n";
-      fn << "      (void)i;\n    }\n  }\n}\n";
+      if (k.reductions.empty()) {
+        fn << "  for (long row = begin; row < end; ++row) {\n"
+           << "    for (long j = 0; j < " << k.rowLength << "; ++j) {\n"
+           << "      const long i = row * " << k.rowLength << " + j;\n";
+        for (const std::string& l : k.loads) fn << "      " << l << "\n";
+        for (const std::string& c : k.compute) fn << "      " << c << "\n";
+        for (const std::string& st : k.stores) fn << "      " << st << "\n";
+        fn << "      (void)i;\n    }\n  }\n}\n";
+      } else {
+        // Columns [begin, end) in blocks of 256; every row in order, so each column sum is
+        // fl(...fl(fl(+0 + x0) + x1)...) as the reference's reduce_sum, rounded once at the end.
+        fn << "  for (long j0 = begin; j0 < end; j0 += 256) {\n"
+           << "    const long j1 = j0 + 256 < end ? j0 + 256 : end;\n";
+        for (size_t a = 0; a < k.reductions.size(); ++a)
+          fn << "    float acc" << a << "[256];\n    for (long j = j0; j < j1; ++j) acc" << a << "[j - j0] = 0.0f;\n";
+        fn << "    for (long row = 0; row < " << k.rows << "; ++row) {\n"
+           << "      for (long j = j0; j < j1; ++j) {\n"
+           << "        const long i = row * " << k.rowLength << " + j;\n";
+        for (const std::string& l : k.loads) fn << "        " << l << "\n";
+        for (const std::string& c : k.compute) fn << "        " << c << "\n";
+        for (const std::string& st : k.stores) fn << "        " << st << "\n";
+        for (size_t a = 0; a < k.reductions.size(); ++a)
+          fn << "        acc" << a << "[j - j0] += " << v(k.reductions[a].source) << ";\n";
+        fn << "        (void)i;\n      }\n    }\n";
+        for (size_t a = 0; a < k.reductions.size(); ++a)
+          fn << "    for (long j = j0; j < j1; ++j) out" << k.reductions[a].yield << "[j] = "
+             << storeExpr(k.reductions[a].dtype, "acc" + std::to_string(a) + "[j - j0]") << ";\n";
+        fn << "  }\n}\n";
+      }
       auto [it, fresh] = emitted.emplace(fn.str(), k.symbol);
       step.attrs.set("symbol", it->second);
       if (fresh) os << "\nextern \"C\" void " << k.symbol << fn.str();

@@ -27,6 +27,15 @@ struct KernelBody {
   std::vector<std::string> loads;     // one statement per input: "const float v0 = ...;"
   std::vector<std::string> compute;   // one statement per body op
   std::vector<std::string> stores;    // one statement per result
+  // Row reductions at the region's end (column sums of a body value over all rows): the kernel
+  // then runs by columns, rows in order, so each sum accumulates in the reference's order.
+  struct Reduction {
+    int32_t source;  // the body value summed
+    int32_t yield;   // the result index it is written to
+    rt::DType dtype;
+  };
+  std::vector<Reduction> reductions;
+  int64_t rows = 0;  // with reductions: rows of the iteration space (compiled in)
 };
 
 // Nullopt-like: `error` is set when the step cannot be emitted (an op or dtype the emitter lacks,
@@ -38,7 +47,8 @@ std::string kernelSymbol(const std::string& kernel);
 
 // The C++ flavour: one translation unit with every fused step of the plan, each
 // `extern "C" void SYMBOL(const unsigned char* const* in, unsigned char* const* out,
-//                         long rowBegin, long rowEnd)`.
+//                         long begin, long end)` over rows [begin, end), or, for a step with row
+// reductions (attr "reduced_results" lists them), over columns [begin, end) of every row.
 // Fused steps are annotated with their "row_length" attribute and the "symbol" of the function
 // computing them (identical bodies share one function). Returns false with `error` set when a
 // step cannot be emitted.

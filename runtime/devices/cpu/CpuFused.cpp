@@ -2,6 +2,8 @@
 // rows across threads. The step re-derives how the kernel indexes each input from the plan (the
 // iteration shape, scalars, leading-dim broadcasts whose period divides the row) and refuses a
 // plan where that does not hold, so an edited bundle cannot make a kernel read out of bounds.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
@@ -11,15 +13,18 @@ namespace {
 
 class FusedStep final : public CpuStep {
  public:
-  FusedStep(FusedKernel kernel, std::vector<int32_t> in, std::vector<int32_t> out, int64_t rows, int64_t rowLength)
+  FusedStep(FusedKernel kernel, std::vector<int32_t> in, std::vector<int32_t> out, int64_t rows, int64_t rowLength,
+            bool byColumns)
       : kernel_(kernel), in_(std::move(in)), out_(std::move(out)), inPtrs_(in_.size()), outPtrs_(out_.size()),
-        rows_(rows), rowLength_(rowLength) {}
+        rows_(rows), rowLength_(rowLength), byColumns_(byColumns) {}
   bool elementwiseInPlace() const override { return false; }
   absl::Status run(BufferPtrs ptr) override {
     for (size_t i = 0; i < in_.size(); ++i) inPtrs_[i] = ptr[in_[i]];
     for (size_t r = 0; r < out_.size(); ++r) outPtrs_[r] = ptr[out_[r]];
-    const int64_t grain = std::max<int64_t>(1, 16384 / rowLength_);
-    parallelFor(rows_, grain, [&](int64_t begin, int64_t end) { kernel_(inPtrs_.data(), outPtrs_.data(), begin, end); });
+    auto kernel = [&](int64_t begin, int64_t end) { kernel_(inPtrs_.data(), outPtrs_.data(), begin, end); };
+    // A kernel with row reductions takes column ranges (every row in order, for the sums' order).
+    if (byColumns_) parallelFor(rowLength_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, rows_)), kernel);
+    else parallelFor(rows_, std::max<int64_t>(1, 16384 / rowLength_), kernel);
     return absl::OkStatus();
   }
 
@@ -29,6 +34,7 @@ class FusedStep final : public CpuStep {
   std::vector<const uint8_t*> inPtrs_;
   std::vector<uint8_t*> outPtrs_;
   int64_t rows_, rowLength_;
+  bool byColumns_;
 };
 
 // Period of a leading-dim broadcast of `in` over `space` (its element count), 1 for a scalar,
@@ -53,16 +59,33 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
   if (!kernel.ok()) return kernel.status();
   auto rowLength = c.step.attrs.getInt(c.step.op, "row_length");
   if (!rowLength.ok()) return rowLength.status();
-  if (c.step.results.empty()) return c.error("a fused step needs results");
-  const Shape& space = c.result(0).shape;
+  if (c.step.results.empty() || c.step.body.empty() || c.step.body[0].results.size() != 1)
+    return c.error("a fused step needs a body and results");
+  // Results listed in "reduced_results" are column sums [row_length] of the iteration space.
+  std::vector<char> reduced(c.step.results.size(), 0);
+  if (c.step.attrs.has("reduced_results")) {
+    auto list = c.step.attrs.getInts(c.step.op, "reduced_results");
+    if (!list.ok()) return list.status();
+    for (int64_t r : *list) {
+      if (r < 0 || r >= static_cast<int64_t>(reduced.size())) return c.error("reduced_results names no result");
+      reduced[r] = 1;
+    }
+  }
+  const bool byColumns = std::find(reduced.begin(), reduced.end(), 1) != reduced.end();
+  // The iteration space: the body's first (elementwise) value, typed by the validated locals.
+  const Shape& space = c.step.locals[c.step.body[0].results[0]].shape;
   const int64_t n = numElements(space);
   if (*rowLength < 1 || (n > 0 && n % *rowLength != 0))
     return c.error(absl::StrCat("row_length ", *rowLength, " does not divide the ", n, "-element iteration space"));
+  if (byColumns && (space.size() < 2 || space.back() != *rowLength))
+    return c.error("a fused step with reductions must have row_length = the iteration space's last dim");
   for (size_t r = 0; r < c.step.results.size(); ++r)
-    if (c.result(r).shape != space) return c.error("fused results must share one shape");
+    if (c.result(r).shape != (reduced[r] ? Shape{*rowLength} : space))
+      return c.error(absl::StrCat("fused result ", r, " ", shapeToString(c.result(r).shape), " does not fit the ",
+                                  shapeToString(space), " iteration space"));
   for (size_t i = 0; i < c.step.operands.size(); ++i) {
     const int64_t period = broadcastPeriod(c.operand(i).shape, space);
-    if (period < 0 || (period > 1 && *rowLength % period != 0))
+    if (period < 0 || (period > 1 && *rowLength % period != 0 && (!byColumns || period % *rowLength != 0)))
       return c.error(absl::StrCat("input ", i, " ", shapeToString(c.operand(i).shape),
                                   " is not indexable by the generated kernel over ", shapeToString(space)));
   }
@@ -78,7 +101,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
   if (!fn)
     return c.error(absl::StrCat("the bundle's ", c.native->isa(), " code object has no kernel '", symbol, "'"));
   return std::unique_ptr<CpuStep>(
-      new FusedStep(fn, c.step.operands, c.step.results, *rowLength > 0 ? n / *rowLength : 0, *rowLength));
+      new FusedStep(fn, c.step.operands, c.step.results, *rowLength > 0 ? n / *rowLength : 0, *rowLength, byColumns));
 }
 
 }  // namespace amp::rt::cpu

@@ -96,3 +96,39 @@ func.func @linear_relu_preactivation_read(%x: tensor<4x8xf32>, %w: tensor<8x16xf
   %1 = amp.relu %0 : tensor<4x16xf32>
   return %0, %1 : tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// A row reduction (a bias gradient: column sums over all but the last dim) closes the region. The
+// region is placed at its last elementwise op, before the GEMM that reads the mask's output.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK: %[[R:.*]]:2 = amp.fused "bias_gradient.k0"(%arg0, %{{.*}}, %arg1) : (tensor<8x16xf32>, tensor<f32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
+// CHECK: amp.compare "gt"
+// CHECK-NEXT: %[[DZ:.*]] = amp.select
+// CHECK-NEXT: %[[DB:.*]] = amp.reduce_sum %[[DZ]] dims = [0]
+// CHECK-NEXT: amp.yield %[[DZ]], %[[DB]] : tensor<8x16xf32>, tensor<16xf32>
+// CHECK: amp.matmul %[[R]]#0, %arg2
+// CHECK: return %{{.*}}, %[[R]]#1
+func.func @bias_gradient(%y: tensor<8x16xf32>, %dy: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<16xf32>) {
+  %zero = amp.constant dense<0.000000e+00> : tensor<f32>
+  %m = amp.compare "gt", %y, %zero : tensor<8x16xf32>, tensor<f32>
+  %dz = amp.select %m, %dy, %zero : tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>
+  %dx = amp.matmul %dz, %w : tensor<8x16xf32>, tensor<16x4xf32>
+  %db = amp.reduce_sum %dz dims = [0] : tensor<8x16xf32>
+  return %dx, %db : tensor<8x4xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Only a sum over all leading dims closes a region: a sum over the last dim does not join.
+// CHECK-LABEL: func.func @row_sums_stay_apart
+// CHECK: amp.fused
+// CHECK: amp.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: amp.reduce_sum %{{.*}} dims = [1]
+func.func @row_sums_stay_apart(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>) -> tensor<8xf32> {
+  %0 = amp.mul %x, %y : tensor<8x16xf32>, tensor<8x16xf32>
+  %1 = amp.tanh %0 : tensor<8x16xf32>
+  %2 = amp.reduce_sum %1 dims = [1] : tensor<8x16xf32>
+  return %2 : tensor<8xf32>
+}

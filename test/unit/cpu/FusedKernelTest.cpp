@@ -22,6 +22,7 @@ struct BodyOp {
   std::vector<int32_t> operands;
   DType dtype;
   AttrMap attrs = {};
+  Shape shape = {};  // empty: the iteration space (a row reduction's result is [N])
 };
 
 // One fused step over Input buffers with the given types; body ops are appended as locals.
@@ -45,14 +46,15 @@ Plan fusedPlan(const FusedCase& c) {
   }
   for (const BodyOp& b : c.body) {
     PlanStep inner{b.op, b.operands, {static_cast<int32_t>(step.locals.size())}, b.attrs, "fused.mlir:1:1"};
-    step.locals.push_back({b.dtype, c.space});
+    step.locals.push_back({b.dtype, b.shape.empty() ? c.space : b.shape});
     step.body.push_back(inner);
   }
   EntryPoint e;
   e.name = "eval";
   for (size_t r = 0; r < c.yields.size(); ++r) {
     const int32_t id = static_cast<int32_t>(plan.buffers.size());
-    plan.buffers.push_back({"t" + std::to_string(r), step.locals[c.yields[r]].dtype, c.space, BufferKind::Temp, std::nullopt});
+    plan.buffers.push_back({"t" + std::to_string(r), step.locals[c.yields[r]].dtype, step.locals[c.yields[r]].shape,
+                            BufferKind::Temp, std::nullopt});
     step.results.push_back(id);
     e.results.push_back(id);
     e.resultNames.push_back("r" + std::to_string(r));
@@ -141,6 +143,27 @@ TEST(FusedKernels, ReluGradientWithScalarsMatchesTheReference) {
                      {{"amp.compare", {0, 1}, DType::Bool, gt}, {"amp.select", {3, 2, 1}, DType::F32},
                       {"amp.cast", {4}, DType::F16}},
                      {4, 5}});
+}
+
+// The backward of a relu layer: the mask and the bias gradient (its column sums) in one pass, the
+// kernel running by columns so each sum keeps the reference's row order. 300 columns cross the
+// kernel's 256-column blocks; rank 3 sums over two leading dims.
+TEST(FusedKernels, ReluGradientAndBiasGradientInOnePass) {
+  AttrMap gt{{"predicate", std::string("gt")}};
+  for (DType t : {DType::BF16, DType::F32, DType::F16}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    expectFusedParity({{{t, {128, 300}}, {t, {}}, {t, {128, 300}}},
+                       {128, 300},
+                       {{"amp.compare", {0, 1}, DType::Bool, gt},
+                        {"amp.select", {3, 2, 1}, t},
+                        {"amp.reduce_sum", {4}, t, {{"dims", std::vector<int64_t>{0}}, {"keepdim", false}}, {300}}},
+                       {4, 5}});
+  }
+  expectFusedParity({{{DType::F32, {4, 32, 70}}, {DType::F32, {70}}},
+                     {4, 32, 70},
+                     {{"amp.add", {0, 1}, DType::F32},
+                      {"amp.reduce_sum", {2}, DType::F32, {{"dims", std::vector<int64_t>{0, 1}}, {"keepdim", false}}, {70}}},
+                     {3}});
 }
 
 TEST(FusedKernels, EveryUnaryAndBinaryOpInEveryPrecision) {
