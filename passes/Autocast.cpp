@@ -267,7 +267,7 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
 }
 
 //===----------------------------------------------------------------------===//
-// TensorFlow: grappler's painting (notes/amp-semantics.md 3.5), over ops joined by float edges
+// TensorFlow: grappler's painting (auto_mixed_precision.cc), over ops joined by float edges
 //===----------------------------------------------------------------------===//
 
 LogicalResult AmpAutocastPass::paintTensorFlow(func::FuncOp func,

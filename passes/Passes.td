@@ -229,7 +229,7 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
 }
 
 def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
-  let summary = "Checks the mixed-precision rules of DESIGN.md on every training entry";
+  let summary = "Checks the mixed-precision rules of docs/design.md on every training entry";
   let description = [{
     Reports, at the value or op concerned, every violation of the correctness rules in the
     functions with `amp.entry` (and the model, for the loss and policy rules):
@@ -250,7 +250,7 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
 
     ```mlir
     // error: amp-verify: clipping sees scaled gradients (operand #0 depends on the loss scale
-    // without passing through amp.unscale_check); clip after unscaling (DESIGN.md rule 4)
+    // without passing through amp.unscale_check); clip after unscaling (docs/design.md rule 4)
     ```
   }];
   let options = [

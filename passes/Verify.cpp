@@ -1,4 +1,4 @@
-// amp-verify: the mixed-precision correctness rules of DESIGN.md as located diagnostics on the
+// amp-verify: the mixed-precision correctness rules of docs/design.md as located diagnostics on the
 // training entries (and the model, for the loss and policy rules).
 #include <string>
 
@@ -93,7 +93,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (argRole(f, i) == "param" && !isF32(f.getArgument(i).getType()))
         error(f.getArgument(i).getLoc())
             << "param '" << argName(f, i) << "' is a " << typeStr(f.getArgument(i).getType())
-            << " master weight; master weights must be f32 (DESIGN.md rule 1: only compute runs in "
+            << " master weight; master weights must be f32 (docs/design.md rule 1: only compute runs in "
                "low precision)";
   }
 
@@ -106,11 +106,11 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       Value loss = f.front().getTerminator()->getOperand(*lossIdx);
       if (!isF32(loss.getType())) {
         error(loss.getLoc()) << "the loss (result #" << *lossIdx << ") is " << typeStr(loss.getType())
-                             << "; the loss must be computed in f32 (DESIGN.md rule 3)";
+                             << "; the loss must be computed in f32 (docs/design.md rule 3)";
       } else if (auto cast = loss.getDefiningOp<CastOp>(); cast && !isF32(cast.getInput().getType())) {
         error(cast.getLoc()) << "the loss is computed in " << typeStr(cast.getInput().getType())
                              << " and only then cast to f32; the loss must be computed in f32 "
-                                "(DESIGN.md rule 3)";
+                                "(docs/design.md rule 3)";
       }
     }
     f.walk([&](Operation* op) {
@@ -118,7 +118,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       Type t = op->getResult(0).getType();
       if (!isF32(t))
         error(op->getLoc()) << "loss op '" << op->getName() << "' runs in " << typeStr(t)
-                            << "; every loss runs in f32 (DESIGN.md rule 3)";
+                            << "; every loss runs in f32 (docs/design.md rule 3)";
     });
   }
 
@@ -131,7 +131,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (of && !isF32(g.getType()))
         error(g.getLoc()) << "the gradient of '" << of.getValue() << "' (result #" << i << ") is "
                           << typeStr(g.getType())
-                          << "; gradients reaching the optimizer must be f32 (DESIGN.md rule 1)";
+                          << "; gradients reaching the optimizer must be f32 (docs/design.md rule 1)";
     }
     llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
     f.walk([&](Operation* op) {
@@ -150,17 +150,17 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (grad && !isF32(grad.getType()))
         error(op->getLoc()) << "a " << typeStr(grad.getType())
                             << " gradient reaches the optimizer update; gradients reaching the "
-                               "optimizer must be f32 (DESIGN.md rule 1)";
+                               "optimizer must be f32 (docs/design.md rule 1)";
       if (grad && dependsOnScaleUnguarded(grad, scaleArgs))
         error(op->getLoc()) << "the optimizer steps on scaled gradients (the gradient depends on "
                                "the loss scale without passing through amp.unscale_check) "
-                               "(DESIGN.md rule 4)";
+                               "(docs/design.md rule 4)";
       auto r = dyn_cast<OpResult>(found);
       auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
       if (!check || found != check.getFoundInf())
         error(op->getLoc()) << "'" << op->getName()
                             << "' is not guarded by the found_inf of an amp.unscale_check; a step "
-                               "with a non-finite gradient must change no state (DESIGN.md rule 5)";
+                               "with a non-finite gradient must change no state (docs/design.md rule 5)";
     });
   }
 
@@ -181,7 +181,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         if (!dependsOnScaleUnguarded(v, scaleArgs)) continue;
         error(op->getLoc()) << "clipping sees scaled gradients (operand #" << k
                             << " depends on the loss scale without passing through "
-                               "amp.unscale_check); clip after unscaling (DESIGN.md rule 4)";
+                               "amp.unscale_check); clip after unscaling (docs/design.md rule 4)";
         return;
       }
     });
@@ -193,7 +193,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     if (entry == kAccumulate) {
       for (UpdateScaleOp u : updates)
         error(u.getLoc()) << "the scale update runs in @accumulate; the scale must stay fixed over "
-                             "the accumulation window and be updated once, at its end (DESIGN.md "
+                             "the accumulation window and be updated once, at its end (docs/design.md "
                              "rule 4)";
       return;
     }
@@ -201,12 +201,12 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     for (size_t i = 1; i < updates.size(); ++i)
       error(updates[i].getLoc()) << "the scale update runs " << updates.size()
                                  << " times per step; it must run exactly once, across all "
-                                    "optimizers (DESIGN.md rule 4)";
+                                    "optimizers (docs/design.md rule 4)";
     std::optional<unsigned> tracker = findArg(f, kGrowthTracker);
     if (tracker && updates.empty()) {
       error(f.getArgument(*tracker).getLoc())
           << "dynamic loss scaling (state '" << kGrowthTracker
-          << "') but no amp.update_scale: the scale update is missing (DESIGN.md rule 4)";
+          << "') but no amp.update_scale: the scale update is missing (docs/design.md rule 4)";
       return;
     }
     if (updates.size() != 1) return;
@@ -223,11 +223,11 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     if (!writtenBack(u.getNewScale(), kLossScale) || !writtenBack(u.getNewGrowthTracker(), kGrowthTracker))
       error(u.getLoc()) << "the scale update's results are not returned with amp.updates = \""
                         << kLossScale << "\" and \"" << kGrowthTracker
-                        << "\": the scale update is lost (DESIGN.md rule 4)";
+                        << "\": the scale update is lost (docs/design.md rule 4)";
     auto r = dyn_cast<OpResult>(u.getFoundInf());
     if (!r || !isa<UnscaleCheckOp>(r.getOwner()))
       error(u.getLoc()) << "the scale update does not read the found_inf of an amp.unscale_check "
-                           "(DESIGN.md rule 4)";
+                           "(docs/design.md rule 4)";
   }
 
   // Rule 3: fp16 training uses loss scaling (a warning: the user may have chosen none).
@@ -239,7 +239,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     });
     if (f16 && !scaled)
       f.emitWarning("amp-verify: f16 training without loss scaling: small gradients flush to zero "
-                    "in f16; run amp-loss-scaling with mode=dynamic (DESIGN.md rule 3)");
+                    "in f16; run amp-loss-scaling with mode=dynamic (docs/design.md rule 3)");
   }
 
   // Rule 2: no op runs in low precision when the policy denies it (user overrides exempt).
@@ -275,12 +275,12 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         error(op->getLoc()) << "'" << name << "' (backward of '" << judged << "') runs in "
                             << typeStr(low) << " but the '" << policyData->name() << "' policy puts '"
                             << judged << "' in " << categoryName(c)
-                            << " (f32); numerically sensitive ops run in f32 (DESIGN.md rule 2)";
+                            << " (f32); numerically sensitive ops run in f32 (docs/design.md rule 2)";
       else
         error(op->getLoc()) << "'" << name << "' runs in " << typeStr(low) << " but the '"
                             << policyData->name() << "' policy puts it in "
                             << categoryName(c) << " (f32); numerically sensitive ops run in f32 "
-                            << "(DESIGN.md rule 2; force it with an override if intended)";
+                            << "(docs/design.md rule 2; force it with an override if intended)";
     });
   }
 };

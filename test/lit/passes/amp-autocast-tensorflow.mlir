@@ -1,6 +1,5 @@
 // amp-autocast with the TensorFlow policy: grappler's allow/infer/deny/clear painting
-// (notes/amp-semantics.md 3.5) with the fp16 lists and the oneDNN bf16 lists, and the worked
-// test vectors of 3.8. The PyTorch policy, overrides and policy files: amp-autocast.mlir.
+// (auto_mixed_precision.cc) with the fp16 lists and the oneDNN bf16 lists, and worked examples. The PyTorch policy, overrides and policy files: amp-autocast.mlir.
 //
 // RUN: amp-opt --split-input-file --amp-autocast="dtype=f16 policy=tensorflow" %s | FileCheck %s --check-prefixes=CHECK,F16
 // RUN: amp-opt --split-input-file --amp-autocast="dtype=bf16 policy=tensorflow" %s | FileCheck %s --check-prefixes=CHECK,BF16

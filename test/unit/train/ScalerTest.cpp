@@ -1,6 +1,6 @@
-// GradScaler parity: amp.unscale_check and amp.update_scale against the upstream test vectors
-// (notes/amp-semantics.md §2.8) and against an independent transcription of PyTorch's
-// _amp_update_scale_ (§2.7) over a scripted 10,000-step run with injected non-finite gradients.
+// GradScaler parity: amp.unscale_check and amp.update_scale against PyTorch's
+// GradScaler test vectors and against an independent transcription of PyTorch's
+// _amp_update_scale_ over a scripted 10,000-step run with injected non-finite gradients.
 #include <cmath>
 #include <cstdint>
 #include <limits>
