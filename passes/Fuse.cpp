@@ -30,6 +30,12 @@ bool indexableFrom(ArrayRef<int64_t> in, ArrayRef<int64_t> space) {
   return rest.size() <= space.size() && rest == space.take_back(rest.size());
 }
 
+// The kernel emitter handles f32/f16/bf16 values and i1 masks.
+bool emittable(Type t) {
+  auto e = cast<RankedTensorType>(t).getElementType();
+  return e.isF32() || e.isF16() || e.isBF16() || e.isInteger(1);
+}
+
 // Regions stop growing at this many ops: longer chains become several kernels, which keeps each
 // generated function small enough for the C++ compiler to optimise quickly (compile time grows
 // faster than linearly with function size) at the cost of one extra pass over memory per cut.
@@ -76,9 +82,8 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
         Operation* def = op.getOperand(0).getDefiningOp();
         auto it = def ? groupOf.find(def) : groupOf.end();
         auto type = cast<RankedTensorType>(op.getOperand(0).getType());
-        const bool emittable = type.getElementType().isF32() || type.getElementType().isF16() ||
-                               type.getElementType().isBF16();
-        if (it != groupOf.end() && emittable && !groups[it->second].closed &&
+        if (it != groupOf.end() && emittable(type) && !type.getElementType().isInteger(1) &&
+            !groups[it->second].closed &&
             ArrayRef<int64_t>(groups[it->second].shape) == type.getShape() &&
             groups[it->second].ops.size() < kMaxRegionOps) {
           // No position check: the region is placed at its last elementwise op (outline), before
@@ -92,11 +97,6 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
       if (!isFusibleElementwise(&op) || op.getNumResults() != 1) continue;
       auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
       if (!type) continue;
-      // The kernel emitter handles f32/f16/bf16 values and i1 masks.
-      auto emittable = [](Type t) {
-        auto e = cast<RankedTensorType>(t).getElementType();
-        return e.isF32() || e.isF16() || e.isBF16() || e.isInteger(1);
-      };
       bool indexable = emittable(type);
       for (Value v : op.getOperands()) {
         auto t = dyn_cast<RankedTensorType>(v.getType());

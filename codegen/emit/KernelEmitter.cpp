@@ -185,11 +185,10 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
       return error = *kernel + ": results of different shapes", k;
     }
   }
-  for (size_t l = 0; l < step.locals.size(); ++l)
-    if (reducedLocal[l] >= 0)
-      for (const rt::PlanStep& op : step.body)
-        for (int32_t id : op.operands)
-          if (id == static_cast<int32_t>(l)) return error = *kernel + ": a reduction may only be yielded", k;
+  for (const rt::PlanStep& op : step.body)
+    for (int32_t id : op.operands)
+      if (id >= 0 && static_cast<size_t>(id) < reducedLocal.size() && reducedLocal[id] >= 0)
+        return error = *kernel + ": a reduction may only be yielded", k;
   if (!k.reductions.empty()) {
     k.rowLength = space.back();
     k.rows = space.back() > 0 ? rt::numElements(space) / space.back() : 0;

@@ -52,13 +52,16 @@ inline double fastTanh(double z) {
   return std::copysign(t, z);
 }
 
-// |z| beyond 19 (or NaN) takes the exact path; clamped here only so that the vector lanes compute
-// something harmless. A plain select, not std::fmin (a libm call that stops vectorisation).
+// |z| beyond 19 (or NaN) takes the exact path (kOutside); clamped here only so that the vector
+// lanes compute something harmless. A plain select, not std::fmin (a libm call that stops vectorisation).
 inline double clampZ(double z) { return z > 19.0 ? 19.0 : z < -19.0 ? -19.0 : z; }
 
 // The bounds below take |fastTanh(z) - std::tanh(z)| <= 2^-45: ours is below 2^-50 and glibc's
 // within 2 ulp (<= 2^-51 for |t| <= 1), so the margin is 16.
 
+constexpr double kOutside = __builtin_inf();  // a bound that certifies nothing
+
+// Both ends of [value - bound, value + bound] round to one f32 (false for NaN or an infinite bound).
 inline bool certain(double value, double bound) {
   return static_cast<float>(value - bound) == static_cast<float>(value + bound);
 }
@@ -81,7 +84,8 @@ void geluChunk(const float* x, double* value, double* bound, int64_t n) {
     // fl(1 + t) moves by at most |dt| + 2^-52, fl(h u) by |h| |du| + ulp(g): 2^-44 |h| and
     // 2^-50 |g| cover both twice.
     value[i] = g;
-    bound[i] = std::fabs(h) * 0x1p-44 + std::fabs(g) * 0x1p-50;
+    // Outside the fast domain the bound is infinite, so the element takes the exact path.
+    bound[i] = std::fabs(z) < 19.0 ? std::fabs(h) * 0x1p-44 + std::fabs(g) * 0x1p-50 : kOutside;
   }
 }
 
@@ -100,14 +104,9 @@ void geluGradChunk(const float* x, const float* dy, double* value, double* bound
     const double grow = 0.5 * std::fabs(v) * (1.0 + 0.14 * v * v);
     const double bd = 0x1p-44 + grow * 0x1p-42 + (std::fabs(a) + std::fabs(c)) * 0x1p-49;
     value[i] = o;
-    bound[i] = std::fabs(double(dy[i])) * bd + std::fabs(o) * 0x1p-49;
+    // An infinite dy makes the bound infinite (or o NaN): the exact path, as outside the domain.
+    bound[i] = std::fabs(z) < 19.0 ? std::fabs(double(dy[i])) * bd + std::fabs(o) * 0x1p-49 : kOutside;
   }
-}
-
-// z within the fast path's domain and finite inputs; otherwise the exact path.
-inline bool inDomain(float x) {
-  const double v = x;
-  return std::fabs(kSqrt2OverPi * (v + 0.044715 * v * v * v)) < 19.0;
 }
 
 }  // namespace
@@ -121,7 +120,7 @@ void geluTanhBlock(const float* x, float* y, int64_t n) {
     geluChunk(x + i0, value, bound, m);
     for (int64_t i = 0; i < m; ++i) {
       const float xi = x[i0 + i];
-      const bool fast = inDomain(xi) && certain(value[i], bound[i]);
+      const bool fast = certain(value[i], bound[i]);
       fallbacks += !fast;
       y[i0 + i] = static_cast<float>(fast ? value[i] : exactGelu(xi));
     }
@@ -138,7 +137,7 @@ void geluTanhGradBlock(const float* x, const float* dy, float* y, int64_t n) {
     geluGradChunk(x + i0, dy + i0, value, bound, m);
     for (int64_t i = 0; i < m; ++i) {
       const float xi = x[i0 + i], di = dy[i0 + i];
-      const bool fast = inDomain(xi) && std::isfinite(di) && certain(value[i], bound[i]);
+      const bool fast = certain(value[i], bound[i]);
       fallbacks += !fast;
       y[i0 + i] = static_cast<float>(fast ? value[i] : exactGeluGrad(xi, di));
     }

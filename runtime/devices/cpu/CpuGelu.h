@@ -8,7 +8,7 @@
 // bound B of the reference's f64 value (the error propagated through each operation, with a
 // margin of 2 or more). When both ends of [y - B, y + B] round to the same f32, so does the
 // reference's value, which lies between them: that f32 is the result. Otherwise (about one element
-// in 10^4 on normal activations, or |z| >= 20, NaN, inf) the element is computed exactly as the
+// in 10^4 on normal activations, or |z| >= 19, NaN, inf) the element is computed exactly as the
 // reference does. GeluTest checks every bf16 and f16 input and a million random f32 ones.
 #ifndef AMP_RUNTIME_DEVICES_CPU_CPUGELU_H
 #define AMP_RUNTIME_DEVICES_CPU_CPUGELU_H

@@ -25,6 +25,27 @@ void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
   if (from != to) std::memcpy(to, from, bytes);
 }
 
+// The low-precision weight copy an optimizer step writes itself (absorbing the cast after it),
+// block by block from the masters it has just updated, while they are in cache.
+class WeightCopy {
+ public:
+  bool absorb(int32_t buffer, DType dtype) {
+    if (dtype != DType::BF16 && dtype != DType::F16) return false;
+    buffer_ = buffer;
+    dtype_ = dtype;
+    return true;
+  }
+  uint8_t* target(BufferPtrs ptr) const { return buffer_ >= 0 ? ptr[buffer_] : nullptr; }
+  // Elements [i0, i0 + n) of the copy from the updated f32 masters `p` (no-op without a copy).
+  void write(const float* p, uint8_t* copy, int64_t i0, int64_t n) const {
+    if (copy) convertBuffer(DType::F32, p, dtype_, copy + i0 * dtypeSize(dtype_), n);
+  }
+
+ private:
+  int32_t buffer_ = -1;  // the absorbed cast's result, if any
+  DType dtype_ = DType::BF16;
+};
+
 class UnscaleCheckStep final : public CpuStep {
  public:
   UnscaleCheckStep(std::vector<int32_t> grads, std::vector<int32_t> outs, std::vector<DType> types,
@@ -254,10 +275,7 @@ class AdamStep final : public CpuStep {
       : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), cfg_(cfg), op_(std::move(op)) {}
   bool elementwiseInPlace() const override { return true; }
   bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
-    if (paramResult != out_[0] || (dtype != DType::BF16 && dtype != DType::F16)) return false;
-    copy_ = copy;
-    copyType_ = dtype;
-    return true;
+    return paramResult == out_[0] && copy_.absorb(copy, dtype);
   }
   absl::Status run(BufferPtrs ptr) override {
     const size_t bytes = static_cast<size_t>(n_) * 4;
@@ -287,7 +305,7 @@ class AdamStep final : public CpuStep {
     float* m = reinterpret_cast<float*>(ptr[out_[1]]);
     float* v = reinterpret_cast<float*>(ptr[out_[2]]);
     const uint8_t* g = ptr[in_[1]];
-    uint8_t* copy = copy_ >= 0 ? ptr[copy_] : nullptr;
+    uint8_t* copy = copy_.target(ptr);
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
@@ -311,7 +329,7 @@ class AdamStep final : public CpuStep {
           p[k] = pk + negStepSize * mk / denom;
         }
         // The low-precision weight copy, from the block just updated while it is in cache.
-        if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
+        copy_.write(p + i0, copy, i0, n);
       }
     });
     return absl::OkStatus();
@@ -323,8 +341,7 @@ class AdamStep final : public CpuStep {
   int64_t n_;
   AdamConfig cfg_;
   std::string op_;
-  int32_t copy_ = -1;  // the absorbed cast's result (the low-precision weight copy), if any
-  DType copyType_ = DType::BF16;
+  WeightCopy copy_;
 };
 
 class SgdStep final : public CpuStep {
@@ -334,10 +351,7 @@ class SgdStep final : public CpuStep {
       : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), momentum_(momentum), nesterov_(nesterov), wd_(wd) {}
   bool elementwiseInPlace() const override { return true; }
   bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
-    if (paramResult != out_[0] || (dtype != DType::BF16 && dtype != DType::F16)) return false;
-    copy_ = copy;
-    copyType_ = dtype;
-    return true;
+    return paramResult == out_[0] && copy_.absorb(copy, dtype);
   }
   absl::Status run(BufferPtrs ptr) override {
     const bool hasBuffer = in_.size() == 5;
@@ -355,7 +369,7 @@ class SgdStep final : public CpuStep {
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);
     float* buf = hasBuffer ? reinterpret_cast<float*>(ptr[out_[1]]) : nullptr;
     const uint8_t* g = ptr[in_[1]];
-    uint8_t* copy = copy_ >= 0 ? ptr[copy_] : nullptr;
+    uint8_t* copy = copy_.target(ptr);
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
@@ -375,7 +389,7 @@ class SgdStep final : public CpuStep {
           p[k] = pk - lr * d;
         }
         // The low-precision weight copy, from the block just updated while it is in cache.
-        if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
+        copy_.write(p + i0, copy, i0, n);
       }
     });
     return absl::OkStatus();
@@ -388,8 +402,7 @@ class SgdStep final : public CpuStep {
   double momentum_;
   bool nesterov_;
   double wd_;
-  int32_t copy_ = -1;  // the absorbed cast's result (the low-precision weight copy), if any
-  DType copyType_ = DType::BF16;
+  WeightCopy copy_;
 };
 
 bool isScalar(const BufferDesc& b, DType t) { return b.dtype == t && b.shape.empty(); }
