@@ -200,7 +200,7 @@ struct EntryLowering {
             entry.updates.emplace_back(ids.lookup(v), it->second);
             continue;
           }
-          std::string name = r == 0 ? "loss" : "output" + std::to_string(r);
+          std::string name = r == 0 ? "loss" : "result" + std::to_string(r);
           if (auto n = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kNameAttr))
             name = n.getValue().str();
           else if (auto g = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kGradOfAttr))

@@ -9,7 +9,7 @@ func.func @mlp(
     %b2: tensor<256xf32> {amp.role = "param", amp.name = "fc2.bias", amp.init = #amp.init<zeros>},
     %w3: tensor<256x10xf32> {amp.role = "param", amp.name = "fc3.weight", amp.init = #amp.init<kaiming_uniform, seed = 3>},
     %b3: tensor<10xf32> {amp.role = "param", amp.name = "fc3.bias", amp.init = #amp.init<zeros>})
-    -> (tensor<f32>, tensor<128x10xf32>) {
+    -> (tensor<f32> {amp.name = "loss"}, tensor<128x10xf32> {amp.name = "logits"}) {
   // Each nn.Linear is one amp.linear: x·W + b with the bias added in f32 before the one rounding
   // (so a bf16 layer stays bf16). The weights are stored [in, out]: transpose_w = false.
   %h1 = amp.linear %x, %w1, %b1 transpose_w = false : tensor<128x784xf32>, tensor<784x256xf32>, tensor<256xf32>

@@ -25,7 +25,7 @@ func.func @transformer_lm(
     %lnf_w: tensor<64xf32> {amp.role = "param", amp.name = "ln_f.weight", amp.init = #amp.init<ones>},
     %lnf_b: tensor<64xf32> {amp.role = "param", amp.name = "ln_f.bias", amp.init = #amp.init<zeros>},
     %w_lm: tensor<64x64xf32> {amp.role = "param", amp.name = "lm_head.weight", amp.init = #amp.init<xavier_uniform, seed = 9>})
-    -> (tensor<f32>, tensor<256x64xf32>) {
+    -> (tensor<f32> {amp.name = "loss"}, tensor<256x64xf32> {amp.name = "logits"}) {
   // Token embedding plus learned positional embedding (broadcast over the batch).
   %tok = amp.embedding %tok_emb[%ids] : tensor<64x64xf32>, tensor<8x32xi64>
   %x0 = amp.add %tok, %pos_emb : tensor<8x32x64xf32>, tensor<32x64xf32>

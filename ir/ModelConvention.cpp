@@ -84,6 +84,18 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                           << results[0];
   }
 
+  // Results are named by amp.name (outputs, summaries and errors use it); unnamed ones are
+  // "loss" (#0) and "result<N>". Names must be unique so files written by name lose nothing.
+  llvm::StringMap<unsigned> resultNames;
+  for (unsigned r = 0; r < results.size(); ++r) {
+    // The dialect's attribute verifier has checked the spelling of the name.
+    auto name = func.getResultAttrOfType<StringAttr>(r, AmpDialect::kNameAttr);
+    if (!name) continue;
+    if (auto [it, inserted] = resultNames.try_emplace(name.getValue(), r); !inserted)
+      fail(func.getLoc()) << "result #" << r << " reuses the name '" << name.getValue() << "' of result #"
+                          << it->second;
+  }
+
   func.walk([&](Operation* op) {
     if (op == func.getOperation() || isa<func::ReturnOp>(op)) return;
     // Unregistered ops (--allow-unregistered-dialect) have no dialect object.

@@ -174,6 +174,25 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpGradsEntryPass : Pass<"amp-grads-entry", "::mlir::ModuleOp"> {
+  let summary = "Adds a @grads entry that returns every param's unscaled f32 gradient";
+  let description = [{
+    Runs after `amp-loss-scaling`, before `amp-optimizer`. Clones `@train_step` into `@grads`
+    (`amp.entry = "grads"`): the same forward, backward and loss-scale seed, the same
+    `amp.unscale_check`, but no state update. It returns the loss, `found_inf`, and each
+    param's unscaled f32 gradient named `<param>.grad` (in place of `amp.grad_of`). The
+    scale update and the state it alone reads (the growth tracker) are removed, so running
+    `@grads` changes nothing: a user can compare the gradients with any framework's.
+
+    ```mlir
+    // amp-opt --amp-grads-entry
+    func.func @grads(...) -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.name = "found_inf"},
+                              tensor<4x3xf32> {amp.name = "w.grad"}) attributes {amp.entry = "grads"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
 def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
   let summary = "Consumes the gradients of @train_step with an optimizer step guarded by found_inf";
   let description = [{

@@ -21,6 +21,9 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   AmpLossScalingPassOptions scaling;
   scaling.mode = options.lossScaling;
   scaling.initScale = options.initScale;
+  scaling.growthFactor = options.growthFactor;
+  scaling.backoffFactor = options.backoffFactor;
+  scaling.growthInterval = options.growthInterval;
   AmpOptimizerPassOptions opt;
   opt.kind = options.optimizer;
   opt.lr = options.lr;
@@ -37,6 +40,7 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   verify.policy = options.policy;
   pm.addPass(createAmpAutodiffPass());
   pm.addPass(createAmpLossScalingPass(scaling));
+  pm.addPass(createAmpGradsEntryPass());
   pm.addPass(createAmpOptimizerPass(opt));
   pm.addPass(createAmpCastCleanupPass());
   pm.addPass(createAmpVerifyPass(verify));

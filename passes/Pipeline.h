@@ -26,6 +26,12 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                                   llvm::cl::init("auto")};
   Option<double> initScale{*this, "init-scale", llvm::cl::desc("Initial (dynamic) or fixed (static) scale"),
                            llvm::cl::init(65536.0)};
+  Option<double> growthFactor{*this, "growth-factor", llvm::cl::desc("Dynamic: growth factor (> 1)"),
+                              llvm::cl::init(2.0)};
+  Option<double> backoffFactor{*this, "backoff-factor", llvm::cl::desc("Dynamic: backoff factor (in (0, 1))"),
+                               llvm::cl::init(0.5)};
+  Option<int64_t> growthInterval{*this, "growth-interval",
+                                 llvm::cl::desc("Dynamic: clean steps before the scale grows"), llvm::cl::init(2000)};
   Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("sgd, adam or adamw"), llvm::cl::init("adamw")};
   Option<double> lr{*this, "lr", llvm::cl::desc("Base learning rate"), llvm::cl::init(1e-3)};
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("< 0: PyTorch's default"), llvm::cl::init(-1.0)};
@@ -43,7 +49,8 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
 
 // amp-autocast + amp-cast-cleanup: every op's precision, the casts it needs.
 void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options);
-// amp-autodiff, amp-loss-scaling, amp-optimizer, amp-cast-cleanup, amp-verify: @train_step.
+// amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, amp-cast-cleanup, amp-verify:
+// @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-fuse on every function (nothing when options.fuse is false): the last IR stage.
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options);

@@ -16,6 +16,7 @@ namespace mlir::amp::train {
 
 inline constexpr llvm::StringLiteral kTrainStep = "train_step";
 inline constexpr llvm::StringLiteral kAccumulate = "accumulate";
+inline constexpr llvm::StringLiteral kGrads = "grads";
 inline constexpr llvm::StringLiteral kGradSeed = "amp.grad_seed";
 inline constexpr llvm::StringLiteral kLossScale = "amp.loss_scale";
 inline constexpr llvm::StringLiteral kGrowthTracker = "amp.growth_tracker";

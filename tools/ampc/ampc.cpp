@@ -1,6 +1,9 @@
 // ampc: the ampc compiler driver. Parses and verifies a model, runs the compilation pipeline and
 // emits the requested stage. Flag spellings follow the interface contract in docs/cli.md.
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include "codegen/PlanBuilder.h"
 #include "codegen/Toolchain.h"
@@ -167,6 +170,18 @@ static cl::opt<std::string> lossScaleFlag(
     "loss-scale",
     cl::desc("Loss scaling: dynamic, static:S, none, or auto (dynamic for f16, none otherwise)"),
     cl::value_desc("dynamic|static:S|none|auto"), cl::init("auto"), cl::cat(ampcCategory));
+// GradScaler's options, with PyTorch's names and defaults (torch.cuda.amp.GradScaler).
+static cl::opt<double> initScaleFlag("init-scale", cl::desc("Dynamic loss scaling: the initial scale (default 65536)"),
+                                     cl::init(65536.0), cl::cat(ampcCategory));
+static cl::opt<double> growthFactorFlag(
+    "growth-factor", cl::desc("Dynamic loss scaling: factor after growth-interval clean steps (> 1, default 2)"),
+    cl::init(2.0), cl::cat(ampcCategory));
+static cl::opt<double> backoffFactorFlag(
+    "backoff-factor", cl::desc("Dynamic loss scaling: factor on an overflow step (in (0, 1), default 0.5)"),
+    cl::init(0.5), cl::cat(ampcCategory));
+static cl::opt<int64_t> growthIntervalFlag(
+    "growth-interval", cl::desc("Dynamic loss scaling: consecutive clean steps before growing (default 2000)"),
+    cl::init(2000), cl::cat(ampcCategory));
 static cl::opt<std::string> scheduleFlag("schedule", cl::desc("Learning-rate schedule"),
                                          cl::value_desc("constant|cosine"), cl::init("constant"),
                                          cl::cat(ampcCategory));
@@ -200,6 +215,29 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   } else {
     return flagError("--loss-scale must be dynamic, static:S, none or auto, got '" + mode + "'");
   }
+  // GradScaler's flags configure dynamic scaling; a mode that cannot use one is a contradiction.
+  bool scalerFlags = initScaleFlag.getNumOccurrences() || growthFactorFlag.getNumOccurrences() ||
+                     backoffFactorFlag.getNumOccurrences() || growthIntervalFlag.getNumOccurrences();
+  if (scalerFlags && (mode == "none" || options.lossScaling == "static"))
+    return flagError("--init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic "
+                     "loss scaling; --loss-scale=" + mode + " does not use them");
+  if (options.lossScaling != "static") {
+    if (!(initScaleFlag > 0) || !std::isfinite(static_cast<float>(initScaleFlag.getValue())))
+      return flagError("--init-scale must be positive and finite in f32, got " + std::to_string(initScaleFlag));
+    if (!(growthFactorFlag > 1.0) || !std::isfinite(growthFactorFlag.getValue()))
+      return flagError("--growth-factor must be finite and > 1 (as torch's GradScaler), got " +
+                       std::to_string(growthFactorFlag));
+    if (!(backoffFactorFlag > 0.0 && backoffFactorFlag < 1.0))
+      return flagError("--backoff-factor must be in (0, 1) (as torch's GradScaler), got " +
+                       std::to_string(backoffFactorFlag));
+    if (growthIntervalFlag < 1 || growthIntervalFlag > std::numeric_limits<int32_t>::max())
+      return flagError("--growth-interval must be a positive integer below 2^31, got " +
+                       std::to_string(growthIntervalFlag));
+    options.initScale = initScaleFlag.getValue();
+    options.growthFactor = growthFactorFlag.getValue();
+    options.backoffFactor = backoffFactorFlag.getValue();
+    options.growthInterval = growthIntervalFlag.getValue();
+  }
   options.optimizer = optimizerFlag.getValue();
   options.lr = lrFlag.getValue();
   options.momentum = momentumFlag.getValue();
@@ -227,7 +265,19 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   meta.emplace_back("optimizer", optimizerFlag);
   meta.emplace_back("loss_scaling", scalingUsed);
   meta.emplace_back("accumulate", std::to_string(accumulateFlag));
-  meta.emplace_back("lr", std::to_string(lrFlag));
+  // Exact, round-tripping spellings (%.17g): the summary and a replay of the scaler read them back.
+  auto exact = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(buf);
+  };
+  meta.emplace_back("lr", exact(lrFlag));
+  if (scalingUsed != "none") meta.emplace_back("init_scale", exact(options.initScale));
+  if (scalingUsed == "dynamic") {
+    meta.emplace_back("growth_factor", exact(options.growthFactor));
+    meta.emplace_back("backoff_factor", exact(options.backoffFactor));
+    meta.emplace_back("growth_interval", std::to_string(options.growthInterval));
+  }
   return success();
 }
 

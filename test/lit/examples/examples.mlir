@@ -7,7 +7,7 @@
 // RUN: amp-opt %amp_src_root/examples/transformer_lm.mlir --mlir-print-op-generic | FileCheck %s --check-prefix=LM-TYPES-CHECK
 
 // MLP-CHECK-LABEL: func.func @mlp(
-// MLP-CHECK-SAME: -> (tensor<f32>, tensor<128x10xf32>)
+// MLP-CHECK-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<128x10xf32> {amp.name = "logits"})
 // MLP-CHECK-COUNT-2: amp.linear
 // MLP-CHECK: %[[LOGITS:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x256xf32>, tensor<256x10xf32>, tensor<10xf32>
 // MLP-CHECK: %[[LOSS:.*]] = amp.cross_entropy %[[LOGITS]], %{{.*}} : tensor<128x10xf32>, tensor<128xi64>
@@ -21,7 +21,7 @@
 // LM-CHECK-SAME: amp.init = #amp.init<ones>, amp.name = "block.ln1.weight"
 // LM-CHECK-SAME: amp.init = #amp.init<xavier_uniform, seed = 3>, amp.name = "block.attn.q.weight"
 // LM-CHECK-SAME: amp.name = "lm_head.weight"
-// LM-CHECK-SAME: -> (tensor<f32>, tensor<256x64xf32>)
+// LM-CHECK-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<256x64xf32> {amp.name = "logits"})
 // LM-CHECK: %[[E:.*]] = amp.embedding %[[TOK]][%[[IDS]]] : tensor<64x64xf32>, tensor<8x32xi64>
 // LM-CHECK: %[[X0:.*]] = amp.add %[[E]], %[[POS]] : tensor<8x32x64xf32>, tensor<32x64xf32>
 // LM-CHECK: %[[H1:.*]] = amp.layer_norm %[[X0]] weight(

@@ -203,3 +203,13 @@ func.func @copy_shape_mismatch(
   %l = amp.reduce_sum %w dims = [0, 1] : tensor<4x4xf32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Results are named by amp.name; two results cannot share a name (files are written by name).
+// expected-error @+1 {{model 'duplicate_result_names': result #1 reuses the name 'out' of result #0}}
+func.func @duplicate_result_names(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"})
+    -> (tensor<f32> {amp.name = "out"}, tensor<4xf32> {amp.name = "out"}) {
+  %0 = amp.mse_loss %x, %x : tensor<4xf32>, tensor<4xf32>
+  return %0, %x : tensor<f32>, tensor<4xf32>
+}

@@ -5,7 +5,7 @@
 // RUN: amp-run %t.ampx --data=fashion-mnist --summary=%t.json --output=%t.out.safetensors | FileCheck %s --check-prefix=EVAL-CHECK
 // RUN: FileCheck %s --check-prefix=SUMMARY-CHECK < %t.json
 // EVAL-CHECK: loss = 2.42448
-// EVAL-CHECK: output1: f32 [128, 10]
+// EVAL-CHECK: logits: f32 [128, 10]
 // SUMMARY-CHECK: "entry": "eval"
 // SUMMARY-CHECK: "device": "cpu"
 // SUMMARY-CHECK: "loss": 2.424

@@ -21,7 +21,7 @@
 // RUN: ampc %amp_src_root/examples/mlp.mlir --emit=ir | FileCheck %s --check-prefix=IR-CHECK
 
 // TLM-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=bf16", amp.target = "cpu"}
-// TLM-CHECK: func.func @transformer_lm({{.*}}) -> (tensor<f32>, tensor<256x64xf32>)
+// TLM-CHECK: func.func @transformer_lm({{.*}}) -> (tensor<f32> {amp.name = "loss"}, tensor<256x64xf32> {amp.name = "logits"})
 // TLM-CHECK: amp.layer_norm {{.*}} {amp.precision = "f32"
 // TLM-CHECK: %[[WQ:.*]] = amp.cast %arg6 {amp.autocast_inserted} : tensor<64x64xf32> to tensor<64x64xbf16>
 // TLM-CHECK-NEXT: amp.linear %{{.*}}, %[[WQ]] transpose_w = false {amp.precision = "bf16"

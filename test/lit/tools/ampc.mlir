@@ -18,7 +18,7 @@
 // MLP-CHECK: func.func @mlp(
 // MLP-CHECK-SAME: {amp.name = "image", amp.role = "input"}
 // MLP-CHECK-SAME: {amp.init = #amp.init<kaiming_uniform, seed = 1>, amp.name = "fc1.weight", amp.role = "param"}
-// MLP-CHECK-SAME: -> (tensor<f32>, tensor<128x10xf32>)
+// MLP-CHECK-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<128x10xf32> {amp.name = "logits"})
 // MLP-CHECK: %[[H1:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x784xf32>, tensor<784x256xf32>, tensor<256xf32>
 // MLP-CHECK: amp.relu %[[H1]] : tensor<128x256xf32>
 // MLP-CHECK: %[[LOGITS:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<128x256xf32>, tensor<256x10xf32>, tensor<10xf32>

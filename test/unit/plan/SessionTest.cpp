@@ -25,7 +25,7 @@ Plan logMatmulPlan() {
   red.attrs.set("keepdim", false);
   e.steps = {mm, lg, red};
   e.results = {4, 2};
-  e.resultNames = {"loss", "output1"};
+  e.resultNames = {"loss", "logits"};
   p.entries.push_back(e);
   return p;
 }
