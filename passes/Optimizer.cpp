@@ -118,8 +118,9 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
 
     SmallVector<Value> gs;
     for (const GradInfo& g : grads) gs.push_back(results.values[g.resultIdx]);
+    Value norm;
     if (clipGradNorm > 0.0) {
-      Value norm = b.create<GlobalNormOp>(loc, scalarF32, gs);
+      norm = b.create<GlobalNormOp>(loc, scalarF32, gs);
       auto clip = b.create<ClipGradsOp>(loc, gs, norm, b.getF64FloatAttr(clipGradNorm));
       gs.assign(clip.getClipped().begin(), clip.getClipped().end());
     }
@@ -139,6 +140,9 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         out.values.push_back(results.values[i]);
         out.attrs.push_back(results.attrs[i]);
       }
+    // Observability: the step's learning rate and (when clipping computes it) the unscaled norm.
+    out.add(lrValue, AmpDialect::kNameAttr, "lr");
+    if (norm) out.add(norm, AmpDialect::kNameAttr, "grad_norm");
     out.add(counters.getNewStep(), AmpDialect::kUpdatesAttr, kStep);
     out.add(counters.getNewSkipped(), AmpDialect::kUpdatesAttr, kSkippedSteps);
 

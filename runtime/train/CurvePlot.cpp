@@ -43,10 +43,28 @@ std::string panel(const std::vector<double>& ys, double top, double lo, double h
   return s;
 }
 
+// A mark at the top of the loss panel for every skipped (overflow) step, with a count.
+std::string skippedMarks(const std::vector<bool>& skipped, double top) {
+  double plotW = kWidth - kLeft - kRight;
+  size_t n = skipped.size(), count = 0;
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    if (!skipped[i]) continue;
+    ++count;
+    double x = kLeft + (n == 1 ? 0 : plotW * static_cast<double>(i) / static_cast<double>(n - 1));
+    s += "<line class='skipped' x1='" + fmt(x) + "' y1='" + fmt(top) + "' x2='" + fmt(x) + "' y2='" + fmt(top + 10) +
+         "' stroke='#d62728' stroke-width='1.5'/>\n";
+  }
+  if (count)
+    s += "<text x='" + fmt(kWidth - kRight) + "' y='" + fmt(top - 6) + "' font-size='12' fill='#d62728' text-anchor='end'>" +
+         std::to_string(count) + " skipped step" + (count == 1 ? "" : "s") + " (overflow), marked</text>\n";
+  return s;
+}
+
 }  // namespace
 
 std::string renderCurveSvg(const std::vector<double>& losses, const std::vector<double>& scales,
-                           int64_t firstStep, const std::string& title) {
+                           const std::vector<bool>& skipped, int64_t firstStep, const std::string& title) {
   double height = kTop + 2 * kPanel + kGap + 30;
   std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + fmt(kWidth) + "' height='" + fmt(height) +
                   "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
@@ -56,6 +74,7 @@ std::string renderCurveSvg(const std::vector<double>& losses, const std::vector<
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   if (!std::isfinite(lo)) lo = 0, hi = 1;
   s += panel(losses, kTop, lo, hi, "training loss", "#1f77b4", firstStep, fmt(lo), fmt(hi));
+  s += skippedMarks(skipped, kTop);
   std::vector<double> logScale;
   double slo = INFINITY, shi = -INFINITY;
   for (double v : scales) {

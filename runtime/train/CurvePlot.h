@@ -3,13 +3,15 @@
 #ifndef AMP_RUNTIME_TRAIN_CURVEPLOT_H
 #define AMP_RUNTIME_TRAIN_CURVEPLOT_H
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace amp::rt {
 
+// `skipped` marks the steps that overflowed (their updates were skipped).
 std::string renderCurveSvg(const std::vector<double>& losses, const std::vector<double>& scales,
-                           int64_t firstStep, const std::string& title);
+                           const std::vector<bool>& skipped, int64_t firstStep, const std::string& title);
 
 }  // namespace amp::rt
 

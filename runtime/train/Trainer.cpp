@@ -60,10 +60,10 @@ double scalarOf(const Tensor& t) {
   return 0;
 }
 
-double persistentScalar(const Session& s, const std::string& name, double fallback) {
+std::optional<double> persistentScalarIfAny(const Session& s, const std::string& name) {
   for (const NamedTensorRef& r : s.persistent())
     if (r.name == name && r.tensor->numel() == 1) return scalarOf(*r.tensor);
-  return fallback;
+  return std::nullopt;
 }
 
 std::string checkpointPath(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
@@ -115,13 +115,14 @@ absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
   return r;
 }
 
-absl::Status saveCheckpoint(const Session& session, const std::string& dir, int64_t step, uint64_t seed) {
+absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
   StringMap meta = {{"ampc.checkpoint", "1"},
-                    {"step", std::to_string(step)},
-                    {"seed", std::to_string(seed)},
+                    {"step", std::to_string(info.step)},
+                    {"seed", std::to_string(info.seed)},
+                    {"shuffle", info.shuffle ? "true" : "false"},
                     {"model", session.plan().metadataValue("model")}};
   return writeSafetensors(checkpointPath(dir), session.persistent(), meta);
 }
@@ -136,6 +137,7 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
     if (k == "ampc.checkpoint") tagged = true;
     if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
     if (k == "seed") absl::SimpleAtoi(v, &info.seed);
+    if (k == "shuffle") info.shuffle = v != "false";
     if (k == "model" && v != session.plan().metadataValue("model"))
       return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
                                                      session.plan().metadataValue("model"), "'"));
@@ -147,9 +149,22 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
   return info;
 }
 
+namespace {
+
+// The scalar result `name` of an entry's outputs, if the plan computes it.
+std::optional<double> namedScalar(const std::vector<NamedTensor>& outs, const std::string& name) {
+  const Tensor* t = findNamed(outs, name);
+  if (!t || t->numel() != 1) return std::nullopt;
+  return scalarOf(*t);
+}
+
+constexpr size_t kFinalLossWindow = 50;
+constexpr size_t kOverflowStepsListed = 10;
+
+}  // namespace
+
 absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const Dataset* eval,
-                                  const TrainOptions& options,
-                                  const std::function<void(const TrainProgress&)>& onProgress) {
+                                  const TrainOptions& options, const TrainCallbacks& callbacks) {
   const Plan& plan = session.plan();
   if (!plan.findEntry("train_step"))
     return absl::InvalidArgumentError("the bundle has no train_step entry: compile it with ampc --train");
@@ -168,15 +183,14 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
 
   TrainReport report;
   report.accumulate = accumulate;
-  uint64_t seed = options.seed;
-  int64_t step = 0;
+  CheckpointInfo position{0, options.seed, options.shuffle};
   if (options.resume) {
     if (options.checkpointDir.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
     auto info = loadCheckpoint(session, options.checkpointDir);
     if (!info.ok()) return info.status();
-    step = info->step;
-    seed = info->seed;
+    position = *info;  // the data order continues as it was started
   }
+  int64_t step = position.step;
   int64_t toRun = options.steps > 0 ? options.steps : options.epochs * stepsPerEpoch;
   if (toRun <= 0) return absl::InvalidArgumentError("nothing to do: give --steps=N or --epochs=N");
   int64_t lastStep = step + toRun;
@@ -191,10 +205,18 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   int64_t windowSteps = 0;
   for (; step < lastStep; ++step) {
     int64_t epoch = step / stepsPerEpoch, offset = (step % stepsPerEpoch) * perStep;
-    if (epoch != cachedEpoch) order = epochOrder(data.size(), seed, epoch), cachedEpoch = epoch;
+    if (epoch != cachedEpoch) {
+      order = position.shuffle ? epochOrder(data.size(), position.seed, epoch) : std::vector<int64_t>();
+      if (!position.shuffle)
+        for (int64_t i = 0; i < data.size(); ++i) order.push_back(i);
+      cachedEpoch = epoch;
+    }
+    StepRecord record;
+    record.step = step + 1;
+    record.epoch = epoch;
+    record.scale = persistentScalarIfAny(session, "amp.loss_scale");
     auto t0 = std::chrono::steady_clock::now();
     double lossSum = 0;
-    const Tensor* foundInf = nullptr;
     std::vector<NamedTensor> outs;
     for (int64_t k = 0; k < accumulate; ++k) {
       std::vector<int64_t> idx(order.begin() + offset + k * b->batch, order.begin() + offset + (k + 1) * b->batch);
@@ -208,14 +230,24 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       if (!loss && !outs.empty()) loss = &outs[0].tensor;
       if (loss) lossSum += scalarOf(*loss);
     }
-    foundInf = findNamed(outs, "found_inf");
-    stepMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    double loss = lossSum / accumulate;
-    double scale = persistentScalar(session, "amp.loss_scale", 1.0);
-    report.losses.push_back(loss);
+    record.stepTimeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    stepMs.push_back(record.stepTimeMs);
+    record.loss = lossSum / accumulate;
+    record.foundInf = namedScalar(outs, "found_inf").value_or(0) != 0;
+    record.nextScale = persistentScalarIfAny(session, "amp.loss_scale");
+    if (auto t = persistentScalarIfAny(session, "amp.growth_tracker")) record.growthTracker = static_cast<int64_t>(*t);
+    record.gradNorm = namedScalar(outs, "grad_norm");
+    record.lr = namedScalar(outs, "lr");
+    double scale = record.nextScale.value_or(1.0);
+    report.losses.push_back(record.loss);
     report.scales.push_back(scale);
-    if (foundInf && scalarOf(*foundInf) != 0 && persistentScalar(session, "amp.skipped_steps", -1) < 0)
-      ++report.skippedSteps;  // plans without a skipped-steps counter: count on the host
+    report.skipped.push_back(record.foundInf);
+    if (record.foundInf) {
+      ++report.overflowSteps;
+      if (report.firstOverflowSteps.size() < kOverflowStepsListed) report.firstOverflowSteps.push_back(record.step);
+    }
+    if (callbacks.onStep)
+      if (auto s = callbacks.onStep(record); !s.ok()) return s;
     ++windowSteps;
 
     bool endOfEpoch = (step + 1) % stepsPerEpoch == 0;
@@ -228,20 +260,25 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       report.evalAccuracy = r->accuracy;
       report.evalLoss = r->loss;
       p.evalAccuracy = r->accuracy;
+      if (callbacks.onEval)
+        if (auto s = callbacks.onEval({step + 1, epoch, r->accuracy, r->loss}); !s.ok()) return s;
     }
     if (!options.checkpointDir.empty() &&
         ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep))
-      if (auto s = saveCheckpoint(session, options.checkpointDir, step + 1, seed); !s.ok()) return s;
-    if (onProgress && ((step + 1) % std::max<int64_t>(1, options.logEvery) == 0 || step + 1 == lastStep || doEval)) {
+      if (auto s = saveCheckpoint(session, options.checkpointDir, {step + 1, position.seed, position.shuffle}); !s.ok())
+        return s;
+    if (callbacks.onProgress &&
+        ((step + 1) % std::max<int64_t>(1, options.logEvery) == 0 || step + 1 == lastStep || doEval)) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
       p.step = step + 1;
       p.totalSteps = lastStep;
       p.epoch = epoch;
-      p.loss = loss;
+      p.loss = record.loss;
       p.scale = scale;
-      p.skippedSteps = static_cast<int64_t>(persistentScalar(session, "amp.skipped_steps", report.skippedSteps));
+      p.skippedSteps = static_cast<int64_t>(
+          persistentScalarIfAny(session, "amp.skipped_steps").value_or(static_cast<double>(report.overflowSteps)));
       p.samplesPerSecond = secs > 0 ? windowSteps * perStep / secs : 0;
-      onProgress(p);
+      callbacks.onProgress(p);
       windowStart = std::chrono::steady_clock::now();
       windowSteps = 0;
     }
@@ -252,12 +289,16 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   report.persistentBytes = session.persistentBytes();
   report.workspaceBytes = session.workspaceBytes();
   report.peakMemoryBytes = report.persistentBytes + report.workspaceBytes;
-  double counter = persistentScalar(session, "amp.skipped_steps", -1);
-  if (counter >= 0) report.skippedSteps = static_cast<int64_t>(counter);
-  size_t tail = std::min<size_t>(50, report.losses.size());
-  for (size_t i = report.losses.size() - tail; i < report.losses.size(); ++i) report.finalLoss += report.losses[i];
-  report.finalLoss /= static_cast<double>(tail);
-  report.finalScale = persistentScalar(session, "amp.loss_scale", 1.0);
+  // Plans without a skipped-steps counter: the steps of this run that overflowed.
+  report.skippedSteps = static_cast<int64_t>(
+      persistentScalarIfAny(session, "amp.skipped_steps").value_or(static_cast<double>(report.overflowSteps)));
+  // A skipped step's loss is often inf/NaN and says nothing about the model: it is left out.
+  double sum = 0;
+  size_t counted = 0;
+  for (size_t i = report.losses.size(); i-- > 0 && counted < kFinalLossWindow;)
+    if (!report.skipped[i]) sum += report.losses[i], ++counted;
+  if (counted) report.finalLoss = sum / static_cast<double>(counted);
+  report.finalScale = persistentScalarIfAny(session, "amp.loss_scale").value_or(1.0);
   std::vector<double> sorted = stepMs;
   std::sort(sorted.begin(), sorted.end());
   report.stepTimeMsMedian = sorted[sorted.size() / 2];

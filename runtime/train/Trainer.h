@@ -25,6 +25,24 @@ struct TrainOptions {
   int64_t checkpointEvery = 0;  // 0: only at the end
   bool resume = false;
   bool checkNumerics = false;
+  bool shuffle = true;          // false: every epoch in file order (a resumed run keeps the checkpoint's)
+};
+
+// One optimizer step, as the metrics file records it. Scalars the plan does not compute are absent.
+struct StepRecord {
+  int64_t step = 0, epoch = 0;        // step: 1-based optimizer step number
+  double loss = 0;                    // the f32 loss (mean over the micro-batches), also on a skipped step
+  bool foundInf = false;              // non-finite gradients: the step changed no param or moment
+  std::optional<double> scale;        // the loss scale this step ran with (f32, exact)
+  std::optional<double> nextScale;    // ... and after its update
+  std::optional<int64_t> growthTracker;  // after the update
+  std::optional<double> gradNorm;     // unscaled global gradient norm (plans that clip)
+  std::optional<double> lr;           // the learning rate the step applied
+  double stepTimeMs = 0;
+};
+struct EvalRecord {
+  int64_t step = 0, epoch = 0;
+  double accuracy = 0, loss = 0;
 };
 
 struct TrainProgress {
@@ -36,8 +54,12 @@ struct TrainProgress {
 
 struct TrainReport {
   int64_t steps = 0;          // optimizer steps done in total (including before a resume)
-  int64_t skippedSteps = 0;
-  double finalLoss = 0;       // mean training loss over the last min(50, steps) steps of this run
+  int64_t skippedSteps = 0;   // in total (the plan's counter)
+  // Mean training loss over the last (up to 50) steps of this run that were not skipped; none
+  // when every step overflowed.
+  std::optional<double> finalLoss;
+  int64_t overflowSteps = 0;                // steps of this run with non-finite gradients
+  std::vector<int64_t> firstOverflowSteps;  // their step numbers, the first few
   double finalScale = 1;      // loss scale after the last step (1 without loss scaling)
   std::optional<double> evalAccuracy, evalLoss;
   double stepTimeMsMedian = 0;
@@ -45,15 +67,20 @@ struct TrainReport {
   // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants).
   int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;
   std::vector<double> losses, scales;  // per step of this run
+  std::vector<bool> skipped;           // per step of this run
   int64_t firstStep = 0;               // step number of losses[0] - 1
   int64_t accumulate = 1;
 };
 
 // Runs training. `eval` may be null (no accuracy). The session's plan must have a "train_step"
 // entry (and "accumulate" when compiled with accumulation > 1).
+struct TrainCallbacks {
+  std::function<void(const TrainProgress&)> onProgress;  // every logEvery steps, evals, the end
+  std::function<absl::Status(const StepRecord&)> onStep;  // every optimizer step
+  std::function<absl::Status(const EvalRecord&)> onEval;  // every evaluation
+};
 absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const Dataset* eval,
-                                  const TrainOptions& options,
-                                  const std::function<void(const TrainProgress&)>& onProgress);
+                                  const TrainOptions& options, const TrainCallbacks& callbacks);
 
 // Accuracy (argmax of the eval entry's second result vs labels) and mean loss over `data`.
 struct EvalResult {
@@ -61,13 +88,14 @@ struct EvalResult {
 };
 absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data);
 
-// Checkpoint = every param and state buffer + {step, seed} metadata, in one safetensors file
+// Checkpoint = every param and state buffer + {step, seed, shuffle} metadata, in one safetensors file
 // written atomically (DIR/checkpoint.safetensors).
-absl::Status saveCheckpoint(const Session& session, const std::string& dir, int64_t step, uint64_t seed);
 struct CheckpointInfo {
   int64_t step = 0;
   uint64_t seed = 0;
+  bool shuffle = true;
 };
+absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info);
 absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir);
 
 }  // namespace amp::rt

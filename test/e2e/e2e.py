@@ -297,8 +297,229 @@ def bad_inputs():
               "a hostile layout (%s) is refused with a located message" % name)
 
 
+def amp_run(*args):
+    return run(os.path.join(BIN, "amp-run"), args[0], "--device=" + DEVICE, *args[1:])
+
+
+def f32(x):
+    """x rounded to the nearest f32 (Python floats are f64)."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> (shape, list of f32 values)."""
+    header, blob = {}, b""
+    for name, (shape, values) in tensors.items():
+        raw = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [len(blob), len(blob) + len(raw)]}
+        blob += raw
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + blob)
+
+
+def synthetic_data(path, rows, seed=1):
+    """Deterministic Fashion-MNIST-shaped data: pixels in [0, 1), labels 0..9."""
+    pixels = [(((i + seed) * 7919) % 251) / 251.0 for i in range(rows * 784)]
+    labels = [(i * 3 + seed) % 10 for i in range(rows)]
+    write_npz(path, {"image": npy("f", (rows, 784), pixels), "label": npy("q", (rows,), labels)})
+
+
+def pytorch_update_scale(scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+    """torch._amp_update_scale_ (aten/src/ATen/native/cuda/AmpKernels.cu): the f32 scale is
+    multiplied by the f64 factor and stored as f32; growth is dropped when it is not finite."""
+    if found_inf:
+        return f32(scale * backoff_factor), 0
+    successful = tracker + 1
+    if successful == growth_interval:
+        grown = f32(scale * growth_factor)
+        return (grown if grown != float("inf") else scale), 0
+    return scale, successful
+
+
+def torch_update_scale():
+    """PyTorch's own kernel when PyTorch is installed and has it on the CPU, else None."""
+    try:
+        import torch
+        s, t, f = torch.tensor([1.0]), torch.tensor([0], dtype=torch.int32), torch.tensor([0.0])
+        torch._amp_update_scale_(s, t, f, 2.0, 0.5, 3)
+    except Exception:
+        return None
+
+    def update(scale, tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+        s, t = torch.tensor([scale], dtype=torch.float32), torch.tensor([tracker], dtype=torch.int32)
+        torch._amp_update_scale_(s, t, torch.tensor([1.0 if found_inf else 0.0]), growth_factor, backoff_factor,
+                                 growth_interval)
+        return float(s[0]), int(t[0])
+    return update
+
+
+def scaler_replay():
+    """GradScaler with injected overflows: the metrics file, replayed through PyTorch's update
+    rule, gives the same scale and growth tracker on every line; the summary's overflow counts,
+    final loss and the SVG's marks agree with it."""
+    bundle = os.path.join(WORK, "mlp_f16.ampx")
+    # 2^40 overflows the f16 backward until the scale has backed off; growth every 3 clean steps
+    # by 4 overflows again, so the run alternates between the two rules.
+    ampc(MLP, bundle, "--train", "--precision=f16", "--init-scale=1099511627776", "--growth-factor=4",
+         "--backoff-factor=0.25", "--growth-interval=3", "--clip-grad-norm=5")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 256)
+    metrics, summary = os.path.join(WORK, "m.jsonl"), os.path.join(WORK, "s.json")
+    out = amp_run(bundle, "--data=" + data, "--steps=40", "--log-every=1", "--metrics=" + metrics,
+                  "--summary=" + summary)
+    with open(metrics) as f:
+        records = [json.loads(line) for line in f]
+    steps = [r for r in records if r["kind"] == "step"]
+    check(len(steps) == 40 and [r["step"] for r in steps] == list(range(1, 41)), "one record per step, in order")
+    rules = [("replayed rule", pytorch_update_scale)]
+    if torch_update_scale():
+        rules.append(("torch._amp_update_scale_", torch_update_scale()))
+    for name, rule in rules:
+        scale, tracker, bad = 1099511627776.0, 0, []
+        for r in steps:
+            if r["scale"] != scale:
+                bad.append("step %d: scale %r, expected %r" % (r["step"], r["scale"], scale))
+            scale, tracker = rule(scale, tracker, r["found_inf"], 4.0, 0.25, 3)
+            if r["next_scale"] != scale or r["growth_tracker"] != tracker:
+                bad.append("step %d: next %r/%r, expected %r/%r" % (r["step"], r["next_scale"], r["growth_tracker"],
+                                                                   scale, tracker))
+        check(not bad, "%s: scale and growth tracker match on all 40 lines %s" % (name, "; ".join(bad[:3])))
+    overflows = [r["step"] for r in steps if r["found_inf"]]
+    grew = sum(1 for a, b in zip(steps, steps[1:]) if b["scale"] > a["scale"])
+    check(len(overflows) >= 5 and grew >= 2, "the run overflowed %d times and grew the scale %d times" %
+          (len(overflows), grew))
+    check(all(r["skipped"] == r["found_inf"] for r in steps), "skipped == found_inf")
+    check(all(isinstance(r["loss"], float) for r in steps), "every step has its f32 loss, skipped ones too")
+    check(all(r["grad_norm"] == "nan" or r["grad_norm"] == "inf" for r in steps if r["found_inf"]) and
+          all(isinstance(r["grad_norm"], float) for r in steps if not r["found_inf"]),
+          "grad_norm is the unscaled norm (non-finite exactly on overflow steps)")
+    check(all(abs(r["lr"] - 1e-3) < 1e-9 for r in steps), "lr recorded")
+    with open(summary) as f:
+        s = json.load(f)
+    check(s["overflow_steps"] == len(overflows) and s["skipped_steps"] == len(overflows) and
+          s["first_overflow_steps"] == overflows[:10], "summary: overflow count and first overflow steps")
+    clean = [r["loss"] for r in steps if not r["found_inf"]][-50:]
+    check(abs(s["final_loss"] - sum(clean) / len(clean)) <= 1e-12 * abs(s["final_loss"]),
+          "final_loss is the mean of the clean steps (%d of them)" % len(clean))
+    check(s["growth_factor"] == 4 and s["backoff_factor"] == 0.25 and s["growth_interval"] == 3 and
+          s["init_scale"] == 1099511627776, "the GradScaler configuration is in the summary")
+    with open(os.path.join(WORK, "s.svg")) as f:
+        svg = f.read()
+    check(svg.count("class='skipped'") == len(overflows), "the SVG marks every skipped step")
+    small = [r["next_scale"] for r in steps if r["next_scale"] < 1e6]
+    check(any(("scale %g " % v) in out for v in small), "the progress line prints the scale with %g")
+
+
+def grads_entry():
+    """The grads entry: unscaled f32 gradients by name, equal to central differences of the eval
+    loss, to the other device's, and exactly what one SGD step applies."""
+    bundle = os.path.join(WORK, "mlp_sgd.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f32", "--optimizer=sgd", "--momentum=0", "--weight-decay=0", "--lr=0.5")
+    data = os.path.join(WORK, "batch.npz")
+    synthetic_data(data, 128)
+    shapes = {"fc1.weight": (784, 256), "fc1.bias": (256,), "fc2.weight": (256, 256), "fc2.bias": (256,),
+              "fc3.weight": (256, 10), "fc3.bias": (10,)}
+    params = {}
+    for k, (name, shape) in enumerate(shapes.items()):
+        n = 1
+        for d in shape:
+            n *= d
+        fan_in = shape[0] if len(shape) == 2 else 16
+        params[name] = (shape, [f32(((((i + 1) * (2654435761 + k)) % 1000) / 1000.0 - 0.5) / fan_in ** 0.5)
+                                for i in range(n)])
+    p0 = os.path.join(WORK, "p0.safetensors")
+    write_safetensors(p0, params)
+    grads = os.path.join(WORK, "g.safetensors")
+    out = amp_run(bundle, "--entry=grads", "--data=" + data, "--params=" + p0, "--output=" + grads)
+    g, _ = read_safetensors(grads)
+    check(sorted(g) == sorted(["loss", "found_inf"] + [n + ".grad" for n in shapes]),
+          "results named loss, found_inf and <param>.grad: %s" % ", ".join(sorted(g)))
+    check(all(g[n + ".grad"][0] == "F32" and g[n + ".grad"][1] == list(shapes[n]) for n in shapes), "f32, param-shaped")
+    other = "reference" if DEVICE == "cpu" else "cpu"
+    grads2 = os.path.join(WORK, "g2.safetensors")
+    run(os.path.join(BIN, "amp-run"), bundle, "--device=" + other, "--entry=grads", "--data=" + data,
+        "--params=" + p0, "--output=" + grads2)
+    g2, _ = read_safetensors(grads2)
+    worst = 0.0
+    for n in shapes:
+        a, b = f32_values(g[n + ".grad"][2]), f32_values(g2[n + ".grad"][2])
+        scale = max(abs(x) for x in b) or 1.0
+        worst = max(worst, max(abs(x - y) for x, y in zip(a, b)) / scale)
+    check(worst < 1e-4, "%s and %s gradients agree (max error %.2g of the largest)" % (DEVICE, other, worst))
+
+    # Central differences of the f32 eval loss (step 3e-2: rounding noise and curvature ~1e-5).
+    def loss_at(name, index, delta):
+        shape, values = params[name]
+        edited = dict(params)
+        edited[name] = (shape, values[:index] + [f32(values[index] + delta)] + values[index + 1:])
+        path = os.path.join(WORK, "p_fd.safetensors")
+        write_safetensors(path, edited)
+        text = amp_run(bundle, "--data=" + data, "--params=" + path)
+        actual = f32(values[index] + delta) - values[index]
+        return float(text.split("loss = ")[1].split()[0]), actual
+    # The last layer, where the loss is smooth (no ReLU kink within the step): two biases and the
+    # two weights with the largest gradients.
+    w3 = f32_values(g["fc3.weight.grad"][2])
+    largest = sorted(range(len(w3)), key=lambda i: -abs(w3[i]))[:2]
+    for name, index in [("fc3.bias", 0), ("fc3.bias", 7)] + [("fc3.weight", i) for i in largest]:
+        (up, du), (down, dd) = loss_at(name, index, 3e-2), loss_at(name, index, -3e-2)
+        fd = (up - down) / (du - dd)
+        got = f32_values(g[name + ".grad"][2])[index]
+        check(abs(got) > 1e-3 and abs(fd - got) <= 5e-5 + 5e-3 * abs(got),
+              "d loss / d %s[%d] = %.6g, finite differences %.6g" % (name, index, got, fd))
+
+    # One SGD step (lr 0.5, no momentum or decay) on the same batch moves each param by -0.5 * grad.
+    ckpt = os.path.join(WORK, "ckpt")
+    amp_run(bundle, "--entry=train_step", "--data=" + data, "--params=" + p0, "--checkpoint=" + ckpt)
+    p1, meta = read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
+    check(meta.get("step") == "1", "the train_step entry saved its state as step 1")
+    mismatched = 0
+    for n in shapes:
+        expected = [f32(p - 0.5 * d) for p, d in zip(params[n][1], f32_values(g[n + ".grad"][2]))]
+        mismatched += sum(1 for x, y in zip(f32_values(p1[n][2]), expected) if x != y)
+    check(mismatched == 0, "train_step applied exactly p - 0.5 * grad to every element (%d differ)" % mismatched)
+
+
+def entry_mode():
+    """One entry is run honestly: train_step updates and saves the state, bitwise what training on
+    the same exact batch (--shuffle=false) does; options a mode does not use are named errors."""
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=bf16", "--optimizer=adamw")
+    data = os.path.join(WORK, "batch.npz")
+    synthetic_data(data, 128)
+    by_entry, by_training = os.path.join(WORK, "entry"), os.path.join(WORK, "train")
+    out = amp_run(bundle, "--entry=train_step", "--data=" + data, "--checkpoint=" + by_entry,
+                  "--output=" + os.path.join(WORK, "o.safetensors"))
+    check("loss = " in out and "found_inf = 0" in out, "the step's named results are printed")
+    amp_run(bundle, "--data=" + data, "--steps=1", "--shuffle=false", "--checkpoint=" + by_training)
+    a, meta_a = read_safetensors(os.path.join(by_entry, "checkpoint.safetensors"))
+    b, meta_b = read_safetensors(os.path.join(by_training, "checkpoint.safetensors"))
+    check(sorted(a) == sorted(b) and all(a[k] == b[k] for k in a) and meta_a["step"] == meta_b["step"] == "1",
+          "--entry=train_step and one training step on the exact batch save identical state (%d buffers)" % len(a))
+    # A second step from the saved state, both ways.
+    amp_run(bundle, "--entry=train_step", "--data=" + data, "--checkpoint=" + by_entry, "--resume")
+    amp_run(bundle, "--data=" + data, "--steps=1", "--checkpoint=" + by_training, "--resume")
+    a, meta_a = read_safetensors(os.path.join(by_entry, "checkpoint.safetensors"))
+    b, meta_b = read_safetensors(os.path.join(by_training, "checkpoint.safetensors"))
+    check(all(a[k] == b[k] for k in a) and meta_a["step"] == meta_b["step"] == "2" and meta_b["shuffle"] == "false",
+          "... and after a resumed second step")
+    amp_run_path = os.path.join(BIN, "amp-run")
+    for flags, named in ((["--entry=eval", "--steps=3"], "--entry"), (["--metrics=m.jsonl"], "--metrics"),
+                         (["--steps=2", "--output=o.safetensors"], "--output"), (["--shuffle=false"], "--shuffle"),
+                         (["--epochs=1", "--steps=1"], "--epochs excludes --steps"),
+                         (["--resume"], "--resume needs --checkpoint")):
+        out = run_fails(amp_run_path, bundle, "--data=" + data, *flags)
+        check(named in out, "%s: the error names %s" % (" ".join(flags), named))
+    out = run_fails(amp_run_path, bundle, "--entry=grads", "--data=" + data, "--checkpoint=" + by_entry)
+    check("updates no state" in out, "--checkpoint with an entry that updates nothing is refused")
+    out = amp_run(bundle, "--entry=eval", "--data=" + data, "--resume=false")
+    check("logits: f32 [128, 10]" in out, "--resume=false does not resume; eval results are named (logits)")
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

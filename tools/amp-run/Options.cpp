@@ -1,114 +1,120 @@
 #include "tools/amp-run/Options.h"
 
-#include "absl/strings/numbers.h"
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
-std::string runUsage() {
-  return "usage: amp-run MODEL.ampx|MODEL.mlir [options]\n"
-         "  --device=cpu|reference      device to run on (default cpu; reference: the scalar oracle)\n"
-         "  --entry=NAME                entry point (default: eval)\n"
-         "  --input NAME=FILE           bind an input/label from .npy, .npz or .safetensors (repeatable)\n"
-         "  --params=FILE.safetensors   parameter values by name (others use their amp.init)\n"
-         "  --data=fashion-mnist[:DIR]  feed the first test batch of Fashion-MNIST\n"
-         "  --data=FILE.npz             feed inputs/labels by name from an npz\n"
-         "  --output=FILE.safetensors   write every result\n"
-         "  --summary=FILE.json         write a JSON summary (entry, device, scalar outputs)\n"
-         "  --check-numerics            stop at the first op that produces NaN/inf and name it\n"
-         "training (bundles compiled with ampc --train, with --data):\n"
-         "  --epochs=N | --steps=N      how long to train (optimizer steps)\n"
-         "  --batch=B                   must equal the batch the model was compiled for\n"
-         "  --seed=S                    data order (shuffling) seed (default 0)\n"
-         "  --log-every=N               progress line every N steps (default 50)\n"
-         "  --eval-every=N              test accuracy every N steps (default: every epoch)\n"
-         "  --checkpoint=DIR            save all state to DIR/checkpoint.safetensors (atomically)\n"
-         "  --checkpoint-every=N        also every N steps (default: at the end)\n"
-         "  --resume                    continue from DIR's checkpoint (bitwise identical to not stopping)\n"
-         "  --summary=FILE.json         also writes FILE.svg with the loss and loss-scale curves\n";
+namespace {
+
+// Options each mode reads; any other given option is refused by name.
+const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
+                                       "resume"};
+const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
+                                          "eval-every", "checkpoint-every", "metrics"};
+const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
+
+// Integer checks with messages a user reads (CLI11's ranges print the type's limits).
+CLI::Validator atLeast(int64_t least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        int64_t v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || v < least)
+          return least == 0 ? "expects a non-negative integer, got '" + text + "'"
+                            : "expects a positive integer, got '" + text + "'";
+        return "";
+      },
+      least == 0 ? "N>=0" : "N>=1");
 }
+
+void describe(CLI::App& app, RunCommandLine& cl) {
+  app.add_option("model", cl.model, "MODEL.ampx (from ampc -o) or MODEL.mlir (compiled by the ampc next to amp-run)")->type_name("MODEL");
+  app.add_option("--device", cl.device, "cpu (default) or reference (the scalar oracle)")->type_name("DEVICE");
+  app.add_option("--params", cl.params, "parameter values by name (others use amp.init)")->type_name("FILE.safetensors");
+  app.add_option("--data", cl.data,
+                 "fashion-mnist[:DIR] or FILE.npz (arrays named like the model's input and label); "
+                 "without --epochs/--steps: the first batch")->type_name("fashion-mnist[:DIR]|FILE.npz");
+  app.add_option("--summary", cl.summary, "a JSON summary (training: also FILE.svg, the curves)")->type_name("FILE.json");
+  app.add_flag("--check-numerics", cl.checkNumerics,
+               "stop at the first op that produces NaN/inf and name it; reject non-finite inputs");
+  app.add_option("--checkpoint", cl.checkpoint,
+                 "save every param and state buffer to DIR/checkpoint.safetensors (atomically)")->type_name("DIR");
+  app.add_flag("--resume", cl.resume, "start from --checkpoint's state (training continues bitwise-identically)");
+
+  app.add_option("--entry", cl.entry, "entry point to run once (default eval; grads, train_step, ...)")->type_name("NAME")
+      ->group("Running one entry");
+  app.add_option("--input", cl.inputBindings, "bind an input/label from .npy, .npz or .safetensors (repeatable)")
+      ->type_name("NAME=FILE")
+      ->group("Running one entry")
+      ->check(CLI::Validator(
+          [](std::string& binding) -> std::string {
+            auto eq = binding.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == binding.size())
+              return "expects NAME=FILE, got '" + binding + "'";
+            return "";
+          },
+          ""));
+  app.add_option("--output", cl.output, "write every result, by name")->type_name("FILE.safetensors")->group("Running one entry");
+
+  const std::string train = "Training (a bundle from ampc --train, with --data)";
+  auto* epochs = app.add_option("--epochs", cl.epochs, "passes over the training data")
+                     ->check(atLeast(1))
+                     ->group(train);
+  auto* steps =
+      app.add_option("--steps", cl.steps, "optimizer steps (after --resume: more steps)")->check(atLeast(1))->group(train);
+  epochs->excludes(steps);
+  app.add_option("--batch", cl.batch, "must equal the batch the model was compiled for")
+      ->check(atLeast(1))
+      ->group(train);
+  app.add_option("--seed", cl.seed, "seed of the per-epoch shuffle (default 0)")->check(atLeast(0))->group(train);
+  app.add_flag("--shuffle", cl.shuffle, "shuffle per epoch (default true); false: file order")->group(train);
+  app.add_option("--log-every", cl.logEvery, "progress line every N steps (default 50)")
+      ->check(atLeast(1))
+      ->group(train);
+  app.add_option("--eval-every", cl.evalEvery, "test accuracy every N steps (default: every epoch)")
+      ->check(atLeast(0))
+      ->group(train);
+  app.add_option("--checkpoint-every", cl.checkpointEvery, "also checkpoint every N steps (default: at the end)")
+      ->check(atLeast(0))
+      ->group(train);
+  app.add_option("--metrics", cl.metrics, "one JSON record per optimizer step and per evaluation")->type_name("FILE.jsonl")
+      ->group(train);
+}
+
+}  // namespace
 
 absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
   RunCommandLine cl;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string key = arg, value;
-    bool hasValue = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      key = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      hasValue = true;
-    }
-    // Flags that take a value accept both --flag=V and --flag V.
-    auto take = [&](std::string& into) -> absl::Status {
-      if (hasValue) {
-        into = value;
-      } else if (i + 1 < argc) {
-        into = argv[++i];
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(key, " needs a value"));
-      }
-      if (into.empty()) return absl::InvalidArgumentError(absl::StrCat(key, " needs a non-empty value"));
-      return absl::OkStatus();
-    };
-    absl::Status s;
-    if (key == "--help" || key == "-h") {
-      cl.help = true;
-    } else if (key == "--device") {
-      s = take(cl.device);
-    } else if (key == "--entry") {
-      s = take(cl.entry);
-    } else if (key == "--params") {
-      s = take(cl.params);
-    } else if (key == "--output") {
-      s = take(cl.output);
-    } else if (key == "--data") {
-      s = take(cl.data);
-    } else if (key == "--summary") {
-      s = take(cl.summary);
-    } else if (key == "--epochs" || key == "--steps" || key == "--batch" || key == "--log-every" ||
-               key == "--eval-every" || key == "--checkpoint-every" || key == "--seed") {
-      std::string text;
-      s = take(text);
-      if (s.ok()) {
-        int64_t v = 0;
-        if (!absl::SimpleAtoi(text, &v) || v < 0)
-          return absl::InvalidArgumentError(absl::StrCat(key, " expects a non-negative integer, got '", text, "'"));
-        if (key == "--epochs") cl.epochs = v;
-        else if (key == "--steps") cl.steps = v;
-        else if (key == "--batch") cl.batch = v;
-        else if (key == "--log-every") cl.logEvery = v;
-        else if (key == "--eval-every") cl.evalEvery = v;
-        else if (key == "--checkpoint-every") cl.checkpointEvery = v;
-        else cl.seed = static_cast<uint64_t>(v);
-      }
-    } else if (key == "--checkpoint") {
-      s = take(cl.checkpoint);
-    } else if (key == "--resume") {
-      cl.resume = true;
-    } else if (key == "--check-numerics") {
-      cl.checkNumerics = true;
-    } else if (key == "--input") {
-      std::string binding;
-      s = take(binding);
-      if (s.ok()) {
-        auto eq = binding.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == binding.size())
-          return absl::InvalidArgumentError(absl::StrCat("--input expects NAME=FILE, got '", binding, "'"));
-        cl.inputs.emplace_back(binding.substr(0, eq), binding.substr(eq + 1));
-      }
-    } else if (arg.rfind("-", 0) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option '", arg, "' (see amp-run --help)"));
-    } else if (cl.model.empty()) {
-      cl.model = arg;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "': one model per run"));
-    }
-    if (!s.ok()) return s;
+  CLI::App app("amp-run: runs or trains a model compiled by ampc (docs/cli.md)", "amp-run");
+  describe(app, cl);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    cl.help = true;
+    cl.helpText = app.help();
+    return cl;
+  } catch (const CLI::ParseError& e) {
+    return absl::InvalidArgumentError(absl::StrCat(e.what(), " (see amp-run --help)"));
   }
-  if (cl.epochs > 0 && cl.steps > 0)
-    return absl::InvalidArgumentError("give --epochs or --steps, not both");
-  if (cl.resume && cl.checkpoint.empty())
-    return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
-  if (!cl.help && cl.model.empty())
-    return absl::InvalidArgumentError("no model given (amp-run MODEL.ampx|MODEL.mlir; see --help)");
+  for (const std::string& binding : cl.inputBindings) {
+    auto eq = binding.find('=');
+    cl.inputs.emplace_back(binding.substr(0, eq), binding.substr(eq + 1));
+  }
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0 && !o->get_lnames().empty()) cl.given.insert(o->get_lnames().front());
+  if (cl.model.empty()) return absl::InvalidArgumentError("no model given (amp-run MODEL.ampx|MODEL.mlir; see --help)");
+
+  cl.mode = cl.given.count("epochs") || cl.given.count("steps") ? RunMode::Train : RunMode::Entry;
+  const std::set<std::string>& foreign = cl.mode == RunMode::Train ? kEntryOnly : kTrainOnly;
+  std::vector<std::string> unused;
+  for (const std::string& name : cl.given)
+    if (foreign.count(name)) unused.push_back("--" + name);
+  if (!unused.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        absl::StrJoin(unused, ", "), unused.size() == 1 ? " is" : " are",
+        cl.mode == RunMode::Train ? " for running one entry, not for training (--epochs/--steps)"
+                                  : " for training: give --epochs=N or --steps=N (with --data)"));
+  if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
+  if (cl.mode == RunMode::Train && cl.data.empty())
+    return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR] or --data=FILE.npz");
   return cl;
 }

@@ -1,30 +1,40 @@
-// amp-run's command line (docs/cli.md is the contract).
+// amp-run's command line (docs/cli.md is the contract), parsed with CLI11.
 #ifndef AMP_TOOLS_AMPRUN_OPTIONS_H
 #define AMP_TOOLS_AMPRUN_OPTIONS_H
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
+// What a run does: train from --data (--epochs/--steps given), or run one entry point once.
+enum class RunMode { Train, Entry };
+
 struct RunCommandLine {
   bool help = false;
+  std::string helpText;           // --help: the generated usage
   std::string model;              // MODEL.ampx | MODEL.mlir
   std::string device = "cpu";
   std::string entry;              // default: eval
-  std::vector<std::pair<std::string, std::string>> inputs;  // --input NAME=FILE
-  std::string params, output, data, summary;
+  std::vector<std::string> inputBindings;                    // --input NAME=FILE, as given
+  std::vector<std::pair<std::string, std::string>> inputs;  // ... split
+  std::string params, output, data, summary, metrics;
   bool checkNumerics = false;
   // Training (a bundle with a train_step entry and --data).
   int64_t epochs = 0, steps = 0, batch = 0, logEvery = 50, evalEvery = 0, checkpointEvery = 0;
   uint64_t seed = 0;
+  bool shuffle = true;
   std::string checkpoint;
   bool resume = false;
+  RunMode mode = RunMode::Entry;
+  std::set<std::string> given;    // the long names of the options on the command line
 };
 
+// Parses and checks the command line: unknown options, bad values, exclusive options and every
+// option the chosen mode does not use are errors that name the option.
 absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv);
-std::string runUsage();
 
 #endif  // AMP_TOOLS_AMPRUN_OPTIONS_H

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/io/AtomicFile.h"
 #include "runtime/io/Idx.h"
@@ -24,6 +25,7 @@
 #include "runtime/plan/Bundle.h"
 #include "runtime/exec/Session.h"
 #include "runtime/train/CurvePlot.h"
+#include "runtime/train/MetricsLog.h"
 #include "runtime/train/Trainer.h"
 #include "tools/amp-run/Options.h"
 
@@ -127,6 +129,33 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+std::string precisionOf(const Plan& plan) {
+  std::string p = plan.metadataValue("precision");
+  return p.empty() ? "f32" : p;
+}
+
+// The GradScaler configuration the bundle was compiled with (absent without loss scaling).
+void addScalerConfig(const Plan& plan, JsonValue& summary) {
+  for (const char* key : {"init_scale", "growth_factor", "backoff_factor"})
+    if (double v = 0; absl::SimpleAtod(plan.metadataValue(key), &v)) summary.set(key, JsonValue::number(v));
+  if (int64_t v = 0; absl::SimpleAtoi(plan.metadataValue("growth_interval"), &v))
+    summary.set("growth_interval", JsonValue::integer(v));
+}
+
+void printProgress(const TrainProgress& p) {
+  constexpr int kWidth = 24;
+  int filled = p.totalSteps > 0 ? static_cast<int>(kWidth * p.step / p.totalSteps) : kWidth;
+  std::string bar = "[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] ";
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%g", p.scale);
+  std::string line = absl::StrCat(bar, "step ", p.step, "/", p.totalSteps, " | epoch ", p.epoch + 1, " | loss ",
+                                  fixed(p.loss, 4), " | scale ", scale, " | skipped ", p.skippedSteps, " | ",
+                                  fixed(p.samplesPerSecond, 0), " samples/s");
+  if (p.evalAccuracy) absl::StrAppend(&line, " | test acc ", fixed(*p.evalAccuracy * 100, 2), "%");
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
 int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   const Plan& plan = session.plan();
   std::string inputName, labelName;
@@ -139,7 +168,6 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     return fail(absl::InvalidArgumentError(absl::StrCat(
         "--batch=", cl.batch, " but the model was compiled for batch ", batch,
         " (batch size is part of the static shapes: edit the model and recompile)")));
-  if (cl.data.empty()) return fail(absl::InvalidArgumentError("training needs --data=fashion-mnist[:DIR] or --data=FILE.npz"));
   absl::StatusOr<Dataset> trainData, evalData;
   bool haveEval = false;
   if (auto dir = fashionMnistDir(cl.data)) {
@@ -156,41 +184,46 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.epochs = cl.epochs;
   options.steps = cl.steps;
   options.seed = cl.seed;
+  options.shuffle = cl.shuffle;
   options.logEvery = cl.logEvery;
   options.evalEvery = cl.evalEvery;
   options.checkpointDir = cl.checkpoint;
   options.checkpointEvery = cl.checkpointEvery;
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
-  std::string precision = plan.metadataValue("precision");
+  std::string precision = precisionOf(plan);
   std::printf("device %s\n", session.executor().description().c_str());
   std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
-              plan.metadataValue("model").c_str(), precision.empty() ? "f32" : precision.c_str(),
+              plan.metadataValue("model").c_str(), precision.c_str(),
               plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
               static_cast<long long>(batch), static_cast<long long>(trainData->size()),
               static_cast<long long>(haveEval ? evalData->size() : 0));
-  auto progress = [](const TrainProgress& p) {
-    constexpr int kWidth = 24;
-    int filled = p.totalSteps > 0 ? static_cast<int>(kWidth * p.step / p.totalSteps) : kWidth;
-    std::string bar = "[" + std::string(filled, '=') + std::string(kWidth - filled, ' ') + "] ";
-    std::string line = absl::StrCat(bar, "step ", p.step, "/", p.totalSteps, " | epoch ", p.epoch + 1, " | loss ",
-                                    fixed(p.loss, 4), " | scale ", fixed(p.scale, 0), " | skipped ",
-                                    p.skippedSteps, " | ", fixed(p.samplesPerSecond, 0), " samples/s");
-    if (p.evalAccuracy) absl::StrAppend(&line, " | test acc ", fixed(*p.evalAccuracy * 100, 2), "%");
-    std::printf("%s\n", line.c_str());
-    std::fflush(stdout);
-  };
-  auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, progress);
+  TrainCallbacks callbacks;
+  callbacks.onProgress = printProgress;
+  std::optional<MetricsLog> metrics;
+  if (!cl.metrics.empty()) {
+    auto log = MetricsLog::open(cl.metrics, cl.resume);
+    if (!log.ok()) return fail(log.status());
+    metrics = std::move(*log);
+    callbacks.onStep = [&](const StepRecord& r) { return metrics->write(r); };
+    callbacks.onEval = [&](const EvalRecord& r) { return metrics->write(r); };
+  }
+  auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, callbacks);
   if (!report.ok()) return fail(report.status());
 
   JsonValue summary = JsonValue::object();
   summary.set("steps", JsonValue::integer(report->steps));
   summary.set("skipped_steps", JsonValue::integer(report->skippedSteps));
-  summary.set("first_loss", JsonValue::number(report->losses.front()));
-  summary.set("final_loss", JsonValue::number(report->finalLoss));
+  summary.set("overflow_steps", JsonValue::integer(report->overflowSteps));
+  JsonValue firstOverflows = JsonValue::array();
+  for (int64_t s : report->firstOverflowSteps) firstOverflows.push(JsonValue::integer(s));
+  summary.set("first_overflow_steps", std::move(firstOverflows));
+  summary.set("first_loss", floatValue(report->losses.front()));
+  summary.set("final_loss", report->finalLoss ? floatValue(*report->finalLoss) : JsonValue());
+  summary.set("final_loss_counts", JsonValue::string("mean of the last 50 steps of this run that were not skipped"));
   summary.set("final_scale", JsonValue::number(report->finalScale));
   summary.set("eval_accuracy", report->evalAccuracy ? JsonValue::number(*report->evalAccuracy) : JsonValue());
-  summary.set("eval_loss", report->evalLoss ? JsonValue::number(*report->evalLoss) : JsonValue());
+  summary.set("eval_loss", report->evalLoss ? floatValue(*report->evalLoss) : JsonValue());
   summary.set("step_time_ms", JsonValue::number(report->stepTimeMsMedian));
   summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
   summary.set("persistent_bytes", JsonValue::integer(report->persistentBytes));
@@ -198,11 +231,13 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("peak_memory_counts", JsonValue::string(
       "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
   summary.set("device", JsonValue::string(std::string(deviceName(device))));
-  summary.set("precision", JsonValue::string(precision.empty() ? "f32" : precision));
+  summary.set("precision", JsonValue::string(precision));
   summary.set("optimizer", JsonValue::string(plan.metadataValue("optimizer")));
   summary.set("loss_scaling", JsonValue::string(plan.metadataValue("loss_scaling")));
+  addScalerConfig(plan, summary);
   summary.set("accumulate", JsonValue::integer(report->accumulate));
   summary.set("batch", JsonValue::integer(batch));
+  summary.set("shuffle", JsonValue::boolean(cl.shuffle));
   std::string text = writeJson(summary, 2) + "\n";
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {
@@ -210,9 +245,102 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     std::string svg = cl.summary;
     if (endsWith(svg, ".json")) svg.resize(svg.size() - 5);
     svg += ".svg";
-    std::string title = absl::StrCat(plan.metadataValue("model"), " (", precision.empty() ? "f32" : precision, ")");
-    if (auto s = writeFileAtomically(svg, renderCurveSvg(report->losses, report->scales, report->firstStep, title)); !s.ok())
+    std::string title = absl::StrCat(plan.metadataValue("model"), " (", precision, ")");
+    if (auto s = writeFileAtomically(
+            svg, renderCurveSvg(report->losses, report->scales, report->skipped, report->firstStep, title));
+        !s.ok())
       return fail(s);
+  }
+  return 0;
+}
+
+// Feeds for one entry: the first batch of --data, then every --input.
+absl::StatusOr<std::map<std::string, Tensor>> entryFeeds(const Plan& plan, const RunCommandLine& cl) {
+  std::map<std::string, Tensor> feeds;
+  if (!cl.data.empty()) {
+    if (auto dir = fashionMnistDir(cl.data)) {  // the first test batch
+      auto test = loadFashionMnistDataset(*dir, "test");
+      if (!test.ok()) return test.status();
+      for (const BufferDesc& b : plan.buffers) {
+        if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+        Tensor& source = b.kind == BufferKind::Input ? test->inputs : test->labels;
+        if (auto s = feedFirstExamples(plan, b.name, std::move(source), test->name, feeds); !s.ok()) return s;
+      }
+    } else {
+      auto members = readNpz(cl.data);
+      if (!members.ok()) return members.status();
+      for (NamedTensor& m : *members)
+        if (auto s = feedFirstExamples(plan, m.name, std::move(m.tensor), cl.data, feeds); !s.ok()) return s;
+    }
+  }
+  for (const auto& [name, file] : cl.inputs) {
+    auto t = readTensorFile(name, file);
+    if (!t.ok()) return t.status();
+    feeds[name] = std::move(*t);
+  }
+  return feeds;
+}
+
+// Runs one entry once. An entry that updates state (train_step, accumulate) leaves the updated
+// state in the session; --checkpoint saves it (after --resume: the checkpoint's state, one step on).
+int runEntry(Session& session, const RunCommandLine& cl, Device device) {
+  const Plan& plan = session.plan();
+  std::string entry = cl.entry.empty() ? "eval" : cl.entry;
+  const EntryPoint* ep = plan.findEntry(entry);
+  if (!ep) {
+    std::string names;
+    for (const EntryPoint& e : plan.entries) absl::StrAppend(&names, names.empty() ? "" : ", ", e.name);
+    return fail(absl::InvalidArgumentError(absl::StrCat("no entry point '", entry, "' (it has: ", names, ")")));
+  }
+  CheckpointInfo position{0, 0, true};
+  if (cl.resume) {
+    auto info = loadCheckpoint(session, cl.checkpoint);
+    if (!info.ok()) return fail(info.status());
+    position = *info;
+  }
+  auto feeds = entryFeeds(plan, cl);
+  if (!feeds.ok()) return fail(feeds.status());
+
+  Session::RunOptions run;
+  run.checkNumerics = cl.checkNumerics;
+  run.step = position.step;
+  auto outputs = session.run(entry, *feeds, run);
+  if (!outputs.ok()) return fail(outputs.status());
+
+  JsonValue summary = JsonValue::object();
+  summary.set("entry", JsonValue::string(entry));
+  summary.set("device", JsonValue::string(std::string(deviceName(device))));
+  JsonValue values = JsonValue::object();
+  for (const NamedTensor& out : *outputs) {
+    if (out.tensor.numel() == 1 && isFloat(out.tensor.dtype())) {
+      double v = loadAsF32(out.tensor.dtype(), out.tensor.data(), 0);
+      std::printf("%s = %.9g\n", out.name.c_str(), v);
+      values.set(out.name, floatValue(v));
+    } else {
+      std::printf("%s: %s %s\n", out.name.c_str(), std::string(dtypeName(out.tensor.dtype())).c_str(),
+                  shapeToString(out.tensor.shape()).c_str());
+    }
+  }
+  summary.set("outputs", std::move(values));
+  if (!cl.output.empty()) {
+    std::vector<NamedTensorRef> refs;
+    for (const NamedTensor& out : *outputs) refs.push_back({out.name, &out.tensor});
+    if (auto s = writeSafetensors(cl.output, refs); !s.ok()) return fail(s);
+  }
+  if (!cl.checkpoint.empty()) {
+    if (ep->updates.empty() && !cl.resume)
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          "--checkpoint: entry '", entry, "' updates no state, so there is nothing to save (with --resume it "
+          "reads the checkpoint's state)")));
+    if (!ep->updates.empty()) {
+      position.step += entry == "train_step" ? 1 : 0;
+      if (auto s = saveCheckpoint(session, cl.checkpoint, position); !s.ok()) return fail(s);
+      std::printf("state saved to %s/checkpoint.safetensors (step %lld)\n", cl.checkpoint.c_str(),
+                  static_cast<long long>(position.step));
+    }
+  }
+  if (!cl.summary.empty()) {
+    if (auto s = writeFileAtomically(cl.summary, writeJson(summary, 2) + "\n"); !s.ok()) return fail(s);
   }
   return 0;
 }
@@ -223,7 +351,7 @@ int main(int argc, char** argv) {
   auto options = parseRunOptions(argc, argv);
   if (!options.ok()) return fail(options.status());
   if (options->help) {
-    std::cout << runUsage();
+    std::cout << options->helpText;
     return 0;
   }
   auto device = parseDevice(options->device);
@@ -243,66 +371,6 @@ int main(int argc, char** argv) {
     if (auto s = session->setParams(contents->tensors, &loaded); !s.ok())
       return fail(absl::InvalidArgumentError(absl::StrCat(options->params, ": ", s.message())));
   }
-
-  bool training = options->entry.empty() && session->plan().findEntry("train_step") &&
-                  (options->epochs > 0 || options->steps > 0);
-  if (training) return runTraining(*session, *options, *device);
-
-  std::map<std::string, Tensor> feeds;
-  if (!options->data.empty()) {
-    const Plan& plan = session->plan();
-    if (auto dir = fashionMnistDir(options->data)) {  // the first test batch
-      auto test = loadFashionMnistDataset(*dir, "test");
-      if (!test.ok()) return fail(test.status());
-      for (const BufferDesc& b : plan.buffers) {
-        if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
-        Tensor& source = b.kind == BufferKind::Input ? test->inputs : test->labels;
-        if (auto s = feedFirstExamples(plan, b.name, std::move(source), test->name, feeds); !s.ok())
-          return fail(s);
-      }
-    } else {
-      auto members = readNpz(options->data);
-      if (!members.ok()) return fail(members.status());
-      for (NamedTensor& m : *members)
-        if (auto s = feedFirstExamples(plan, m.name, std::move(m.tensor), options->data, feeds); !s.ok())
-          return fail(s);
-    }
-  }
-  for (const auto& [name, file] : options->inputs) {
-    auto t = readTensorFile(name, file);
-    if (!t.ok()) return fail(t.status());
-    feeds[name] = std::move(*t);
-  }
-
-  Session::RunOptions run;
-  run.checkNumerics = options->checkNumerics;
-  std::string entry = options->entry.empty() ? "eval" : options->entry;
-  auto outputs = session->run(entry, feeds, run);
-  if (!outputs.ok()) return fail(outputs.status());
-
-  JsonValue summary = JsonValue::object();
-  summary.set("entry", JsonValue::string(entry));
-  summary.set("device", JsonValue::string(std::string(deviceName(*device))));
-  JsonValue values = JsonValue::object();
-  for (const NamedTensor& out : *outputs) {
-    if (out.tensor.numel() == 1 && isFloat(out.tensor.dtype())) {
-      double v = loadAsF32(out.tensor.dtype(), out.tensor.data(), 0);
-      std::printf("%s = %.6g\n", out.name.c_str(), v);
-      values.set(out.name, JsonValue::number(v));
-    } else {
-      std::printf("%s: %s %s\n", out.name.c_str(), std::string(dtypeName(out.tensor.dtype())).c_str(),
-                  shapeToString(out.tensor.shape()).c_str());
-    }
-  }
-  summary.set("outputs", std::move(values));
-  if (!options->output.empty()) {
-    std::vector<NamedTensorRef> refs;
-    for (const NamedTensor& out : *outputs) refs.push_back({out.name, &out.tensor});
-    if (auto s = writeSafetensors(options->output, refs); !s.ok()) return fail(s);
-  }
-  if (!options->summary.empty()) {
-    if (auto s = writeFileAtomically(options->summary, writeJson(summary, 2) + "\n"); !s.ok())
-      return fail(s);
-  }
-  return 0;
+  return options->mode == RunMode::Train ? runTraining(*session, *options, *device)
+                                         : runEntry(*session, *options, *device);
 }

@@ -29,7 +29,7 @@
 // DEVICE-CHECK: unknown device 'tpu'
 
 // RUN: not amp-run %t.ampx --frobnicate 2>&1 | FileCheck %s --check-prefix=OPTION-CHECK
-// OPTION-CHECK: unknown option '--frobnicate'
+// OPTION-CHECK: amp-run: The following argument was not expected: --frobnicate (see amp-run --help)
 
 // RUN: not amp-run %t.ampx 2>&1 | FileCheck %s --check-prefix=NOINPUT-CHECK
 // NOINPUT-CHECK: missing input 'image' (f32 [128, 784])
@@ -40,6 +40,22 @@
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f32 -o %t.train.ampx
 // RUN: not amp-run %t.train.ampx --data=fashion-mnist --steps=3 --batch=64 2>&1 | FileCheck %s --check-prefix=BATCH-CHECK
 // BATCH-CHECK: --batch=64 but the model was compiled for batch 128
+
+// Options a mode does not use are named errors; booleans take =true|false; --help is generated.
+// RUN: not amp-run %t.train.ampx --data=fashion-mnist --entry=eval --steps=3 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
+// MODE-CHECK: amp-run: --entry is for running one entry, not for training (--epochs/--steps)
+// RUN: not amp-run %t.train.ampx --data=fashion-mnist --log-every=5 --seed=3 2>&1 | FileCheck %s --check-prefix=MODE2-CHECK
+// MODE2-CHECK: amp-run: --log-every, --seed are for training: give --epochs=N or --steps=N (with --data)
+// RUN: not amp-run %t.train.ampx --data=fashion-mnist --steps=0 2>&1 | FileCheck %s --check-prefix=STEPS-CHECK
+// STEPS-CHECK: amp-run: --steps: expects a positive integer, got '0'
+// RUN: not amp-run %t.train.ampx --data=fashion-mnist --steps=1 --check-numerics=maybe 2>&1 | FileCheck %s --check-prefix=BOOL-CHECK
+// BOOL-CHECK: amp-run: Could not convert: --check-numerics = maybe
+// RUN: amp-run %t.train.ampx --data=fashion-mnist --check-numerics=false --resume=false | FileCheck %s --check-prefix=EVAL-CHECK
+// RUN: amp-run --help | FileCheck %s --check-prefix=HELP-CHECK
+// HELP-CHECK: Usage: amp-run [OPTIONS] [model]
+// HELP-CHECK: --input NAME=FILE
+// HELP-CHECK: --epochs INT:N>=1 Excludes: --steps
+// HELP-CHECK: --metrics FILE.jsonl
 
 // The .mlir path compiles on the fly with the ampc next to amp-run.
 // RUN: amp-run %amp_src_root/examples/mlp.mlir --data=fashion-mnist | FileCheck %s --check-prefix=FLY-CHECK

@@ -1,0 +1,36 @@
+// ampc's training flags: GradScaler's options (PyTorch's names, defaults and validation) reach
+// the scaler and the plan metadata; contradictory or invalid values are named errors.
+
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=1024 --growth-factor=4 --backoff-factor=0.25 --growth-interval=10 --emit=train-ir | FileCheck %s --check-prefix=IR-CHECK
+// IR-CHECK: amp.init = #amp.init<constant, scale = 1.024000e+03>, amp.name = "amp.loss_scale"
+// IR-CHECK: amp.update_scale {{.*}} {backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 10 : i64}
+
+// The defaults are GradScaler's: 2^16, x2 after 2000 clean steps, x0.5 on overflow.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --emit=plan | FileCheck %s --check-prefix=META-CHECK
+// META-CHECK-DAG: "loss_scaling": "dynamic"
+// META-CHECK-DAG: "init_scale": "65536"
+// META-CHECK-DAG: "growth_factor": "2"
+// META-CHECK-DAG: "backoff_factor": "0.5"
+// META-CHECK-DAG: "growth_interval": "2000"
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --growth-factor=1.5 --emit=plan | FileCheck %s --check-prefix=EXACT-CHECK
+// EXACT-CHECK: "growth_factor": "1.5"
+
+// The training step also returns its learning rate, and with clipping the unscaled norm; the
+// grads entry returns every gradient by name.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=bf16 --clip-grad-norm=1 --emit=plan | python3 -c "import json, sys; [print(e['name'], ' '.join(e['result_names'])) for e in json.load(sys.stdin)['entries']]" | FileCheck %s --check-prefix=RESULTS-CHECK
+// RESULTS-CHECK-DAG: eval loss logits
+// RESULTS-CHECK-DAG: train_step loss found_inf lr grad_norm
+// RESULTS-CHECK-DAG: grads loss fc1.weight.grad fc1.bias.grad fc2.weight.grad fc2.bias.grad fc3.weight.grad fc3.bias.grad found_inf
+
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --growth-factor=1 --emit=plan 2>&1 | FileCheck %s --check-prefix=GROWTH-CHECK
+// GROWTH-CHECK: ampc: --growth-factor must be finite and > 1 (as torch's GradScaler), got 1
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --backoff-factor=1 --emit=plan 2>&1 | FileCheck %s --check-prefix=BACKOFF-CHECK
+// BACKOFF-CHECK: ampc: --backoff-factor must be in (0, 1) (as torch's GradScaler), got 1
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --growth-interval=0 --emit=plan 2>&1 | FileCheck %s --check-prefix=INTERVAL-CHECK
+// INTERVAL-CHECK: ampc: --growth-interval must be a positive integer below 2^31, got 0
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=nan --emit=plan 2>&1 | FileCheck %s --check-prefix=INIT-CHECK
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=1e39 --emit=plan 2>&1 | FileCheck %s --check-prefix=INIT-CHECK
+// INIT-CHECK: ampc: --init-scale must be positive and finite in f32
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=none --init-scale=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=static:8 --growth-interval=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
+// MODE-CHECK: ampc: --init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic loss scaling
