@@ -22,5 +22,5 @@ echo "== ampc examples/mlp.mlir --train --precision=auto -o $out/mlp.ampx"
   -o "$out/mlp.ampx"
 echo "== amp-run $out/mlp.ampx --data=fashion-mnist --epochs=$epochs"
 "$build/bin/amp-run" "$out/mlp.ampx" --data=fashion-mnist --epochs="$epochs" --log-every=50 \
-  --checkpoint="$out/checkpoint" --summary="$out/summary.json"
-echo "summary: $out/summary.json, loss/scale curve: $out/summary.svg, checkpoint: $out/checkpoint/"
+  --checkpoint="$out/checkpoint" --summary="$out/summary.json" --metrics="$out/metrics.jsonl"
+echo "summary: $out/summary.json, loss/scale curve: $out/summary.svg, per-step metrics: $out/metrics.jsonl, checkpoint: $out/checkpoint/"
