@@ -251,25 +251,31 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
   let summary = "Checks the mixed-precision rules of docs/design.md on every training entry";
   let description = [{
     Reports, at the value or op concerned, every violation of the correctness rules in the
-    functions with `amp.entry` (and the model, for the loss and policy rules):
+    functions with `amp.entry` (and the model, for the loss and policy rules). Each diagnostic
+    starts with its rule's stable id and ends with the docs/design.md rule it enforces (that page's
+    table "amp-verify rule identifiers" gives a fix for each):
 
-    1. a param (master weight) that is not f32;
-    2. a gradient that reaches an optimizer update (or is returned as `amp.grad_of`) in
-       low precision;
-    3. a loss that is not computed in f32 (the returned loss, or a loss op, in f16/bf16);
-    4. clipping (`amp.global_norm` / `amp.clip_grads`) on gradients that are still scaled (they
-       depend on the loss scale without passing through `amp.unscale_check`); an optimizer
-       update not guarded by the `found_inf` of an `amp.unscale_check`;
-    5. the scale update missing (a growth tracker without `amp.update_scale`, or its results
-       not written back) or run more than once per step (also: in `@accumulate`);
-    6. f16 training without loss scaling (a warning);
-    7. an op in low precision that the precision policy denies (`policy` option; ops the user
-       forced with an override are exempt; a backward op, `amp.reason = "backward of OP"`, is
-       judged by the policy's decision for OP, whose precision it takes).
+    - `AMP001` a param (master weight) that is not f32 (rule 1);
+    - `AMP002` a gradient that reaches an optimizer update (or is returned as `amp.grad_of`) in
+      low precision (rule 1);
+    - `AMP003` an op in low precision that the precision policy denies (`policy` option; ops the
+      user forced with an override are exempt; a backward op, `amp.reason = "backward of OP"`, is
+      judged by the policy's decision for OP, whose precision it takes) (rule 2);
+    - `AMP004` a loss that is not computed in f32 (the returned loss, or a loss op, in f16/bf16)
+      (rule 3);
+    - `AMP005` f16 training without loss scaling (a warning) (rule 3);
+    - `AMP006` clipping (`amp.global_norm` / `amp.clip_grads`) on gradients that are still scaled
+      (they depend on the loss scale without passing through `amp.unscale_check`) (rule 4);
+    - `AMP007` an optimizer update on gradients that are still scaled (rule 4);
+    - `AMP008` the scale update missing (a growth tracker without `amp.update_scale`), lost (its
+      results not written back), not reading the `found_inf` of an `amp.unscale_check`, or run
+      more than once per step or in `@accumulate` (rule 4);
+    - `AMP009` an optimizer update or step counter not guarded by the `found_inf` of an
+      `amp.unscale_check` (rule 5).
 
     ```mlir
-    // error: amp-verify: clipping sees scaled gradients (operand #0 depends on the loss scale
-    // without passing through amp.unscale_check); clip after unscaling (docs/design.md rule 4)
+    // error: amp-verify: [AMP006] clipping sees scaled gradients (operand #0 depends on the loss
+    // scale without passing through amp.unscale_check); clip after unscaling (docs/design.md rule 4)
     ```
   }];
   let options = [

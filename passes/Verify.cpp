@@ -43,15 +43,53 @@ bool dependsOnScaleUnguarded(Value v, const llvm::DenseSet<Value>& scaleArgs) {
   return false;
 }
 
+// A rule amp-verify enforces. Its id is stable, like a compiler warning code: docs/design.md
+// lists them, scripts may match them, and a retired id is never reused.
+struct Rule {
+  const char* id;
+  int designRule;  // the numbered rule of docs/design.md it enforces
+  bool isWarning = false;
+};
+constexpr Rule kMasterWeightNotF32{"AMP001", 1};
+constexpr Rule kLowPrecisionGradient{"AMP002", 1};
+constexpr Rule kPolicyDeniedLowPrecision{"AMP003", 2};
+constexpr Rule kLossNotF32{"AMP004", 3};
+constexpr Rule kF16WithoutLossScaling{"AMP005", 3, /*isWarning=*/true};
+constexpr Rule kClipOnScaledGradients{"AMP006", 4};
+constexpr Rule kStepOnScaledGradients{"AMP007", 4};
+constexpr Rule kScaleUpdateNotOncePerStep{"AMP008", 4};
+constexpr Rule kUnguardedUpdate{"AMP009", 5};
+
+// "amp-verify: [AMPnnn] <message> (docs/design.md rule N)": the reference is appended as the
+// diagnostic is reported, so no message can cite a rule other than its id's.
+class RuleDiagnostic {
+ public:
+  RuleDiagnostic(InFlightDiagnostic diag, const Rule& rule) : diag(std::move(diag)), rule(rule) {
+    this->diag << "amp-verify: [" << rule.id << "] ";
+  }
+  ~RuleDiagnostic() { diag << " (docs/design.md rule " << rule.designRule << ")"; }
+
+  template <typename T>
+  RuleDiagnostic& operator<<(T&& value) {
+    diag << std::forward<T>(value);
+    return *this;
+  }
+
+ private:
+  InFlightDiagnostic diag;
+  Rule rule;
+};
+
 struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
   using AmpVerifyPassBase::AmpVerifyPassBase;
 
   bool failedAny = false;
   std::optional<PrecisionPolicy> policyData;
 
-  InFlightDiagnostic error(Location loc) {
+  RuleDiagnostic report(Location loc, const Rule& rule) {
+    if (rule.isWarning) return RuleDiagnostic(emitWarning(loc), rule);
     failedAny = true;
-    return emitError(loc) << "amp-verify: ";
+    return RuleDiagnostic(emitError(loc), rule);
   }
 
   void runOnOperation() override {
@@ -91,10 +129,9 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
   void checkMasterWeights(func::FuncOp f) {
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
       if (argRole(f, i) == "param" && !isF32(f.getArgument(i).getType()))
-        error(f.getArgument(i).getLoc())
+        report(f.getArgument(i).getLoc(), kMasterWeightNotF32)
             << "param '" << argName(f, i) << "' is a " << typeStr(f.getArgument(i).getType())
-            << " master weight; master weights must be f32 (docs/design.md rule 1: only compute runs in "
-               "low precision)";
+            << " master weight; master weights must be f32: only compute runs in low precision";
   }
 
   // Rule 3: the loss is computed in f32.
@@ -105,20 +142,22 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     if (lossIdx) {
       Value loss = f.front().getTerminator()->getOperand(*lossIdx);
       if (!isF32(loss.getType())) {
-        error(loss.getLoc()) << "the loss (result #" << *lossIdx << ") is " << typeStr(loss.getType())
-                             << "; the loss must be computed in f32 (docs/design.md rule 3)";
+        report(loss.getLoc(), kLossNotF32) << "the loss (result #" << *lossIdx << ") is "
+                                           << typeStr(loss.getType())
+                                           << "; the loss must be computed in f32";
       } else if (auto cast = loss.getDefiningOp<CastOp>(); cast && !isF32(cast.getInput().getType())) {
-        error(cast.getLoc()) << "the loss is computed in " << typeStr(cast.getInput().getType())
-                             << " and only then cast to f32; the loss must be computed in f32 "
-                                "(docs/design.md rule 3)";
+        report(cast.getLoc(), kLossNotF32) << "the loss is computed in "
+                                           << typeStr(cast.getInput().getType())
+                                           << " and only then cast to f32; the loss must be "
+                                              "computed in f32";
       }
     }
     f.walk([&](Operation* op) {
       if (!isa<CrossEntropyOp, MseLossOp>(op)) return;
       Type t = op->getResult(0).getType();
       if (!isF32(t))
-        error(op->getLoc()) << "loss op '" << op->getName() << "' runs in " << typeStr(t)
-                            << "; every loss runs in f32 (docs/design.md rule 3)";
+        report(op->getLoc(), kLossNotF32) << "loss op '" << op->getName() << "' runs in "
+                                          << typeStr(t) << "; every loss runs in f32";
     });
   }
 
@@ -129,9 +168,9 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       auto of = f.getResultAttrOfType<StringAttr>(i, AmpDialect::kGradOfAttr);
       Value g = f.front().getTerminator()->getOperand(i);
       if (of && !isF32(g.getType()))
-        error(g.getLoc()) << "the gradient of '" << of.getValue() << "' (result #" << i << ") is "
-                          << typeStr(g.getType())
-                          << "; gradients reaching the optimizer must be f32 (docs/design.md rule 1)";
+        report(g.getLoc(), kLowPrecisionGradient)
+            << "the gradient of '" << of.getValue() << "' (result #" << i << ") is "
+            << typeStr(g.getType()) << "; gradients reaching the optimizer must be f32";
     }
     llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
     f.walk([&](Operation* op) {
@@ -148,19 +187,20 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         return;
       }
       if (grad && !isF32(grad.getType()))
-        error(op->getLoc()) << "a " << typeStr(grad.getType())
-                            << " gradient reaches the optimizer update; gradients reaching the "
-                               "optimizer must be f32 (docs/design.md rule 1)";
+        report(op->getLoc(), kLowPrecisionGradient)
+            << "a " << typeStr(grad.getType())
+            << " gradient reaches the optimizer update; gradients reaching the optimizer must be f32";
       if (grad && dependsOnScaleUnguarded(grad, scaleArgs))
-        error(op->getLoc()) << "the optimizer steps on scaled gradients (the gradient depends on "
-                               "the loss scale without passing through amp.unscale_check) "
-                               "(docs/design.md rule 4)";
+        report(op->getLoc(), kStepOnScaledGradients)
+            << "the optimizer steps on scaled gradients (the gradient depends on the loss scale "
+               "without passing through amp.unscale_check); step after unscaling";
       auto r = dyn_cast<OpResult>(found);
       auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
       if (!check || found != check.getFoundInf())
-        error(op->getLoc()) << "'" << op->getName()
-                            << "' is not guarded by the found_inf of an amp.unscale_check; a step "
-                               "with a non-finite gradient must change no state (docs/design.md rule 5)";
+        report(op->getLoc(), kUnguardedUpdate)
+            << "'" << op->getName()
+            << "' is not guarded by the found_inf of an amp.unscale_check; a step with a non-finite "
+               "gradient must change no state";
     });
   }
 
@@ -179,9 +219,10 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (!isa<GlobalNormOp, ClipGradsOp>(op)) return;
       for (auto [k, v] : llvm::enumerate(op->getOperands())) {
         if (!dependsOnScaleUnguarded(v, scaleArgs)) continue;
-        error(op->getLoc()) << "clipping sees scaled gradients (operand #" << k
-                            << " depends on the loss scale without passing through "
-                               "amp.unscale_check); clip after unscaling (docs/design.md rule 4)";
+        report(op->getLoc(), kClipOnScaledGradients)
+            << "clipping sees scaled gradients (operand #" << k
+            << " depends on the loss scale without passing through amp.unscale_check); clip after "
+               "unscaling";
         return;
       }
     });
@@ -192,21 +233,21 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     SmallVector<UpdateScaleOp> updates(f.getOps<UpdateScaleOp>());
     if (entry == kAccumulate) {
       for (UpdateScaleOp u : updates)
-        error(u.getLoc()) << "the scale update runs in @accumulate; the scale must stay fixed over "
-                             "the accumulation window and be updated once, at its end (docs/design.md "
-                             "rule 4)";
+        report(u.getLoc(), kScaleUpdateNotOncePerStep)
+            << "the scale update runs in @accumulate; the scale must stay fixed over the "
+               "accumulation window and be updated once, at its end";
       return;
     }
     if (entry != kTrainStep) return;
     for (size_t i = 1; i < updates.size(); ++i)
-      error(updates[i].getLoc()) << "the scale update runs " << updates.size()
-                                 << " times per step; it must run exactly once, across all "
-                                    "optimizers (docs/design.md rule 4)";
+      report(updates[i].getLoc(), kScaleUpdateNotOncePerStep)
+          << "the scale update runs " << updates.size()
+          << " times per step; it must run exactly once, across all optimizers";
     std::optional<unsigned> tracker = findArg(f, kGrowthTracker);
     if (tracker && updates.empty()) {
-      error(f.getArgument(*tracker).getLoc())
+      report(f.getArgument(*tracker).getLoc(), kScaleUpdateNotOncePerStep)
           << "dynamic loss scaling (state '" << kGrowthTracker
-          << "') but no amp.update_scale: the scale update is missing (docs/design.md rule 4)";
+          << "') but no amp.update_scale: the scale update is missing";
       return;
     }
     if (updates.size() != 1) return;
@@ -221,13 +262,14 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       return false;
     };
     if (!writtenBack(u.getNewScale(), kLossScale) || !writtenBack(u.getNewGrowthTracker(), kGrowthTracker))
-      error(u.getLoc()) << "the scale update's results are not returned with amp.updates = \""
-                        << kLossScale << "\" and \"" << kGrowthTracker
-                        << "\": the scale update is lost (docs/design.md rule 4)";
+      report(u.getLoc(), kScaleUpdateNotOncePerStep)
+          << "the scale update's results are not returned with amp.updates = \"" << kLossScale
+          << "\" and \"" << kGrowthTracker << "\": the scale update is lost";
     auto r = dyn_cast<OpResult>(u.getFoundInf());
     if (!r || !isa<UnscaleCheckOp>(r.getOwner()))
-      error(u.getLoc()) << "the scale update does not read the found_inf of an amp.unscale_check "
-                           "(docs/design.md rule 4)";
+      report(u.getLoc(), kScaleUpdateNotOncePerStep)
+          << "the scale update does not read the found_inf of an amp.unscale_check; it must follow "
+             "the unscale and inf check";
   }
 
   // Rule 3: fp16 training uses loss scaling (a warning: the user may have chosen none).
@@ -238,8 +280,9 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (auto c = dyn_cast<UnscaleCheckOp>(op)) scaled |= static_cast<bool>(c.getScale());
     });
     if (f16 && !scaled)
-      f.emitWarning("amp-verify: f16 training without loss scaling: small gradients flush to zero "
-                    "in f16; run amp-loss-scaling with mode=dynamic (docs/design.md rule 3)");
+      report(f.getLoc(), kF16WithoutLossScaling)
+          << "f16 training without loss scaling: small gradients flush to zero in f16; run "
+             "amp-loss-scaling with mode=dynamic";
   }
 
   // Rule 2: no op runs in low precision when the policy denies it (user overrides exempt).
@@ -272,15 +315,15 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
                     c == Category::Fp32AppendDtype || c == Category::Banned || c == Category::Deny;
       if (!denied) return;
       if (judged != name)
-        error(op->getLoc()) << "'" << name << "' (backward of '" << judged << "') runs in "
-                            << typeStr(low) << " but the '" << policyData->name() << "' policy puts '"
-                            << judged << "' in " << categoryName(c)
-                            << " (f32); numerically sensitive ops run in f32 (docs/design.md rule 2)";
+        report(op->getLoc(), kPolicyDeniedLowPrecision)
+            << "'" << name << "' (backward of '" << judged << "') runs in " << typeStr(low)
+            << " but the '" << policyData->name() << "' policy puts '" << judged << "' in "
+            << categoryName(c) << " (f32); numerically sensitive ops run in f32";
       else
-        error(op->getLoc()) << "'" << name << "' runs in " << typeStr(low) << " but the '"
-                            << policyData->name() << "' policy puts it in "
-                            << categoryName(c) << " (f32); numerically sensitive ops run in f32 "
-                            << "(docs/design.md rule 2; force it with an override if intended)";
+        report(op->getLoc(), kPolicyDeniedLowPrecision)
+            << "'" << name << "' runs in " << typeStr(low) << " but the '" << policyData->name()
+            << "' policy puts it in " << categoryName(c)
+            << " (f32); numerically sensitive ops run in f32; force it with an override if intended";
     });
   }
 };
