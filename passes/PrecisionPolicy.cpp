@@ -2,6 +2,8 @@
 // overrides and the auto-dtype decision. docs/precision-policy.md mirrors the tables below.
 #include "passes/PrecisionPolicy.h"
 
+#include "runtime/devices/cpu/CpuFeatures.h"
+
 #include <algorithm>
 #include <set>
 
@@ -14,10 +16,6 @@
 #include "llvm/Support/Path.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -659,55 +657,6 @@ FailureOr<PrecisionPolicy> PrecisionPolicy::parseJson(MLIRContext* ctx, StringRe
 // Targets and auto dtype
 //===----------------------------------------------------------------------===//
 
-#if defined(__x86_64__) || defined(__i386__)
-static uint64_t xgetbv0() {
-  uint32_t eax, edx;
-  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
-  return (uint64_t(edx) << 32) | eax;
-}
-static bool osxsave() {
-  unsigned a, b, c, d;
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-  return c & (1u << 27);
-}
-#endif
-
-bool mlir::amp::hostHasAvx512Bf16() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a, b, c, d;
-  if (!osxsave()) return false;
-  // The OS must save opmask and ZMM state (XCR0 bits 5, 6, 7) besides SSE/AVX (1, 2).
-  if ((xgetbv0() & 0xE6) != 0xE6) return false;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 16))) return false;  // AVX512F
-  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
-  return a & (1u << 5);  // AVX512_BF16
-#else
-  return false;
-#endif
-}
-
-bool mlir::amp::hostHasAmxBf16() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a, b, c, d;
-  if (!osxsave()) return false;
-  if ((xgetbv0() & (3u << 17)) != (3u << 17)) return false;  // XTILECFG, XTILEDATA
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  return d & (1u << 22);  // AMX-BF16
-#else
-  return false;
-#endif
-}
-
-bool mlir::amp::hostIsAmd() {
-#if defined(__x86_64__) || defined(__i386__)
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0, &a, &b, &c, &d)) return false;
-  return b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;  // "AuthenticAMD"
-#else
-  return false;
-#endif
-}
-
 FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::string& why,
                                          std::string& error) {
   if (target == "reference") {
@@ -728,8 +677,9 @@ FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::
     return AutoDtype::F16;
   }
   if (target == "cpu") {
-    // The cpu device's rule for native bf16 GEMMs (runtime/devices/cpu/CpuFeatures.h).
-    const bool avx = hostHasAvx512Bf16(), amx = hostHasAmxBf16(), amd = hostIsAmd();
+    // The cpu device's own detection and rule for native bf16 GEMMs, so the two cannot disagree.
+    const ::amp::rt::cpu::CpuFeatures& host = ::amp::rt::cpu::CpuFeatures::host();
+    const bool avx = host.avx512_bf16, amx = host.amx_bf16, amd = host.amd;
     if (amx) {
       why = "cpu: the compiling machine has amx_bf16, so bf16 GEMMs run on AMX tiles";
       return AutoDtype::BF16;

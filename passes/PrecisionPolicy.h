@@ -118,10 +118,6 @@ std::string locationName(Location loc);
 enum class AutoDtype { BF16, F16, F32 };
 llvm::FailureOr<AutoDtype> autoPicksBF16(llvm::StringRef target, std::string& why,
                                          std::string& error);
-// Features of the compiling machine (x86 cpuid + xgetbv); empty elsewhere.
-bool hostHasAvx512Bf16();
-bool hostHasAmxBf16();
-bool hostIsAmd();  // vendor AuthenticAMD
 
 }  // namespace mlir::amp
 
