@@ -50,6 +50,11 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                          << arg.getType();
       continue;
     }
+    // Empty tensors are not supported end to end (a batch of zero examples, an empty embedding
+    // table): refused here, at the argument, rather than deep in a pass or at run time.
+    if (llvm::is_contained(type.getShape(), 0))
+      fail(arg.getLoc()) << "argument #" << i << " has a zero-sized dimension (" << type
+                         << "); empty tensors are not supported";
     bool isParam = role && role.getValue() == "param";
     if (isParam && !type.getElementType().isF32())
       fail(arg.getLoc()) << "param '" << (name ? name.getValue() : "?")

@@ -13,10 +13,10 @@ absl::StatusOr<std::unique_ptr<Executor>> makeExecutor(Device device) {
   return absl::InvalidArgumentError("unknown device");
 }
 
-absl::StatusOr<Session> Session::create(Plan plan, Device device) {
+absl::StatusOr<Session> Session::create(Plan plan, Device device, int64_t memoryLimitBytes) {
   auto executor = makeExecutor(device);
   if (!executor.ok()) return executor.status();
-  return create(std::move(plan), std::move(*executor));
+  return create(std::move(plan), std::move(*executor), memoryLimitBytes);
 }
 
 }  // namespace amp::rt

@@ -19,8 +19,11 @@ class Session {
  public:
   // Validates the plan's buffers, allocates every persistent buffer and initialises params from
   // their init specs. The Device form picks the executor from the registry (runtime/devices).
-  static absl::StatusOr<Session> create(Plan plan, Device device);
-  static absl::StatusOr<Session> create(Plan plan, std::unique_ptr<Executor> executor);
+  // A plan that needs more than `memoryLimitBytes` (0: the machine's physical memory) is refused
+  // before anything is allocated.
+  static absl::StatusOr<Session> create(Plan plan, Device device, int64_t memoryLimitBytes = 0);
+  static absl::StatusOr<Session> create(Plan plan, std::unique_ptr<Executor> executor,
+                                        int64_t memoryLimitBytes = 0);
 
   const Plan& plan() const { return *plan_; }
   const Executor& executor() const { return *executor_; }

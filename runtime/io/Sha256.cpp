@@ -1,5 +1,6 @@
 #include "runtime/io/Sha256.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -39,24 +40,41 @@ void compress(std::array<uint32_t, 8>& h, const uint8_t* block) {
 
 }  // namespace
 
-std::string sha256Hex(const uint8_t* data, size_t n) {
-  std::array<uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  size_t full = n / 64 * 64;
-  for (size_t i = 0; i < full; i += 64) compress(h, data + i);
-  uint8_t tail[128] = {};
-  size_t rest = n - full;
-  if (rest) std::memcpy(tail, data + full, rest);
-  tail[rest] = 0x80;
-  size_t blocks = rest + 9 <= 64 ? 1 : 2;
-  uint64_t bits = uint64_t(n) * 8;
-  for (int i = 0; i < 8; ++i) tail[blocks * 64 - 1 - i] = uint8_t(bits >> (8 * i));
-  for (size_t b = 0; b < blocks; ++b) compress(h, tail + 64 * b);
+Sha256::Sha256() : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+
+void Sha256::update(const void* data, size_t n) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  total_ += n;
+  std::array<uint32_t, 8> h;
+  std::memcpy(h.data(), h_, sizeof h_);
+  if (used_) {
+    size_t take = std::min(n, 64 - used_);
+    std::memcpy(block_ + used_, p, take);
+    used_ += take, p += take, n -= take;
+    if (used_ == 64) compress(h, block_), used_ = 0;
+  }
+  for (; n >= 64; p += 64, n -= 64) compress(h, p);
+  if (n) std::memcpy(block_, p, n), used_ = n;
+  std::memcpy(h_, h.data(), sizeof h_);
+}
+
+std::string Sha256::hexDigest() {
+  uint64_t bits = total_ * 8;
+  uint8_t pad[72] = {0x80};
+  size_t padLen = (used_ < 56 ? 56 : 120) - used_;
+  for (int i = 0; i < 8; ++i) pad[padLen + i] = uint8_t(bits >> (56 - 8 * i));
+  update(pad, padLen + 8);
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  for (uint32_t word : h)
+  for (uint32_t word : h_)
     for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xf];
   return out;
+}
+
+std::string sha256Hex(const uint8_t* data, size_t n) {
+  Sha256 hash;
+  hash.update(data, n);
+  return hash.hexDigest();
 }
 
 }  // namespace amp::rt

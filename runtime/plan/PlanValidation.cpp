@@ -1,5 +1,7 @@
 #include "runtime/plan/PlanValidation.h"
 
+#include <unistd.h>
+
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +24,31 @@ absl::Status validateBuffers(const Plan& plan) {
                                                      " is larger than the runtime's limit of ", kMaxBufferBytes,
                                                      " bytes"));
   }
+  return absl::OkStatus();
+}
+
+int64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || size <= 0) return kMaxBufferBytes;
+  return static_cast<int64_t>(pages) * size;
+}
+
+absl::Status validateMemory(const Plan& plan, int64_t limitBytes) {
+  if (limitBytes <= 0) limitBytes = physicalMemoryBytes();
+  // Buffers are each below 2^36 bytes (validateBuffers), but their sum can still overflow.
+  int64_t buffers = 0, arenas = 0;
+  auto add = [](int64_t& sum, int64_t bytes) { return !__builtin_add_overflow(sum, bytes, &sum); };
+  for (const BufferDesc& b : plan.buffers)
+    if (b.kind != BufferKind::Temp && !add(buffers, b.byteSize()))
+      return absl::InvalidArgumentError("the plan's buffers overflow a 64-bit byte count");
+  for (const EntryPoint& e : plan.entries)
+    if (e.memory && (e.memory->arenaBytes < 0 || !add(arenas, e.memory->arenaBytes)))
+      return absl::InvalidArgumentError(absl::StrCat("entry '", e.name, "': arena size out of range"));
+  int64_t total = 0;
+  if (!add(total, buffers) || !add(total, arenas) || total > limitBytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the plan needs ", buffers, " bytes of params, state, inputs and constants plus ", arenas,
+        " bytes of arenas, more than the memory limit of ", limitBytes, " bytes (--memory-limit)"));
   return absl::OkStatus();
 }
 

@@ -17,6 +17,12 @@ inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 36;  // 64 GiB
 // kMaxBufferBytes.
 absl::Status validateBuffers(const Plan& plan);
 
+// The most memory a session over `plan` holds: every param, state, input, label and constant
+// buffer plus the arena of every entry (each prepared entry has its own). Refused, before anything
+// is allocated, when above `limitBytes`; 0 means the machine's physical memory.
+absl::Status validateMemory(const Plan& plan, int64_t limitBytes = 0);
+int64_t physicalMemoryBytes();
+
 // One entry: every operand/result/update id in range; step results are temps written once, by
 // one step; operands are written before they are read (or are params, state, inputs, labels or
 // constants); updates target a param or state of the same dtype and shape as their source;

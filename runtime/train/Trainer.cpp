@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/io/Sha256.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
@@ -68,6 +69,9 @@ std::optional<double> persistentScalarIfAny(const Session& s, const std::string&
 
 std::string checkpointPath(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
 
+// Steps are counted in int64 with room for any run length added to them.
+constexpr int64_t kMaxCheckpointStep = int64_t{1} << 62;
+
 }  // namespace
 
 absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
@@ -115,11 +119,26 @@ absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
   return r;
 }
 
+std::string checkpointHash(const std::vector<NamedTensorRef>& tensors) {
+  std::vector<const NamedTensorRef*> sorted;
+  for (const NamedTensorRef& t : tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  Sha256 hash;
+  for (const NamedTensorRef* t : sorted) {
+    std::string head = absl::StrCat(t->name, "|", std::string(dtypeName(t->tensor->dtype())), "|",
+                                    shapeToString(t->tensor->shape()), "|");
+    hash.update(head.data(), head.size());
+    hash.update(t->tensor->data(), static_cast<size_t>(t->tensor->numel()) * dtypeSize(t->tensor->dtype()));
+  }
+  return hash.hexDigest();
+}
+
 absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
   StringMap meta = {{"ampc.checkpoint", "1"},
+                    {"sha256", checkpointHash(session.persistent())},
                     {"step", std::to_string(info.step)},
                     {"seed", std::to_string(info.seed)},
                     {"shuffle", info.shuffle ? "true" : "false"},
@@ -133,8 +152,10 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
   if (!contents.ok()) return contents.status();
   CheckpointInfo info;
   bool tagged = false, haveStep = false;
+  std::string recordedHash;
   for (const auto& [k, v] : contents->metadata) {
     if (k == "ampc.checkpoint") tagged = true;
+    if (k == "sha256") recordedHash = v;
     if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
     if (k == "seed") absl::SimpleAtoi(v, &info.seed);
     if (k == "shuffle") info.shuffle = v != "false";
@@ -142,8 +163,20 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
       return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
                                                      session.plan().metadataValue("model"), "'"));
   }
-  if (!tagged || !haveStep || info.step < 0)
+  if (!tagged || !haveStep)
     return absl::InvalidArgumentError(absl::StrCat(path, ": not an ampc checkpoint (missing step metadata)"));
+  if (info.step < 0 || info.step > kMaxCheckpointStep)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": step ", info.step, " is out of range [0, 2^62]"));
+  if (recordedHash.empty())
+    return absl::DataLossError(absl::StrCat(path, ": the checkpoint carries no sha256 of its contents, so its "
+                                                  "integrity cannot be checked"));
+  std::vector<NamedTensorRef> tensors;
+  for (const NamedTensor& t : contents->tensors) tensors.push_back({t.name, &t.tensor});
+  if (std::string actual = checkpointHash(tensors); actual != recordedHash)
+    return absl::DataLossError(absl::StrCat(path, ": the contents do not match the checkpoint's sha256 (recorded ",
+                                            recordedHash.substr(0, 16), "..., computed ", actual.substr(0, 16),
+                                            "...): the file is corrupted"));
   if (auto s = session.restore(contents->tensors); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   return info;
@@ -173,9 +206,17 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   int64_t accumulate = 1;
   if (std::string k = plan.metadataValue("accumulate"); !k.empty() && !absl::SimpleAtoi(k, &accumulate))
     return absl::InvalidArgumentError("bundle metadata 'accumulate' is not an integer");
+  // Counts read from a bundle are validated before anything divides by them or sizes by them.
+  constexpr int64_t kMaxAccumulate = int64_t{1} << 20;
+  if (accumulate < 1 || accumulate > kMaxAccumulate)
+    return absl::InvalidArgumentError(
+        absl::StrCat("bundle metadata 'accumulate' is ", accumulate, "; it must be in [1, 2^20]"));
   if (accumulate > 1 && !plan.findEntry("accumulate"))
     return absl::InvalidArgumentError("the bundle accumulates gradients but has no accumulate entry");
-  int64_t perStep = b->batch * accumulate;
+  if (b->batch < 1)
+    return absl::InvalidArgumentError(absl::StrCat("the model's input '", b->input->name, "' has batch size ", b->batch,
+                                                   "; training needs at least one example per batch"));
+  int64_t perStep = b->batch * accumulate;  // both bounded: a buffer holds < 2^36 bytes
   int64_t stepsPerEpoch = data.size() / perStep;
   if (stepsPerEpoch == 0)
     return absl::InvalidArgumentError(absl::StrCat(data.name, ": ", data.size(), " examples are fewer than one step (",
@@ -191,8 +232,12 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     position = *info;  // the data order continues as it was started
   }
   int64_t step = position.step;
-  int64_t toRun = options.steps > 0 ? options.steps : options.epochs * stepsPerEpoch;
+  int64_t toRun = options.steps;
+  if (toRun <= 0 && __builtin_mul_overflow(options.epochs, stepsPerEpoch, &toRun)) toRun = kMaxCheckpointStep + 1;
   if (toRun <= 0) return absl::InvalidArgumentError("nothing to do: give --steps=N or --epochs=N");
+  if (toRun > kMaxCheckpointStep - step)
+    return absl::InvalidArgumentError(absl::StrCat("step ", step, " + ", toRun,
+                                                   " steps to run exceeds the step counter's range (2^62)"));
   int64_t lastStep = step + toRun;
   report.firstStep = step;
 
@@ -204,6 +249,15 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   auto windowStart = std::chrono::steady_clock::now();
   int64_t windowSteps = 0;
   for (; step < lastStep; ++step) {
+    if (options.stopRequested && options.stopRequested->load()) {
+      // Stop cleanly between steps: the state is that of a finished step, so it is saved as one.
+      lastStep = step;
+      report.interrupted = true;
+      if (!options.checkpointDir.empty())
+        if (auto s = saveCheckpoint(session, options.checkpointDir, {step, position.seed, position.shuffle}); !s.ok())
+          return s;
+      break;
+    }
     int64_t epoch = step / stepsPerEpoch, offset = (step % stepsPerEpoch) * perStep;
     if (epoch != cachedEpoch) {
       order = position.shuffle ? epochOrder(data.size(), position.seed, epoch) : std::vector<int64_t>();
@@ -284,6 +338,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     }
   }
   report.steps = lastStep;
+  if (report.losses.empty()) return absl::CancelledError(absl::StrCat("stopped before the first step (", step, ")"));
   // Measured, not estimated: the persistent buffers and the workspaces the device allocated for
   // every entry it prepared (train_step, accumulate, eval).
   report.persistentBytes = session.persistentBytes();

@@ -3,6 +3,7 @@
 #ifndef AMP_RUNTIME_TRAIN_TRAINER_H
 #define AMP_RUNTIME_TRAIN_TRAINER_H
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -26,6 +27,9 @@ struct TrainOptions {
   bool resume = false;
   bool checkNumerics = false;
   bool shuffle = true;          // false: every epoch in file order (a resumed run keeps the checkpoint's)
+  // Set (e.g. by a SIGINT/SIGTERM handler) to stop after the current step: training saves a
+  // checkpoint of the last finished step (when checkpointing) and returns with `interrupted`.
+  const std::atomic<bool>* stopRequested = nullptr;
 };
 
 // One optimizer step, as the metrics file records it. Scalars the plan does not compute are absent.
@@ -70,6 +74,7 @@ struct TrainReport {
   std::vector<bool> skipped;           // per step of this run
   int64_t firstStep = 0;               // step number of losses[0] - 1
   int64_t accumulate = 1;
+  bool interrupted = false;  // stopped early by stopRequested
 };
 
 // Runs training. `eval` may be null (no accuracy). The session's plan must have a "train_step"
@@ -90,6 +95,10 @@ absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data);
 
 // Checkpoint = every param and state buffer + {step, seed, shuffle} metadata, in one safetensors file
 // written atomically (DIR/checkpoint.safetensors).
+// The checkpoint's content hash (metadata "sha256"): SHA-256 over every tensor's name, dtype,
+// shape and bytes, in name order. safetensors has no checksum; this catches a flipped bit on load.
+std::string checkpointHash(const std::vector<NamedTensorRef>& tensors);
+
 struct CheckpointInfo {
   int64_t step = 0;
   uint64_t seed = 0;

@@ -274,6 +274,48 @@ def bad_inputs():
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
     check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
 
+    # One flipped bit in the tensor data: the checkpoint's sha256 no longer matches.
+    train(bundle, os.path.join(WORK, "s.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
+    with open(path, "rb") as f:
+        blob = bytearray(f.read())
+    blob[-100] ^= 0x10
+    with open(path, "wb") as f:
+        f.write(bytes(blob))
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    check("do not match the checkpoint's sha256" in out and "corrupted" in out, "a flipped bit is caught on resume")
+
+    # A checkpoint whose step is at the counter's limit is refused, not overflowed.
+    train(bundle, os.path.join(WORK, "s.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
+    contents, meta = read_safetensors(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    header["__metadata__"]["step"] = str(2 ** 63 - 1)
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    check("step 9223372036854775807 is out of range" in out, "a checkpoint step of INT64_MAX is refused")
+
+    # Counts and sizes edited in the bundle are validated before anything divides or allocates.
+    def set_accumulate(value):
+        return lambda plan: plan["metadata"].__setitem__("accumulate", value)
+
+    def zero_batch(plan):
+        next(b for b in plan["buffers"] if b["name"] == "image")["shape"][0] = 0
+
+    for name, edit, message in (("accumulate0", set_accumulate("0"), "'accumulate' is 0; it must be in [1, 2^20]"),
+                                ("accumulate_neg", set_accumulate("-3"), "'accumulate' is -3"),
+                                ("batch0", zero_batch, "has batch size 0")):
+        hostile = os.path.join(WORK, name + ".ampx")
+        edit_plan(bundle, hostile, edit)
+        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1")
+        check(message in out, "a bundle edited to carry %s is refused: %s" % (name, message))
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--memory-limit=1MiB")
+    check("more than the memory limit of 1048576 bytes" in out, "a bundle over --memory-limit is refused")
+
     # Hostile memory layouts: a buffer past the end of the arena, two live buffers on one byte
     # range. Every device refuses the bundle before anything runs.
     def train_entry(plan):
@@ -518,8 +560,41 @@ def entry_mode():
     check("logits: f32 [128, 10]" in out, "--resume=false does not resume; eval results are named (logits)")
 
 
+def interrupted():
+    """SIGTERM during training stops after the current step with a checkpoint of that step; resuming
+    from it ends bitwise where an uninterrupted run ends."""
+    import signal
+    import time
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=bf16")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 512)
+    straight, stopped = os.path.join(WORK, "straight"), os.path.join(WORK, "stopped")
+    amp_run(bundle, "--data=" + data, "--steps=300", "--checkpoint=" + straight)
+    args = [os.path.join(BIN, "amp-run"), bundle, "--device=" + DEVICE, "--data=" + data, "--steps=300",
+            "--log-every=1", "--checkpoint=" + stopped]
+    print("+", " ".join(args), flush=True)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:
+        if "step 5/300" in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest = proc.stdout.read()
+    code = proc.wait()
+    print(rest[-1500:], flush=True)
+    check(code == 128 + signal.SIGTERM, "amp-run exits with 128 + SIGTERM (%d)" % code)
+    check("interrupted by signal %d" % signal.SIGTERM in rest and "checkpoint saved" in rest, "it says it stopped")
+    _, meta = read_safetensors(os.path.join(stopped, "checkpoint.safetensors"))
+    done = int(meta["step"])
+    check(5 <= done < 300, "the checkpoint holds step %d, a finished step" % done)
+    amp_run(bundle, "--data=" + data, "--steps=%d" % (300 - done), "--checkpoint=" + stopped, "--resume")
+    a, _ = read_safetensors(os.path.join(straight, "checkpoint.safetensors"))
+    b, _ = read_safetensors(os.path.join(stopped, "checkpoint.safetensors"))
+    check(all(a[k] == b[k] for k in a), "resumed after the stop, the state is bitwise that of the straight run")
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

@@ -8,7 +8,7 @@ namespace {
 
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
-                                       "resume"};
+                                       "resume", "memory-limit"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -39,6 +39,11 @@ void describe(CLI::App& app, RunCommandLine& cl) {
   app.add_option("--checkpoint", cl.checkpoint,
                  "save every param and state buffer to DIR/checkpoint.safetensors (atomically)")->type_name("DIR");
   app.add_flag("--resume", cl.resume, "start from --checkpoint's state (training continues bitwise-identically)");
+  app.add_option("--memory-limit", cl.memoryLimit,
+                 "refuse a bundle that needs more memory (params, state, data, arenas); default: physical memory")
+      ->type_name("BYTES")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(atLeast(1));
 
   app.add_option("--entry", cl.entry, "entry point to run once (default eval; grads, train_step, ...)")->type_name("NAME")
       ->group("Running one entry");

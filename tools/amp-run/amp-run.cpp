@@ -1,8 +1,10 @@
 // amp-run: runs an entry point of a compiled model (bundle, or .mlir compiled on the fly by
 // the ampc next to this binary) on a device. No LLVM/MLIR: this tool links only the runtime.
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -129,6 +131,27 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// SIGINT/SIGTERM during training: finish the current step, checkpoint, exit. A second signal
+// kills as usual (SA_RESETHAND).
+std::atomic<bool> stopRequested{false};
+std::atomic<int> stopSignal{0};
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "set from a signal handler");
+
+void requestStop(int sig) {
+  stopSignal.store(sig);
+  stopRequested.store(true);
+}
+
+void installStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = requestStop;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 std::string precisionOf(const Plan& plan) {
   std::string p = plan.metadataValue("precision");
   return p.empty() ? "f32" : p;
@@ -208,8 +231,15 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     callbacks.onStep = [&](const StepRecord& r) { return metrics->write(r); };
     callbacks.onEval = [&](const EvalRecord& r) { return metrics->write(r); };
   }
+  options.stopRequested = &stopRequested;
+  installStopHandlers();
   auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, callbacks);
   if (!report.ok()) return fail(report.status());
+  if (report->interrupted)
+    std::printf("interrupted by signal %d: stopped after step %lld%s\n", stopSignal.load(),
+                static_cast<long long>(report->steps),
+                cl.checkpoint.empty() ? " (no --checkpoint, so nothing was saved)"
+                                      : absl::StrCat(", checkpoint saved in ", cl.checkpoint).c_str());
 
   JsonValue summary = JsonValue::object();
   summary.set("steps", JsonValue::integer(report->steps));
@@ -238,6 +268,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("accumulate", JsonValue::integer(report->accumulate));
   summary.set("batch", JsonValue::integer(batch));
   summary.set("shuffle", JsonValue::boolean(cl.shuffle));
+  summary.set("interrupted", JsonValue::boolean(report->interrupted));
   std::string text = writeJson(summary, 2) + "\n";
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {
@@ -251,7 +282,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
         !s.ok())
       return fail(s);
   }
-  return 0;
+  return report->interrupted ? 128 + stopSignal.load() : 0;
 }
 
 // Feeds for one entry: the first batch of --data, then every --input.
@@ -361,7 +392,7 @@ int main(int argc, char** argv) {
                                   ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
-  auto session = Session::create(std::move(*plan), *device);
+  auto session = Session::create(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
 
   if (!options->params.empty()) {

@@ -213,3 +213,15 @@ func.func @duplicate_result_names(%x: tensor<4xf32> {amp.role = "input", amp.nam
   %0 = amp.mse_loss %x, %x : tensor<4xf32>, tensor<4xf32>
   return %0, %x : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// Empty tensors (a zero batch, an empty embedding table) are refused at the argument.
+func.func @zero_batch(
+    // expected-error @+1 {{model 'zero_batch': argument #0 has a zero-sized dimension ('tensor<0x4xf32>'); empty tensors are not supported}}
+    %x: tensor<0x4xf32> {amp.role = "input", amp.name = "x"},
+    // expected-error @+1 {{model 'zero_batch': argument #1 has a zero-sized dimension ('tensor<0x8xf32>'); empty tensors are not supported}}
+    %table: tensor<0x8xf32> {amp.role = "param", amp.name = "table"}) -> tensor<f32> {
+  %0 = amp.mse_loss %x, %x : tensor<0x4xf32>, tensor<0x4xf32>
+  return %0 : tensor<f32>
+}

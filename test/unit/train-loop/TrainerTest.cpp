@@ -177,6 +177,15 @@ TEST(Trainer, CheckpointErrors) {
   ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
                                {{"ampc.checkpoint", "1"}, {"step", "4"}, {"model", "linreg"}})
                   .ok());
+  auto unhashed = loadCheckpoint(*s, dir);
+  ASSERT_FALSE(unhashed.ok());
+  EXPECT_NE(unhashed.status().message().find("carries no sha256"), std::string::npos) << unhashed.status();
+  ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
+                               {{"ampc.checkpoint", "1"},
+                                {"step", "4"},
+                                {"model", "linreg"},
+                                {"sha256", checkpointHash({{"w", &w}})}})
+                  .ok());
   auto partial = loadCheckpoint(*s, dir);
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.status().message().find("checkpoint lacks state 'count'"), std::string::npos)
