@@ -9,9 +9,17 @@ namespace mlir::amp {
 namespace {
 struct AmpVerifyModelPass : impl::AmpVerifyModelPassBase<AmpVerifyModelPass> {
   void runOnOperation() override {
-    bool ok = true;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && failed(verifyModel(func))) ok = false;
+    bool ok = true, anyModel = false;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func.isPublic()) continue;
+      anyModel = true;
+      if (failed(verifyModel(func))) ok = false;
+    }
+    // An empty file (or one with only private helpers) would compile to nothing, silently.
+    if (!anyModel) {
+      getOperation().emitError("amp-verify-model: the module defines no model (a public func.func)");
+      ok = false;
+    }
     if (!ok) signalPassFailure();
     markAllAnalysesPreserved();
   }

@@ -225,3 +225,13 @@ func.func @zero_batch(
   %0 = amp.mse_loss %x, %x : tensor<0x4xf32>, tensor<0x4xf32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// A module without a model (an empty file, or only private helpers) is an error, not a no-op.
+// expected-error @+1 {{amp-verify-model: the module defines no model (a public func.func)}}
+module {
+  func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}

@@ -45,3 +45,7 @@ func.func @malformed(%x: tensor<4x8xf32> {amp.role = "input", amp.name = "x"},
 // HELP-CHECK: --emit=<value>
 // HELP-CHECK: =ir
 // HELP-CHECK: -o <file>
+
+// An empty file is not a model.
+// RUN: not ampc /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY-CHECK
+// EMPTY-CHECK: error: amp-verify-model: the module defines no model (a public func.func)
