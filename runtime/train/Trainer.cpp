@@ -137,6 +137,11 @@ absl::Status saveCheckpoint(const Session& session, const std::string& dir, cons
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
+  // A writer killed mid-write (SIGKILL, power loss) leaves its temporary file; the checkpoint it
+  // was replacing is intact. One trainer owns the directory, so earlier temporaries are stale.
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().filename().string().rfind("checkpoint.safetensors.tmp.", 0) == 0)
+      std::filesystem::remove(entry.path(), ec);
   StringMap meta = {{"ampc.checkpoint", "1"},
                     {"sha256", checkpointHash(session.persistent())},
                     {"step", std::to_string(info.step)},

@@ -593,8 +593,78 @@ def interrupted():
     check(all(a[k] == b[k] for k in a), "resumed after the stop, the state is bitwise that of the straight run")
 
 
+def killed():
+    """SIGKILL at 50 seeded-random moments (inside steps and inside checkpoint writes, which happen
+    every step): the newest checkpoint always loads, and resuming from it after every kill ends
+    bitwise where an uninterrupted run ends."""
+    import random
+    import signal
+    import time
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=bf16", "--optimizer=adamw")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 512)
+    total = 300
+    straight, killed_dir = os.path.join(WORK, "straight"), os.path.join(WORK, "killed")
+    amp_run(bundle, "--data=" + data, "--steps=%d" % total, "--checkpoint=" + straight)
+    ckpt = os.path.join(killed_dir, "checkpoint.safetensors")
+    rng = random.Random(12345)
+    kills, finished, resumes, in_writes = 0, False, 0, 0
+
+    def done_steps():
+        if not os.path.exists(ckpt):
+            return 0
+        _, meta = read_safetensors(ckpt)  # a torn file would fail here or in amp-run's resume
+        return int(meta["step"])
+    while not finished or kills < 50:
+        if finished:  # a fast machine reached the end before 50 kills: go round again from scratch
+            shutil.rmtree(killed_dir)
+            finished = False
+        step = done_steps()
+        args = [os.path.join(BIN, "amp-run"), bundle, "--device=" + DEVICE, "--data=" + data,
+                "--steps=%d" % (total - step), "--checkpoint-every=1", "--log-every=1",
+                "--checkpoint=" + killed_dir]
+        if step:
+            args.append("--resume")
+            resumes += 1
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if kills < 50:
+            if kills % 2:
+                # Aligned to a step: its progress line follows its checkpoint, so a few ms later the
+                # next step's checkpoint is being written.
+                target = rng.randint(1, 3)
+                for line in proc.stdout:
+                    if line.startswith("[") and " step " in line:
+                        target -= 1
+                        if target == 0:
+                            break
+                time.sleep(rng.uniform(0.001, 0.012))
+            else:
+                time.sleep(rng.uniform(0.03, 0.25))
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                kills += 1
+        out = proc.communicate()[0]
+        if proc.returncode == -signal.SIGKILL:
+            # A writer killed mid-write leaves its temporary file; the next save removes it.
+            in_writes += any(".tmp." in f for f in os.listdir(killed_dir)) if os.path.isdir(killed_dir) else 0
+            continue
+        if proc.returncode != 0:
+            print(out[-2000:])
+            check(False, "a run after a kill failed (exit %d)" % proc.returncode)
+        finished = done_steps() == total
+    check(kills == 50, "killed amp-run 50 times, %d of them inside a checkpoint write; every newest checkpoint "
+          "loaded (%d resumes)" % (in_writes, resumes))
+    leftovers = [f for f in os.listdir(killed_dir) if f != "checkpoint.safetensors"]
+    check(not leftovers, "no temporary file of a killed writer is left behind (%s)" % ", ".join(leftovers))
+    a, _ = read_safetensors(os.path.join(straight, "checkpoint.safetensors"))
+    b, _ = read_safetensors(ckpt)
+    check(sorted(a) == sorted(b) and all(a[k] == b[k] for k in a),
+          "after 50 kills and resumes the state is bitwise that of the uninterrupted %d-step run" % total)
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
