@@ -1,6 +1,10 @@
 #include "runtime/plan/MemoryPlan.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <set>
 #include <string_view>
 
 namespace amp::rt {
@@ -71,6 +75,98 @@ std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& 
   }
   return pairs;
 }
+
+namespace {
+
+// Largest first; among equals, earliest first (deterministic); each at the lowest offset that
+// fits between the buffers live at the same time. The placed buffers are kept ordered by offset,
+// so first fit is one scan that stops at the first gap. Tight arenas, but the scan visits every
+// placed buffer: quadratic in the number of temporaries.
+void placeFirstFitDecreasing(std::vector<Interval>& intervals, MemoryPlan& mp) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.start != b.start ? a.start < b.start : a.id < b.id;
+  });
+  struct Placed {
+    int64_t lo, hi, start, end;
+  };
+  std::vector<Placed> placed;
+  for (const Interval& iv : intervals) {
+    int64_t offset = 0;
+    for (const Placed& p : placed) {
+      if (p.start > iv.end || iv.start > p.end) continue;  // not live at the same time
+      if (offset + iv.bytes <= p.lo) break;
+      offset = std::max(offset, p.hi);
+    }
+    mp.offset[iv.id] = offset;
+    mp.arenaBytes = std::max(mp.arenaBytes, offset + iv.bytes);
+    const Placed entry{offset, offset + iv.bytes, iv.start, iv.end};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry,
+                                   [](const Placed& a, const Placed& b) { return a.lo < b.lo; }),
+                  entry);
+  }
+}
+
+// In step order, as an allocator would see them: buffers whose last step has passed return their
+// bytes to an address-ordered free list (coalesced); each new buffer takes the smallest free
+// block that fits, or grows the arena. O(n log n), for graphs too large for first fit.
+void placeInStepOrder(std::vector<Interval>& intervals, MemoryPlan& mp) {
+  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+    return a.start != b.start ? a.start < b.start : a.bytes != b.bytes ? a.bytes > b.bytes : a.id < b.id;
+  });
+  std::map<int64_t, int64_t> freeByOffset;             // offset -> bytes
+  std::set<std::pair<int64_t, int64_t>> freeBySize;    // (bytes, offset)
+  using Live = std::pair<int64_t, std::pair<int64_t, int64_t>>;  // (last step, (offset, bytes))
+  std::priority_queue<Live, std::vector<Live>, std::greater<Live>> live;
+  int64_t top = 0;
+  auto release = [&](int64_t offset, int64_t bytes) {
+    auto next = freeByOffset.lower_bound(offset);
+    if (next != freeByOffset.end() && offset + bytes == next->first) {  // merge with the block after
+      bytes += next->second;
+      freeBySize.erase({next->second, next->first});
+      next = freeByOffset.erase(next);
+    }
+    if (next != freeByOffset.begin()) {  // ... and with the block before
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == offset) {
+        offset = prev->first, bytes += prev->second;
+        freeBySize.erase({prev->second, prev->first});
+        freeByOffset.erase(prev);
+      }
+    }
+    if (offset + bytes == top) {  // the arena's end is free again
+      top = offset;
+      return;
+    }
+    freeByOffset[offset] = bytes;
+    freeBySize.insert({bytes, offset});
+  };
+  for (const Interval& iv : intervals) {
+    while (!live.empty() && live.top().first < iv.start) {
+      release(live.top().second.first, live.top().second.second);
+      live.pop();
+    }
+    int64_t offset;
+    if (auto fit = freeBySize.lower_bound({iv.bytes, 0}); fit != freeBySize.end()) {
+      auto [bytes, at] = *fit;
+      freeBySize.erase(fit);
+      freeByOffset.erase(at);
+      offset = at;
+      if (bytes > iv.bytes) {
+        freeByOffset[at + iv.bytes] = bytes - iv.bytes;
+        freeBySize.insert({bytes - iv.bytes, at + iv.bytes});
+      }
+    } else {
+      offset = top;
+      top += iv.bytes;
+    }
+    mp.offset[iv.id] = offset;
+    mp.arenaBytes = std::max(mp.arenaBytes, offset + iv.bytes);
+    live.push({iv.end, {offset, iv.bytes}});
+  }
+}
+
+}  // namespace
+
 
 MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPlanOptions& options) {
   const size_t count = plan.buffers.size();
@@ -151,31 +247,10 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
     if (mp.aliasOf[id] >= 0 || inPlaceSource[id] || external(static_cast<int32_t>(id))) continue;
     intervals.push_back({static_cast<int32_t>(id), def[id], last[id], alignUp(plan.buffers[id].byteSize())});
   }
-  // Largest first; among equals, earliest first (deterministic).
-  std::sort(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.start != b.start ? a.start < b.start : a.id < b.id;
-  });
-  // Placed buffers ordered by offset, so first fit is one scan that stops at the first gap (the
-  // same placement as sorting the busy ranges per buffer, without the sort). A flat vector: the
-  // scan is the hot loop and runs over contiguous memory.
-  struct Placed {
-    int64_t lo, hi, start, end;
-  };
-  std::vector<Placed> placed;
-  for (const Interval& iv : intervals) {
-    int64_t offset = 0;
-    for (const Placed& p : placed) {
-      if (p.start > iv.end || iv.start > p.end) continue;  // not live at the same time
-      if (offset + iv.bytes <= p.lo) break;
-      offset = std::max(offset, p.hi);
-    }
-    mp.offset[iv.id] = offset;
-    mp.arenaBytes = std::max(mp.arenaBytes, offset + iv.bytes);
-    const Placed entry{offset, offset + iv.bytes, iv.start, iv.end};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry,
-                                   [](const Placed& a, const Placed& b) { return a.lo < b.lo; }),
-                  entry);
-  }
+  if (intervals.size() <= kFirstFitMaxBuffers)
+    placeFirstFitDecreasing(intervals, mp);
+  else
+    placeInStepOrder(intervals, mp);
   return mp;
 }
 

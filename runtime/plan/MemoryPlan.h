@@ -48,7 +48,10 @@ std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& 
 
 // Plans the temporaries of `entry`. A buffer lives from the step that writes it to the last step
 // that reads it (through any alias); entry results and update sources live to the end. Placement
-// is greedy by size (largest first, lowest offset that fits between buffers live at the same time).
+// is greedy by size (largest first, lowest offset that fits between buffers live at the same time)
+// up to kFirstFitMaxBuffers temporaries, whose cost grows with their square; larger entries are
+// placed in step order by a best-fit free list, in O(n log n), so compile time stays linear.
+inline constexpr size_t kFirstFitMaxBuffers = 4096;
 MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPlanOptions& options = {});
 
 // The plan in the form a bundle stores (Plan.h's MemoryLayout).

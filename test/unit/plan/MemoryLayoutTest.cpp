@@ -216,5 +216,57 @@ TEST(MemoryLayout, RefusesForgedInPlaceUpdates) {
   expectRefused(f, planned, "reads 'w' after its storage was overwritten");
 }
 
+
+// Entries past kFirstFitMaxBuffers temporaries are placed in step order by a best-fit free list.
+// A plan shaped like a training step (forward results kept for a backward that frees them in
+// reverse, and short-lived scratch between them): the layout is sound (adopted, so no two live
+// buffers share a byte), and reuse brings the arena near the largest live set.
+TEST(MemoryLayout, LargeEntriesArePlacedInStepOrderSoundly) {
+  constexpr int32_t kLayers = 3000;  // 2 temporaries per layer forward, 1 per layer backward
+  Plan plan;
+  plan.buffers.push_back({"x", DType::F32, {16, 16}, BufferKind::Input, std::nullopt});
+  EntryPoint entry;
+  entry.name = "train_step";
+  auto temp = [&](int64_t rows) {
+    plan.buffers.push_back({"t" + std::to_string(plan.buffers.size()), DType::F32, {rows, 16}, BufferKind::Temp,
+                            std::nullopt});
+    return static_cast<int32_t>(plan.buffers.size() - 1);
+  };
+  auto step = [&](std::string op, std::vector<int32_t> in, std::vector<int32_t> out) {
+    PlanStep s;
+    s.op = std::move(op);
+    s.operands = std::move(in);
+    s.results = std::move(out);
+    entry.steps.push_back(std::move(s));
+  };
+  std::vector<int32_t> kept;
+  int32_t h = 0;
+  for (int32_t l = 0; l < kLayers; ++l) {
+    const int32_t scratch = temp(16 + l % 7), act = temp(16);
+    step("amp.matmul", {h, h}, {scratch});  // a matmul result is never written over its operand
+    step("amp.matmul", {scratch, h}, {act});
+    kept.push_back(act);
+    h = act;
+  }
+  int32_t grad = h;
+  for (int32_t l = kLayers - 1; l > 0; --l) {
+    const int32_t g = temp(16);
+    step("amp.matmul", {grad, kept[l - 1]}, {g});
+    grad = g;
+  }
+  entry.results = {grad};
+  entry.resultNames = {"g"};
+  plan.entries.push_back(std::move(entry));
+  const EntryPoint& e = plan.entries[0];
+  const MemoryPlan planned = planMemory(plan, e, constantsOutsideArena(plan, e));
+  ASSERT_GT(plan.buffers.size() - 1, kFirstFitMaxBuffers);  // the step-order path
+  auto adopted = adoptMemoryLayout(plan, e, layoutOf(planned, e));
+  ASSERT_TRUE(adopted.ok()) << adopted.status();
+  // The activations (kLayers x 1 KiB) are all live at the turn; scratch and gradients reuse the
+  // freed bytes, so the arena stays well below the sum of all temporaries.
+  EXPECT_GE(planned.arenaBytes, int64_t{kLayers} * 16 * 16 * 4);
+  EXPECT_LT(planned.arenaBytes, planned.unplannedBytes / 2) << planned.arenaBytes << " of " << planned.unplannedBytes;
+}
+
 }  // namespace
 }  // namespace amp::rt
