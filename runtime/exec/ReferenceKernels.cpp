@@ -1,6 +1,8 @@
 // Dispatcher of the reference kernels and the helpers they share.
 #include "runtime/exec/ReferenceKernels.h"
 
+#include "runtime/plan/OpCode.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -145,51 +147,70 @@ absl::StatusOr<std::vector<int64_t>> getPair(const OpCall& c, std::string_view a
 
 namespace {
 
-const std::map<std::string_view, ref::Kernel>& kernelTable() {
-  using namespace ref;
-  static const std::map<std::string_view, Kernel> table = {
-      {"amp.constant", evalConstant},
-      {"amp.neg", evalUnary},       {"amp.abs", evalUnary},         {"amp.exp", evalUnary},
-      {"amp.log", evalUnary},       {"amp.sqrt", evalUnary},        {"amp.rsqrt", evalUnary},
-      {"amp.reciprocal", evalUnary}, {"amp.tanh", evalUnary},       {"amp.sigmoid", evalUnary},
-      {"amp.relu", evalUnary},      {"amp.silu", evalUnary},        {"amp.gelu", evalUnary},
-      {"amp.add", evalBinary},      {"amp.sub", evalBinary},        {"amp.mul", evalBinary},
-      {"amp.div", evalBinary},      {"amp.maximum", evalBinary},    {"amp.minimum", evalBinary},
-      {"amp.pow", evalBinary},
-      {"amp.compare", evalCompare}, {"amp.select", evalSelect},
-      {"amp.matmul", evalMatmul},   {"amp.linear", evalLinear},     {"amp.conv2d", evalConv2d},
-      {"amp.max_pool2d", evalPool2d}, {"amp.avg_pool2d", evalPool2d},
-      {"amp.reduce_sum", evalReduce}, {"amp.reduce_mean", evalReduce}, {"amp.reduce_max", evalReduce},
-      {"amp.softmax", evalSoftmax}, {"amp.log_softmax", evalSoftmax},
-      {"amp.layer_norm", evalLayerNorm}, {"amp.rms_norm", evalRmsNorm},
-      {"amp.embedding", evalEmbedding}, {"amp.dropout", evalDropout},
-      {"amp.reshape", evalReshape}, {"amp.transpose", evalTranspose},
-      {"amp.broadcast_to", evalBroadcastTo}, {"amp.slice", evalSlice}, {"amp.concat", evalConcat},
-      {"amp.cross_entropy", evalCrossEntropy}, {"amp.mse_loss", evalMseLoss},
-      {"amp.cast", evalCast},
-      // Gradient ops (amp-autodiff).
-      {"amp.gelu_grad", evalGeluGrad},
-      {"amp.conv2d_grad_input", evalConv2dGradInput}, {"amp.conv2d_grad_weight", evalConv2dGradWeight},
-      {"amp.max_pool2d_grad", evalMaxPool2dGrad}, {"amp.avg_pool2d_grad", evalAvgPool2dGrad},
-      {"amp.embedding_grad", evalEmbeddingGrad}, {"amp.cross_entropy_grad", evalCrossEntropyGrad},
-      {"amp.slice_grad", evalSliceGrad},
-      // Loss scaling, clipping and optimizer steps (amp-loss-scaling, amp-optimizer).
-      {"amp.global_norm", evalGlobalNorm}, {"amp.lr_schedule", evalLrSchedule},
-  };
-  return table;
-}
+// Every op's kernel, by op type. No default: the compiler checks (-Werror=switch) that each op of
+// the dialect (runtime/plan/OpCatalog.inc) is listed, so an op without a kernel does not build.
+struct Kernels {
+  ref::Kernel single = nullptr;     // one result
+  ref::MultiKernel multi = nullptr;  // several results (one tensor per result type, in order)
+};
 
-// Kernels with several results (one tensor per result type, in order).
-const std::map<std::string_view, ref::MultiKernel>& multiKernelTable() {
+Kernels kernelFor(OpCode op) {
   using namespace ref;
-  static const std::map<std::string_view, MultiKernel> table = {
-      {"amp.layer_norm_grad", evalLayerNormGrad},
-      {"amp.rms_norm_grad", evalRmsNormGrad},
-      {"amp.unscale_check", evalUnscaleCheck}, {"amp.update_scale", evalUpdateScale},
-      {"amp.clip_grads", evalClipGrads},       {"amp.step_counters", evalStepCounters},
-      {"amp.sgd_update", evalSgdUpdate},       {"amp.adam_update", evalAdamUpdate},
-  };
-  return table;
+  switch (op) {
+    case OpCode::Constant: return {evalConstant};
+    case OpCode::Neg: case OpCode::Abs: case OpCode::Exp: case OpCode::Log: case OpCode::Sqrt:
+    case OpCode::Rsqrt: case OpCode::Reciprocal: case OpCode::Tanh: case OpCode::Sigmoid:
+    case OpCode::Relu: case OpCode::Silu: case OpCode::Gelu:
+      return {evalUnary};
+    case OpCode::Add: case OpCode::Sub: case OpCode::Mul: case OpCode::Div: case OpCode::Maximum:
+    case OpCode::Minimum: case OpCode::Pow:
+      return {evalBinary};
+    case OpCode::Compare: return {evalCompare};
+    case OpCode::Select: return {evalSelect};
+    case OpCode::Matmul: return {evalMatmul};
+    case OpCode::Linear: return {evalLinear};
+    case OpCode::Conv2D: return {evalConv2d};
+    case OpCode::MaxPool2D: case OpCode::AvgPool2D: return {evalPool2d};
+    case OpCode::ReduceSum: case OpCode::ReduceMean: case OpCode::ReduceMax: return {evalReduce};
+    case OpCode::Softmax: case OpCode::LogSoftmax: return {evalSoftmax};
+    case OpCode::LayerNorm: return {evalLayerNorm};
+    case OpCode::RmsNorm: return {evalRmsNorm};
+    case OpCode::Embedding: return {evalEmbedding};
+    case OpCode::Dropout: return {evalDropout};
+    case OpCode::Reshape: return {evalReshape};
+    case OpCode::Transpose: return {evalTranspose};
+    case OpCode::BroadcastTo: return {evalBroadcastTo};
+    case OpCode::Slice: return {evalSlice};
+    case OpCode::Concat: return {evalConcat};
+    case OpCode::CrossEntropy: return {evalCrossEntropy};
+    case OpCode::MseLoss: return {evalMseLoss};
+    case OpCode::Cast: return {evalCast};
+    // Gradient ops (amp-autodiff).
+    case OpCode::GeluGrad: return {evalGeluGrad};
+    case OpCode::Conv2DGradInput: return {evalConv2dGradInput};
+    case OpCode::Conv2DGradWeight: return {evalConv2dGradWeight};
+    case OpCode::MaxPool2DGrad: return {evalMaxPool2dGrad};
+    case OpCode::AvgPool2DGrad: return {evalAvgPool2dGrad};
+    case OpCode::EmbeddingGrad: return {evalEmbeddingGrad};
+    case OpCode::CrossEntropyGrad: return {evalCrossEntropyGrad};
+    case OpCode::SliceGrad: return {evalSliceGrad};
+    case OpCode::LayerNormGrad: return {nullptr, evalLayerNormGrad};
+    case OpCode::RmsNormGrad: return {nullptr, evalRmsNormGrad};
+    // Loss scaling, clipping and optimizer steps (amp-loss-scaling, amp-optimizer).
+    case OpCode::GlobalNorm: return {evalGlobalNorm};
+    case OpCode::LrSchedule: return {evalLrSchedule};
+    case OpCode::UnscaleCheck: return {nullptr, evalUnscaleCheck};
+    case OpCode::UpdateScale: return {nullptr, evalUpdateScale};
+    case OpCode::ClipGrads: return {nullptr, evalClipGrads};
+    case OpCode::StepCounters: return {nullptr, evalStepCounters};
+    case OpCode::SgdUpdate: return {nullptr, evalSgdUpdate};
+    case OpCode::AdamUpdate: return {nullptr, evalAdamUpdate};
+    // Structure, not kernels: an executor runs a fused step as a whole (the reference device runs
+    // its body op by op), and amp.yield ends the body.
+    case OpCode::Fused: case OpCode::Yield:
+      return {};
+  }
+  return {};
 }
 
 bool hasValidDims(const Shape& s) {
@@ -200,10 +221,11 @@ bool hasValidDims(const Shape& s) {
 
 std::vector<std::string_view> referenceOpNames() {
   std::vector<std::string_view> names;
-  for (const auto& [name, kernel] : kernelTable()) names.push_back(name);
-  for (const auto& [name, kernel] : multiKernelTable()) names.push_back(name);
-  std::sort(names.begin(), names.end());
-  return names;
+  for (size_t i = 0; i < kOpCodeCount; ++i) {
+    const Kernels k = kernelFor(static_cast<OpCode>(i));
+    if (k.single || k.multi) names.push_back(kOpNames[i]);
+  }
+  return names;  // the catalogue is sorted by name
 }
 
 absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
@@ -211,9 +233,9 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
                                                     const AttrMap& attrs,
                                                     absl::Span<const TensorType> resultTypes,
                                                     const EvalContext& ctx) {
-  auto it = kernelTable().find(opName);
-  auto multi = multiKernelTable().find(opName);
-  if (it == kernelTable().end() && multi == multiKernelTable().end())
+  const std::optional<OpCode> code = opCodeOf(opName);
+  const Kernels kernels = code ? kernelFor(*code) : Kernels{};
+  if (!kernels.single && !kernels.multi)
     return absl::InvalidArgumentError(absl::StrCat("reference executor: unknown op '", ref::alpha(opName), "'"));
   ref::OpCall call{opName, operands, attrs, resultTypes, ctx};
   for (size_t i = 0; i < operands.size(); ++i) {
@@ -222,11 +244,11 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
     if (!hasValidDims(t->shape())) return call.error("operand ", i, " has a negative dimension");
     if (t->numel() > 0 && !t->data()) return call.error("operand ", i, " has no storage");
   }
-  if (multi != multiKernelTable().end()) {
+  if (kernels.multi) {
     for (const TensorType& t : resultTypes)
       if (!hasValidDims(t.shape))
         return call.error("result type ", ref::typeString(t.dtype, t.shape), " has a negative dimension");
-    REF_ASSIGN_OR_RETURN(std::vector<Tensor> outs, multi->second(call));
+    REF_ASSIGN_OR_RETURN(std::vector<Tensor> outs, kernels.multi(call));
     if (outs.size() != resultTypes.size())
       return call.error("expected ", outs.size(), " result types, got ", resultTypes.size());
     for (size_t r = 0; r < outs.size(); ++r)
@@ -240,7 +262,7 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
     return call.error("result type ", ref::typeString(resultTypes[0].dtype, resultTypes[0].shape),
                       " has a negative dimension");
 
-  REF_ASSIGN_OR_RETURN(Tensor out, it->second(call));
+  REF_ASSIGN_OR_RETURN(Tensor out, kernels.single(call));
   // The compiler's inferred type must be what the op computes: a mismatch is a compiler bug.
   const TensorType& want = resultTypes[0];
   if (out.dtype() != want.dtype || out.shape() != want.shape)
