@@ -137,7 +137,7 @@ class TransformerLM(nn.Module):
         self.fc2 = nn.Linear(d_ff, d, bias=True)
         self.ln_f = nn.LayerNorm(d, eps=1e-5)
         self.lm_head = nn.Linear(d, vocab, bias=False)
-        # Causal mask: key_pos <= query_pos (amp.compare "le" of two iota constants, [T, T]).
+        # Causal mask: key_pos <= query_pos (amp.compare le of two iota constants, [T, T]).
         pos = torch.arange(ctx, dtype=torch.float32)
         self.register_buffer("causal", pos.view(1, ctx) <= pos.view(ctx, 1), persistent=False)
         # amp.init: normal(0.02) embeddings, xavier_uniform matmul weights, zero biases, LN 1/0.

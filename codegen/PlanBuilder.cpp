@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "runtime/numerics/Convert.h"
@@ -66,6 +67,14 @@ FailureOr<rt::Tensor> toTensor(Operation* op, ElementsAttr attr) {
   return t;
 }
 
+// The plan spells an enum attribute as its keyword, the string the runtime reads ("gt", "tanh").
+std::optional<StringRef> enumKeyword(Attribute a) {
+  return llvm::TypeSwitch<Attribute, std::optional<StringRef>>(a)
+      .Case<ComparePredicateAttr, GeluApproximationAttr, LinearActivationAttr, LrScheduleKindAttr>(
+          [](auto e) { return stringifyEnum(e.getValue()); })
+      .Default([](Attribute) { return std::nullopt; });
+}
+
 LogicalResult convertAttr(Operation* op, NamedAttribute named, rt::AttrMap& attrs) {
   StringRef name = named.getName().strref();
   Attribute a = named.getValue();
@@ -77,6 +86,8 @@ LogicalResult convertAttr(Operation* op, NamedAttribute named, rt::AttrMap& attr
     attrs.set(name.str(), f.getValueAsDouble());
   } else if (auto s = dyn_cast<StringAttr>(a)) {
     attrs.set(name.str(), s.getValue().str());
+  } else if (auto keyword = enumKeyword(a)) {
+    attrs.set(name.str(), keyword->str());
   } else if (isa<UnitAttr>(a)) {
     attrs.set(name.str(), true);
   } else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a)) {

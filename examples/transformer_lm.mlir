@@ -49,7 +49,7 @@ func.func @transformer_lm(
   // Causal mask: query i sees key j iff j <= i (iota compare), else a large negative score.
   %key_pos = amp.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0]> : tensor<32xf32>
   %query_pos = amp.constant dense<[[0.0], [1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0], [9.0], [10.0], [11.0], [12.0], [13.0], [14.0], [15.0], [16.0], [17.0], [18.0], [19.0], [20.0], [21.0], [22.0], [23.0], [24.0], [25.0], [26.0], [27.0], [28.0], [29.0], [30.0], [31.0]]> : tensor<32x1xf32>
-  %causal = amp.compare "le", %key_pos, %query_pos : tensor<32xf32>, tensor<32x1xf32>
+  %causal = amp.compare le, %key_pos, %query_pos : tensor<32xf32>, tensor<32x1xf32>
   %neg_big = amp.constant dense<-1.0e+09> : tensor<f32>
   %masked = amp.select %causal, %scaled, %neg_big : tensor<32x32xi1>, tensor<8x4x32x32xf32>, tensor<f32>
   %probs = amp.softmax %masked axis = 3 : tensor<8x4x32x32xf32>
@@ -63,7 +63,7 @@ func.func @transformer_lm(
   // --- MLP with GELU (tanh approximation), pre-norm ---
   %h2 = amp.layer_norm %x1 weight(%ln2_w : tensor<64xf32>) bias(%ln2_b : tensor<64xf32>) : tensor<8x32x64xf32>
   %f1 = amp.linear %h2, %w1, %b1 transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
-  %g = amp.gelu %f1 approximate = "tanh" : tensor<8x32x256xf32>
+  %g = amp.gelu %f1 approximate = tanh : tensor<8x32x256xf32>
   %f2 = amp.linear %g, %w2, %b2 transpose_w = false : tensor<8x32x256xf32>, tensor<256x64xf32>, tensor<64xf32>
   %x2 = amp.add %x1, %f2 : tensor<8x32x64xf32>, tensor<8x32x64xf32>
 

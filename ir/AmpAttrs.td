@@ -3,6 +3,7 @@
 #define AMP_ATTRS_TD
 
 include "ir/AmpBase.td"
+include "ir/AmpEnums.td"
 
 def Amp_InitAttr : AttrDef<Amp_Dialect, "Init"> {
   let mnemonic = "init";

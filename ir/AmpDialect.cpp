@@ -12,6 +12,7 @@ using namespace mlir;
 using namespace mlir::amp;
 
 #include "ir/AmpDialect.cpp.inc"
+#include "ir/AmpEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "ir/AmpAttrs.cpp.inc"

@@ -7,6 +7,7 @@
 #include "mlir/IR/DialectImplementation.h"
 
 #include "ir/AmpDialect.h.inc"
+#include "ir/AmpEnums.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "ir/AmpAttrs.h.inc"

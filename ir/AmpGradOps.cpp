@@ -1,6 +1,7 @@
 // Verifiers and type inference of the gradient ops (ir/AmpGradOps.td). The op classes themselves
 // are generated into AmpOps.cpp.inc (AmpGradOps.td is included from AmpOps.td).
 #include "ir/AmpOps.h"
+#include "ir/InferSupport.h"
 #include "ir/ShapeRules.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -19,15 +20,6 @@ std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-// Inherent attributes written in the attr-dict are not yet in the properties when the parser
-// infers result types (see AmpOps.cpp): read the property first, the dictionary second.
-template <typename AttrT, typename AdaptorT>
-AttrT inherent(AdaptorT& a, AttrT fromProperties, StringRef name) {
-  if (fromProperties) return fromProperties;
-  DictionaryAttr dict = a.getAttributes();
-  return dict ? dyn_cast_or_null<AttrT>(dict.get(name)) : AttrT();
 }
 
 LogicalResult checkPair(Operation* op, StringRef attr, ArrayRef<int64_t> v, int64_t minValue) {
@@ -107,7 +99,7 @@ LogicalResult inferNormGrad(StringRef op, std::optional<Location> loc, Value inp
   if (it != gt)
     return emitOptionalError(loc, "'amp.", op, "' op grad must have the input's type ", it,
                              ", got ", gt);
-  int64_t ndim = ndimAttr ? ndimAttr.getInt() : 1;
+  int64_t ndim = ndimAttr.getInt();
   if (ndim < 1 || ndim > it.getRank())
     return emitOptionalError(loc, "'amp.", op, "' op normalized_ndim must be in [1, ",
                              it.getRank(), "], got ", ndim);
@@ -121,16 +113,6 @@ LogicalResult inferNormGrad(StringRef op, std::optional<Location> loc, Value inp
 }
 
 }  // namespace
-
-//===----------------------------------------------------------------------===//
-// gelu_grad
-//===----------------------------------------------------------------------===//
-
-LogicalResult GeluGradOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"") << getApproximate() << "\"";
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // conv2d / pooling gradients
@@ -178,16 +160,18 @@ LogicalResult AvgPool2DGradOp::verify() {
 // norm gradients
 //===----------------------------------------------------------------------===//
 
-LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc,
+LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc,
                                                 Adaptor a, SmallVectorImpl<Type>& out) {
-  return inferNormGrad("layer_norm_grad", loc, a.getInput(), a.getWeight(), a.getGrad(),
-                       inherent(a, a.getNormalizedNdimAttr(), "normalized_ndim"), 3, out);
+  auto ndim = inherent(a, a.getNormalizedNdimAttr(), "normalized_ndim",
+                       odsDefaults<LayerNormGradOp>(ctx).normalized_ndim);
+  return inferNormGrad("layer_norm_grad", loc, a.getInput(), a.getWeight(), a.getGrad(), ndim, 3, out);
 }
 
-LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                               SmallVectorImpl<Type>& out) {
-  return inferNormGrad("rms_norm_grad", loc, a.getInput(), a.getWeight(), a.getGrad(),
-                       inherent(a, a.getNormalizedNdimAttr(), "normalized_ndim"), 2, out);
+  auto ndim = inherent(a, a.getNormalizedNdimAttr(), "normalized_ndim",
+                       odsDefaults<RmsNormGradOp>(ctx).normalized_ndim);
+  return inferNormGrad("rms_norm_grad", loc, a.getInput(), a.getWeight(), a.getGrad(), ndim, 2, out);
 }
 
 LogicalResult LayerNormGradOp::verify() {

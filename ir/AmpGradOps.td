@@ -19,23 +19,23 @@ def Amp_GeluGradOp : Amp_Op<"gelu_grad", [Elementwise,
     AllTypesMatch<["input", "grad", "result"]>]> {
   let summary = "Gradient of amp.gelu: grad * gelu'(input)";
   let description = [{
-    `approximate = "none"`: `gelu'(x) = Phi(x) + x * phi(x)` (standard normal cdf and pdf);
-    `approximate = "tanh"`: the derivative of PyTorch's tanh approximation,
+    `approximate = none` (the default): `gelu'(x) = Phi(x) + x * phi(x)` (standard normal cdf
+    and pdf); `approximate = tanh`: the derivative of PyTorch's tanh approximation,
     `0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)` with
     `t = tanh(sqrt(2/pi) (x + 0.044715 x^3))`. Evaluated in f64 from the f32-widened operands
     and rounded once.
 
     ```mlir
-    %dx = amp.gelu_grad %x, %dy approximate = "tanh" : tensor<4x8xf32>
+    %dx = amp.gelu_grad %x, %dy approximate = tanh : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$grad,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<Amp_GeluApproximationAttr,
+                                         "::mlir::amp::GeluApproximation::None">:$approximate);
   let results = (outs Amp_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $grad (`approximate` `=` $approximate^)? attr-dict `:` type($input)
+    $input `,` $grad (`approximate` `=` `` $approximate^)? attr-dict `:` type($input)
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 // Type inference, verifiers and folders of the amp ops. Every diagnostic names the rule broken.
 #include "ir/AmpOps.h"
 
+#include "ir/InferSupport.h"
 #include "ir/ShapeRules.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -59,27 +60,9 @@ LogicalResult checkDims(StringRef op, std::optional<Location> loc, ArrayRef<int6
   return success();
 }
 
-// Default-valued attributes are not populated yet when the parser infers result types, so
-// inference reads the raw attribute and falls back to the documented default itself.
-SmallVector<int64_t, 2> arrayOr(DenseI64ArrayAttr attr, ArrayRef<int64_t> fallback) {
-  return attr ? SmallVector<int64_t, 2>(attr.asArrayRef()) : SmallVector<int64_t, 2>(fallback);
-}
 LogicalResult missingAttr(std::optional<Location> loc, StringRef op, StringRef attr) {
   return emitOptionalError(loc, "'amp.", op, "' op requires attribute '", attr, "'");
 }
-int64_t intOr(IntegerAttr attr, int64_t fallback) { return attr ? attr.getInt() : fallback; }
-
-// The custom syntax lets any inherent attribute be written in the attr-dict (the printer puts
-// conv2d's stride/padding/dilation/groups, pool padding and cross_entropy's attributes there).
-// When the parser infers result types, such attributes are still in the attribute dictionary and
-// not yet in the properties, so inference reads the property first and the dictionary second.
-template <typename AttrT, typename AdaptorT>
-AttrT inherent(AdaptorT& a, AttrT fromProperties, StringRef name) {
-  if (fromProperties) return fromProperties;
-  DictionaryAttr dict = a.getAttributes();
-  return dict ? dyn_cast_or_null<AttrT>(dict.get(name)) : AttrT();
-}
-double floatOr(FloatAttr attr, double fallback) { return attr ? attr.getValueAsDouble() : fallback; }
 
 }  // namespace
 
@@ -92,12 +75,6 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
-
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"") << getApproximate() << "\"";
-  return success();
-}
 
 #define AMP_BROADCAST_BINARY(Op, name)                                                         \
   LogicalResult Op::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,     \
@@ -115,12 +92,6 @@ AMP_BROADCAST_BINARY(PowOp, "pow")
 
 LogicalResult CompareOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                           SmallVectorImpl<Type>& out) {
-  auto predicate = inherent(a, a.getPredicateAttr(), "predicate");
-  if (!predicate) return missingAttr(loc, "compare", "predicate");
-  StringRef p = predicate.getValue();
-  if (!llvm::is_contained({"eq", "ne", "lt", "le", "gt", "ge"}, p))
-    return emitOptionalError(loc, "'amp.compare' op predicate must be one of eq, ne, lt, le, gt, ge; got \"",
-                             p, "\"");
   return inferBroadcast("compare", loc, a.getLhs(), a.getRhs(), IntegerType::get(ctx, 1), out);
 }
 
@@ -181,13 +152,12 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
 // linear
 //===----------------------------------------------------------------------===//
 
-LogicalResult LinearOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult LinearOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                          SmallVectorImpl<Type>& out) {
   auto xt = tensorOf(a.getInput()), wt = tensorOf(a.getWeight());
   if (!xt || !wt) return notATensor(loc, "linear", "input and weight");
-  // transpose_w defaults to true (PyTorch's [out, in] weight).
-  auto twAttr = inherent(a, a.getTransposeWAttr(), "transpose_w");
-  bool transposeW = twAttr ? twAttr.getValue() : true;
+  bool transposeW =
+      inherent(a, a.getTransposeWAttr(), "transpose_w", odsDefaults<LinearOp>(ctx).transpose_w).getValue();
   const char* layout = transposeW ? "[out, in] (transpose_w = true)" : "[in, out] (transpose_w = false)";
   if (xt.getRank() < 2)
     return emitOptionalError(loc, "'amp.linear' op input must be [..., in] with rank >= 2, got ",
@@ -198,10 +168,6 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
   if (wt.getElementType() != e)
     return emitOptionalError(loc, "'amp.linear' op input, weight and bias must have one element "
                                   "type, got ", e, " and ", wt.getElementType(), " (insert an amp.cast)");
-  if (auto act = inherent(a, a.getActivationAttr(), "activation"); act && act.getValue() != "none" &&
-                                                                      act.getValue() != "relu")
-    return emitOptionalError(loc, "'amp.linear' op activation must be \"none\" or \"relu\", got \"",
-                             act.getValue(), "\"");
   int64_t in = transposeW ? wt.getDimSize(1) : wt.getDimSize(0);
   int64_t outFeatures = transposeW ? wt.getDimSize(0) : wt.getDimSize(1);
   if (xt.getShape().back() != in)
@@ -241,7 +207,7 @@ static LogicalResult checkPair(StringRef op, std::optional<Location> loc, String
   return success();
 }
 
-LogicalResult Conv2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult Conv2DOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                          SmallVectorImpl<Type>& out) {
   auto it = tensorOf(a.getInput()), wt = tensorOf(a.getWeight());
   if (!it || !wt) return notATensor(loc, "conv2d", "input and weight");
@@ -251,14 +217,15 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
   if (it.getElementType() != wt.getElementType())
     return emitOptionalError(loc, "'amp.conv2d' op input and weight must have the same element "
                                   "type, got ", it.getElementType(), " and ", wt.getElementType());
-  auto stride = arrayOr(inherent(a, a.getStrideAttr(), "stride"), {1, 1});
-  auto padding = arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0});
-  auto dilation = arrayOr(inherent(a, a.getDilationAttr(), "dilation"), {1, 1});
+  Conv2DOp::Properties defaults = odsDefaults<Conv2DOp>(ctx);
+  ArrayRef<int64_t> stride = inherent(a, a.getStrideAttr(), "stride", defaults.stride).asArrayRef();
+  ArrayRef<int64_t> padding = inherent(a, a.getPaddingAttr(), "padding", defaults.padding).asArrayRef();
+  ArrayRef<int64_t> dilation = inherent(a, a.getDilationAttr(), "dilation", defaults.dilation).asArrayRef();
   if (failed(checkPair("conv2d", loc, "stride", stride, 1)) ||
       failed(checkPair("conv2d", loc, "padding", padding, 0)) ||
       failed(checkPair("conv2d", loc, "dilation", dilation, 1)))
     return failure();
-  int64_t groups = intOr(inherent(a, a.getGroupsAttr(), "groups"), 1);
+  int64_t groups = inherent(a, a.getGroupsAttr(), "groups", defaults.groups).getInt();
   ArrayRef<int64_t> in = it.getShape(), w = wt.getShape();
   if (groups < 1 || in[1] % groups != 0 || w[0] % groups != 0)
     return emitOptionalError(loc, "'amp.conv2d' op groups = ", groups,
@@ -310,23 +277,23 @@ static LogicalResult inferPool(StringRef op, std::optional<Location> loc, Value 
   return success();
 }
 
-LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult MaxPool2DOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                             SmallVectorImpl<Type>& out) {
   auto kernel = inherent(a, a.getKernelAttr(), "kernel");
   if (!kernel) return missingAttr(loc, "max_pool2d", "kernel");
   std::optional<ArrayRef<int64_t>> stride;
   if (auto s = inherent(a, a.getStrideAttr(), "stride")) stride = s.asArrayRef();
-  return inferPool("max_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride,
-                   arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0}), out);
+  auto padding = inherent(a, a.getPaddingAttr(), "padding", odsDefaults<MaxPool2DOp>(ctx).padding);
+  return inferPool("max_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride, padding.asArrayRef(), out);
 }
-LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult AvgPool2DOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                             SmallVectorImpl<Type>& out) {
   auto kernel = inherent(a, a.getKernelAttr(), "kernel");
   if (!kernel) return missingAttr(loc, "avg_pool2d", "kernel");
   std::optional<ArrayRef<int64_t>> stride;
   if (auto s = inherent(a, a.getStrideAttr(), "stride")) stride = s.asArrayRef();
-  return inferPool("avg_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride,
-                   arrayOr(inherent(a, a.getPaddingAttr(), "padding"), {0, 0}), out);
+  auto padding = inherent(a, a.getPaddingAttr(), "padding", odsDefaults<AvgPool2DOp>(ctx).padding);
+  return inferPool("avg_pool2d", loc, a.getInput(), kernel.asArrayRef(), stride, padding.asArrayRef(), out);
 }
 
 //===----------------------------------------------------------------------===//
@@ -541,7 +508,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
 // Losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                                SmallVectorImpl<Type>& out) {
   auto lt = tensorOf(a.getLogits()), yt = tensorOf(a.getLabels());
   if (!lt || !yt) return notATensor(loc, "cross_entropy", "logits and labels");
@@ -551,7 +518,9 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext*, std::optional<Locat
   if (yt.getRank() != 1 || yt.getDimSize(0) != lt.getDimSize(0))
     return emitOptionalError(loc, "'amp.cross_entropy' op labels must be [", lt.getDimSize(0),
                              "] to match logits [N, C], got ", yt);
-  double smoothing = floatOr(inherent(a, a.getLabelSmoothingAttr(), "label_smoothing"), 0.0);
+  double smoothing = inherent(a, a.getLabelSmoothingAttr(), "label_smoothing",
+                              odsDefaults<CrossEntropyOp>(ctx).label_smoothing)
+                         .getValueAsDouble();
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return emitOptionalError(loc, "'amp.cross_entropy' op label_smoothing must be in [0, 1], got ",
                              smoothing);

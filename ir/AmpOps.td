@@ -61,18 +61,18 @@ def Amp_SiluOp : Amp_UnaryOp<"silu", "x*sigmoid(x)">;
 def Amp_GeluOp : Amp_Op<"gelu", [Elementwise, AllTypesMatch<["input", "result"]>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
-    `approximate = "none"` computes `0.5*x*(1+erf(x/sqrt(2)))`; `approximate = "tanh"` computes
-    PyTorch's `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))`.
+    `approximate = none` (the default) computes `0.5*x*(1+erf(x/sqrt(2)))`; `approximate = tanh`
+    computes PyTorch's `0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))`.
 
     ```mlir
-    %y = amp.gelu %x approximate = "tanh" : tensor<4x8xf32>
+    %y = amp.gelu %x approximate = tanh : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins Amp_FloatTensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+                       DefaultValuedAttr<Amp_GeluApproximationAttr,
+                                         "::mlir::amp::GeluApproximation::None">:$approximate);
   let results = (outs Amp_FloatTensor:$result);
-  let assemblyFormat = "$input (`approximate` `=` $approximate^)? attr-dict `:` type($input)";
-  let hasVerifier = 1;
+  let assemblyFormat = "$input (`approximate` `=` `` $approximate^)? attr-dict `:` type($input)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -106,12 +106,13 @@ def Amp_CompareOp : Amp_Op<"compare", [InferTypeOpAdaptor]> {
     except `ne`.
 
     ```mlir
-    %m = amp.compare "lt", %x, %y : tensor<4x8xf32>, tensor<4x8xf32>
+    %m = amp.compare lt, %x, %y : tensor<4x8xf32>, tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$predicate, Amp_FloatTensor:$lhs, Amp_FloatTensor:$rhs);
+  let arguments = (ins Amp_ComparePredicateAttr:$predicate, Amp_FloatTensor:$lhs,
+                       Amp_FloatTensor:$rhs);
   let results = (outs Amp_MaskTensor:$result);
-  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let assemblyFormat = "`` $predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
 def Amp_SelectOp : Amp_Op<"select", [InferTypeOpAdaptor]> {
@@ -180,9 +181,9 @@ def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
     %q = amp.linear %h, %wq transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
     ```
 
-    `activation = "relu"` (amp-fuse folds a relu that is the only reader of the result into the
+    `activation = relu` (amp-fuse folds a relu that is the only reader of the result into the
     layer) applies relu to each rounded result element, exactly what a separate `amp.relu` computes
-    (NaN propagates, -0 becomes +0); `"none"` is the default.
+    (NaN propagates, -0 becomes +0); `none` is the default.
 
     The `#amp.init` fan-in/fan-out of a rank-2 parameter reads it as `[in, out]`
     (docs/model-convention.md); a `[out, in]` weight with a fan-dependent init and in != out gets
@@ -191,10 +192,11 @@ def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
   let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$weight,
                        Optional<Amp_FloatTensor>:$bias,
                        DefaultValuedAttr<BoolAttr, "true">:$transpose_w,
-                       DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                       DefaultValuedAttr<Amp_LinearActivationAttr,
+                                         "::mlir::amp::LinearActivation::None">:$activation);
   let results = (outs Amp_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? (`transpose_w` `=` $transpose_w^)? (`activation` `=` $activation^)?
+    $input `,` $weight (`,` $bias^)? (`transpose_w` `=` $transpose_w^)? (`activation` `=` `` $activation^)?
     attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
   }];
 }

@@ -90,16 +90,13 @@ LogicalResult ClipGradsOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LrScheduleOp::verify() {
-  StringRef kind = getKind();
-  if (kind != "constant" && kind != "cosine")
-    return emitOpError("kind must be \"constant\" or \"cosine\", got \"") << kind << "\"";
   double base = getBaseLr().convertToDouble(), minLr = getMinLr().convertToDouble();
   int64_t warmup = static_cast<int64_t>(getWarmupSteps());
   int64_t total = static_cast<int64_t>(getTotalSteps());
   if (!(base >= 0.0) || !std::isfinite(base))
     return emitOpError("base_lr must be finite and >= 0, got ") << base;
   if (warmup < 0) return emitOpError("warmup_steps must be >= 0, got ") << warmup;
-  if (kind == "cosine") {
+  if (getKind() == LrScheduleKind::Cosine) {
     if (!(minLr >= 0.0 && minLr <= base))
       return emitOpError("min_lr must be in [0, base_lr = ") << base << "], got " << minLr;
     if (total <= warmup)

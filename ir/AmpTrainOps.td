@@ -150,8 +150,8 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
     f32:
 
     - `1 <= t <= W` (warmup, either kind): `lr = base_lr · t / W`;
-    - `kind = "constant"`, `t > W`: `lr = base_lr`;
-    - `kind = "cosine"`, `t > W`: `p = min(1, (t − W) / (T − W))`,
+    - `constant`, `t > W`: `lr = base_lr`;
+    - `cosine`, `t > W`: `p = min(1, (t − W) / (T − W))`,
       `lr = min_lr + 0.5 · (base_lr − min_lr) · (1 + cos(π · p))`, so `lr = base_lr` at `t = W`
       and `min_lr` from `t = T` on;
     - `t <= 0` (no step applied yet) gives the value at `t = 1`.
@@ -160,16 +160,16 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
     `total_steps > warmup_steps`.
 
     ```mlir
-    %lr = amp.lr_schedule %step {kind = "cosine", base_lr = 1.0e-3 : f64, warmup_steps = 100 : i64,
-                                 total_steps = 10000 : i64, min_lr = 0.0 : f64}
+    %lr = amp.lr_schedule cosine %step {base_lr = 1.0e-3 : f64, warmup_steps = 100 : i64,
+                                        total_steps = 10000 : i64, min_lr = 0.0 : f64}
     ```
   }];
-  let arguments = (ins Amp_ScalarI64:$step, StrAttr:$kind, F64Attr:$base_lr,
+  let arguments = (ins Amp_ScalarI64:$step, Amp_LrScheduleKindAttr:$kind, F64Attr:$base_lr,
                        DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
                        DefaultValuedAttr<I64Attr, "0">:$total_steps,
                        DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
   let results = (outs Amp_ScalarF32:$lr);
-  let assemblyFormat = "$step attr-dict";
+  let assemblyFormat = "`` $kind $step attr-dict";
   let hasVerifier = 1;
 }
 

@@ -111,40 +111,42 @@ struct AmpAutocastPass : mlir::amp::impl::AmpAutocastPassBase<AmpAutocastPass> {
 
 LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why) {
   MLIRContext* ctx = &getContext();
-  StringRef d = dtype;
-  if (d == "f16" || d == "fp16") {
-    low = Float16Type::get(ctx);
-    why = "dtype=f16";
-  } else if (d == "bf16") {
-    low = BFloat16Type::get(ctx);
-    why = "dtype=bf16";
-  } else if (d == "f32" || d == "fp32") {
-    low = Float32Type::get(ctx);
-    off = true;
-    why = "dtype=f32: autocast off";
-  } else if (d == "auto") {
-    std::string tgt = target;
-    if (tgt.empty())
-      if (auto attr = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
-        tgt = attr.getValue().str();
-    if (tgt.empty())
-      return module.emitError(
-          "amp-autocast: dtype=auto needs a target: set the module attribute amp.target "
-          "(ampc --target=...) or the pass option target=cpu|cpu:FEATURES|cuda:sm_NN|reference");
-    std::string error, reason;
-    auto picked = autoPicksBF16(tgt, reason, error);
-    if (failed(picked)) return module.emitError("amp-autocast: ") << error;
-    if (*picked == AutoDtype::F32) {
+  // auto reads the target below; the others name the type.
+  switch (dtype) {
+    case AutocastDtype::F16:
+      low = Float16Type::get(ctx);
+      why = "dtype=f16";
+      return success();
+    case AutocastDtype::BF16:
+      low = BFloat16Type::get(ctx);
+      why = "dtype=bf16";
+      return success();
+    case AutocastDtype::F32:
       low = Float32Type::get(ctx);
       off = true;
-      why = "dtype=auto -> f32: autocast off (" + reason + ")";
-    } else {
-      low = *picked == AutoDtype::BF16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
-      why = "dtype=auto -> " + typeName(low) + " (" + reason + ")";
-    }
+      why = "dtype=f32: autocast off";
+      return success();
+    case AutocastDtype::Auto:
+      break;
+  }
+  std::string tgt = target;
+  if (tgt.empty())
+    if (auto attr = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
+      tgt = attr.getValue().str();
+  if (tgt.empty())
+    return module.emitError(
+        "amp-autocast: dtype=auto needs a target: set the module attribute amp.target "
+        "(ampc --target=...) or the pass option target=cpu|cpu:FEATURES|cuda:sm_NN|reference");
+  std::string error, reason;
+  auto picked = autoPicksBF16(tgt, reason, error);
+  if (failed(picked)) return module.emitError("amp-autocast: ") << error;
+  if (*picked == AutoDtype::F32) {
+    low = Float32Type::get(ctx);
+    off = true;
+    why = "dtype=auto -> f32: autocast off (" + reason + ")";
   } else {
-    return module.emitError("amp-autocast: unknown dtype '")
-           << d << "' (expected f16, bf16, auto or f32)";
+    low = *picked == AutoDtype::BF16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
+    why = "dtype=auto -> " + typeName(low) + " (" + reason + ")";
   }
   return success();
 }

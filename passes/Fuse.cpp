@@ -55,10 +55,10 @@ void foldReluIntoLinear(Block& block) {
   for (Operation& op : block)
     if (auto linear = dyn_cast<LinearOp>(&op)) layers.push_back(linear);
   for (LinearOp linear : layers) {
-    if (linear.getActivation() != "none" || !linear->hasOneUse()) continue;
+    if (linear.getActivation() != LinearActivation::None || !linear->hasOneUse()) continue;
     auto relu = dyn_cast<ReluOp>(*linear->getUsers().begin());
     if (!relu || relu.getType() != linear.getType()) continue;
-    linear.setActivation("relu");
+    linear.setActivation(LinearActivation::Relu);
     relu.getResult().replaceAllUsesWith(linear.getResult());
     relu.erase();
   }

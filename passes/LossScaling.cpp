@@ -29,9 +29,6 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
   }
 
   LogicalResult checkOptions(func::FuncOp f) {
-    if (mode != "dynamic" && mode != "static" && mode != "none" && mode != "auto")
-      return f.emitError("amp-loss-scaling: mode must be dynamic, static, none or auto, got '")
-             << mode << "'";
     if (!(initScale > 0.0) || !std::isfinite(static_cast<float>(initScale)))
       return f.emitError("amp-loss-scaling: init-scale must be positive and finite in f32, got ")
              << initScale;
@@ -71,8 +68,8 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
       return f.emitError("amp-loss-scaling: the backward seed must be tensor<f32>, got ")
              << seed.getType();
 
-    std::string m = mode;
-    if (m == "auto") m = computesInF16(f) ? "dynamic" : "none";
+    LossScalingMode m = mode;
+    if (m == LossScalingMode::Auto) m = computesInF16(f) ? LossScalingMode::Dynamic : LossScalingMode::None;
 
     Results results = Results::read(f);
     SmallVector<unsigned> gradIdx;
@@ -89,7 +86,7 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
     OpBuilder b(ret);
     Location loc = NameLoc::get(StringAttr::get(ctx, "amp.loss_scaling"), ret.getLoc());
     Value scale;
-    if (m == "none") {
+    if (m == LossScalingMode::None) {
       // Seed 1.0: the backward is unscaled; the check still guards the step.
       OpBuilder eb = OpBuilder::atBlockBegin(&f.front());
       Value one = eb.create<ConstantOp>(
@@ -104,7 +101,7 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
     for (auto [k, i] : llvm::enumerate(gradIdx)) results.values[i] = check.getUnscaled()[k];
     results.add(check.getFoundInf(), AmpDialect::kNameAttr, "found_inf");
 
-    if (m == "dynamic") {
+    if (m == LossScalingMode::Dynamic) {
       BlockArgument tracker = addStateArg(f, RankedTensorType::get({}, IntegerType::get(ctx, 32)),
                                           kGrowthTracker, zerosInit(ctx));
       auto upd = b.create<UpdateScaleOp>(loc, scalarF32, tracker.getType(), scale, tracker, check.getFoundInf(),

@@ -41,24 +41,20 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     auto bad = [&](const Twine& what) {
       return f.emitError("amp-optimizer: ") << what;
     };
-    if (kind != "sgd" && kind != "adam" && kind != "adamw")
-      return bad("kind must be sgd, adam or adamw, got '" + kind + "'");
     if (!(lr >= 0.0) || !std::isfinite(lr)) return bad("lr must be finite and >= 0");
     if (!(momentum >= 0.0) || !std::isfinite(momentum)) return bad("momentum must be finite and >= 0");
-    if (nesterov && (kind != "sgd" || momentum == 0.0))
+    if (nesterov && (kind != OptimizerKind::Sgd || momentum == 0.0))
       return bad("nesterov needs kind=sgd and momentum > 0");
     if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
       return bad("beta1 and beta2 must be in [0, 1)");
     if (!(eps > 0.0) || !std::isfinite(eps)) return bad("eps must be finite and > 0");
     if (!(clipGradNorm >= 0.0) || !std::isfinite(clipGradNorm))
       return bad("clip-grad-norm must be finite and >= 0 (0 = off)");
-    if (schedule != "constant" && schedule != "cosine")
-      return bad("schedule must be constant or cosine, got '" + schedule + "'");
     if (warmup < 0) return bad("warmup must be >= 0");
-    if (schedule == "cosine" && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
+    if (schedule == LrScheduleKind::Cosine && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
       return bad("cosine needs total-steps > warmup and 0 <= min-lr <= lr");
     if (accumulate < 1) return bad("accumulate must be >= 1");
-    wd = weightDecay < 0.0 ? (kind == "adamw" ? 0.01 : 0.0) : static_cast<double>(weightDecay);
+    wd = weightDecay < 0.0 ? (kind == OptimizerKind::AdamW ? 0.01 : 0.0) : static_cast<double>(weightDecay);
     if (!std::isfinite(wd)) return bad("weight-decay must be finite");
     return success();
   }
@@ -128,10 +124,12 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     BlockArgument step = addStateArg(f, scalarI64, kStep, zerosInit(ctx));
     BlockArgument skipped = addStateArg(f, scalarI64, kSkippedSteps, zerosInit(ctx));
     auto counters = b.create<StepCountersOp>(loc, scalarI64, scalarI64, step, skipped, found);
+    // total-steps and min-lr only shape a cosine schedule; a constant one leaves the op's defaults.
+    bool cosine = schedule == LrScheduleKind::Cosine;
     Value lrValue = b.create<LrScheduleOp>(
-        loc, scalarF32, counters.getNewStep(), b.getStringAttr(schedule), b.getF64FloatAttr(lr),
-        b.getI64IntegerAttr(warmup), b.getI64IntegerAttr(schedule == "cosine" ? totalSteps : 0),
-        b.getF64FloatAttr(schedule == "cosine" ? minLr : 0.0));
+        loc, scalarF32, counters.getNewStep(), b.getAttr<LrScheduleKindAttr>(schedule), b.getF64FloatAttr(lr),
+        b.getI64IntegerAttr(warmup), cosine ? b.getI64IntegerAttr(totalSteps) : IntegerAttr(),
+        cosine ? b.getF64FloatAttr(minLr) : FloatAttr());
 
     // New results: the non-gradient ones, then counters, then each param and its moments.
     Results out;
@@ -148,7 +146,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
 
     for (auto [k, g] : llvm::enumerate(grads)) {
       Type pt = g.paramArg.getType();
-      if (kind == "sgd") {
+      if (kind == OptimizerKind::Sgd) {
         Value buf;
         std::string bufName = g.param + ".momentum_buffer";
         if (momentum != 0.0) buf = addStateArg(f, pt, bufName, zerosInit(ctx));
@@ -164,7 +162,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         auto upd = b.create<AdamUpdateOp>(loc, g.paramArg, gs[k], m, v, counters.getNewStep(),
                                           lrValue, found, b.getF64FloatAttr(beta1),
                                           b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-                                          b.getF64FloatAttr(wd), b.getBoolAttr(kind == "adamw"));
+                                          b.getF64FloatAttr(wd), b.getBoolAttr(kind == OptimizerKind::AdamW));
         out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
         out.add(upd.getNewExpAvg(), AmpDialect::kUpdatesAttr, mName);
         out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);

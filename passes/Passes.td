@@ -64,8 +64,10 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"dtype", "dtype", "std::string", /*default=*/"\"auto\"",
-           "Low-precision dtype: f16, bf16, auto (from the target) or f32 (autocast off)">,
+    Option<"dtype", "dtype", "::mlir::amp::AutocastDtype",
+           /*default=*/"::mlir::amp::AutocastDtype::Auto",
+           "Low-precision dtype: f16, bf16, auto (from the target) or f32 (autocast off)",
+           [{::mlir::amp::autocastDtypeValues()}]>,
     Option<"policy", "policy", "std::string", /*default=*/"\"pytorch\"",
            "pytorch, tensorflow, tensorflow-fp16, tensorflow-bf16 or a PATH.json policy file">,
     Option<"target", "target", "std::string", /*default=*/"\"\"",
@@ -160,8 +162,10 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
-           "dynamic, static, none, or auto (dynamic when @train_step computes in f16)">,
+    Option<"mode", "mode", "::mlir::amp::LossScalingMode",
+           /*default=*/"::mlir::amp::LossScalingMode::Auto",
+           "dynamic, static, none, or auto (dynamic when @train_step computes in f16)",
+           [{::mlir::amp::lossScalingModeValues()}]>,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
            "Initial (dynamic) or fixed (static) loss scale">,
     Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
@@ -219,12 +223,13 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
     %norm = amp.global_norm %g1u : tensor<4x3xf32>
     %c1 = amp.clip_grads %g1u norm(%norm) {max_norm = 1.000000e+00 : f64} : tensor<4x3xf32>
     %step2, %skipped2 = amp.step_counters %step, %skipped, %found_inf
-    %lr = amp.lr_schedule %step2 {base_lr = 1.000000e-03 : f64, kind = "constant"}
+    %lr = amp.lr_schedule constant %step2 {base_lr = 1.000000e-03 : f64}
     %p2, %m2, %v2 = amp.adam_update %p, %c1, %m, %v, %step2, %lr, %found_inf {...}
     ```
   }];
   let options = [
-    Option<"kind", "kind", "std::string", /*default=*/"\"sgd\"", "sgd, adam or adamw">,
+    Option<"kind", "kind", "::mlir::amp::OptimizerKind", /*default=*/"::mlir::amp::OptimizerKind::Sgd",
+           "sgd, adam or adamw", [{::mlir::amp::optimizerKindValues()}]>,
     Option<"lr", "lr", "double", /*default=*/"1.0e-3", "Base learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum">,
     Option<"nesterov", "nesterov", "bool", /*default=*/"false", "SGD Nesterov momentum">,
@@ -235,8 +240,10 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
     Option<"eps", "eps", "double", /*default=*/"1.0e-8", "Adam epsilon">,
     Option<"clipGradNorm", "clip-grad-norm", "double", /*default=*/"0.0",
            "Clip the unscaled gradients to this global 2-norm (0 = off)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"constant\"",
-           "constant or cosine (both with optional linear warmup)">,
+    Option<"schedule", "schedule", "::mlir::amp::LrScheduleKind",
+           /*default=*/"::mlir::amp::LrScheduleKind::Constant",
+           "constant or cosine (both with optional linear warmup)",
+           [{::mlir::amp::lrScheduleKindValues()}]>,
     Option<"warmup", "warmup", "int64_t", /*default=*/"0", "Linear warmup steps">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"10000",
            "Cosine: step at which the rate reaches min-lr">,
@@ -298,7 +305,7 @@ def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
     so a fused region computes the same bits as the unfused chain, in one pass over memory.
     Casts fold into their neighbours this way: no standalone cast kernel remains where a
     neighbour can absorb it. First, a relu that is the only reader of an `amp.linear` result
-    becomes the layer's `activation = "relu"` (the GEMM epilogue). A reduce_sum over all but the
+    becomes the layer's `activation = relu` (the GEMM epilogue). A reduce_sum over all but the
     last dim of a group value (a bias gradient) joins that group and ends it; the region is then
     placed at its last elementwise op, so the backward's mask, its output and the bias gradient
     are one pass. A region holds at most 32 ops, so each generated kernel stays small

@@ -28,7 +28,7 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   opt.kind = options.optimizer;
   opt.lr = options.lr;
   // Momentum is an SGD option; ampc's default (0.9) must not leak into Adam's configuration.
-  opt.momentum = options.optimizer == "sgd" ? static_cast<double>(options.momentum) : 0.0;
+  if (options.optimizer == OptimizerKind::Sgd) opt.momentum = options.momentum;
   opt.nesterov = options.nesterov;
   opt.weightDecay = options.weightDecay;
   opt.clipGradNorm = options.clipGradNorm;

@@ -9,41 +9,57 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "passes/Passes.h"
 
 namespace mlir::amp {
 
-// The options mirror ampc's flags (docs/cli.md); defaults are ampc's.
+// ampc's defaults where they deliberately differ from the passes' (which follow torch.optim's
+// constructors): ampc trains with AdamW, and its SGD uses momentum 0.9 where amp-optimizer keeps
+// torch.optim.SGD's 0 (momentum applies to SGD only; buildAmpTrainStage passes it nowhere else).
+inline constexpr OptimizerKind kAmpcOptimizer = OptimizerKind::AdamW;
+inline constexpr double kAmpcSgdMomentum = 0.9;
+
+// The options mirror ampc's flags (docs/cli.md). Every other default is the pass option's, read
+// from the generated option structs so that it is written once, in Passes.td.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   Option<std::string> target{*this, "target",
                              llvm::cl::desc("cpu, cpu:FEATURES, cuda:sm_NN or reference (default: the module's)"),
-                             llvm::cl::init("")};
-  Option<std::string> precision{*this, "precision", llvm::cl::desc("f32, f16, bf16 or auto"), llvm::cl::init("auto")};
+                             llvm::cl::init(AmpAutocastPassOptions().target)};
+  Option<AutocastDtype> precision{*this, "precision", llvm::cl::desc("f32, f16, bf16 or auto"),
+                                  llvm::cl::init(AmpAutocastPassOptions().dtype), autocastDtypeValues()};
   Option<std::string> policy{*this, "policy", llvm::cl::desc("pytorch, tensorflow or a POLICY.json file"),
-                             llvm::cl::init("pytorch")};
+                             llvm::cl::init(AmpAutocastPassOptions().policy)};
   ListOption<std::string> overrides{*this, "override", llvm::cl::desc("PATTERN=PRECISION (repeatable)")};
   Option<bool> train{*this, "train", llvm::cl::desc("Build the training step"), llvm::cl::init(false)};
-  Option<std::string> lossScaling{*this, "loss-scaling", llvm::cl::desc("dynamic, static, none or auto"),
-                                  llvm::cl::init("auto")};
+  Option<LossScalingMode> lossScaling{*this, "loss-scaling", llvm::cl::desc("dynamic, static, none or auto"),
+                                      llvm::cl::init(AmpLossScalingPassOptions().mode), lossScalingModeValues()};
   Option<double> initScale{*this, "init-scale", llvm::cl::desc("Initial (dynamic) or fixed (static) scale"),
-                           llvm::cl::init(65536.0)};
+                           llvm::cl::init(AmpLossScalingPassOptions().initScale)};
   Option<double> growthFactor{*this, "growth-factor", llvm::cl::desc("Dynamic: growth factor (> 1)"),
-                              llvm::cl::init(2.0)};
+                              llvm::cl::init(AmpLossScalingPassOptions().growthFactor)};
   Option<double> backoffFactor{*this, "backoff-factor", llvm::cl::desc("Dynamic: backoff factor (in (0, 1))"),
-                               llvm::cl::init(0.5)};
+                               llvm::cl::init(AmpLossScalingPassOptions().backoffFactor)};
   Option<int64_t> growthInterval{*this, "growth-interval",
-                                 llvm::cl::desc("Dynamic: clean steps before the scale grows"), llvm::cl::init(2000)};
-  Option<std::string> optimizer{*this, "optimizer", llvm::cl::desc("sgd, adam or adamw"), llvm::cl::init("adamw")};
-  Option<double> lr{*this, "lr", llvm::cl::desc("Base learning rate"), llvm::cl::init(1e-3)};
-  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("< 0: PyTorch's default"), llvm::cl::init(-1.0)};
-  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(0.9)};
-  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"), llvm::cl::init(false)};
-  Option<double> clipGradNorm{*this, "clip-grad-norm", llvm::cl::desc("0: off"), llvm::cl::init(0.0)};
-  Option<std::string> schedule{*this, "schedule", llvm::cl::desc("constant or cosine"), llvm::cl::init("constant")};
-  Option<int64_t> warmup{*this, "warmup", llvm::cl::desc("Linear warmup steps"), llvm::cl::init(0)};
+                                 llvm::cl::desc("Dynamic: clean steps before the scale grows"),
+                                 llvm::cl::init(AmpLossScalingPassOptions().growthInterval)};
+  Option<OptimizerKind> optimizer{*this, "optimizer", llvm::cl::desc("sgd, adam or adamw"),
+                                  llvm::cl::init(kAmpcOptimizer), optimizerKindValues()};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Base learning rate"), llvm::cl::init(AmpOptimizerPassOptions().lr)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::desc("< 0: PyTorch's default"),
+                             llvm::cl::init(AmpOptimizerPassOptions().weightDecay)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"), llvm::cl::init(kAmpcSgdMomentum)};
+  Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("SGD Nesterov momentum"),
+                        llvm::cl::init(AmpOptimizerPassOptions().nesterov)};
+  Option<double> clipGradNorm{*this, "clip-grad-norm", llvm::cl::desc("0: off"),
+                              llvm::cl::init(AmpOptimizerPassOptions().clipGradNorm)};
+  Option<LrScheduleKind> schedule{*this, "schedule", llvm::cl::desc("constant or cosine"),
+                                  llvm::cl::init(AmpOptimizerPassOptions().schedule), lrScheduleKindValues()};
+  Option<int64_t> warmup{*this, "warmup", llvm::cl::desc("Linear warmup steps"),
+                         llvm::cl::init(AmpOptimizerPassOptions().warmup)};
   Option<int64_t> totalSteps{*this, "total-steps", llvm::cl::desc("Cosine: the step at which the rate reaches 0"),
-                             llvm::cl::init(10000)};
+                             llvm::cl::init(AmpOptimizerPassOptions().totalSteps)};
   Option<int64_t> accumulate{*this, "accumulate", llvm::cl::desc("Micro-batches per optimizer step"),
-                             llvm::cl::init(1)};
+                             llvm::cl::init(AmpOptimizerPassOptions().accumulate)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse elementwise chains (amp-fuse)"), llvm::cl::init(true)};
 };
 

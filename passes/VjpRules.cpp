@@ -73,7 +73,7 @@ struct Vjp {
   Value mul(Value a, Value c) { return b.create<MulOp>(loc, a, c); }
   Value div(Value a, Value c) { return b.create<DivOp>(loc, a, c); }
   Value neg(Value a) { return b.create<NegOp>(loc, a.getType(), a); }
-  Value cmp(StringRef p, Value a, Value c) { return b.create<CompareOp>(loc, p, a, c); }
+  Value cmp(ComparePredicate p, Value a, Value c) { return b.create<CompareOp>(loc, p, a, c); }
   Value select(Value c, Value t, Value f) { return b.create<SelectOp>(loc, c, t, f); }
   Value reshape(Value v, ArrayRef<int64_t> shape) {
     auto t = RankedTensorType::get(shape, elem(v));
@@ -93,8 +93,8 @@ LogicalResult vjpNeg(Vjp& v) { v.set(0, v.neg(v.dy())); return success(); }
 
 LogicalResult vjpAbs(Vjp& v) {
   Value zero = v.scalarLike(0.0, v.x());
-  Value pos = v.select(v.cmp("gt", v.x(), zero), v.dy(), zero);
-  v.set(0, v.select(v.cmp("lt", v.x(), zero), v.neg(v.dy()), pos));
+  Value pos = v.select(v.cmp(ComparePredicate::Gt, v.x(), zero), v.dy(), zero);
+  v.set(0, v.select(v.cmp(ComparePredicate::Lt, v.x(), zero), v.neg(v.dy()), pos));
   return success();
 }
 
@@ -126,7 +126,7 @@ LogicalResult vjpSigmoid(Vjp& v) {
 // not outlive the forward and a linear layer can absorb the relu (amp-fuse).
 LogicalResult vjpRelu(Vjp& v) {
   Value zero = v.scalarLike(0.0, v.y());
-  v.set(0, v.select(v.cmp("gt", v.y(), zero), v.dy(), zero));
+  v.set(0, v.select(v.cmp(ComparePredicate::Gt, v.y(), zero), v.dy(), zero));
   return success();
 }
 
@@ -168,17 +168,17 @@ LogicalResult vjpDiv(Vjp& v) {
   return success();
 }
 
-// maximum (pred "gt") / minimum (pred "lt"): the winner takes dy, ties split it (torch).
-LogicalResult vjpMinMax(Vjp& v, StringRef pred) {
+// maximum (pred gt) / minimum (pred lt): the winner takes dy, ties split it (torch).
+LogicalResult vjpMinMax(Vjp& v, ComparePredicate pred) {
   Value one = v.scalarLike(1.0, v.x()), half = v.scalarLike(0.5, v.x()), zero = v.scalarLike(0.0, v.x());
-  Value tie = v.select(v.cmp("eq", v.x(0), v.x(1)), half, zero);
+  Value tie = v.select(v.cmp(ComparePredicate::Eq, v.x(0), v.x(1)), half, zero);
   Value m = v.select(v.cmp(pred, v.x(0), v.x(1)), one, tie);  // broadcast shape
   if (v.needs(0)) v.set(0, v.reduce(v.mul(v.dy(), m), v.x(0)));
   if (v.needs(1)) v.set(1, v.reduce(v.mul(v.dy(), v.sub(one, m)), v.x(1)));
   return success();
 }
-LogicalResult vjpMaximum(Vjp& v) { return vjpMinMax(v, "gt"); }
-LogicalResult vjpMinimum(Vjp& v) { return vjpMinMax(v, "lt"); }
+LogicalResult vjpMaximum(Vjp& v) { return vjpMinMax(v, ComparePredicate::Gt); }
+LogicalResult vjpMinimum(Vjp& v) { return vjpMinMax(v, ComparePredicate::Lt); }
 
 LogicalResult vjpPow(Vjp& v) {
   Value x = v.x(0), w = v.x(1);
@@ -241,9 +241,9 @@ LogicalResult vjpLinear(Vjp& v) {
   auto lin = cast<LinearOp>(v.op);
   const bool tw = lin.getTransposeW();
   Value x = lin.getInput(), w = lin.getWeight(), dy = v.dy();
-  if (lin.getActivation() == "relu") {  // through the relu first, masked by the output as vjpRelu
+  if (lin.getActivation() == LinearActivation::Relu) {  // through the relu first, masked by the output as vjpRelu
     Value zero = v.scalarLike(0.0, v.y());
-    dy = v.select(v.cmp("gt", v.y(), zero), dy, zero);
+    dy = v.select(v.cmp(ComparePredicate::Gt, v.y(), zero), dy, zero);
   }
   auto matmul = [&](Value l, Value r, bool t1, bool t2) -> Value {
     return v.b.create<MatmulOp>(v.loc, l, r, t1, t2);
@@ -327,7 +327,7 @@ LogicalResult vjpReduceMax(Vjp& v) {
   ArrayRef<int64_t> dims = cast<ReduceMaxOp>(v.op).getDims();
   SmallVector<int64_t> kept = keptShape(v.x(), dims);
   Value m = v.reshape(v.y(), kept);
-  Value ind = v.select(v.cmp("eq", v.x(), m), v.scalarLike(1.0, v.x()), v.scalarLike(0.0, v.x()));
+  Value ind = v.select(v.cmp(ComparePredicate::Eq, v.x(), m), v.scalarLike(1.0, v.x()), v.scalarLike(0.0, v.x()));
   Value count = v.b.create<ReduceSumOp>(v.loc, ind, dims, true);
   Value share = v.div(v.reshape(v.dy(), kept), count);
   v.set(0, v.mul(ind, share));

@@ -4,6 +4,8 @@
 #include <map>
 #include <sstream>
 
+#include "ir/AmpEnums.h"
+
 namespace amp::codegen {
 namespace {
 
@@ -66,6 +68,25 @@ InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool& ok) {
   return {};
 }
 
+// The string attribute `name` of a plan step (plans spell enum attributes as their keywords).
+const std::string* stringAttr(const rt::PlanStep& op, const char* name) {
+  const rt::AttrValue* value = op.attrs.find(name);
+  return value ? std::get_if<std::string>(value) : nullptr;
+}
+
+const char* comparisonOperator(mlir::amp::ComparePredicate predicate) {
+  using mlir::amp::ComparePredicate;
+  switch (predicate) {
+    case ComparePredicate::Eq: return "==";
+    case ComparePredicate::Ne: return "!=";
+    case ComparePredicate::Lt: return "<";
+    case ComparePredicate::Le: return "<=";
+    case ComparePredicate::Gt: return ">";
+    case ComparePredicate::Ge: return ">=";
+  }
+  return "";
+}
+
 // The f32 formula of a body op over its operand values: the reference's, evaluated the same way
 // (docs/reference-executor.md), so results are bit-identical.
 bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::string& out, std::string& error) {
@@ -90,22 +111,19 @@ bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::str
   else if (n == "amp.relu") out = "((" + a[0] + " > 0.0f || isnan(" + a[0] + ")) ? " + a[0] + " : 0.0f)";
   else if (n == "amp.silu") out = "(float)(" + dbl(a[0]) + " * amp_sigmoid(" + dbl(a[0]) + "))";
   else if (n == "amp.gelu") {
-    const rt::AttrValue* approx = op.attrs.find("approximate");
-    const std::string* s = approx ? std::get_if<std::string>(approx) : nullptr;
-    std::string mode = s ? *s : "none";
-    if (mode == "tanh") out = "amp_gelu_tanh(" + dbl(a[0]) + ")";
-    else if (mode == "none") out = "amp_gelu(" + dbl(a[0]) + ")";
-    else return error = "amp.gelu: attribute 'approximate' must be none or tanh", false;
+    // A plan may leave the approximation out: the executors read that as none, and so does this.
+    const std::string* s = stringAttr(op, "approximate");
+    auto approx = s ? mlir::amp::symbolizeGeluApproximation(*s) : mlir::amp::GeluApproximation::None;
+    if (!approx) return error = "amp.gelu: attribute 'approximate' must be none or tanh", false;
+    switch (*approx) {
+      case mlir::amp::GeluApproximation::None: out = "amp_gelu(" + dbl(a[0]) + ")"; break;
+      case mlir::amp::GeluApproximation::Tanh: out = "amp_gelu_tanh(" + dbl(a[0]) + ")"; break;
+    }
   } else if (n == "amp.compare") {
-    const rt::AttrValue* p = op.attrs.find("predicate");
-    const std::string* s = p ? std::get_if<std::string>(p) : nullptr;
-    static const std::pair<const char*, const char*> kPreds[] = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
-                                                                 {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
-    const char* c = nullptr;
-    for (const auto& [name, sym] : kPreds)
-      if (s && *s == name) c = sym;
-    if (!c) return error = "amp.compare: unknown predicate", false;
-    out = "(" + a[0] + " " + c + " " + a[1] + ")";
+    const std::string* s = stringAttr(op, "predicate");
+    auto predicate = s ? mlir::amp::symbolizeComparePredicate(*s) : std::nullopt;
+    if (!predicate) return error = "amp.compare: unknown predicate", false;
+    out = "(" + a[0] + " " + comparisonOperator(*predicate) + " " + a[1] + ")";
   } else if (n == "amp.select") out = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
   else if (n == "amp.cast") out = a[0];
   else return error = "op " + n + " cannot be emitted in a fused kernel", false;

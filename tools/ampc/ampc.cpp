@@ -116,13 +116,18 @@ static LogicalResult runFusion(ModuleOp module) {
   return pm.run(module);
 }
 
-static cl::opt<std::string> precisionFlag(
-    "precision", cl::desc("Low-precision dtype: f32 (autocast off), f16, bf16 or auto (bf16 "
-                          "where the target computes in it; see docs/precision-policy.md)"),
-    cl::value_desc("f32|f16|bf16|auto"), cl::init("auto"), cl::cat(ampcCategory));
+// Defaults are the passes' (Passes.td), read from their generated option structs, except where
+// ampc deliberately differs (kAmpcOptimizer, kAmpcSgdMomentum in passes/Pipeline.h).
+static const mlir::amp::AmpAutocastPassOptions kAutocastDefaults;
+static const mlir::amp::AmpLossScalingPassOptions kScalingDefaults;
+static const mlir::amp::AmpOptimizerPassOptions kOptimizerDefaults;
+
+static cl::opt<mlir::amp::AutocastDtype> precisionFlag(
+    "precision", cl::desc("Low-precision dtype (see docs/precision-policy.md)"),
+    cl::init(kAutocastDefaults.dtype), mlir::amp::autocastDtypeValues(), cl::cat(ampcCategory));
 static cl::opt<std::string> policyFlag(
     "policy", cl::desc("Precision policy: pytorch, tensorflow or a POLICY.json file"),
-    cl::value_desc("pytorch|tensorflow|FILE.json"), cl::init("pytorch"), cl::cat(ampcCategory));
+    cl::value_desc("pytorch|tensorflow|FILE.json"), cl::init(kAutocastDefaults.policy), cl::cat(ampcCategory));
 static cl::opt<std::string> targetFlag(
     "target",
     cl::desc("Target; sets the module attribute amp.target (default: the model's, else cpu). "
@@ -150,42 +155,57 @@ static cl::opt<bool> reportJson("report-json",
 
 static cl::opt<bool> trainFlag("train", cl::desc("Compile the training step (train_step entry)"),
                                cl::init(false), cl::cat(ampcCategory));
-static cl::opt<std::string> optimizerFlag("optimizer", cl::desc("Optimizer on the f32 master weights"),
-                                          cl::value_desc("sgd|adam|adamw"), cl::init("adamw"),
-                                          cl::cat(ampcCategory));
-static cl::opt<double> lrFlag("lr", cl::desc("Base learning rate"), cl::init(1e-3), cl::cat(ampcCategory));
+static cl::opt<mlir::amp::OptimizerKind> optimizerFlag("optimizer", cl::desc("Optimizer on the f32 master weights"),
+                                                       cl::init(mlir::amp::kAmpcOptimizer),
+                                                       mlir::amp::optimizerKindValues(), cl::cat(ampcCategory));
+static cl::opt<double> lrFlag("lr", cl::desc("Base learning rate"), cl::init(kOptimizerDefaults.lr),
+                              cl::cat(ampcCategory));
 static cl::opt<double> weightDecayFlag(
     "weight-decay", cl::desc("Weight decay (L2 for sgd/adam, decoupled for adamw; default: PyTorch's)"),
-    cl::init(-1.0), cl::cat(ampcCategory));
-static cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(0.9),
+    cl::init(kOptimizerDefaults.weightDecay), cl::cat(ampcCategory));
+static cl::opt<double> momentumFlag("momentum", cl::desc("SGD momentum"), cl::init(mlir::amp::kAmpcSgdMomentum),
                                     cl::cat(ampcCategory));
-static cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"), cl::init(false),
-                                  cl::cat(ampcCategory));
+static cl::opt<bool> nesterovFlag("nesterov", cl::desc("SGD Nesterov momentum"),
+                                  cl::init(kOptimizerDefaults.nesterov), cl::cat(ampcCategory));
 static cl::opt<double> clipFlag("clip-grad-norm",
                                 cl::desc("Clip the unscaled gradients to this global norm (0: off)"),
-                                cl::init(0.0), cl::cat(ampcCategory));
+                                cl::init(kOptimizerDefaults.clipGradNorm), cl::cat(ampcCategory));
 static cl::opt<int64_t> accumulateFlag("accumulate", cl::desc("Micro-batches per optimizer step"),
-                                       cl::init(1), cl::cat(ampcCategory));
+                                       cl::init(kOptimizerDefaults.accumulate), cl::cat(ampcCategory));
 static cl::opt<std::string> lossScaleFlag(
     "loss-scale",
     cl::desc("Loss scaling: dynamic, static:S, none, or auto (dynamic for f16, none otherwise)"),
-    cl::value_desc("dynamic|static:S|none|auto"), cl::init("auto"), cl::cat(ampcCategory));
+    cl::value_desc("dynamic|static:S|none|auto"),
+    cl::init(mlir::amp::stringifyEnum(kScalingDefaults.mode).str()), cl::cat(ampcCategory));
+
+// A help text that names the default it shows.
+static std::string withDefault(const char* text, double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", value);
+  return std::string(text) + " (default " + buf + ")";
+}
+
 // GradScaler's options, with PyTorch's names and defaults (torch.cuda.amp.GradScaler).
-static cl::opt<double> initScaleFlag("init-scale", cl::desc("Dynamic loss scaling: the initial scale (default 65536)"),
-                                     cl::init(65536.0), cl::cat(ampcCategory));
-static cl::opt<double> growthFactorFlag(
-    "growth-factor", cl::desc("Dynamic loss scaling: factor after growth-interval clean steps (> 1, default 2)"),
-    cl::init(2.0), cl::cat(ampcCategory));
-static cl::opt<double> backoffFactorFlag(
-    "backoff-factor", cl::desc("Dynamic loss scaling: factor on an overflow step (in (0, 1), default 0.5)"),
-    cl::init(0.5), cl::cat(ampcCategory));
-static cl::opt<int64_t> growthIntervalFlag(
-    "growth-interval", cl::desc("Dynamic loss scaling: consecutive clean steps before growing (default 2000)"),
-    cl::init(2000), cl::cat(ampcCategory));
-static cl::opt<std::string> scheduleFlag("schedule", cl::desc("Learning-rate schedule"),
-                                         cl::value_desc("constant|cosine"), cl::init("constant"),
-                                         cl::cat(ampcCategory));
-static cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(0),
+static const std::string initScaleHelp =
+    withDefault("Dynamic loss scaling: the initial scale", kScalingDefaults.initScale);
+static const std::string growthFactorHelp = withDefault(
+    "Dynamic loss scaling: factor after growth-interval clean steps, > 1", kScalingDefaults.growthFactor);
+static const std::string backoffFactorHelp =
+    withDefault("Dynamic loss scaling: factor on an overflow step, in (0, 1)", kScalingDefaults.backoffFactor);
+static const std::string growthIntervalHelp = withDefault(
+    "Dynamic loss scaling: consecutive clean steps before growing", kScalingDefaults.growthInterval);
+static cl::opt<double> initScaleFlag("init-scale", cl::desc(initScaleHelp), cl::init(kScalingDefaults.initScale),
+                                     cl::cat(ampcCategory));
+static cl::opt<double> growthFactorFlag("growth-factor", cl::desc(growthFactorHelp),
+                                        cl::init(kScalingDefaults.growthFactor), cl::cat(ampcCategory));
+static cl::opt<double> backoffFactorFlag("backoff-factor", cl::desc(backoffFactorHelp),
+                                         cl::init(kScalingDefaults.backoffFactor), cl::cat(ampcCategory));
+static cl::opt<int64_t> growthIntervalFlag("growth-interval", cl::desc(growthIntervalHelp),
+                                           cl::init(kScalingDefaults.growthInterval), cl::cat(ampcCategory));
+static cl::opt<mlir::amp::LrScheduleKind> scheduleFlag("schedule", cl::desc("Learning-rate schedule"),
+                                                       cl::init(kOptimizerDefaults.schedule),
+                                                       mlir::amp::lrScheduleKindValues(), cl::cat(ampcCategory));
+static cl::opt<int64_t> warmupFlag("warmup", cl::desc("Linear warmup steps"), cl::init(kOptimizerDefaults.warmup),
                                    cl::cat(ampcCategory));
 static cl::opt<int64_t> totalStepsFlag("total-steps",
                                        cl::desc("Cosine schedule: the step at which the rate reaches 0"),
@@ -200,28 +220,29 @@ static LogicalResult runTrainPipeline(ModuleOp module,
     return failure();
   };
   if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
-  if (scheduleFlag == "cosine" && totalStepsFlag <= 0)
+  if (scheduleFlag == mlir::amp::LrScheduleKind::Cosine && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
+  using mlir::amp::LossScalingMode;
   mlir::amp::AmpPipelineOptions options;
   std::string mode = lossScaleFlag;
   if (llvm::StringRef(mode).starts_with("static:")) {
     double s = 0;
     if (llvm::StringRef(mode).drop_front(7).getAsDouble(s) || !(s > 0))
       return flagError("--loss-scale=static:S needs a positive number S, got '" + mode + "'");
-    options.lossScaling = "static";
+    options.lossScaling = LossScalingMode::Static;
     options.initScale = s;
-  } else if (mode == "dynamic" || mode == "none" || mode == "auto") {
-    options.lossScaling = mode;
+  } else if (auto m = mlir::amp::symbolizeLossScalingMode(mode); m && *m != LossScalingMode::Static) {
+    options.lossScaling = *m;
   } else {
     return flagError("--loss-scale must be dynamic, static:S, none or auto, got '" + mode + "'");
   }
   // GradScaler's flags configure dynamic scaling; a mode that cannot use one is a contradiction.
   bool scalerFlags = initScaleFlag.getNumOccurrences() || growthFactorFlag.getNumOccurrences() ||
                      backoffFactorFlag.getNumOccurrences() || growthIntervalFlag.getNumOccurrences();
-  if (scalerFlags && (mode == "none" || options.lossScaling == "static"))
+  if (scalerFlags && (options.lossScaling == LossScalingMode::None || options.lossScaling == LossScalingMode::Static))
     return flagError("--init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic "
                      "loss scaling; --loss-scale=" + mode + " does not use them");
-  if (options.lossScaling != "static") {
+  if (options.lossScaling != LossScalingMode::Static) {
     if (!(initScaleFlag > 0) || !std::isfinite(static_cast<float>(initScaleFlag.getValue())))
       return flagError("--init-scale must be positive and finite in f32, got " + std::to_string(initScaleFlag));
     if (!(growthFactorFlag > 1.0) || !std::isfinite(growthFactorFlag.getValue()))
@@ -262,7 +283,7 @@ static LogicalResult runTrainPipeline(ModuleOp module,
         if (n.getValue() == "amp.growth_tracker") scalingUsed = "dynamic";
         else if (n.getValue() == "amp.loss_scale" && scalingUsed == "none") scalingUsed = "static";
       }
-  meta.emplace_back("optimizer", optimizerFlag);
+  meta.emplace_back("optimizer", mlir::amp::stringifyEnum(optimizerFlag.getValue()).str());
   meta.emplace_back("loss_scaling", scalingUsed);
   meta.emplace_back("accumulate", std::to_string(accumulateFlag));
   // Exact, round-tripping spellings (%.17g): the summary and a replay of the scaler read them back.
@@ -282,7 +303,7 @@ static LogicalResult runTrainPipeline(ModuleOp module,
 }
 
 // Sets amp.target and runs amp-autocast + amp-cast-cleanup with the flags above.
-static LogicalResult runAutocast(ModuleOp module, const std::string& precision = precisionFlag) {
+static LogicalResult runAutocast(ModuleOp module, mlir::amp::AutocastDtype precision = precisionFlag) {
   MLIRContext* ctx = module.getContext();
   if (!targetFlag.empty())
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, targetFlag));
@@ -382,7 +403,7 @@ int main(int argc, char** argv) {
   }
   if (stage == Emit::MemoryReport) {
     std::vector<std::pair<std::string, std::string>> baseMeta;
-    if (failed(runAutocast(*baseline, "f32")) ||
+    if (failed(runAutocast(*baseline, mlir::amp::AutocastDtype::F32)) ||
         (trainFlag && failed(runTrainPipeline(*baseline, baseMeta))) || failed(runFusion(*baseline)))
       return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);

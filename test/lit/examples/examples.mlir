@@ -31,14 +31,14 @@
 // LM-CHECK: %[[S:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_b : tensor<8x4x32x16xf32>, tensor<8x4x32x16xf32>
 // LM-CHECK: %[[SCALE:.*]] = amp.constant dense<2.500000e-01> : tensor<f32>
 // LM-CHECK: %[[SC:.*]] = amp.mul %[[S]], %[[SCALE]] : tensor<8x4x32x32xf32>, tensor<f32>
-// LM-CHECK: %[[MASK:.*]] = amp.compare "le", %{{.*}}, %{{.*}} : tensor<32xf32>, tensor<32x1xf32>
+// LM-CHECK: %[[MASK:.*]] = amp.compare le, %{{.*}}, %{{.*}} : tensor<32xf32>, tensor<32x1xf32>
 // LM-CHECK: %[[M:.*]] = amp.select %[[MASK]], %[[SC]], %{{.*}} : tensor<32x32xi1>, tensor<8x4x32x32xf32>, tensor<f32>
 // LM-CHECK: %[[P:.*]] = amp.softmax %[[M]] axis = 3 : tensor<8x4x32x32xf32>
 // LM-CHECK: amp.matmul %[[P]], %{{.*}} : tensor<8x4x32x32xf32>, tensor<8x4x32x16xf32>
 // LM-CHECK: %[[CTX:.*]] = amp.reshape %{{.*}} : tensor<8x32x4x16xf32> -> tensor<8x32x64xf32>
 // LM-CHECK: amp.linear %[[CTX]], %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>, tensor<64xf32>
 // LM-CHECK: %[[F1:.*]] = amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>
-// LM-CHECK: amp.gelu %[[F1]] approximate = "tanh" : tensor<8x32x256xf32>
+// LM-CHECK: amp.gelu %[[F1]] approximate = tanh : tensor<8x32x256xf32>
 // LM-CHECK: amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x256xf32>, tensor<256x64xf32>, tensor<64xf32>
 // LM-CHECK: amp.linear %{{.*}}, %{{.*}} transpose_w = false : tensor<8x32x64xf32>, tensor<64x64xf32>
 // LM-CHECK: %[[LOGITS:.*]] = amp.reshape %{{.*}} : tensor<8x32x64xf32> -> tensor<256x64xf32>
@@ -47,10 +47,10 @@
 
 // The inferred result types along the attention path.
 // LM-TYPES-CHECK: "amp.embedding"{{.*}} -> tensor<8x32x64xf32>
-// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = "none", transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x64xf32>) -> tensor<8x32x64xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = #amp<linear_activation none>, transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x64xf32>) -> tensor<8x32x64xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}}<{transpose_b}> : (tensor<8x4x32x16xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.compare"{{.*}} -> tensor<32x32xi1>
 // LM-TYPES-CHECK: "amp.select"{{.*}} -> tensor<8x4x32x32xf32>
 // LM-TYPES-CHECK: "amp.matmul"{{.*}} : (tensor<8x4x32x32xf32>, tensor<8x4x32x16xf32>) -> tensor<8x4x32x16xf32>
-// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = "none", transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
+// LM-TYPES-CHECK: "amp.linear"{{.*}} <{activation = #amp<linear_activation none>, transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
 // LM-TYPES-CHECK: "amp.cross_entropy"{{.*}} -> tensor<f32>

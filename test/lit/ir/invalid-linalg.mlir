@@ -363,11 +363,3 @@ func.func @pool_integer(%x: tensor<1x1x4x4xi32>) {
   %0 = amp.avg_pool2d %x kernel = [2, 2] : tensor<1x1x4x4xi32>
   return
 }
-
-// -----
-
-func.func @linear_activation(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) {
-  // expected-error @+1 {{'amp.linear' op activation must be "none" or "relu", got "gelu"}}
-  %0 = amp.linear %x, %w activation = "gelu" : tensor<2x8xf32>, tensor<4x8xf32>
-  return
-}

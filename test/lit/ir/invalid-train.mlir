@@ -72,17 +72,9 @@ func.func @norm_f16(%g: tensor<4xf16>) -> tensor<f32> {
 
 // -----
 
-func.func @lr_kind(%t: tensor<i64>) -> tensor<f32> {
-  // expected-error @+1 {{kind must be "constant" or "cosine", got "linear"}}
-  %lr = amp.lr_schedule %t {kind = "linear", base_lr = 0.1 : f64}
-  return %lr : tensor<f32>
-}
-
-// -----
-
 func.func @lr_cosine_total(%t: tensor<i64>) -> tensor<f32> {
   // expected-error @+1 {{cosine schedule needs total_steps > warmup_steps}}
-  %lr = amp.lr_schedule %t {kind = "cosine", base_lr = 0.1 : f64, warmup_steps = 10 : i64, total_steps = 10 : i64}
+  %lr = amp.lr_schedule cosine %t {base_lr = 0.1 : f64, warmup_steps = 10 : i64, total_steps = 10 : i64}
   return %lr : tensor<f32>
 }
 
@@ -90,7 +82,7 @@ func.func @lr_cosine_total(%t: tensor<i64>) -> tensor<f32> {
 
 func.func @lr_min_above_base(%t: tensor<i64>) -> tensor<f32> {
   // expected-error @+1 {{min_lr must be in [0, base_lr = 1.000000e-01]}}
-  %lr = amp.lr_schedule %t {kind = "cosine", base_lr = 0.1 : f64, total_steps = 10 : i64, min_lr = 0.2 : f64}
+  %lr = amp.lr_schedule cosine %t {base_lr = 0.1 : f64, total_steps = 10 : i64, min_lr = 0.2 : f64}
   return %lr : tensor<f32>
 }
 

@@ -58,16 +58,16 @@ func.func @gelu(%x: tensor<4x8xf32>, %b: tensor<4x8xbf16>) -> (tensor<4x8xf32>, 
   // CHECK: %[[A:.*]] = amp.gelu %{{.*}} : tensor<4x8xf32>
   %0 = amp.gelu %x : tensor<4x8xf32>
   // CHECK: %[[N:.*]] = amp.gelu %{{.*}} : tensor<4x8xf32>
-  %1 = amp.gelu %x approximate = "none" : tensor<4x8xf32>
-  // CHECK: %[[T:.*]] = amp.gelu %{{.*}} approximate = "tanh" : tensor<4x8xbf16>
-  %2 = amp.gelu %b approximate = "tanh" : tensor<4x8xbf16>
+  %1 = amp.gelu %x approximate = none : tensor<4x8xf32>
+  // CHECK: %[[T:.*]] = amp.gelu %{{.*}} approximate = tanh : tensor<4x8xbf16>
+  %2 = amp.gelu %b approximate = tanh : tensor<4x8xbf16>
   // CHECK: return %[[A]], %[[N]], %[[T]]
   return %0, %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>
 }
 // GENERIC-LABEL: sym_name = "gelu"
-// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = "none"}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
-// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = "none"}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
-// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = "tanh"}> : (tensor<4x8xbf16>) -> tensor<4x8xbf16>
+// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = #amp<gelu_approximation none>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = #amp<gelu_approximation none>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// GENERIC: "amp.gelu"(%{{.*}}) <{approximate = #amp<gelu_approximation tanh>}> : (tensor<4x8xbf16>) -> tensor<4x8xbf16>
 
 // -----
 
@@ -130,24 +130,24 @@ func.func @binary_broadcast(%a: tensor<4x8xf32>, %bias: tensor<8xf32>, %col: ten
 // CHECK-LABEL: func.func @compare
 func.func @compare(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %h: tensor<2x1xf16>, %g: tensor<1x3xf16>)
     -> (tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<2x3xi1>) {
-  // CHECK: %[[EQ:.*]] = amp.compare "eq", %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
-  %0 = amp.compare "eq", %x, %y : tensor<4x8xf32>, tensor<8xf32>
-  // CHECK: %[[NE:.*]] = amp.compare "ne", %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
-  %1 = amp.compare "ne", %x, %y : tensor<4x8xf32>, tensor<8xf32>
-  // CHECK: %[[LT:.*]] = amp.compare "lt", %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>
-  %2 = amp.compare "lt", %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
-  // CHECK: %[[LE:.*]] = amp.compare "le", %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<4x8xf32>
-  %3 = amp.compare "le", %y, %x : tensor<8xf32>, tensor<4x8xf32>
-  // CHECK: %[[GT:.*]] = amp.compare "gt", %{{.*}}, %{{.*}}
-  %4 = amp.compare "gt", %x, %y : tensor<4x8xf32>, tensor<8xf32>
-  // CHECK: %[[GE:.*]] = amp.compare "ge", %{{.*}}, %{{.*}} : tensor<2x1xf16>, tensor<1x3xf16>
-  %5 = amp.compare "ge", %h, %g : tensor<2x1xf16>, tensor<1x3xf16>
+  // CHECK: %[[EQ:.*]] = amp.compare eq, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
+  %0 = amp.compare eq, %x, %y : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: %[[NE:.*]] = amp.compare ne, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8xf32>
+  %1 = amp.compare ne, %x, %y : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: %[[LT:.*]] = amp.compare lt, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>
+  %2 = amp.compare lt, %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: %[[LE:.*]] = amp.compare le, %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<4x8xf32>
+  %3 = amp.compare le, %y, %x : tensor<8xf32>, tensor<4x8xf32>
+  // CHECK: %[[GT:.*]] = amp.compare gt, %{{.*}}, %{{.*}}
+  %4 = amp.compare gt, %x, %y : tensor<4x8xf32>, tensor<8xf32>
+  // CHECK: %[[GE:.*]] = amp.compare ge, %{{.*}}, %{{.*}} : tensor<2x1xf16>, tensor<1x3xf16>
+  %5 = amp.compare ge, %h, %g : tensor<2x1xf16>, tensor<1x3xf16>
   // CHECK: return %[[EQ]], %[[NE]], %[[LT]], %[[LE]], %[[GT]], %[[GE]] : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<2x3xi1>
   return %0, %1, %2, %3, %4, %5 : tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<4x8xi1>, tensor<2x3xi1>
 }
 // GENERIC-LABEL: sym_name = "compare"
-// GENERIC: "amp.compare"(%{{.*}}, %{{.*}}) <{predicate = "eq"}> : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
-// GENERIC: "amp.compare"(%{{.*}}, %{{.*}}) <{predicate = "ge"}> : (tensor<2x1xf16>, tensor<1x3xf16>) -> tensor<2x3xi1>
+// GENERIC: "amp.compare"(%{{.*}}, %{{.*}}) <{predicate = #amp<compare_predicate eq>}> : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+// GENERIC: "amp.compare"(%{{.*}}, %{{.*}}) <{predicate = #amp<compare_predicate ge>}> : (tensor<2x1xf16>, tensor<1x3xf16>) -> tensor<2x3xi1>
 
 // -----
 

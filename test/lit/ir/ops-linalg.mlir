@@ -80,8 +80,8 @@ func.func @linear_pytorch_layout(%x: tensor<128x784xbf16>, %w: tensor<256x784xbf
   return %0, %1 : tensor<128x256xbf16>, tensor<128x256xbf16>
 }
 // GENERIC-LABEL: sym_name = "linear_pytorch_layout"
-// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = "none", transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>) -> tensor<128x256xbf16>
-// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{activation = "none", transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>) -> tensor<128x256xbf16>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = #amp<linear_activation none>, transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>, tensor<256xbf16>) -> tensor<128x256xbf16>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{activation = #amp<linear_activation none>, transpose_w = true}> : (tensor<128x784xbf16>, tensor<256x784xbf16>) -> tensor<128x256xbf16>
 
 // -----
 
@@ -101,8 +101,8 @@ func.func @linear_in_out_layout(%x: tensor<8x32x64xf32>, %w: tensor<64x256xf32>,
   return %0, %1, %2 : tensor<8x32x256xf32>, tensor<2x3x4x5xf16>, tensor<8x32x256xf32>
 }
 // GENERIC-LABEL: sym_name = "linear_in_out_layout"
-// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = "none", transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
-// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{activation = "none", transpose_w = false}> : (tensor<2x3x4x16xf16>, tensor<16x5xf16>) -> tensor<2x3x4x5xf16>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = #amp<linear_activation none>, transpose_w = false}> : (tensor<8x32x64xf32>, tensor<64x256xf32>, tensor<256xf32>) -> tensor<8x32x256xf32>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}) <{activation = #amp<linear_activation none>, transpose_w = false}> : (tensor<2x3x4x16xf16>, tensor<16x5xf16>) -> tensor<2x3x4x5xf16>
 
 // -----
 
@@ -197,12 +197,12 @@ func.func @avg_pool2d(%x: tensor<8x16x32x32xf16>, %y: tensor<1x4x7x9xf32>) -> (t
 
 // -----
 
-// activation = "relu": the layer with its relu epilogue (what amp-fuse folds); printed as a keyword.
+// activation = relu: the layer with its relu epilogue (what amp-fuse folds); printed as a keyword.
 // CHECK-LABEL: func.func @linear_relu
 func.func @linear_relu(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
-  // CHECK: amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false activation = "relu" : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
-  %0 = amp.linear %x, %w, %b transpose_w = false activation = "relu" : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
+  // CHECK: amp.linear %{{.*}}, %{{.*}}, %{{.*}} transpose_w = false activation = relu : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
+  %0 = amp.linear %x, %w, %b transpose_w = false activation = relu : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
   return %0 : tensor<4x16xbf16>
 }
 // GENERIC-LABEL: sym_name = "linear_relu"
-// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = "relu", transpose_w = false}>
+// GENERIC: "amp.linear"(%{{.*}}, %{{.*}}, %{{.*}}) <{activation = #amp<linear_activation relu>, transpose_w = false}>

@@ -28,10 +28,10 @@ func.func @clip_and_counters(%g1: tensor<4x3xf32>, %g2: tensor<f32>, %step: tens
   %c1, %c2 = amp.clip_grads %g1, %g2 norm(%n) {max_norm = 1.0 : f64} : tensor<4x3xf32>, tensor<f32>
   // CHECK: %[[STEP:.*]], %{{.*}} = amp.step_counters %{{.*}}, %{{.*}}, %{{.*}}
   %s2, %k2 = amp.step_counters %step, %skipped, %found
-  // CHECK: amp.lr_schedule %[[STEP]] {base_lr = 1.000000e-01 : f64, kind = "constant"}
-  %lr = amp.lr_schedule %s2 {kind = "constant", base_lr = 0.1 : f64}
-  // CHECK: amp.lr_schedule %[[STEP]] {base_lr = 1.000000e-03 : f64, kind = "cosine", min_lr = 1.000000e-05 : f64, total_steps = 1000 : i64, warmup_steps = 10 : i64}
-  %lr2 = amp.lr_schedule %s2 {kind = "cosine", base_lr = 1.0e-3 : f64, warmup_steps = 10 : i64, total_steps = 1000 : i64, min_lr = 1.0e-5 : f64}
+  // CHECK: amp.lr_schedule constant %[[STEP]] {base_lr = 1.000000e-01 : f64}
+  %lr = amp.lr_schedule constant %s2 {base_lr = 0.1 : f64}
+  // CHECK: amp.lr_schedule cosine %[[STEP]] {base_lr = 1.000000e-03 : f64, min_lr = 1.000000e-05 : f64, total_steps = 1000 : i64, warmup_steps = 10 : i64}
+  %lr2 = amp.lr_schedule cosine %s2 {base_lr = 1.0e-3 : f64, warmup_steps = 10 : i64, total_steps = 1000 : i64, min_lr = 1.0e-5 : f64}
   return %c1, %c2, %s2, %k2, %lr, %lr2 : tensor<4x3xf32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>
 }
 

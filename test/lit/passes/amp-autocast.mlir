@@ -142,7 +142,7 @@ func.func @fallthrough(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf3
 // PT-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x16xbf16>
 // PT-CHECK: %[[Z:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
 // PT-CHECK: %[[ZB:.*]] = amp.cast %[[Z]] {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
-// PT-CHECK: %[[MASK:.*]] = amp.compare "gt", %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>, tensor<bf16>
+// PT-CHECK: %[[MASK:.*]] = amp.compare gt, %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>, tensor<bf16>
 // PT-CHECK: %[[SEL:.*]] = amp.select %[[MASK]], %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xi1>, tensor<4x16xbf16>, tensor<bf16>
 // PT-CHECK: %[[UP:.*]] = amp.cast %[[SEL]] {amp.autocast_inserted} : tensor<4x16xbf16> to tensor<4x16xf32>
 // PT-CHECK: %[[L:.*]] = amp.cross_entropy %[[UP]], %[[Y]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x16xf32>, tensor<4xi32>
@@ -151,7 +151,7 @@ func.func @integers(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %w: tensor<8x
   %0 = amp.embedding %table[%ids] : tensor<16x8xf32>, tensor<4xi64>
   %1 = amp.matmul %0, %w : tensor<4x8xf32>, tensor<8x16xf32>
   %z = amp.constant dense<0.0> : tensor<f32>
-  %m = amp.compare "gt", %1, %z : tensor<4x16xf32>, tensor<f32>
+  %m = amp.compare gt, %1, %z : tensor<4x16xf32>, tensor<f32>
   %2 = amp.select %m, %1, %z : tensor<4x16xi1>, tensor<4x16xf32>, tensor<f32>
   %3 = amp.cross_entropy %2, %y : tensor<4x16xf32>, tensor<4xi32>
   return %3 : tensor<f32>
@@ -240,7 +240,7 @@ func.func @banned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // MODTARGET-CHECK: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
 // NOTARGET-CHECK: error: amp-autocast: dtype=auto needs a target
 // BADTARGET-CHECK: error: amp-autocast: bad CUDA target 'cuda:volta' (expected cuda:sm_NN, e.g. cuda:sm_80)
-// BADDTYPE-CHECK: error: amp-autocast: unknown dtype 'fp8' (expected f16, bf16, auto or f32)
+// BADDTYPE-CHECK: for the --dtype option: 'fp8' is not one of: f32, f16, bf16, auto, fp16, fp32
 
 // PROMOTE-CHECK-LABEL: func.func @tiny
 // PROMOTE-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>

@@ -28,7 +28,7 @@
 // CHECK:         %[[DA:.*]] = amp.cross_entropy_grad %[[A]], %[[Y]], %[[SEED]] : tensor<4x6xf32>, tensor<4xi64>, tensor<f32>
 // relu: dx = relu(x) > 0 ? dy : 0 (the output's mask: the input need not be kept).
 // CHECK:         %[[ZERO:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:         %[[POS:.*]] = amp.compare "gt", %[[A]], %[[ZERO]]
+// CHECK:         %[[POS:.*]] = amp.compare gt, %[[A]], %[[ZERO]]
 // CHECK:         %[[DHB:.*]] = amp.select %[[POS]], %[[DA]], %[[ZERO]]
 // Broadcast bias: the gradient is summed over the broadcast dimension.
 // CHECK:         %[[DB:.*]] = amp.reduce_sum %[[DHB]] dims = [0] : tensor<4x6xf32>

@@ -77,7 +77,7 @@ func.func @trailing_broadcast(%x: tensor<4x8xf32>, %c: tensor<4x1xf32>) -> tenso
 
 // GEMM epilogue: a relu that is the only reader of a linear layer's result becomes its activation.
 // CHECK-LABEL: func.func @linear_relu_epilogue
-// CHECK-NEXT: %[[Y:.*]] = amp.linear %arg0, %arg1, %arg2 transpose_w = false activation = "relu"
+// CHECK-NEXT: %[[Y:.*]] = amp.linear %arg0, %arg1, %arg2 transpose_w = false activation = relu
 // CHECK-NEXT: return %[[Y]]
 func.func @linear_relu_epilogue(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16>, %b: tensor<16xbf16>) -> tensor<4x16xbf16> {
   %0 = amp.linear %x, %w, %b transpose_w = false : tensor<4x8xbf16>, tensor<8x16xbf16>, tensor<16xbf16>
@@ -103,7 +103,7 @@ func.func @linear_relu_preactivation_read(%x: tensor<4x8xf32>, %w: tensor<8x16xf
 // region is placed at its last elementwise op, before the GEMM that reads the mask's output.
 // CHECK-LABEL: func.func @bias_gradient
 // CHECK: %[[R:.*]]:2 = amp.fused "bias_gradient.k0"(%arg0, %{{.*}}, %arg1) : (tensor<8x16xf32>, tensor<f32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
-// CHECK: amp.compare "gt"
+// CHECK: amp.compare gt
 // CHECK-NEXT: %[[DZ:.*]] = amp.select
 // CHECK-NEXT: %[[DB:.*]] = amp.reduce_sum %[[DZ]] dims = [0]
 // CHECK-NEXT: amp.yield %[[DZ]], %[[DB]] : tensor<8x16xf32>, tensor<16xf32>
@@ -111,7 +111,7 @@ func.func @linear_relu_preactivation_read(%x: tensor<4x8xf32>, %w: tensor<8x16xf
 // CHECK: return %{{.*}}, %[[R]]#1
 func.func @bias_gradient(%y: tensor<8x16xf32>, %dy: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> (tensor<8x4xf32>, tensor<16xf32>) {
   %zero = amp.constant dense<0.000000e+00> : tensor<f32>
-  %m = amp.compare "gt", %y, %zero : tensor<8x16xf32>, tensor<f32>
+  %m = amp.compare gt, %y, %zero : tensor<8x16xf32>, tensor<f32>
   %dz = amp.select %m, %dy, %zero : tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>
   %dx = amp.matmul %dz, %w : tensor<8x16xf32>, tensor<16x4xf32>
   %db = amp.reduce_sum %dz dims = [0] : tensor<8x16xf32>

@@ -2,6 +2,9 @@
 // RUN: amp-opt %s --split-input-file --amp-loss-scaling="mode=dynamic init-scale=1024 growth-factor=4 backoff-factor=0.25 growth-interval=10" --verify-diagnostics | FileCheck %s --check-prefix=DYN
 // RUN: amp-opt %s --split-input-file --amp-loss-scaling="mode=static init-scale=128" --verify-diagnostics | FileCheck %s --check-prefix=STATIC
 // RUN: amp-opt %s --split-input-file --amp-loss-scaling="mode=none" --verify-diagnostics | FileCheck %s --check-prefix=NONE
+// The option parser rejects a mode outside the enum and lists the accepted ones.
+// RUN: not amp-opt %s --split-input-file --amp-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BADMODE
+// BADMODE: for the --mode option: 'bogus' is not one of: dynamic, static, none, auto
 
 // An f16 step ("after amp-autodiff" shape): auto picks dynamic with PyTorch's defaults.
 // AUTO-LABEL: func.func @train_step

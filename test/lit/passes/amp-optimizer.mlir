@@ -2,6 +2,11 @@
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1 momentum=0.9 nesterov=true weight-decay=1e-4" --verify-diagnostics | FileCheck %s --check-prefix=SGD
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1" --verify-diagnostics | FileCheck %s --check-prefix=PLAIN
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=adam accumulate=4" --verify-diagnostics | FileCheck %s --check-prefix=ACC
+// The option parser rejects an optimizer or schedule outside the enum and lists the accepted ones.
+// RUN: not amp-opt %s --split-input-file --amp-optimizer="kind=lion" 2>&1 | FileCheck %s --check-prefix=BADKIND
+// BADKIND: for the --kind option: 'lion' is not one of: sgd, adam, adamw
+// RUN: not amp-opt %s --split-input-file --amp-optimizer="schedule=linear" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
+// BADSCHEDULE: for the --schedule option: 'linear' is not one of: constant, cosine
 
 // "After amp-loss-scaling{mode=dynamic}": the optimizer goes between the check and the update.
 // ADAMW-LABEL: func.func @train_step
@@ -15,7 +20,7 @@
 // ADAMW-NEXT: %[[N:.*]] = amp.global_norm %[[U]] : tensor<4xf32>
 // ADAMW-NEXT: %[[C:.*]] = amp.clip_grads %[[U]] norm(%[[N]]) {max_norm = 1.000000e+00 : f64} : tensor<4xf32>
 // ADAMW-NEXT: %[[NSTEP:.*]], %[[NSKIP:.*]] = amp.step_counters %[[STEP]], %[[SKIP]], %[[F]]
-// ADAMW-NEXT: %[[LR:.*]] = amp.lr_schedule %[[NSTEP]] {base_lr = 1.000000e-03 : f64, kind = "cosine", min_lr = 1.000000e-05 : f64, total_steps = 100 : i64, warmup_steps = 10 : i64}
+// ADAMW-NEXT: %[[LR:.*]] = amp.lr_schedule cosine %[[NSTEP]] {base_lr = 1.000000e-03 : f64, min_lr = 1.000000e-05 : f64, total_steps = 100 : i64, warmup_steps = 10 : i64}
 // ADAMW-NEXT: %[[P:.*]], %[[M2:.*]], %[[V2:.*]] = amp.adam_update %[[W]], %[[C]], %[[M]], %[[V]], %[[NSTEP]], %[[LR]], %[[F]] {decoupled = true, weight_decay = 1.000000e-02 : f64} : tensor<4xf32>, tensor<4xf32>
 // ADAMW-NEXT: %[[S2:.*]], %[[T2:.*]] = amp.update_scale
 // ADAMW-NEXT: return %{{.*}}, %[[F]], %[[S2]], %[[T2]], %[[LR]], %[[N]], %[[NSTEP]], %[[NSKIP]], %[[P]], %[[M2]], %[[V2]]

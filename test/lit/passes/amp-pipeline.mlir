@@ -25,6 +25,12 @@
 // Stage by stage: the pipeline is the passes in order, so running them one by one gives the same.
 // RUN: amp-opt --amp-pipeline="precision=bf16 target=cpu fuse=false" %amp_src_root/examples/mlp.mlir | amp-opt --amp-autodiff --amp-loss-scaling --amp-grads-entry --amp-optimizer="kind=adamw lr=0.002" --amp-cast-cleanup --amp-verify | amp-opt --amp-fuse > %t.staged
 // RUN: diff %t.staged %t.opt
+//
+// The enum-typed options take the passes' spellings and reject others with the accepted ones.
+// RUN: not amp-opt --amp-pipeline="loss-scaling=dyn" %amp_src_root/examples/mlp.mlir 2>&1 | FileCheck %s --check-prefix=BADSCALING-CHECK
+// BADSCALING-CHECK: for the --loss-scaling option: 'dyn' is not one of: dynamic, static, none, auto
+// RUN: not amp-opt --amp-pipeline="precision=fp8" %amp_src_root/examples/mlp.mlir 2>&1 | FileCheck %s --check-prefix=BADPRECISION-CHECK
+// BADPRECISION-CHECK: for the --precision option: 'fp8' is not one of: f32, f16, bf16, auto, fp16, fp32
 
 // TRAIN-CHECK: func.func @train_step
 // TRAIN-CHECK: amp.fused

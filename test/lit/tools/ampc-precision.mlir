@@ -30,7 +30,7 @@
 // TLM-CHECK: %[[W1:.*]] = amp.cast %arg13 {amp.autocast_inserted} : tensor<64x256xf32> to tensor<64x256xbf16>
 // TLM-CHECK-NEXT: %[[B1:.*]] = amp.cast %arg14 {amp.autocast_inserted} : tensor<256xf32> to tensor<256xbf16>
 // TLM-CHECK-NEXT: %[[F1:.*]] = amp.linear %{{.*}}, %[[W1]], %[[B1]] transpose_w = false {amp.precision = "bf16"
-// TLM-CHECK-NEXT: amp.gelu %[[F1]] approximate = "tanh" {amp.precision = "bf16"
+// TLM-CHECK-NEXT: amp.gelu %[[F1]] approximate = tanh {amp.precision = "bf16"
 // TLM-CHECK: amp.layer_norm {{.*}} {amp.precision = "f32"
 // TLM-CHECK: amp.linear {{.*}} {amp.precision = "bf16"
 // TLM-CHECK: %[[LOGITS:.*]] = amp.cast %{{.*}} {amp.autocast_inserted} : tensor<256x64xbf16> to tensor<256x64xf32>

@@ -34,3 +34,20 @@
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=none --init-scale=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=static:8 --growth-interval=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
 // MODE-CHECK: ampc: --init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic loss scaling
+
+// --optimizer, --schedule and --precision take the passes' spellings; --loss-scale adds static:S.
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --optimizer=lion --emit=plan 2>&1 | FileCheck %s --check-prefix=OPTIMIZER-CHECK
+// OPTIMIZER-CHECK: ampc: for the --optimizer option: 'lion' is not one of: sgd, adam, adamw
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --schedule=linear --emit=plan 2>&1 | FileCheck %s --check-prefix=SCHEDULE-CHECK
+// SCHEDULE-CHECK: ampc: for the --schedule option: 'linear' is not one of: constant, cosine
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --schedule=cosine --emit=plan 2>&1 | FileCheck %s --check-prefix=COSINE-CHECK
+// COSINE-CHECK: ampc: --schedule=cosine needs --total-steps=N
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --precision=fp8 --emit=plan 2>&1 | FileCheck %s --check-prefix=PRECISION-CHECK
+// PRECISION-CHECK: ampc: for the --precision option: 'fp8' is not one of: f32, f16, bf16, auto, fp16, fp32
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --loss-scale=static --emit=plan 2>&1 | FileCheck %s --check-prefix=STATIC-CHECK
+// STATIC-CHECK: ampc: --loss-scale must be dynamic, static:S, none or auto, got 'static'
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=static:128 --optimizer=sgd --schedule=cosine --total-steps=100 --emit=plan | FileCheck %s --check-prefix=FLAGS-CHECK
+// FLAGS-CHECK-DAG: "optimizer": "sgd"
+// FLAGS-CHECK-DAG: "loss_scaling": "static"
+// FLAGS-CHECK-DAG: "init_scale": "128"
+// FLAGS-CHECK-DAG: "s": "cosine"

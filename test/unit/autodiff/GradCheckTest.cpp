@@ -294,7 +294,7 @@ GRAD_TEST(Sigmoid, unary("sigmoid", uniform(6, -2, 2, 9)))
 GRAD_TEST(Relu, unary("relu", awayFromZero(6, 0.1, 1.5, 10)))
 GRAD_TEST(Silu, unary("silu", uniform(6, -2, 2, 11)))
 GRAD_TEST(Gelu, unary("gelu", uniform(6, -2, 2, 12)))
-GRAD_TEST(GeluTanh, unary("gelu", uniform(6, -2, 2, 13), " approximate = \"tanh\""))
+GRAD_TEST(GeluTanh, unary("gelu", uniform(6, -2, 2, 13), " approximate = tanh"))
 
 // Binary ops with broadcasting on both sides: x [2, 1, 3] op w [4, 1] -> [2, 4, 3], so both
 // gradients are reduce_sum + reshape over broadcast dims.
@@ -351,7 +351,7 @@ GRAD_TEST(LinearInOutBias, linear({3, 4}, {4, 2}, true, " transpose_w = false", 
 GRAD_TEST(LinearBatchedBias, linear({2, 3, 4}, {5, 4}, true, "", {2, 3, 5}))
 GRAD_TEST(LinearBatchedInOut, linear({2, 1, 3, 4}, {4, 2}, true, " transpose_w = false", {2, 1, 3, 2}))
 // The relu epilogue (what amp-fuse folds, also accepted in a model): masked by the output.
-GRAD_TEST(LinearRelu, linear({3, 4}, {4, 2}, true, " transpose_w = false activation = \"relu\"", {3, 2}))
+GRAD_TEST(LinearRelu, linear({3, 4}, {4, 2}, true, " transpose_w = false activation = relu", {3, 2}))
 
 GRAD_TEST(Conv2dGroupsStridePadDilationBias,
           (Case{{P("x", {2, 4, 5, 5}, uniform(200, -1, 1, 60)), P("w", {4, 2, 3, 3}, uniform(72, -1, 1, 61)),

@@ -189,7 +189,7 @@ TEST_F(AmpIrTest, TransposeAndBroadcastingOps) {
   EXPECT_EQ(tr.getType(), t({8, 4, 16, 32}));
   EXPECT_EQ(builder.create<AddOp>(loc, v[1], v[2]).getType(), t({4, 8}));
   EXPECT_EQ(builder.create<MulOp>(loc, v[3], v[4]).getType(), t({4, 8}));
-  auto cmp = builder.create<CompareOp>(loc, "lt", v[3], v[4]);
+  auto cmp = builder.create<CompareOp>(loc, ComparePredicate::Lt, v[3], v[4]);
   EXPECT_EQ(cmp.getType(), t({4, 8}, builder.getI1Type()));
 }
 
@@ -352,6 +352,24 @@ TEST_F(AmpIrTest, VerifierRejectsBadAttributes) {
   auto rs = builder.create<ReshapeOp>(loc, t({30}), v[0]);
   EXPECT_TRUE(failed(verify(rs)));
   EXPECT_TRUE(diags.contains("element count must not change")) << diags.all();
+}
+
+TEST_F(AmpIrTest, EnumAttributes) {
+  auto x = values({t({4, 8})})[0];
+  auto cmp = builder.create<CompareOp>(loc, ComparePredicate::Ge, x, x);
+  EXPECT_EQ(cmp.getPredicate(), ComparePredicate::Ge);
+  // Left out, gelu's approximation is the ODS default; the plan spelling is the keyword.
+  auto gelu = builder.create<GeluOp>(loc, x.getType(), x, GeluApproximationAttr());
+  EXPECT_EQ(gelu.getApproximate(), GeluApproximation::None);
+  EXPECT_EQ(stringifyEnum(GeluApproximation::Tanh), "tanh");
+  EXPECT_EQ(symbolizeLrScheduleKind("cosine"), LrScheduleKind::Cosine);
+  EXPECT_FALSE(symbolizeComparePredicate("neq"));
+
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  os << Attribute(builder.getAttr<ComparePredicateAttr>(ComparePredicate::Le));
+  EXPECT_EQ(os.str(), "#amp<compare_predicate le>");
+  EXPECT_EQ(parseAttribute(printed, &ctx), builder.getAttr<ComparePredicateAttr>(ComparePredicate::Le));
 }
 
 TEST_F(AmpIrTest, InitAttribute) {

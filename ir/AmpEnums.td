@@ -1,0 +1,43 @@
+//===- AmpEnums.td - enumerated attributes of the amp dialect -------------===//
+// Each enum is a C++ enum class (AmpEnums.h.inc, with stringify/symbolize) and an attribute
+// that ops print as a bare keyword: `amp.compare gt, ...`, `approximate = tanh`. The keyword is
+// also the spelling the execution plan carries (codegen writes stringifyEnum of the value).
+// The attribute prints its own leading space, so op formats put `` (no space) before it.
+#ifndef AMP_ENUMS_TD
+#define AMP_ENUMS_TD
+
+include "ir/AmpBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class Amp_I32Enum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::mlir::amp";
+  // The attribute is the EnumAttr below (a dialect attribute), not a specialised IntegerAttr.
+  let genSpecializedAttr = 0;
+}
+
+class Amp_EnumAttr<EnumAttrInfo info, string mnemonic>
+    : EnumAttr<Amp_Dialect, info, mnemonic> {
+  let summary = info.summary;
+}
+
+def Amp_ComparePredicate : Amp_I32Enum<"ComparePredicate",
+    "amp.compare predicate (eq, ne, lt, le, gt, ge)", [
+  I32EnumAttrCase<"Eq", 0, "eq">, I32EnumAttrCase<"Ne", 1, "ne">,
+  I32EnumAttrCase<"Lt", 2, "lt">, I32EnumAttrCase<"Le", 3, "le">,
+  I32EnumAttrCase<"Gt", 4, "gt">, I32EnumAttrCase<"Ge", 5, "ge">]>;
+def Amp_ComparePredicateAttr : Amp_EnumAttr<Amp_ComparePredicate, "compare_predicate">;
+
+def Amp_GeluApproximation : Amp_I32Enum<"GeluApproximation", "amp.gelu approximation (none, tanh)", [
+  I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Tanh", 1, "tanh">]>;
+def Amp_GeluApproximationAttr : Amp_EnumAttr<Amp_GeluApproximation, "gelu_approximation">;
+
+def Amp_LinearActivation : Amp_I32Enum<"LinearActivation", "amp.linear activation (none, relu)", [
+  I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Relu", 1, "relu">]>;
+def Amp_LinearActivationAttr : Amp_EnumAttr<Amp_LinearActivation, "linear_activation">;
+
+def Amp_LrScheduleKind : Amp_I32Enum<"LrScheduleKind", "amp.lr_schedule kind (constant, cosine)", [
+  I32EnumAttrCase<"Constant", 0, "constant">, I32EnumAttrCase<"Cosine", 1, "cosine">]>;
+def Amp_LrScheduleKindAttr : Amp_EnumAttr<Amp_LrScheduleKind, "lr_schedule_kind">;
+
+#endif // AMP_ENUMS_TD

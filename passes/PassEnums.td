@@ -1,0 +1,28 @@
+//===- PassEnums.td - the fixed-value options of the ampc passes ----------===//
+// Enums of pass options (passes/PassEnums.h gives their command-line spellings). The learning-rate
+// schedule option uses the IR's own enum, ::mlir::amp::LrScheduleKind (ir/AmpEnums.td).
+#ifndef AMP_PASS_ENUMS_TD
+#define AMP_PASS_ENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+class Amp_PassEnum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let cppNamespace = "::mlir::amp";
+  // Option values only: no attribute.
+  let genSpecializedAttr = 0;
+}
+
+def Amp_AutocastDtype : Amp_PassEnum<"AutocastDtype", "amp-autocast low-precision dtype", [
+  I32EnumAttrCase<"F32", 0, "f32">, I32EnumAttrCase<"F16", 1, "f16">,
+  I32EnumAttrCase<"BF16", 2, "bf16">, I32EnumAttrCase<"Auto", 3, "auto">]>;
+
+def Amp_LossScalingMode : Amp_PassEnum<"LossScalingMode", "amp-loss-scaling mode", [
+  I32EnumAttrCase<"Dynamic", 0, "dynamic">, I32EnumAttrCase<"Static", 1, "static">,
+  I32EnumAttrCase<"None", 2, "none">, I32EnumAttrCase<"Auto", 3, "auto">]>;
+
+def Amp_OptimizerKind : Amp_PassEnum<"OptimizerKind", "amp-optimizer kind", [
+  I32EnumAttrCase<"Sgd", 0, "sgd">, I32EnumAttrCase<"Adam", 1, "adam">,
+  I32EnumAttrCase<"AdamW", 2, "adamw">]>;
+
+#endif // AMP_PASS_ENUMS_TD
