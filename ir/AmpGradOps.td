@@ -2,7 +2,7 @@
 // Included from AmpOps.td (Amp_Op and the type constraints are defined there).
 //
 // Each op computes the vector-Jacobian product of one forward op where that product is not
-// expressible exactly and clearly with the forward ops (passes/VjpRules.cpp builds every other
+// expressible exactly and clearly with the forward ops (ir/AmpVjp.cpp builds every other
 // VJP from forward ops). Operands named `grad` are the cotangent of the forward op's result.
 // The numeric contract is the forward ops': f16/bf16 operands are widened to f32, sums accumulate
 // in f32 in the order docs/reference-executor.md ("Gradient ops") documents, and each result

@@ -557,5 +557,7 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
   return {};
 }
 
+#include "ir/AmpInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "ir/AmpOps.cpp.inc"

@@ -9,6 +9,9 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+// The VJP interface every model op declares (ir/AmpInterfaces.td).
+#include "ir/AmpInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "ir/AmpOps.h.inc"
 

@@ -4,6 +4,7 @@
 
 include "ir/AmpBase.td"
 include "ir/AmpAttrs.td"
+include "ir/AmpInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -11,11 +12,16 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Amp_Op<string mnemonic, list<Trait> traits = []>
     : Op<Amp_Dialect, mnemonic, !listconcat([Pure], traits)>;
 
+// The ops a model is written in. Each declares the VJP interface (ir/AmpInterfaces.td) and must
+// define it in ir/AmpVjp.cpp, so autodiff's coverage is checked when the compiler links.
+class Amp_ModelOp<string mnemonic, list<Trait> traits = []>
+    : Amp_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<Amp_DifferentiableOpInterface>])>;
+
 //===----------------------------------------------------------------------===//
 // Constant
 //===----------------------------------------------------------------------===//
 
-def Amp_ConstantOp : Amp_Op<"constant", [ConstantLike,
+def Amp_ConstantOp : Amp_ModelOp<"constant", [ConstantLike,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "A constant tensor";
   let description = [{
@@ -36,7 +42,7 @@ def Amp_ConstantOp : Amp_Op<"constant", [ConstantLike,
 //===----------------------------------------------------------------------===//
 
 class Amp_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
-    : Amp_Op<mnemonic, !listconcat([Elementwise, AllTypesMatch<["input", "result"]>], traits)> {
+    : Amp_ModelOp<mnemonic, !listconcat([Elementwise, AllTypesMatch<["input", "result"]>], traits)> {
   let summary = "Elementwise " # mnemonic # ": " # formula;
   let description = !strconcat("Computes `", formula, "` for every element. ",
     "f16/bf16 inputs are computed in f32 and rounded to the result type.\n\n",
@@ -58,7 +64,7 @@ def Amp_SigmoidOp : Amp_UnaryOp<"sigmoid", "1/(1+e^-x)">;
 def Amp_ReluOp : Amp_UnaryOp<"relu", "max(x, 0)">;
 def Amp_SiluOp : Amp_UnaryOp<"silu", "x*sigmoid(x)">;
 
-def Amp_GeluOp : Amp_Op<"gelu", [Elementwise, AllTypesMatch<["input", "result"]>]> {
+def Amp_GeluOp : Amp_ModelOp<"gelu", [Elementwise, AllTypesMatch<["input", "result"]>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `approximate = none` (the default) computes `0.5*x*(1+erf(x/sqrt(2)))`; `approximate = tanh`
@@ -80,7 +86,7 @@ def Amp_GeluOp : Amp_Op<"gelu", [Elementwise, AllTypesMatch<["input", "result"]>
 //===----------------------------------------------------------------------===//
 
 class Amp_BinaryOp<string mnemonic, string formula>
-    : Amp_Op<mnemonic, [InferTypeOpAdaptor]> {
+    : Amp_ModelOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = "Elementwise " # mnemonic # " with numpy broadcasting: " # formula;
   let description = !strconcat("Computes `", formula, "` after broadcasting both operands ",
     "to a common shape (numpy rules: align trailing dimensions; a dimension of 1 stretches). ",
@@ -99,7 +105,7 @@ def Amp_MaximumOp : Amp_BinaryOp<"maximum", "max(x, y), NaN-propagating">;
 def Amp_MinimumOp : Amp_BinaryOp<"minimum", "min(x, y), NaN-propagating">;
 def Amp_PowOp : Amp_BinaryOp<"pow", "x ^ y">;
 
-def Amp_CompareOp : Amp_Op<"compare", [InferTypeOpAdaptor]> {
+def Amp_CompareOp : Amp_ModelOp<"compare", [InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison with broadcasting, producing an i1 mask";
   let description = [{
     `predicate` is one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`. Comparisons with NaN are false
@@ -115,7 +121,7 @@ def Amp_CompareOp : Amp_Op<"compare", [InferTypeOpAdaptor]> {
   let assemblyFormat = "`` $predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Amp_SelectOp : Amp_Op<"select", [InferTypeOpAdaptor]> {
+def Amp_SelectOp : Amp_ModelOp<"select", [InferTypeOpAdaptor]> {
   let summary = "Elementwise choice by an i1 mask, with broadcasting";
   let description = [{
     `result = cond ? true_value : false_value`, all three broadcast to a common shape. The two
@@ -138,7 +144,7 @@ def Amp_SelectOp : Amp_Op<"select", [InferTypeOpAdaptor]> {
 // Contractions and windows
 //===----------------------------------------------------------------------===//
 
-def Amp_MatmulOp : Amp_Op<"matmul", [InferTypeOpAdaptor]> {
+def Amp_MatmulOp : Amp_ModelOp<"matmul", [InferTypeOpAdaptor]> {
   let summary = "Matrix product, 2-D or batched with broadcast batch dimensions";
   let description = [{
     `lhs` is `[..., M, K]` (or `[..., K, M]` with `transpose_a`), `rhs` is `[..., K, N]` (or
@@ -160,7 +166,7 @@ def Amp_MatmulOp : Amp_Op<"matmul", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
+def Amp_LinearOp : Amp_ModelOp<"linear", [InferTypeOpAdaptor]> {
   let summary = "Fully connected layer: x·Wᵀ + b (PyTorch's F.linear / addmm), bias in the epilogue";
   let description = [{
     `input` is `[..., in]` (rank >= 2), `weight` is `[out, in]` (PyTorch's `nn.Linear` layout,
@@ -201,7 +207,7 @@ def Amp_LinearOp : Amp_Op<"linear", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_Conv2DOp : Amp_Op<"conv2d", [InferTypeOpAdaptor]> {
+def Amp_Conv2DOp : Amp_ModelOp<"conv2d", [InferTypeOpAdaptor]> {
   let summary = "2-D convolution (NCHW) with stride, padding, dilation, groups and optional bias";
   let description = [{
     `input` is `[N, C, H, W]`, `weight` is `[O, C/groups, KH, KW]`, `bias` (optional) is `[O]`.
@@ -226,7 +232,7 @@ def Amp_Conv2DOp : Amp_Op<"conv2d", [InferTypeOpAdaptor]> {
   }];
 }
 
-class Amp_Pool2DOp<string mnemonic, string what> : Amp_Op<mnemonic, [InferTypeOpAdaptor]> {
+class Amp_Pool2DOp<string mnemonic, string what> : Amp_ModelOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = what # " pooling over NCHW windows";
   let description = !strconcat(what, " over `kernel` windows moved by `stride` (default = kernel) ",
     "with symmetric `padding` (max pads with -inf; avg counts padded zeros, as PyTorch's ",
@@ -248,7 +254,7 @@ def Amp_AvgPool2DOp : Amp_Pool2DOp<"avg_pool2d", "Average">;
 // Reductions and normalisations
 //===----------------------------------------------------------------------===//
 
-class Amp_ReduceOp<string mnemonic, string what> : Amp_Op<mnemonic, [InferTypeOpAdaptor]> {
+class Amp_ReduceOp<string mnemonic, string what> : Amp_ModelOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = what # " over the given dimensions";
   let description = !strconcat(what, " over `dims` (distinct, in range), accumulated in f32. ",
     "With `keepdim` the reduced dimensions stay with size 1.\n\n",
@@ -263,7 +269,7 @@ def Amp_ReduceMeanOp : Amp_ReduceOp<"reduce_mean", "Mean">;
 def Amp_ReduceMaxOp : Amp_ReduceOp<"reduce_max", "Maximum">;
 
 class Amp_SoftmaxLikeOp<string mnemonic, string formula>
-    : Amp_Op<mnemonic, [AllTypesMatch<["input", "result"]>]> {
+    : Amp_ModelOp<mnemonic, [AllTypesMatch<["input", "result"]>]> {
   let summary = formula # " along one axis";
   let description = !strconcat("Computes `", formula, "` along `axis`, numerically stable ",
     "(the row maximum is subtracted first).\n\n",
@@ -277,7 +283,7 @@ class Amp_SoftmaxLikeOp<string mnemonic, string formula>
 def Amp_SoftmaxOp : Amp_SoftmaxLikeOp<"softmax", "exp(x_i) / sum_j exp(x_j)">;
 def Amp_LogSoftmaxOp : Amp_SoftmaxLikeOp<"log_softmax", "x_i - log(sum_j exp(x_j))">;
 
-def Amp_LayerNormOp : Amp_Op<"layer_norm", [AttrSizedOperandSegments,
+def Amp_LayerNormOp : Amp_ModelOp<"layer_norm", [AttrSizedOperandSegments,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Layer normalisation over the trailing dimensions";
   let description = [{
@@ -302,7 +308,7 @@ def Amp_LayerNormOp : Amp_Op<"layer_norm", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Amp_RmsNormOp : Amp_Op<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
+def Amp_RmsNormOp : Amp_ModelOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions";
   let description = [{
     `y = x / sqrt(mean(x^2) + eps) * weight` over the last `normalized_ndim` dimensions.
@@ -325,7 +331,7 @@ def Amp_RmsNormOp : Amp_Op<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
 // Embedding and dropout
 //===----------------------------------------------------------------------===//
 
-def Amp_EmbeddingOp : Amp_Op<"embedding", [InferTypeOpAdaptor]> {
+def Amp_EmbeddingOp : Amp_ModelOp<"embedding", [InferTypeOpAdaptor]> {
   let summary = "Gathers rows of a table by integer ids";
   let description = [{
     `table` is `[V, D]`, `ids` is any integer tensor of shape `S`; the result is `S + [D]`.
@@ -340,7 +346,7 @@ def Amp_EmbeddingOp : Amp_Op<"embedding", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$table `[` $ids `]` attr-dict `:` type($table) `,` type($ids)";
 }
 
-def Amp_DropoutOp : Amp_Op<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def Amp_DropoutOp : Amp_ModelOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
   let summary = "Inverted dropout with a counter-based, reproducible mask";
   let description = [{
     Keeps each element with probability `1 - rate` and scales kept elements by `1/(1-rate)`.
@@ -361,7 +367,7 @@ def Amp_DropoutOp : Amp_Op<"dropout", [AllTypesMatch<["input", "result"]>]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Amp_ReshapeOp : Amp_Op<"reshape"> {
+def Amp_ReshapeOp : Amp_ModelOp<"reshape"> {
   let summary = "Reinterprets a tensor with a new shape of the same element count";
   let description = [{
     ```mlir
@@ -375,7 +381,7 @@ def Amp_ReshapeOp : Amp_Op<"reshape"> {
   let hasFolder = 1;
 }
 
-def Amp_TransposeOp : Amp_Op<"transpose", [InferTypeOpAdaptor]> {
+def Amp_TransposeOp : Amp_ModelOp<"transpose", [InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -389,7 +395,7 @@ def Amp_TransposeOp : Amp_Op<"transpose", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` type($input)";
 }
 
-def Amp_BroadcastToOp : Amp_Op<"broadcast_to"> {
+def Amp_BroadcastToOp : Amp_ModelOp<"broadcast_to"> {
   let summary = "Broadcasts a tensor to a larger shape (numpy rules)";
   let description = [{
     ```mlir
@@ -402,7 +408,7 @@ def Amp_BroadcastToOp : Amp_Op<"broadcast_to"> {
   let hasVerifier = 1;
 }
 
-def Amp_SliceOp : Amp_Op<"slice", [InferTypeOpAdaptor]> {
+def Amp_SliceOp : Amp_ModelOp<"slice", [InferTypeOpAdaptor]> {
   let summary = "Strided slice with static bounds";
   let description = [{
     For each dimension `d`, takes indices `starts[d], starts[d]+strides[d], ...` below
@@ -421,7 +427,7 @@ def Amp_SliceOp : Amp_Op<"slice", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_ConcatOp : Amp_Op<"concat", [InferTypeOpAdaptor]> {
+def Amp_ConcatOp : Amp_ModelOp<"concat", [InferTypeOpAdaptor]> {
   let summary = "Concatenates tensors along an axis";
   let description = [{
     All inputs have the same element type, rank and sizes except along `axis`.
@@ -439,7 +445,7 @@ def Amp_ConcatOp : Amp_Op<"concat", [InferTypeOpAdaptor]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Amp_CrossEntropyOp : Amp_Op<"cross_entropy", [InferTypeOpAdaptor]> {
+def Amp_CrossEntropyOp : Amp_ModelOp<"cross_entropy", [InferTypeOpAdaptor]> {
   let summary = "Softmax cross-entropy with integer labels, mean reduction";
   let description = [{
     `logits` is `[N, C]`, `labels` is `[N]` of i32/i64. Per sample,
@@ -459,7 +465,7 @@ def Amp_CrossEntropyOp : Amp_Op<"cross_entropy", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels)";
 }
 
-def Amp_MseLossOp : Amp_Op<"mse_loss", [InferTypeOpAdaptor]> {
+def Amp_MseLossOp : Amp_ModelOp<"mse_loss", [InferTypeOpAdaptor]> {
   let summary = "Mean squared error, mean reduction";
   let description = [{
     `mean((input - target)^2)` over all elements; both operands have the same type.
@@ -477,7 +483,7 @@ def Amp_MseLossOp : Amp_Op<"mse_loss", [InferTypeOpAdaptor]> {
 // Cast
 //===----------------------------------------------------------------------===//
 
-def Amp_CastOp : Amp_Op<"cast"> {
+def Amp_CastOp : Amp_ModelOp<"cast"> {
   let summary = "Converts between floating-point element types";
   let description = [{
     Rounds each element to the result element type with round-to-nearest-even; f16 overflow

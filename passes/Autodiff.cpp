@@ -7,7 +7,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "passes/Passes.h"
-#include "passes/VjpRules.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPAUTODIFFPASS
@@ -172,7 +171,15 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
 
     created.ops.clear();
     SmallVector<Value> operandGrads;
-    if (failed(buildVjp(b, op, dys, need, operandGrads))) {
+    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+    if (!differentiable) {
+      op->emitError("amp-autodiff: no VJP rule for '")
+          << op->getName() << "', which lies on the path from a param to the loss (it is not a model op)";
+      b.setListener(nullptr);
+      train.erase();
+      return failure();
+    }
+    if (failed(differentiable.buildVjp(b, dys, need, operandGrads))) {
       b.setListener(nullptr);
       train.erase();
       return failure();

@@ -112,8 +112,9 @@ def AmpAutodiffPass : Pass<"amp-autodiff", "::mlir::ModuleOp"> {
     gradient is multiplied by the seed. The model function is left unchanged (the eval entry);
     its extra results are not returned by the step.
 
-    Each op on a path from a param to the loss gets its VJP from passes/VjpRules.cpp (built
-    from forward ops where exact, or from the gradient ops of ir/AmpGradOps.td). Backward ops run
+    Each op on a path from a param to the loss gets its VJP from its `DifferentiableOpInterface`
+    (every model op defines it in ir/AmpVjp.cpp; built from forward ops where exact, or from the
+    gradient ops of ir/AmpGradOps.td). Backward ops run
     in the precision of their forward op and carry its `amp.precision`, with
     `amp.reason = "backward of <op>"`; the VJP of `amp.cast` is the cast back, so f32 params
     receive f32 gradients. Cotangents of values with several users are summed with `amp.add` in

@@ -32,7 +32,11 @@
 //   slice       amp.slice_grad                    concat   slices of dy
 //   cross_entropy  amp.cross_entropy_grad         mse_loss dp = ((d*dl)+(d*dl))/n, dt = -dp
 //   cast        dx = cast(dy) back to the operand type (f32 params get f32 gradients)
-#include "passes/VjpRules.h"
+//   constant, compare   no cotangents (no operands; an i1 result)
+//
+// Each rule is the body of its op's DifferentiableOpInterface::buildVjp (defined at the end): an
+// op declared as a model op (ir/AmpOps.td) without a definition here does not link.
+#include "ir/AmpVjp.h"
 
 #include <algorithm>
 
@@ -452,37 +456,7 @@ LogicalResult vjpCast(Vjp& v) {
   return success();
 }
 
-const llvm::StringMap<Rule>& ruleTable() {
-  static const llvm::StringMap<Rule> table = [] {
-    llvm::StringMap<Rule> t;
-    auto add = [&](StringRef name, Rule r) { t[name] = r; };
-    add("amp.neg", vjpNeg);               add("amp.abs", vjpAbs);
-    add("amp.exp", vjpExp);               add("amp.log", vjpLog);
-    add("amp.sqrt", vjpSqrt);             add("amp.rsqrt", vjpRsqrt);
-    add("amp.reciprocal", vjpReciprocal); add("amp.tanh", vjpTanh);
-    add("amp.sigmoid", vjpSigmoid);       add("amp.relu", vjpRelu);
-    add("amp.silu", vjpSilu);             add("amp.gelu", vjpGelu);
-    add("amp.add", vjpAdd);               add("amp.sub", vjpSub);
-    add("amp.mul", vjpMul);               add("amp.div", vjpDiv);
-    add("amp.maximum", vjpMaximum);       add("amp.minimum", vjpMinimum);
-    add("amp.pow", vjpPow);               add("amp.select", vjpSelect);
-    add("amp.matmul", vjpMatmul);         add("amp.conv2d", vjpConv2d);
-    add("amp.linear", vjpLinear);
-    add("amp.max_pool2d", vjpMaxPool);    add("amp.avg_pool2d", vjpAvgPool);
-    add("amp.reduce_sum", vjpReduceSumMean); add("amp.reduce_mean", vjpReduceSumMean);
-    add("amp.reduce_max", vjpReduceMax);
-    add("amp.softmax", vjpSoftmax);       add("amp.log_softmax", vjpLogSoftmax);
-    add("amp.layer_norm", vjpLayerNorm);  add("amp.rms_norm", vjpRmsNorm);
-    add("amp.embedding", vjpEmbedding);   add("amp.dropout", vjpDropout);
-    add("amp.reshape", vjpReshape);       add("amp.transpose", vjpTranspose);
-    add("amp.broadcast_to", vjpBroadcastTo);
-    add("amp.slice", vjpSlice);           add("amp.concat", vjpConcat);
-    add("amp.cross_entropy", vjpCrossEntropy); add("amp.mse_loss", vjpMseLoss);
-    add("amp.cast", vjpCast);
-    return t;
-  }();
-  return table;
-}
+LogicalResult vjpNone(Vjp&) { return success(); }
 
 }  // namespace
 
@@ -501,35 +475,79 @@ Value reduceToShape(OpBuilder& b, Location loc, Value grad, RankedTensorType tar
   return r;
 }
 
-LogicalResult buildVjp(OpBuilder& b, Operation* op, ArrayRef<Value> resultGrads,
-                       ArrayRef<bool> needGrad, SmallVectorImpl<Value>& operandGrads) {
+namespace {
+
+// What every op's buildVjp does around its rule: zero cotangents for unused results, then the
+// rule, then no cotangent for operands that were not asked for.
+LogicalResult runVjp(Rule rule, OpBuilder& b, Operation* op, ArrayRef<Value> resultGrads, ArrayRef<bool> needGrad,
+                     SmallVectorImpl<Value>& operandGrads) {
   operandGrads.assign(op->getNumOperands(), Value());
-  auto it = ruleTable().find(op->getName().getStringRef());
-  if (it == ruleTable().end())
-    return op->emitError("amp-autodiff: no VJP rule for '")
-           << op->getName() << "', which lies on the path from a param to the loss";
-  // Every forward op differentiated here has one result; a missing cotangent is a zero.
   SmallVector<Value> dys(resultGrads);
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     if (!dys[i]) {
       auto t = cast<RankedTensorType>(r.getType());
+      if (!isa<FloatType>(t.getElementType())) continue;  // an i1 result has no cotangent
       dys[i] = b.create<ConstantOp>(op->getLoc(), DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0)));
     }
   Vjp v{b, op, op->getLoc(), dys, needGrad, operandGrads};
-  if (failed(it->second(v))) return failure();
+  if (failed(rule(v))) return failure();
   // Integer/i1 operands never get a cotangent; drop anything not asked for.
   for (unsigned i = 0; i < operandGrads.size(); ++i)
     if (!needGrad[i]) operandGrads[i] = Value();
   return success();
 }
 
-bool hasVjpRule(StringRef opName) { return ruleTable().count(opName) != 0; }
+}  // namespace
 
-SmallVector<StringRef> vjpRuleNames() {
-  SmallVector<StringRef> names;
-  for (const auto& e : ruleTable()) names.push_back(e.getKey());
-  llvm::sort(names);
-  return names;
-}
+#define AMP_VJP(OP, RULE)                                                                              \
+  LogicalResult OP::buildVjp(OpBuilder& b, ArrayRef<Value> resultGrads, ArrayRef<bool> needGrad,      \
+                             SmallVectorImpl<Value>& operandGrads) {                                  \
+    return runVjp(RULE, b, getOperation(), resultGrads, needGrad, operandGrads);                       \
+  }
+AMP_VJP(NegOp, vjpNeg)
+AMP_VJP(AbsOp, vjpAbs)
+AMP_VJP(ExpOp, vjpExp)
+AMP_VJP(LogOp, vjpLog)
+AMP_VJP(SqrtOp, vjpSqrt)
+AMP_VJP(RsqrtOp, vjpRsqrt)
+AMP_VJP(ReciprocalOp, vjpReciprocal)
+AMP_VJP(TanhOp, vjpTanh)
+AMP_VJP(SigmoidOp, vjpSigmoid)
+AMP_VJP(ReluOp, vjpRelu)
+AMP_VJP(SiluOp, vjpSilu)
+AMP_VJP(GeluOp, vjpGelu)
+AMP_VJP(AddOp, vjpAdd)
+AMP_VJP(SubOp, vjpSub)
+AMP_VJP(MulOp, vjpMul)
+AMP_VJP(DivOp, vjpDiv)
+AMP_VJP(MaximumOp, vjpMaximum)
+AMP_VJP(MinimumOp, vjpMinimum)
+AMP_VJP(PowOp, vjpPow)
+AMP_VJP(SelectOp, vjpSelect)
+AMP_VJP(MatmulOp, vjpMatmul)
+AMP_VJP(Conv2DOp, vjpConv2d)
+AMP_VJP(LinearOp, vjpLinear)
+AMP_VJP(MaxPool2DOp, vjpMaxPool)
+AMP_VJP(AvgPool2DOp, vjpAvgPool)
+AMP_VJP(ReduceSumOp, vjpReduceSumMean)
+AMP_VJP(ReduceMeanOp, vjpReduceSumMean)
+AMP_VJP(ReduceMaxOp, vjpReduceMax)
+AMP_VJP(SoftmaxOp, vjpSoftmax)
+AMP_VJP(LogSoftmaxOp, vjpLogSoftmax)
+AMP_VJP(LayerNormOp, vjpLayerNorm)
+AMP_VJP(RmsNormOp, vjpRmsNorm)
+AMP_VJP(EmbeddingOp, vjpEmbedding)
+AMP_VJP(DropoutOp, vjpDropout)
+AMP_VJP(ReshapeOp, vjpReshape)
+AMP_VJP(TransposeOp, vjpTranspose)
+AMP_VJP(BroadcastToOp, vjpBroadcastTo)
+AMP_VJP(SliceOp, vjpSlice)
+AMP_VJP(ConcatOp, vjpConcat)
+AMP_VJP(CrossEntropyOp, vjpCrossEntropy)
+AMP_VJP(MseLossOp, vjpMseLoss)
+AMP_VJP(CastOp, vjpCast)
+AMP_VJP(ConstantOp, vjpNone)
+AMP_VJP(CompareOp, vjpNone)
+#undef AMP_VJP
 
 }  // namespace mlir::amp
