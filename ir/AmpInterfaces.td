@@ -27,4 +27,18 @@ def Amp_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def Amp_AutocastOpInterface : OpInterface<"AutocastOpInterface"> {
+  let cppNamespace = "::mlir::amp";
+  let description = [{
+    A model op's category in the built-in precision policies (PyTorch autocast; TensorFlow's
+    f16 and bf16 lists), which amp-autocast starts from (docs/precision-policy.md). Every model
+    op declares it and defines it in ir/AmpAutocast.cpp, so a model op the policies do not place
+    does not link. `amp.cast` and `amp.constant` are not policy-controlled (none).
+  }];
+  let methods = [
+    StaticInterfaceMethod<"The op's built-in categories, or none for ops no policy lists.",
+      "::std::optional<::mlir::amp::AutocastCategories>", "getAutocastCategories", (ins)>,
+  ];
+}
+
 #endif  // AMP_INTERFACES_TD

@@ -2,6 +2,8 @@
 #ifndef AMP_IR_AMPOPS_H
 #define AMP_IR_AMPOPS_H
 
+#include <optional>
+
 #include "ir/AmpDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -9,7 +11,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-// The VJP interface every model op declares (ir/AmpInterfaces.td).
+// The interfaces every model op declares (ir/AmpInterfaces.td).
+#include "ir/AutocastCategory.h"
 #include "ir/AmpInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -12,10 +12,12 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class Amp_Op<string mnemonic, list<Trait> traits = []>
     : Op<Amp_Dialect, mnemonic, !listconcat([Pure], traits)>;
 
-// The ops a model is written in. Each declares the VJP interface (ir/AmpInterfaces.td) and must
-// define it in ir/AmpVjp.cpp, so autodiff's coverage is checked when the compiler links.
+// The ops a model is written in. Each declares the VJP and autocast interfaces
+// (ir/AmpInterfaces.td) and must define them in ir/AmpVjp.cpp and ir/AmpAutocast.cpp, so
+// autodiff's and the policies' coverage is checked when the compiler links.
 class Amp_ModelOp<string mnemonic, list<Trait> traits = []>
-    : Amp_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<Amp_DifferentiableOpInterface>])>;
+    : Amp_Op<mnemonic, !listconcat(traits, [DeclareOpInterfaceMethods<Amp_DifferentiableOpInterface>,
+                                            DeclareOpInterfaceMethods<Amp_AutocastOpInterface>])>;
 
 //===----------------------------------------------------------------------===//
 // Constant

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/AmpDialect.h"
+#include "ir/AmpOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
@@ -152,118 +153,8 @@ FailureOr<PatternOverride> mlir::amp::parseOverrideSpec(StringRef spec, StringRe
 }
 
 //===----------------------------------------------------------------------===//
-// Built-in tables. Op names are the amp mnemonics; comments name the upstream ops mirrored.
+// Built-in policies: each model op states its categories (AutocastOpInterface, ir/AmpAutocast.cpp).
 //===----------------------------------------------------------------------===//
-
-namespace {
-struct Entry {
-  const char* op;
-  Category category;
-};
-
-using C = Category;
-
-// PyTorch CUDA autocast (aten/src/ATen/autocast_mode.h AT_FORALL_* lists). Every amp op is
-// listed so the table documents itself; unlisted ops would fall through anyway.
-constexpr Entry kPyTorch[] = {
-    {"matmul", C::LowerPrecisionFp},   // matmul, mm, bmm
-    {"linear", C::LowerPrecisionFp},   // linear, addmm (every float input cast, the bias too)
-    {"conv2d", C::LowerPrecisionFp},   // conv2d
-    {"exp", C::Fp32},                  // exp
-    {"log", C::Fp32},                  // log
-    {"rsqrt", C::Fp32},                // rsqrt
-    {"reciprocal", C::Fp32},           // reciprocal
-    {"pow", C::Fp32},                  // pow.Tensor_Tensor
-    {"layer_norm", C::Fp32},           // layer_norm, native_layer_norm
-    {"rms_norm", C::Fp32},             // (not listed upstream; statistics in f32 like layer_norm)
-    {"cross_entropy", C::Fp32},        // cross_entropy (docs fp32 list) = log_softmax + nll_loss
-    {"mse_loss", C::Fp32},             // mse_loss
-    {"softmax", C::Fp32SetOptDtype},   // softmax.int
-    {"log_softmax", C::Fp32SetOptDtype},  // log_softmax.int
-    {"reduce_sum", C::Fp32SetOptDtype},   // sum.dim_IntList
-    // Not autocast upstream: run in their input dtype.
-    {"neg", C::Fallthrough},
-    {"abs", C::Fallthrough},
-    {"sqrt", C::Fallthrough},
-    {"tanh", C::Fallthrough},
-    {"sigmoid", C::Fallthrough},
-    {"relu", C::Fallthrough},
-    {"silu", C::Fallthrough},
-    {"gelu", C::Fallthrough},
-    {"add", C::Fallthrough},
-    {"sub", C::Fallthrough},
-    {"mul", C::Fallthrough},
-    {"div", C::Fallthrough},
-    {"maximum", C::Fallthrough},
-    {"minimum", C::Fallthrough},
-    {"compare", C::Fallthrough},
-    {"select", C::Fallthrough},
-    {"max_pool2d", C::Fallthrough},
-    {"avg_pool2d", C::Fallthrough},
-    {"reduce_mean", C::Fallthrough},
-    {"reduce_max", C::Fallthrough},
-    {"embedding", C::Fallthrough},
-    {"dropout", C::Fallthrough},
-    {"reshape", C::Fallthrough},
-    {"transpose", C::Fallthrough},
-    {"broadcast_to", C::Fallthrough},
-    {"slice", C::Fallthrough},
-    {"concat", C::Fallthrough},
-};
-
-// TensorFlow AutoMixedPrecisionListsFp16 (CUDA / CPU / FP16_CPU modes).
-constexpr Entry kTensorFlowFp16[] = {
-    {"matmul", C::Allow},         // MatMul, BatchMatMulV2
-    {"linear", C::Allow},         // MatMul + BiasAdd (_FusedMatMul)
-    {"conv2d", C::Allow},         // Conv2D
-    {"add", C::Infer},            // Add, AddV2, BiasAdd
-    {"sub", C::Infer},            // Sub
-    {"mul", C::Infer},            // Mul
-    {"div", C::Infer},            // RealDiv
-    {"log", C::Infer},            // Log
-    {"reciprocal", C::Infer},     // Reciprocal, Inv
-    {"sqrt", C::Infer},           // Sqrt
-    {"tanh", C::Infer},           // Tanh
-    {"sigmoid", C::Infer},        // Sigmoid
-    {"silu", C::Infer},           // x * Sigmoid(x) (Mul, Sigmoid)
-    {"gelu", C::Infer},           // Erf/Tanh, Mul, Add
-    {"dropout", C::Infer},        // Mul, Select
-    {"softmax", C::Infer},        // Softmax
-    {"log_softmax", C::Infer},    // LogSoftmax
-    {"avg_pool2d", C::Infer},     // AvgPool
-    {"exp", C::Deny},             // Exp
-    {"pow", C::Deny},             // Pow
-    {"reduce_sum", C::Deny},      // Sum
-    {"reduce_mean", C::Deny},     // Mean
-    {"cross_entropy", C::Deny},   // SparseSoftmaxCrossEntropyWithLogits
-    {"mse_loss", C::Deny},        // L2Loss / Mean(SquaredDifference)
-    {"layer_norm", C::Deny},      // (project: statistics in f32)
-    {"rms_norm", C::Deny},        // (project: statistics in f32)
-    {"neg", C::Clear},            // Neg
-    {"abs", C::Clear},            // Abs
-    {"relu", C::Clear},           // Relu
-    {"maximum", C::Clear},        // Maximum
-    {"minimum", C::Clear},        // Minimum
-    {"compare", C::Clear},        // Less, Greater, Equal, ...
-    {"select", C::Clear},         // Select, SelectV2
-    {"max_pool2d", C::Clear},     // MaxPool
-    {"reduce_max", C::Clear},     // Max
-    {"embedding", C::Clear},      // GatherV2
-    {"reshape", C::Clear},        // Reshape
-    {"transpose", C::Clear},      // Transpose
-    {"broadcast_to", C::Clear},   // BroadcastTo
-    {"slice", C::Clear},          // Slice, StridedSlice
-    {"concat", C::Clear},         // ConcatV2
-    // rsqrt: Rsqrt is on no Fp16 list (unlisted, stays f32).
-};
-
-// TensorFlow AutoMixedPrecisionListsMkl (oneDNN bf16): Mean, Sum, Rsqrt move to infer.
-constexpr Entry kTensorFlowBf16Changes[] = {
-    {"reduce_sum", C::Infer},   // Sum
-    {"reduce_mean", C::Infer},  // Mean
-    {"rsqrt", C::Infer},        // Rsqrt
-};
-}  // namespace
 
 SmallVector<std::string> mlir::amp::listableAmpOps(MLIRContext* ctx) {
   SmallVector<std::string> ops;
@@ -306,20 +197,17 @@ LogicalResult PrecisionPolicy::validate(MLIRContext* ctx, std::string& error) co
   return success();
 }
 
-static FailureOr<PrecisionPolicy> fromEntries(MLIRContext* ctx, StringRef name,
-                                              PolicyStyle style, ArrayRef<Entry> entries,
-                                              ArrayRef<Entry> changes, std::string& error);
+enum class BuiltinLists { PyTorch, TensorFlowFp16, TensorFlowBf16 };
+static FailureOr<PrecisionPolicy> fromModelOps(MLIRContext* ctx, StringRef name, BuiltinLists lists,
+                                               std::string& error);
 
 FailureOr<PrecisionPolicy> PrecisionPolicy::builtin(MLIRContext* ctx, StringRef name,
                                                     bool lowIsBF16, std::string& error) {
-  if (name == "pytorch")
-    return fromEntries(ctx, "pytorch", PolicyStyle::PyTorch, kPyTorch, {}, error);
+  if (name == "pytorch") return fromModelOps(ctx, "pytorch", BuiltinLists::PyTorch, error);
   if (name == "tensorflow-fp16" || (name == "tensorflow" && !lowIsBF16))
-    return fromEntries(ctx, "tensorflow-fp16", PolicyStyle::TensorFlow, kTensorFlowFp16, {},
-                       error);
+    return fromModelOps(ctx, "tensorflow-fp16", BuiltinLists::TensorFlowFp16, error);
   if (name == "tensorflow-bf16" || (name == "tensorflow" && lowIsBF16))
-    return fromEntries(ctx, "tensorflow-bf16", PolicyStyle::TensorFlow, kTensorFlowFp16,
-                       kTensorFlowBf16Changes, error);
+    return fromModelOps(ctx, "tensorflow-bf16", BuiltinLists::TensorFlowBf16, error);
   error = ("unknown built-in policy '" + name +
            "' (expected pytorch, tensorflow, tensorflow-fp16, tensorflow-bf16 or a .json file)")
               .str();
@@ -340,22 +228,22 @@ struct PolicyBuilder {
 };
 }  // namespace mlir::amp
 
-static FailureOr<PrecisionPolicy> fromEntries(MLIRContext* ctx, StringRef name,
-                                              PolicyStyle style, ArrayRef<Entry> entries,
-                                              ArrayRef<Entry> changes, std::string& error) {
+static FailureOr<PrecisionPolicy> fromModelOps(MLIRContext* ctx, StringRef name, BuiltinLists lists,
+                                               std::string& error) {
+  const PolicyStyle style = lists == BuiltinLists::PyTorch ? PolicyStyle::PyTorch : PolicyStyle::TensorFlow;
   PrecisionPolicy p = PolicyBuilder::make(name, style);
   auto& table = PolicyBuilder::table(p);
-  for (const Entry& e : entries) {
-    std::string op = std::string("amp.") + e.op;
-    auto [it, inserted] = table.try_emplace(op, e.category);
-    if (!inserted) {
-      error = ("built-in policy '" + name + "': op '" + op + "' is in both '" +
-               categoryName(it->second) + "' and '" + categoryName(e.category) + "'")
-                  .str();
-      return failure();
-    }
+  for (RegisteredOperationName op : ctx->getRegisteredOperations()) {
+    auto* model = op.getInterface<AutocastOpInterface>();
+    if (!model) continue;  // gradient, training and fused-region ops are not policy-controlled
+    std::optional<AutocastCategories> c = model->getAutocastCategories();
+    if (!c) continue;  // amp.cast, amp.constant
+    Category category = lists == BuiltinLists::PyTorch          ? c->pytorch
+                        : lists == BuiltinLists::TensorFlowFp16 ? c->tensorflowFp16
+                                                                : c->tensorflowBf16;
+    if (category == Category::Unlisted) continue;  // on no TensorFlow list: stays f32
+    table[op.getStringRef()] = category;
   }
-  for (const Entry& e : changes) table[std::string("amp.") + e.op] = e.category;
   if (failed(p.validate(ctx, error))) return failure();
   return p;
 }

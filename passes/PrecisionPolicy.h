@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "ir/AutocastCategory.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "mlir/IR/Location.h"
@@ -27,22 +28,6 @@ namespace mlir::amp {
 // (TensorFlow grappler auto_mixed_precision).
 enum class PolicyStyle { PyTorch, TensorFlow };
 
-enum class Category {
-  // PyTorch (CastPolicy in aten/src/ATen/autocast_mode.h).
-  LowerPrecisionFp,  // cast float inputs to the low dtype, run low
-  Fp32,              // cast float inputs to f32, run f32
-  Fp32SetOptDtype,   // compute in f32, output f32 (softmax, sum, ...)
-  Fp32AppendDtype,   // norm overloads; same effect as Fp32SetOptDtype here
-  Promote,           // widest input; mixing f16 and bf16 is an error
-  Fallthrough,       // not autocast: runs in its input dtype (native type promotion)
-  Banned,            // refuses to compile under autocast
-  // TensorFlow (auto_mixed_precision_lists.h).
-  Allow,
-  Infer,
-  Deny,
-  Clear,
-  Unlisted,  // not on any TF list: never painted, stays f32
-};
 
 llvm::StringRef categoryName(Category c);
 std::optional<Category> parseCategory(PolicyStyle style, llvm::StringRef name);
