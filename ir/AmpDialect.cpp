@@ -148,7 +148,7 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
   StringRef name = attr.getName().strref();
   if (name == kPrecisionAttr) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
-    if (!str || !llvm::is_contained({"f32", "f16", "bf16"}, str.getValue()))
+    if (!str || !symbolizePrecision(str.getValue()))
       return op->emitError() << "amp.precision must be \"f32\", \"f16\" or \"bf16\", got "
                              << attr.getValue();
     return success();

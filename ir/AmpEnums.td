@@ -40,4 +40,11 @@ def Amp_LrScheduleKind : Amp_I32Enum<"LrScheduleKind", "amp.lr_schedule kind (co
   I32EnumAttrCase<"Constant", 0, "constant">, I32EnumAttrCase<"Cosine", 1, "cosine">]>;
 def Amp_LrScheduleKindAttr : Amp_EnumAttr<Amp_LrScheduleKind, "lr_schedule_kind">;
 
+// amp.precision, an op's compute precision (and the module's low-precision dtype). The IR spells
+// it as a string, {amp.precision = "bf16"}, because users write it in models as a per-op
+// override; C++ reads and writes it typed (ir/Precision.h), and the dialect verifier accepts only
+// these spellings.
+def Amp_Precision : Amp_I32Enum<"Precision", "compute precision (f32, f16, bf16)", [
+  I32EnumAttrCase<"F32", 0, "f32">, I32EnumAttrCase<"F16", 1, "f16">, I32EnumAttrCase<"BF16", 2, "bf16">]>;
+
 #endif // AMP_ENUMS_TD

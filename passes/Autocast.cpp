@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "ir/Precision.h"
 #include "passes/Passes.h"
 #include "passes/PrecisionPolicy.h"
 
@@ -153,17 +154,17 @@ LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why)
 
 FailureOr<std::optional<Override>> AmpAutocastPass::resolveOverride(Operation* op) {
   // 1. Attributes on the op itself.
-  auto prec = op->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr);
-  if (prec && isPassAnnotation(op)) prec = {};
+  std::optional<Precision> prec = getPrecision(op);
+  if (prec && isPassAnnotation(op)) prec.reset();
   auto enabled = op->getAttrOfType<BoolAttr>(AmpDialect::kAutocastAttr);
   if (prec && enabled && !enabled.getValue())
     return op->emitError("conflicting overrides: amp.precision = \"")
-           << prec.getValue() << "\" asks for " << prec.getValue()
+           << stringifyPrecision(*prec) << "\" asks for " << stringifyPrecision(*prec)
            << " but amp.autocast = false disables autocast for this op";
   if (prec)
     return std::optional<Override>(
-        Override{*parseForced(prec.getValue()),
-                 ("amp.precision = \"" + prec.getValue() + "\" on the op").str()});
+        Override{*parseForced(stringifyPrecision(*prec)),
+                 ("amp.precision = \"" + stringifyPrecision(*prec) + "\" on the op").str()});
   if (enabled && !enabled.getValue())
     return std::optional<Override>(Override{Forced::Off, "amp.autocast = false on the op"});
 
@@ -557,7 +558,7 @@ LogicalResult AmpAutocastPass::rewrite(func::FuncOp func,
         for (Value v : op.getOperands())
           if (isFloatTensor(v.getType())) precision = elementOf(v.getType());
       if (precision) {
-        op.setAttr(AmpDialect::kPrecisionAttr, StringAttr::get(ctx, typeName(precision)));
+        setPrecision(&op, *precisionOfType(precision));
         if (!precision.isF32()) ++numLowOps;
       }
       op.setAttr(AmpDialect::kReasonAttr, StringAttr::get(ctx, decision->reason));
@@ -601,8 +602,7 @@ void AmpAutocastPass::runOnOperation() {
   module.walk([&](Operation* op) {
     if (!isa_and_nonnull<AmpDialect>(op->getDialect())) return;
     if (!isComputeOp(op)) {
-      auto prec = op->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr);
-      if (prec && !isPassAnnotation(op)) {
+      if (getPrecision(op) && !isPassAnnotation(op)) {
         op->emitError("amp.precision has no effect on '")
             << op->getName() << "' (casts and constants keep their types; cast the value instead)";
         ok = false;
@@ -640,7 +640,7 @@ void AmpAutocastPass::runOnOperation() {
     }
     if (failed(result)) return signalPassFailure();
   }
-  module->setAttr(AmpDialect::kPrecisionAttr, StringAttr::get(ctx, typeName(low)));
+  setPrecision(module, *precisionOfType(low));
   module->setAttr(AmpDialect::kReasonAttr,
                   StringAttr::get(ctx, "autocast: policy " + policyData->name() + ", " + dtypeWhy));
 }

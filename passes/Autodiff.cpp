@@ -6,6 +6,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "ir/Precision.h"
 #include "passes/Passes.h"
 
 namespace mlir::amp {
@@ -20,13 +21,6 @@ constexpr StringLiteral kSeedName = "amp.grad_seed";
 bool isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());
-}
-
-std::string elementName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
 }
 
 // Records the ops a VJP rule creates, to annotate them afterwards.
@@ -146,8 +140,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
     }
     auto add = b.create<AddOp>(user->getLoc(), slot, g);
     if (autocast) {
-      add->setAttr(AmpDialect::kPrecisionAttr,
-                   b.getStringAttr(elementName(cast<RankedTensorType>(v.getType()).getElementType())));
+      if (auto p = precisionOfType(cast<RankedTensorType>(v.getType()).getElementType())) setPrecision(add, *p);
       add->setAttr(AmpDialect::kReasonAttr,
                    b.getStringAttr("gradient accumulation of a value with several users"));
     }
@@ -184,10 +177,10 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
       train.erase();
       return failure();
     }
-    if (auto precision = op->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr)) {
+    if (auto precision = getPrecision(op)) {
       auto reason = b.getStringAttr("backward of " + op->getName().getStringRef().str());
       for (Operation* c : created.ops) {
-        c->setAttr(AmpDialect::kPrecisionAttr, precision);
+        setPrecision(c, *precision);
         c->setAttr(AmpDialect::kReasonAttr, reason);
       }
     }

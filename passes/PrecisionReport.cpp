@@ -1,6 +1,8 @@
 // Precision report, per-op explanation and Graphviz output (see PrecisionReport.h).
 #include "passes/PrecisionReport.h"
 
+#include "ir/Precision.h"
+
 #include <map>
 
 #include "ir/AmpOps.h"
@@ -44,7 +46,7 @@ bool isInserted(Operation* op) { return isa<CastOp>(op) && op->hasAttr(kInserted
 
 // The precision of an op as annotated (or derived from its result for unannotated ops).
 std::string precisionOf(Operation* op) {
-  if (auto p = op->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr)) return p.getValue().str();
+  if (auto p = getPrecision(op)) return stringifyPrecision(*p).str();
   for (Type t : op->getResultTypes())
     if (auto s = dyn_cast<ShapedType>(t))
       if (isa<FloatType>(s.getElementType())) return typeStr(s.getElementType());
@@ -215,8 +217,7 @@ void mlir::amp::printPrecisionReport(ModuleOp module, llvm::raw_ostream& os, boo
     llvm::json::OStream j(os, 2);
     j.object([&] {
       j.attribute("autocast", moduleHeader(module));
-      if (auto p = module->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr))
-        j.attribute("dtype", p.getValue());
+      if (auto p = getPrecision(module)) j.attribute("dtype", stringifyPrecision(*p));
       j.attributeArray("functions", [&] {
         for (FuncReport& r : reports) {
           j.object([&] {

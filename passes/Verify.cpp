@@ -3,6 +3,7 @@
 #include <string>
 
 #include "llvm/ADT/DenseSet.h"
+#include "ir/Precision.h"
 #include "passes/Passes.h"
 #include "passes/PrecisionPolicy.h"
 #include "passes/TrainStep.h"
@@ -113,8 +114,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
   }
 
   LogicalResult loadPolicy(ModuleOp module) {
-    bool bf16 = false;
-    if (auto p = module->getAttrOfType<StringAttr>(AmpDialect::kPrecisionAttr)) bf16 = p.getValue() == "bf16";
+    bool bf16 = getPrecision(module) == Precision::BF16;
     std::string err;
     auto loaded = PrecisionPolicy::load(module.getContext(), policy, bf16, err);
     if (failed(loaded)) {

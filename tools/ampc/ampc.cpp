@@ -10,6 +10,7 @@
 #include "codegen/emit/KernelEmitter.h"
 #include "runtime/io/Sha256.h"
 #include "ir/AmpDialect.h"
+#include "ir/Precision.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Bundle.h"
 #include "llvm/Support/CommandLine.h"
@@ -371,8 +372,8 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> meta;
   if (stage != Emit::IR || !explainFlag.empty()) {
     if (failed(runAutocast(*module))) return 1;
-    if (auto p = (*module)->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kPrecisionAttr))
-      meta.emplace_back("precision", p.getValue().str());
+    if (auto p = mlir::amp::getPrecision(*module))
+      meta.emplace_back("precision", mlir::amp::stringifyPrecision(*p).str());
     else
       meta.emplace_back("precision", "f32");
     if (trainFlag && stage != Emit::AutocastIR && failed(runTrainPipeline(*module, meta))) return 1;
