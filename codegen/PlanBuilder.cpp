@@ -198,6 +198,19 @@ struct EntryLowering {
     }
     rt::EntryPoint entry;
     entry.name = entryName.str();
+    // Step phases for --check-numerics: a training entry's forward ends with the op computing its
+    // loss; the backward follows (gradients and their unscale/check and clipping); the update
+    // starts with the optimizer's step counters. The model itself (eval) is all forward.
+    Operation* lossOp = nullptr;
+    if (f->hasAttr(AmpDialect::kEntryAttr)) {
+      auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+      unsigned lossIdx = 0;
+      for (unsigned r = 0; r < f.getNumResults(); ++r)
+        if (auto n = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kNameAttr); n && n.getValue() == "loss")
+          lossIdx = r;
+      if (lossIdx < ret.getNumOperands()) lossOp = ret.getOperand(lossIdx).getDefiningOp();
+    }
+    const char* phase = "forward";
     for (Operation& op : f.getBody().front()) {
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -221,10 +234,13 @@ struct EntryLowering {
         }
         continue;
       }
+      if (isa<StepCountersOp>(op)) phase = "update";
       rt::PlanStep step;
       step.op = op.getName().getStringRef().str();
       step.kind = rt::stepKindOf(step.op);
       step.loc = locString(op.getLoc());
+      step.phase = phase;
+      if (&op == lossOp) phase = "backward";
       for (Value v : op.getOperands()) step.operands.push_back(ids.lookup(v));
       if (auto fused = dyn_cast<FusedOp>(op))
         if (failed(lowerBody(fused, step))) return failure();

@@ -307,6 +307,9 @@ static LogicalResult inferReduce(StringRef op, std::optional<Location> loc, Valu
   if (dims.empty())
     return emitOptionalError(loc, "'amp.", op, "' op dims must name at least one dimension");
   if (failed(checkDims(op, loc, dims, it.getRank(), "dims"))) return failure();
+  // The runtime requires them ascending (it reads them in order); one rule for both.
+  if (!llvm::is_sorted(dims))
+    return emitOptionalError(loc, "'amp.", op, "' op dims must be in ascending order");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < it.getRank(); ++d) {
     if (llvm::is_contained(dims, d)) {

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/Tensor.h"
+#include "runtime/exec/NumericsCheck.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt {
@@ -30,6 +31,9 @@ struct RunArgs {
   absl::Span<const Tensor* const> feeds;
   int64_t step = 0;            // training step: the high half of the dropout RNG counter
   bool checkNumerics = false;  // stop at the first step producing NaN/inf, naming it
+  // With checkNumerics: a non-finite gradient of a loss-scaled step is recorded here instead of
+  // stopping the run (runtime/exec/NumericsCheck.h).
+  GradientOverflow* gradientOverflow = nullptr;
 };
 
 class PreparedEntry {

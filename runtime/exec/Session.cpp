@@ -147,6 +147,7 @@ RunArgs Session::args(absl::Span<const Tensor* const> feeds, const RunOptions& o
   a.feeds = feeds;
   a.step = options.step;
   a.checkNumerics = options.checkNumerics;
+  a.gradientOverflow = options.gradientOverflow;
   return a;
 }
 

@@ -48,6 +48,9 @@ class Session {
   struct RunOptions {
     int64_t step = 0;  // the dropout RNG's step counter
     bool checkNumerics = false;
+    // With checkNumerics: where a non-finite gradient of a loss-scaled step is recorded (it is
+    // not an error: the scaler skips the step); null makes it an error like any other.
+    GradientOverflow* gradientOverflow = nullptr;
   };
   absl::StatusOr<std::vector<NamedTensor>> run(std::string_view entry,
                                                const std::map<std::string, Tensor>& feeds,

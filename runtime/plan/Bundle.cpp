@@ -203,6 +203,11 @@ absl::StatusOr<PlanStep> stepFromJson(const JsonValue& so, size_t numIds, const 
     }
   }
   if (const JsonValue* loc = so.find("loc")) step.loc = loc->asString();
+  if (const JsonValue* phase = so.find("phase")) {
+    step.phase = phase->asString();
+    if (step.phase != "forward" && step.phase != "backward" && step.phase != "update")
+      return ws.error("'phase' must be forward, backward or update");
+  }
   if (step.kind != StepKind::Fused) return step;
   if (depth > 0) return ws.error("a fused region cannot contain another");
   const JsonValue* locals = so.find("locals");
@@ -239,6 +244,7 @@ JsonValue stepToJson(const PlanStep& step, const std::string& constPrefix, std::
   for (const auto& [name, value] : step.attrs) attrs.set(name, attrToJson(value, constPrefix + "/" + name, tensors));
   so.set("attrs", std::move(attrs));
   if (!step.loc.empty()) so.set("loc", JsonValue::string(step.loc));
+  if (!step.phase.empty()) so.set("phase", JsonValue::string(step.phase));
   if (step.op == "amp.fused") {
     JsonValue body = JsonValue::array();
     for (size_t b = 0; b < step.body.size(); ++b)

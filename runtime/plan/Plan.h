@@ -71,6 +71,9 @@ struct PlanStep {
   std::vector<int32_t> results;
   AttrMap attrs;   // every inherent attribute, defaults included
   std::string loc;  // source location, for error messages ("mlp.mlir:12:9")
+  // Where the step comes from: "forward", "backward" (a gradient) or "update" (unscale/check,
+  // clipping, the optimizer and the scaler). Empty in plans without it (format 3 allows that).
+  std::string phase;
   StepKind kind = StepKind::Op;
   // Fused steps (op "amp.fused", attr "kernel" names the generated function): the region body.
   // Local values are numbered: [0, operands.size()) are the step's operands, then the results

@@ -277,6 +277,8 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     auto t0 = std::chrono::steady_clock::now();
     double lossSum = 0;
     std::vector<NamedTensor> outs;
+    GradientOverflow overflow;
+    run.gradientOverflow = options.checkNumerics ? &overflow : nullptr;
     for (int64_t k = 0; k < accumulate; ++k) {
       std::vector<int64_t> idx(order.begin() + offset + k * b->batch, order.begin() + offset + (k + 1) * b->batch);
       auto feeds = makeFeeds(*b, data, idx);
@@ -290,6 +292,10 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       if (loss) lossSum += scalarOf(*loss);
     }
     record.stepTimeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (overflow.seen) {
+      if (!report.firstGradientOverflowStep) report.firstGradientOverflowStep = step + 1, report.firstGradientOverflow = overflow;
+      ++report.gradientOverflowSteps;
+    }
     stepMs.push_back(record.stepTimeMs);
     record.loss = lossSum / accumulate;
     record.foundInf = namedScalar(outs, "found_inf").value_or(0) != 0;

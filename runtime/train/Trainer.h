@@ -75,6 +75,11 @@ struct TrainReport {
   int64_t firstStep = 0;               // step number of losses[0] - 1
   int64_t accumulate = 1;
   bool interrupted = false;  // stopped early by stopRequested
+  // checkNumerics: steps of this run whose gradients overflowed under loss scaling (the scaler
+  // skipped them), and the first op that produced a non-finite gradient.
+  int64_t gradientOverflowSteps = 0;
+  std::optional<int64_t> firstGradientOverflowStep;
+  GradientOverflow firstGradientOverflow;
 };
 
 // Runs training. `eval` may be null (no accuracy). The session's plan must have a "train_step"

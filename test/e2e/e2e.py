@@ -663,8 +663,43 @@ def killed():
           "after 50 kills and resumes the state is bitwise that of the uninterrupted %d-step run" % total)
 
 
+def overflow_provenance():
+    """--check-numerics tells a forward overflow (an error naming the op, its line and precision,
+    with what to change) from a gradient overflow under loss scaling (counted: the scaler skips
+    those steps, and training goes on)."""
+    bundle = os.path.join(WORK, "mlp_f16.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f16", "--optimizer=adamw")
+    labels = [i % 10 for i in range(128)]
+    bad = os.path.join(WORK, "bad.npz")
+    # 60000 fits in f16, but 784 such products overflow the f16 result of the first linear layer.
+    write_npz(bad, {"image": npy("f", (128, 784), [60000.0] * (128 * 784)), "label": npy("q", (128,), labels)})
+    out = run_fails(os.path.join(BIN, "amp-run"), bundle, "--device=" + DEVICE, "--data=" + bad, "--steps=1",
+                    "--check-numerics")
+    check("mlp.mlir:15:9" in out and "(amp.linear) produced a non-finite value" in out and
+          "in the forward pass, computing in f16" in out and "No loss scale can cure a forward overflow" in out
+          and 'amp.precision = "f32"' in out,
+          "a forward overflow names the first linear layer (mlp.mlir:15:9), its precision, and the fix")
+
+    # A loss scale of 2^40 overflows the f16 gradients until it has backed off to about 2^16.
+    scaled = os.path.join(WORK, "mlp_f16_huge_scale.ampx")
+    ampc(MLP, scaled, "--train", "--precision=f16", "--init-scale=1099511627776")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 256)
+    summary = os.path.join(WORK, "s.json")
+    out = amp_run(scaled, "--data=" + data, "--steps=40", "--check-numerics", "--summary=" + summary)
+    with open(summary) as f:
+        s = json.load(f)
+    first = s.get("first_gradient_overflow", {})
+    check(s["gradient_overflow_steps"] >= 5 and s["gradient_overflow_steps"] == s["overflow_steps"] and
+          first.get("step") == 1 and first.get("dtype") == "f16" and "mlp.mlir:" in first.get("loc", ""),
+          "gradient overflows under loss scaling are counted, not fatal (%d steps; first: %s)" %
+          (s["gradient_overflow_steps"], first))
+    check("Loss scaling handles this" in out and "the forward pass stayed finite" in out, "and explained")
+    check(s["steps"] == 40 and s["overflow_steps"] < 40, "training went on and recovered")
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

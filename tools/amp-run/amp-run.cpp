@@ -269,6 +269,24 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("batch", JsonValue::integer(batch));
   summary.set("shuffle", JsonValue::boolean(cl.shuffle));
   summary.set("interrupted", JsonValue::boolean(report->interrupted));
+  if (cl.checkNumerics) {
+    summary.set("gradient_overflow_steps", JsonValue::integer(report->gradientOverflowSteps));
+    if (report->firstGradientOverflowStep) {
+      const GradientOverflow& g = report->firstGradientOverflow;
+      JsonValue first = JsonValue::object();
+      first.set("step", JsonValue::integer(*report->firstGradientOverflowStep));
+      first.set("op", JsonValue::string(g.op));
+      first.set("loc", JsonValue::string(g.loc));
+      first.set("dtype", JsonValue::string(g.dtype));
+      summary.set("first_gradient_overflow", std::move(first));
+      std::printf("check-numerics: the gradients overflowed in %lld of %zu steps (first at step %lld: %s at %s, "
+                  "%s). Loss scaling handles this: those steps were skipped and the scale backed off; the "
+                  "forward pass stayed finite.\n",
+                  static_cast<long long>(report->gradientOverflowSteps), report->losses.size(),
+                  static_cast<long long>(*report->firstGradientOverflowStep), g.op.c_str(), g.loc.c_str(),
+                  g.dtype.c_str());
+    }
+  }
   std::string text = writeJson(summary, 2) + "\n";
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {
@@ -335,8 +353,14 @@ int runEntry(Session& session, const RunCommandLine& cl, Device device) {
   Session::RunOptions run;
   run.checkNumerics = cl.checkNumerics;
   run.step = position.step;
+  GradientOverflow overflow;
+  run.gradientOverflow = &overflow;
   auto outputs = session.run(entry, *feeds, run);
   if (!outputs.ok()) return fail(outputs.status());
+  if (overflow.seen)
+    std::printf("check-numerics: a gradient overflowed (%s at %s, %s); loss scaling handles it: a training step "
+                "would be skipped and the scale backed off\n",
+                overflow.op.c_str(), overflow.loc.c_str(), overflow.dtype.c_str());
 
   JsonValue summary = JsonValue::object();
   summary.set("entry", JsonValue::string(entry));

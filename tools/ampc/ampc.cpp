@@ -264,6 +264,11 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   options.lr = lrFlag.getValue();
   options.momentum = momentumFlag.getValue();
   options.nesterov = nesterovFlag.getValue();
+  // Unset means PyTorch's default for the optimizer; a negative value given by the user is an error,
+  // not a request for the default.
+  if (weightDecayFlag.getNumOccurrences() &&
+      (!(weightDecayFlag >= 0.0) || !std::isfinite(weightDecayFlag.getValue())))
+    return flagError("--weight-decay must be finite and >= 0, got " + std::to_string(weightDecayFlag));
   options.weightDecay = weightDecayFlag.getValue();
   options.clipGradNorm = clipFlag.getValue();
   options.schedule = scheduleFlag.getValue();

@@ -180,9 +180,7 @@ class CpuEntry final : public PreparedEntry {
         for (int32_t id : entry_.steps[s].results) {
           const BufferDesc& b = plan_.buffers[id];
           if (int64_t bad = firstNonFinite(b.dtype, ptr_[id], b.numel()); bad >= 0)
-            return absl::OutOfRangeError(absl::StrCat(
-                where(entry_, s), " (", entry_.steps[s].op, ") produced a non-finite value at element ", bad, " of '",
-                b.name, "' (", std::string(dtypeName(b.dtype)), "); its operands were finite"));
+            if (auto st = nonFiniteResult(plan_, entry_, s, id, bad, args.gradientOverflow); !st.ok()) return st;
         }
       }
     }

@@ -80,10 +80,7 @@ class ReferenceEntry final : public PreparedEntry {
         const Tensor& t = (*results)[r];
         if (args.checkNumerics)
           if (int64_t bad = firstNonFinite(t.dtype(), t.data(), t.numel()); bad >= 0)
-            return absl::OutOfRangeError(absl::StrCat(
-                step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name, "' step ", s, " (", step.op,
-                ") produced a non-finite value at element ", bad, " of '", plan_.buffers[id].name, "' (",
-                std::string(dtypeName(plan_.buffers[id].dtype)), "); its operands were finite"));
+            if (auto st = nonFiniteResult(plan_, entry_, s, id, bad, args.gradientOverflow); !st.ok()) return st;
         temps[id] = std::move((*results)[r]);
         bound[id] = &temps[id];
       }

@@ -16,6 +16,15 @@ func.func @reduce_dim_negative(%x: tensor<4x8xf32>) {
 
 // -----
 
+// The runtime reads reduce dims in ascending order: the compiler refuses any other order.
+func.func @reduce_dims_unsorted(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'amp.reduce_sum' op dims must be in ascending order}}
+  %0 = amp.reduce_sum %x dims = [1, 0] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
 func.func @reduce_dim_repeated(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{'amp.reduce_max' op dims entry 1 is repeated}}
   %0 = amp.reduce_max %x dims = [1, 0, 1] : tensor<4x8xf32>

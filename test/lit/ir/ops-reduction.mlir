@@ -10,8 +10,8 @@ func.func @reduce(%x: tensor<4x8x16xf32>)
   // CHECK: %[[SK:.*]] = amp.reduce_sum %[[X]] dims = [1] keepdim : tensor<4x8x16xf32>
   %1 = amp.reduce_sum %x dims = [1] keepdim : tensor<4x8x16xf32>
   // Several dimensions, in any order.
-  // CHECK: %[[M:.*]] = amp.reduce_mean %[[X]] dims = [2, 0] : tensor<4x8x16xf32>
-  %2 = amp.reduce_mean %x dims = [2, 0] : tensor<4x8x16xf32>
+  // CHECK: %[[M:.*]] = amp.reduce_mean %[[X]] dims = [0, 2] : tensor<4x8x16xf32>
+  %2 = amp.reduce_mean %x dims = [0, 2] : tensor<4x8x16xf32>
   // CHECK: %[[MK:.*]] = amp.reduce_mean %[[X]] dims = [0, 2] keepdim : tensor<4x8x16xf32>
   %3 = amp.reduce_mean %x dims = [0, 2] keepdim : tensor<4x8x16xf32>
   // All dimensions: a rank-0 result.
@@ -26,7 +26,7 @@ func.func @reduce(%x: tensor<4x8x16xf32>)
 // GENERIC-LABEL: sym_name = "reduce"
 // GENERIC: "amp.reduce_sum"(%{{.*}}) <{dims = array<i64: 1>}> : (tensor<4x8x16xf32>) -> tensor<4x16xf32>
 // GENERIC: "amp.reduce_sum"(%{{.*}}) <{dims = array<i64: 1>, keepdim}> : (tensor<4x8x16xf32>) -> tensor<4x1x16xf32>
-// GENERIC: "amp.reduce_mean"(%{{.*}}) <{dims = array<i64: 2, 0>}> : (tensor<4x8x16xf32>) -> tensor<8xf32>
+// GENERIC: "amp.reduce_mean"(%{{.*}}) <{dims = array<i64: 0, 2>}> : (tensor<4x8x16xf32>) -> tensor<8xf32>
 // GENERIC: "amp.reduce_mean"(%{{.*}}) <{dims = array<i64: 0, 2>, keepdim}> : (tensor<4x8x16xf32>) -> tensor<1x8x1xf32>
 // GENERIC: "amp.reduce_max"(%{{.*}}) <{dims = array<i64: 0, 1, 2>}> : (tensor<4x8x16xf32>) -> tensor<f32>
 // GENERIC: "amp.reduce_max"(%{{.*}}) <{dims = array<i64: 0, 1, 2>, keepdim}> : (tensor<4x8x16xf32>) -> tensor<1x1x1xf32>

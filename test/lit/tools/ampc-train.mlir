@@ -51,3 +51,6 @@
 // FLAGS-CHECK-DAG: "loss_scaling": "static"
 // FLAGS-CHECK-DAG: "init_scale": "128"
 // FLAGS-CHECK-DAG: "s": "cosine"
+
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --weight-decay=-0.5 --emit=plan 2>&1 | FileCheck %s --check-prefix=WD-CHECK
+// WD-CHECK: ampc: --weight-decay must be finite and >= 0, got -0.5

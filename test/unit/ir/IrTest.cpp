@@ -148,7 +148,7 @@ TEST_F(AmpIrTest, ReduceWithAndWithoutKeepdim) {
   EXPECT_EQ(sum.getType(), t({4, 16}));
   auto kept = builder.create<ReduceSumOp>(loc, v[0], ArrayRef<int64_t>{1}, /*keepdim=*/true);
   EXPECT_EQ(kept.getType(), t({4, 1, 16}));
-  auto mean = builder.create<ReduceMeanOp>(loc, v[0], ArrayRef<int64_t>{2, 0});
+  auto mean = builder.create<ReduceMeanOp>(loc, v[0], ArrayRef<int64_t>{0, 2});
   EXPECT_EQ(mean.getType(), t({8}));
   auto all = builder.create<ReduceMaxOp>(loc, v[0], ArrayRef<int64_t>{0, 1, 2});
   EXPECT_EQ(all.getType(), t({}));

@@ -1,0 +1,38 @@
+#include "runtime/exec/NumericsCheck.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace amp::rt {
+
+absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s, int32_t id, int64_t bad,
+                             GradientOverflow* record) {
+  const PlanStep& step = entry.steps[s];
+  const BufferDesc& b = plan.buffers[id];
+  const std::string dtype(dtypeName(b.dtype));
+  const std::string scaling = plan.metadataValue("loss_scaling");
+  const bool lossScaled = scaling == "dynamic" || scaling == "static";
+  if (step.phase == "backward" && lossScaled && record) {
+    if (!record->seen) *record = {true, step.op, step.loc, b.name, dtype};
+    return absl::OkStatus();
+  }
+  std::string what = absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s, " (",
+                                  step.op, ") produced a non-finite value at element ", bad, " of '", b.name, "' (",
+                                  dtype, ")");
+  std::string advice;
+  if (step.phase == "backward") {
+    advice = absl::StrCat(" in the backward pass (a gradient), and the step has no loss scaling",
+                          b.dtype == DType::F16 ? ": compile with --loss-scale=dynamic, or train in bf16" : "");
+  } else if (step.phase == "update") {
+    advice = " in the optimizer step (check the learning rate and the optimizer's settings)";
+  } else if (b.dtype == DType::F16 || b.dtype == DType::BF16) {
+    advice = absl::StrCat(" in the forward pass, computing in ", dtype,
+                          ". No loss scale can cure a forward overflow: run this op in f32 (amp.precision = \"f32\" "
+                          "on it, or --precision-override=op:", step.op, "=f32)",
+                          b.dtype == DType::F16 ? " or train in bf16, whose range is f32's" : "");
+  } else if (!step.phase.empty()) {
+    advice = " in the forward pass";
+  }
+  return absl::OutOfRangeError(absl::StrCat(what, advice, "; its operands were finite"));
+}
+
+}  // namespace amp::rt
