@@ -227,6 +227,14 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     return absl::InvalidArgumentError(absl::StrCat(data.name, ": ", data.size(), " examples are fewer than one step (",
                                                    perStep, " = batch ", b->batch, " x accumulate ", accumulate, ")"));
 
+  // An unusable checkpoint directory is found before any step runs, not after the work is done.
+  if (!options.checkpointDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.checkpointDir, ec);
+    if (ec || !std::filesystem::is_directory(options.checkpointDir))
+      return absl::InvalidArgumentError(absl::StrCat(options.checkpointDir, ": cannot create checkpoint directory: ",
+                                                     ec ? ec.message() : "not a directory"));
+  }
   TrainReport report;
   report.accumulate = accumulate;
   CheckpointInfo position{0, options.seed, options.shuffle};

@@ -313,6 +313,10 @@ def bad_inputs():
         edit_plan(bundle, hostile, edit)
         out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1")
         check(message in out, "a bundle edited to carry %s is refused: %s" % (name, message))
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=5", "--log-every=1",
+                              "--checkpoint=/etc/passwd/ckpt")
+    check("/etc/passwd/ckpt: cannot create checkpoint directory: Not a directory" in out and "step 1/" not in out,
+          "an unusable checkpoint directory is refused before the first step")
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--memory-limit=1MiB")
     check("more than the memory limit of 1048576 bytes" in out, "a bundle over --memory-limit is refused")
 
