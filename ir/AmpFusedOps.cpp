@@ -22,14 +22,17 @@ bool mlir::amp::isRowReduction(Operation* op) {
 }
 
 LogicalResult FusedOp::verify() {
-  Block& body = getBody().front();
+  Block& body = getBody().front();  // the region has one block (ODS checked)
+  // The op verifier runs before the block's, which would report a missing terminator: an empty
+  // block must not reach getTerminator().
+  if (body.empty()) return emitOpError("body must end with amp.yield");
   if (body.getNumArguments() != getInputs().size())
     return emitOpError("body has ") << body.getNumArguments() << " arguments for " << getInputs().size()
                                     << " inputs";
   for (auto [arg, input] : llvm::zip(body.getArguments(), getInputs()))
     if (arg.getType() != input.getType())
       return emitOpError("body argument type ") << arg.getType() << " differs from its input " << input.getType();
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = dyn_cast<YieldOp>(body.back());
   if (!yield) return emitOpError("body must end with amp.yield");
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("amp.yield types must be the region's result types");

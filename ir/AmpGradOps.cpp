@@ -42,7 +42,7 @@ FailureOr<SmallVector<int64_t>> convOutputShape(Operation* op, ArrayRef<int64_t>
     return failure();
   if (in.size() != 4 || w.size() != 4)
     return op->emitOpError("input [N,C,H,W] and weight [O,C/groups,KH,KW] must have rank 4");
-  if (groups < 1 || in[1] % groups != 0 || w[0] % groups != 0 || w[1] * groups != in[1])
+  if (groups < 1 || in[1] % groups != 0 || w[0] % groups != 0 || w[1] != in[1] / groups)
     return op->emitOpError() << "groups = " << groups << " does not fit input " << shapeStr(in)
                              << " and weight " << shapeStr(w);
   int64_t oh = windowOutputSize(in[2], w[2], stride[0], padding[0], dilation[0]);
@@ -62,7 +62,7 @@ FailureOr<SmallVector<int64_t>> poolOutputShape(Operation* op, ArrayRef<int64_t>
       failed(checkPair(op, "padding", padding, 0)))
     return failure();
   for (int i = 0; i < 2; ++i)
-    if (padding[i] * 2 > kernel[i])
+    if (padding[i] > kernel[i] / 2)  // padding * 2 > kernel, without overflow
       return op->emitOpError() << "padding " << shapeStr(padding)
                                << " must be at most half the kernel " << shapeStr(kernel);
   int64_t oh = windowOutputSize(in[2], kernel[0], stride[0], padding[0], 1);

@@ -231,7 +231,7 @@ LogicalResult Conv2DOp::inferReturnTypes(MLIRContext* ctx, std::optional<Locatio
     return emitOptionalError(loc, "'amp.conv2d' op groups = ", groups,
                              " must be >= 1 and divide input channels ", in[1],
                              " and output channels ", w[0]);
-  if (w[1] * groups != in[1])
+  if (w[1] != in[1] / groups)  // groups divides in[1]; w[1] * groups could overflow
     return emitOptionalError(loc, "'amp.conv2d' op weight has ", w[1],
                              " input channels per group but input has ", in[1], " channels in ",
                              groups, " group(s)");
@@ -264,7 +264,7 @@ static LogicalResult inferPool(StringRef op, std::optional<Location> loc, Value 
       failed(checkPair(op, loc, "stride", s, 1)) || failed(checkPair(op, loc, "padding", padding, 0)))
     return failure();
   for (int i = 0; i < 2; ++i)
-    if (padding[i] * 2 > kernel[i])
+    if (padding[i] > kernel[i] / 2)  // padding * 2 > kernel, without overflow
       return emitOptionalError(loc, "'amp.", op, "' op padding ", shapeStr(padding),
                                " must be at most half the kernel ", shapeStr(kernel));
   ArrayRef<int64_t> in = it.getShape();
@@ -472,7 +472,9 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext*, std::optional<Location> lo
     if (strides[d] < 1)
       return emitOptionalError(loc, "'amp.slice' op dimension ", d, ": stride must be >= 1, got ",
                                strides[d]);
-    shape.push_back((limits[d] - starts[d] + strides[d] - 1) / strides[d]);
+    // ceil((limit - start) / stride), without the overflow of limit - start + stride - 1 near 2^63.
+    const int64_t extent = limits[d] - starts[d];
+    shape.push_back(extent == 0 ? 0 : (extent - 1) / strides[d] + 1);
   }
   out.push_back(RankedTensorType::get(shape, it.getElementType()));
   return success();
@@ -501,7 +503,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext*, std::optional<Location> l
         return emitOptionalError(loc, "'amp.concat' op input #", i + 1, " differs from input #0 in "
                                  "dimension ", d, " (", t.getDimSize(d), " vs ", first.getDimSize(d),
                                  "), which is not the concat axis");
-    shape[axis] += t.getDimSize(axis);
+    if (__builtin_add_overflow(shape[axis], t.getDimSize(axis), &shape[axis]))
+      return emitOptionalError(loc, "'amp.concat' op the size of the concatenated dimension ", axis,
+                               " overflows 64 bits");
   }
   out.push_back(RankedTensorType::get(shape, first.getElementType()));
   return success();

@@ -19,6 +19,24 @@ StringRef mlir::amp::getArgName(func::FuncOp func, unsigned index) {
   return name ? name.getValue() : StringRef();
 }
 
+namespace {
+// The runtime refuses any buffer above 2^36 bytes (kMaxBufferBytes, runtime/plan/PlanValidation.h).
+// A model tensor that large - or whose size does not even fit 64 bits - is refused here, before
+// the passes and codegen compute with its element count.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 36;
+
+bool tooLarge(RankedTensorType type) {
+  Type e = type.getElementType();
+  int64_t bytes = e.isIntOrFloat() ? (e.getIntOrFloatBitWidth() + 7) / 8 : 8;
+  for (int64_t d : type.getShape()) {
+    if (d <= 0) continue;  // dynamic or empty: refused by other rules where it matters
+    if (bytes > kMaxTensorBytes / d) return true;
+    bytes *= d;
+  }
+  return bytes > kMaxTensorBytes;
+}
+}  // namespace
+
 LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
   bool ok = true;
   auto fail = [&](Location loc) {
@@ -55,6 +73,9 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
     if (llvm::is_contained(type.getShape(), 0))
       fail(arg.getLoc()) << "argument #" << i << " has a zero-sized dimension (" << type
                          << "); empty tensors are not supported";
+    else if (tooLarge(type))
+      fail(arg.getLoc()) << "argument #" << i << " (" << type << ") is larger than the runtime's limit of "
+                         << kMaxTensorBytes << " bytes per tensor";
     bool isParam = role && role.getValue() == "param";
     if (isParam && !type.getElementType().isF32())
       fail(arg.getLoc()) << "param '" << (name ? name.getValue() : "?")
@@ -107,6 +128,10 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
     if (!isa_and_nonnull<AmpDialect>(op->getDialect()))
       fail(op->getLoc()) << "op '" << op->getName()
                          << "' is not an amp op; a model body holds only amp ops";
+    for (Type t : op->getResultTypes())
+      if (auto type = dyn_cast<RankedTensorType>(t); type && tooLarge(type))
+        fail(op->getLoc()) << "op '" << op->getName() << "' produces " << type
+                           << ", larger than the runtime's limit of " << kMaxTensorBytes << " bytes per tensor";
   });
   return success(ok);
 }

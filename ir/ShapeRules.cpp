@@ -1,6 +1,7 @@
 #include "ir/ShapeRules.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace mlir::amp {
 
@@ -26,10 +27,12 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to) {
 }
 
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
-  int64_t span = dilation * (kernel - 1) + 1;
-  int64_t avail = in + 2 * pad - span;
+  // In 128 bits: attributes and dimensions near 2^63 must not overflow (stride >= 1, checked).
+  __int128 span = static_cast<__int128>(dilation) * (kernel - 1) + 1;
+  __int128 avail = static_cast<__int128>(in) + 2 * static_cast<__int128>(pad) - span;
   if (avail < 0) return 0;
-  return avail / stride + 1;
+  __int128 size = avail / stride + 1;
+  return size > std::numeric_limits<int64_t>::max() ? 0 : static_cast<int64_t>(size);
 }
 
 }  // namespace mlir::amp

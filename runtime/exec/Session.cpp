@@ -211,7 +211,8 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
   for (size_t r = 0; r < e.results.size(); ++r) {
     const BufferDesc& b = p.buffers[e.results[r]];
     Tensor t(b.dtype, b.shape);
-    std::memcpy(t.data(), (*entry)->resultData(r), t.nbytes());
+    // An empty result may have no storage at all (resultData null): memcpy must not see it.
+    if (t.nbytes()) std::memcpy(t.data(), (*entry)->resultData(r), t.nbytes());
     out.push_back({e.resultNames[r], std::move(t)});
   }
   return out;

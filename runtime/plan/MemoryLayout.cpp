@@ -31,6 +31,11 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
     return bad("alignment ", layout.alignment, " is not the runtime's ", kArenaAlignment);
   if (layout.arenaBytes < 0 || layout.arenaBytes > kMaxBufferBytes)
     return bad("an arena of ", layout.arenaBytes, " bytes is outside [0, ", kMaxBufferBytes, "]");
+  // The planner's arenas are whole alignment units, and devices allocate them with aligned_alloc,
+  // whose size must be a multiple of the alignment.
+  if (layout.arenaBytes % layout.alignment != 0)
+    return bad("an arena of ", layout.arenaBytes, " bytes is not a multiple of its ", layout.alignment,
+               "-byte alignment");
 
   std::vector<int64_t> producer(count, -1);
   for (int64_t s = 0; s < steps; ++s)

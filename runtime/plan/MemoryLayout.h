@@ -14,7 +14,7 @@ namespace amp::rt {
 
 // Validates `layout` for `entry` (whose structure validateEntryStructure has accepted) and returns
 // it as a MemoryPlan. It holds when:
-//  - the alignment is kArenaAlignment and the arena at most kMaxBufferBytes;
+//  - the alignment is kArenaAlignment and the arena a multiple of it, at most kMaxBufferBytes;
 //  - every temporary a step writes has exactly one place (an offset, a view, or an in-place update
 //    target), constants none, and every reshape result is a view of its operand;
 //  - offsets are aligned and each buffer fits inside the arena;

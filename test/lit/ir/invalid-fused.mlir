@@ -48,3 +48,24 @@ func.func @bias_gradient_region(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor
   }
   return %0#0, %0#1 : tensor<4x8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Found by fuzz/pipeline.cpp (ASan: heap-buffer-overflow in FusedOp::verify, which took the
+// terminator of an empty body): an empty body block is an error, as is no block at all.
+func.func @empty_body(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'amp.fused' op body must end with amp.yield}}
+  %0 = amp.fused "k"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @no_block(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'amp.fused' op region #0 ('body') failed to verify constraint: region with 1 blocks}}
+  %0 = amp.fused "k"(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  }
+  return %0 : tensor<4x8xf32>
+}

@@ -228,6 +228,23 @@ func.func @zero_batch(
 
 // -----
 
+// Found by fuzz/pipeline.cpp (UBSan: signed overflow sizing a constant in codegen): tensors above
+// the runtime's 2^36-byte limit per buffer, or whose size overflows 64 bits, are refused at the
+// argument, and at the op for results computed from small inputs.
+func.func @huge(
+    // expected-error @+1 {{model 'huge': argument #0 ('tensor<9223372036854775807x4xf32>') is larger than the runtime's limit of 68719476736 bytes per tensor}}
+    %x: tensor<9223372036854775807x4xf32> {amp.role = "input", amp.name = "x"},
+    // expected-error @+1 {{model 'huge': argument #1 ('tensor<4294967296x8xf32>') is larger than the runtime's limit of 68719476736 bytes per tensor}}
+    %w: tensor<4294967296x8xf32> {amp.role = "param", amp.name = "w"},
+    %v: tensor<16777216xf32> {amp.role = "param", amp.name = "v"}) -> tensor<f32> {
+  // expected-error @+1 {{model 'huge': op 'amp.broadcast_to' produces 'tensor<4096x16777216xf32>', larger than the runtime's limit of 68719476736 bytes per tensor}}
+  %b = amp.broadcast_to %v : tensor<16777216xf32> -> tensor<4096x16777216xf32>
+  %0 = amp.mse_loss %x, %x : tensor<9223372036854775807x4xf32>, tensor<9223372036854775807x4xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
 // A module without a model (an empty file, or only private helpers) is an error, not a no-op.
 // expected-error @+1 {{amp-verify-model: the module defines no model (a public func.func)}}
 module {

@@ -1,6 +1,7 @@
 // The amp dialect through its C++ API: result types inferred by the builders, inference and
 // verifier failures with their diagnostics, and the model convention (verifyModel) on models
 // built programmatically and parsed from text.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,19 @@ TEST_F(AmpIrTest, Slice) {
   EXPECT_EQ(strided.getType(), t({2, 3}));
 }
 
+// Found by fuzz/ir.cpp (UBSan: signed overflow in SliceOp::inferReturnTypes): the result size
+// of a slice that ends near 2^63 was computed as (limit - start + stride - 1) / stride.
+TEST_F(AmpIrTest, SliceOfAHugeDimension) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  auto v = values({t({huge, 2})});
+  auto s = builder.create<SliceOp>(loc, v[0], ArrayRef<int64_t>{0, 0}, ArrayRef<int64_t>{huge, 2},
+                                   builder.getDenseI64ArrayAttr({2, 1}));
+  EXPECT_EQ(s.getType(), t({int64_t{1} << 62, 2}));
+  auto empty = builder.create<SliceOp>(loc, v[0], ArrayRef<int64_t>{huge, 0}, ArrayRef<int64_t>{huge, 2},
+                                       builder.getDenseI64ArrayAttr({3, 1}));
+  EXPECT_EQ(empty.getType(), t({0, 2}));
+}
+
 TEST_F(AmpIrTest, TransposeAndBroadcastingOps) {
   auto v = values({t({8, 16, 4, 32}), t({4, 8}), t({8}), t({4, 1}), t({8})});
   auto tr = builder.create<TransposeOp>(loc, v[0], ArrayRef<int64_t>{0, 2, 1, 3});
@@ -254,6 +268,36 @@ TEST_F(AmpInferenceFailureTest, Conv2DGroups) {
   SmallVector<Type> out;
   EXPECT_TRUE(failed(infer<Conv2DOp>(v, {builder.getNamedAttr("groups", builder.getI64IntegerAttr(4))}, out)));
   EXPECT_TRUE(diags.contains("groups = 4 must be >= 1 and divide input channels 6")) << diags.all();
+}
+
+// Found by fuzz/ir.cpp (UBSan: signed overflow in ConcatOp::inferReturnTypes), with the rest of
+// the channel and window arithmetic of shape inference near 2^63 (the same class of overflow).
+TEST_F(AmpInferenceFailureTest, ShapeArithmeticNearInt64Max) {
+  const int64_t big = std::numeric_limits<int64_t>::max(), quarter = int64_t{1} << 62;
+  Diagnostics diags(&ctx);
+  SmallVector<Type> out;
+  auto c = values({t({big, 2}), t({1, 2})});
+  EXPECT_TRUE(failed(infer<ConcatOp>(c, {builder.getNamedAttr("axis", builder.getI64IntegerAttr(0))}, out)));
+  EXPECT_TRUE(diags.contains("the size of the concatenated dimension 0 overflows 64 bits")) << diags.all();
+  // 5 * 2^62 wraps to 2^62, the input's channel count.
+  auto g = values({t({1, quarter, 1, 1}), t({quarter, 5, 1, 1})});
+  EXPECT_TRUE(failed(infer<Conv2DOp>(g, {builder.getNamedAttr("groups", builder.getI64IntegerAttr(quarter))}, out)));
+  EXPECT_TRUE(diags.contains("weight has 5 input channels per group")) << diags.all();
+  // padding * 2 wraps negative.
+  auto p = values({t({1, 1, 4, 4})});
+  EXPECT_TRUE(failed(infer<MaxPool2DOp>(p, {builder.getNamedAttr("kernel", builder.getDenseI64ArrayAttr({2, 2})),
+                                            builder.getNamedAttr("padding", builder.getDenseI64ArrayAttr({big, 0}))},
+                                        out)));
+  EXPECT_TRUE(diags.contains("must be at most half the kernel")) << diags.all();
+  // 4 + 2 * 2^62 - 1 rows of padded input, every other one: 2^62 + 2 output rows.
+  auto w = values({t({1, 1, 4, 4}), t({1, 1, 1, 1})});
+  out.clear();
+  EXPECT_TRUE(succeeded(infer<Conv2DOp>(w, {builder.getNamedAttr("padding", builder.getDenseI64ArrayAttr({quarter, 0})),
+                                            builder.getNamedAttr("stride", builder.getDenseI64ArrayAttr({2, 1}))},
+                                        out)))
+      << diags.all();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], t({1, 1, quarter + 2, 4}));
 }
 
 TEST_F(AmpInferenceFailureTest, Conv2DWindow) {

@@ -133,6 +133,16 @@ TEST(MemoryLayout, RefusesBuffersOutsideTheArena) {
   expectRefused(f, layout, "outside [0,");
 }
 
+// Found by fuzz/bundle.cpp: the cpu device allocates the arena with aligned_alloc, whose size must
+// be a multiple of the alignment; a 129-byte arena reached it (an ASan invalid-aligned-alloc report).
+TEST(MemoryLayout, RefusesAnArenaThatIsNotWholeAlignmentUnits) {
+  Fixture f;
+  MemoryLayout layout = f.planned();
+  ASSERT_EQ(layout.arenaBytes % layout.alignment, 0);
+  layout.arenaBytes += 1;  // every buffer still fits
+  expectRefused(f, layout, "is not a multiple of its 64-byte alignment");
+}
+
 TEST(MemoryLayout, RefusesLiveBuffersThatShareBytes) {
   Fixture f;
   MemoryLayout layout = f.planned();

@@ -50,6 +50,29 @@ TEST(Session, RunsWithInitialisedParams) {
   EXPECT_EQ((*out)[1].tensor.as<float>()[3], 7.0f);
 }
 
+// Found by scripts/sanitize.sh (UBSan: null pointer passed to memcpy in Session::run): on the cpu
+// device an empty result has no storage, and copying its zero bytes from a null pointer is
+// undefined. (Only a sanitizer build notices; a plain build runs it either way.)
+TEST(Session, EmptyResultsOnEveryDevice) {
+  Plan p;
+  p.buffers.push_back({"x", DType::F32, {3, 0, 5}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"y", DType::F32, {3, 0, 5}, BufferKind::Temp, std::nullopt});
+  EntryPoint e;
+  e.name = "eval";
+  e.steps = {{"amp.relu", {0}, {1}, {}, ""}};
+  e.results = {1};
+  e.resultNames = {"y"};
+  p.entries.push_back(e);
+  for (Device device : {Device::Reference, Device::Cpu}) {
+    auto s = Session::create(p, device);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto out = s->run("eval", {{"x", Tensor(DType::F32, {3, 0, 5})}});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), 1u);
+    EXPECT_EQ((*out)[0].tensor.shape(), (Shape{3, 0, 5}));
+  }
+}
+
 TEST(Session, SetParamsReplacesByName) {
   auto s = Session::create(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
