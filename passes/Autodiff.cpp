@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "passes/Passes.h"
+#include "passes/TrainStep.h"
 #include "passes/VjpRules.h"
 
 namespace mlir::amp {
@@ -198,10 +199,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
   for (unsigned i : params) {
     Value arg = body->getArgument(i);
     Value g = grads.lookup(arg);
-    if (!g) {
-      auto t = cast<RankedTensorType>(arg.getType());
-      g = b.create<ConstantOp>(loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0)));
-    }
+    if (!g) g = train::zerosLike(b, loc, cast<RankedTensorType>(arg.getType()));
     results.push_back(g);
   }
   b.create<func::ReturnOp>(loc, results);
