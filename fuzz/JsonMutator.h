@@ -36,12 +36,14 @@ inline size_t collect(const JsonValue& v, Pools& pools) {
 
 template <class Rng>
 JsonValue mutateNumber(const JsonValue& v, const Pools& pools, Rng& rng) {
-  const int64_t x = v.asInt64().value_or(0);
+  // Wrapping arithmetic (in uint64_t): the mutator itself must not overflow near the edges.
+  const uint64_t x = static_cast<uint64_t>(v.asInt64().value_or(0));
+  auto wrapped = [](uint64_t u) { return JsonValue::integer(static_cast<int64_t>(u)); };
   switch (rng() % 12) {
-    case 0: return JsonValue::integer(x + 1);
-    case 1: return JsonValue::integer(x - 1);
-    case 2: return JsonValue::integer(-x);
-    case 3: return JsonValue::integer(x * 2);
+    case 0: return wrapped(x + 1);
+    case 1: return wrapped(x - 1);
+    case 2: return wrapped(0 - x);
+    case 3: return wrapped(x * 2);
     case 4: return JsonValue::integer(static_cast<int64_t>(rng() % 8));
     case 5: {
       static const int64_t edges[] = {0, -1, 255, 256, 65535, 65536, int64_t{1} << 31, (int64_t{1} << 31) - 1,

@@ -82,6 +82,32 @@ def npz(members, compression, zip64=False):
     return buf.getvalue()
 
 
+def npz_forced_zip64(members, deflate=False):
+    """An archive laid out like writeNpz(..., {compress, forceZip64 = true}): every size and offset
+    in the central directory is 0xFFFFFFFF with its value in a ZIP64 extra field, and ZIP64 end
+    records; CPython's zipfile only puts ZIP64 fields in the local headers."""
+    import zlib
+    out, central = b"", b""
+    for name, blob in members:
+        name = (name + ".npy").encode()
+        data = blob
+        if deflate:
+            c = zlib.compressobj(6, zlib.DEFLATED, -15)
+            data = c.compress(blob) + c.flush()
+        crc, offset, method = zlib.crc32(blob), len(out), 8 if deflate else 0
+        out += struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, method, 0, 33, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                           len(name), 20) + name + struct.pack("<HHQQ", 1, 16, len(blob), len(data)) + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 3 << 8 | 45, 45, 0, method, 0, 33, crc,
+                               0xFFFFFFFF, 0xFFFFFFFF, len(name), 28, 0, 0, 0, 0o100644 << 16, 0xFFFFFFFF)
+        central += name + struct.pack("<HHQQQ", 1, 24, len(blob), len(data), offset)
+    n, cd_offset, cd_size = len(members), len(out), len(central)
+    z64 = cd_offset + cd_size
+    central += struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 3 << 8 | 45, 45, 0, 0, n, n, cd_size, cd_offset)
+    central += struct.pack("<IIQI", 0x07064b50, 0, z64, 1)
+    central += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return out + central
+
+
 def safetensors(tensors, metadata=None):
     header, data = {}, b""
     if metadata is not None:
@@ -196,6 +222,8 @@ def main():
             for zip64 in (False, True):
                 put(npz(members, compression, zip64))
         put(npz([], zipfile.ZIP_STORED))
+        put(npz_forced_zip64(members))
+        put(npz_forced_zip64(members, deflate=True))
         for name, blob in fixtures().items():
             if name.startswith("kNpz"):
                 put(blob)

@@ -8,6 +8,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "ir/Precision.h"
 #include "passes/Passes.h"
+#include "passes/TrainStep.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPAUTODIFFPASS
@@ -198,10 +199,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
   for (unsigned i : params) {
     Value arg = body->getArgument(i);
     Value g = grads.lookup(arg);
-    if (!g) {
-      auto t = cast<RankedTensorType>(arg.getType());
-      g = b.create<ConstantOp>(loc, DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), 0.0)));
-    }
+    if (!g) g = train::zerosLike(b, loc, cast<RankedTensorType>(arg.getType()));
     results.push_back(g);
   }
   b.create<func::ReturnOp>(loc, results);

@@ -275,9 +275,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
       Value sum = b.create<AddOp>(loc, a, raw);
       Value mean = b.create<DivOp>(loc, sum, kConst);
       check->setOperand(k, mean);
-      Value zeros = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
-      out.add(zeros, AmpDialect::kUpdatesAttr, name);
+      out.add(train::zerosLike(b, loc, type), AmpDialect::kUpdatesAttr, name);
     }
     out.write(f);
     return success();

@@ -1,4 +1,4 @@
-// Small helpers shared by amp-loss-scaling, amp-optimizer and amp-verify to read and edit the
+// Small helpers shared by amp-autodiff, amp-loss-scaling, amp-optimizer and amp-verify to read and edit the
 // training entries of docs/training-ir.md (argument roles and names, named results).
 #ifndef AMP_PASSES_TRAINSTEP_H
 #define AMP_PASSES_TRAINSTEP_H
@@ -112,6 +112,16 @@ inline bool isLowFloat(Type t) {
 inline bool isF16(Type t) {
   if (auto st = dyn_cast<ShapedType>(t)) t = st.getElementType();
   return isa<Float16Type>(t);
+}
+
+// Zeros of `type` as a scalar constant broadcast to its shape. A splat constant of the full shape
+// is materialised element by element by codegen: in ampc's memory and in the bundle, a param-sized
+// block of zeros (found by fuzz/pipeline.cpp: compiling a model with an 8 GiB param and
+// --accumulate=2 allocated 8 GiB for the accumulator's reset value).
+inline Value zerosLike(OpBuilder& b, Location loc, RankedTensorType type) {
+  auto scalar = RankedTensorType::get({}, type.getElementType());
+  Value zero = b.create<ConstantOp>(loc, DenseElementsAttr::get(scalar, b.getFloatAttr(type.getElementType(), 0.0)));
+  return type.getRank() == 0 ? zero : b.create<BroadcastToOp>(loc, type, zero).getResult();
 }
 
 }  // namespace mlir::amp::train

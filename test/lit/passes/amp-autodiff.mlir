@@ -35,8 +35,9 @@
 // Weight: x^T @ dh; no gradient for the input x.
 // CHECK:         %[[DW:.*]] = amp.matmul %[[X]], %[[DHB]] transpose_a : tensor<4x8xf32>, tensor<4x6xf32>
 // CHECK-NOT:     transpose_b
-// A param the loss does not read gets zeros.
-// CHECK:         %[[DU:.*]] = amp.constant dense<0.000000e+00> : tensor<3xf32>
+// A param the loss does not read gets zeros (a scalar broadcast, not a param-sized constant).
+// CHECK:         %[[DU0:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
+// CHECK:         %[[DU:.*]] = amp.broadcast_to %[[DU0]] : tensor<f32> -> tensor<3xf32>
 // CHECK:         return %[[LOSS]], %[[DW]], %[[DB]], %[[DU]] : tensor<f32>, tensor<8x6xf32>, tensor<6xf32>, tensor<3xf32>
 func.func @mlp(
     %x: tensor<4x8xf32> {amp.role = "input", amp.name = "image"},

@@ -38,7 +38,9 @@
 // ACC: %[[K:.*]] = amp.constant dense<4.000000e+00> : tensor<f32>
 // ACC-NEXT: %[[SUM:.*]] = amp.add %[[A]], %[[G]]
 // ACC-NEXT: %[[MEAN:.*]] = amp.div %[[SUM]], %[[K]]
-// ACC-NEXT: %[[Z:.*]] = amp.constant dense<0.000000e+00> : tensor<4xf32>
+// The reset value is a scalar zero broadcast to the param's shape, not a param-sized constant.
+// ACC-NEXT: %[[Z0:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
+// ACC-NEXT: %[[Z:.*]] = amp.broadcast_to %[[Z0]] : tensor<f32> -> tensor<4xf32>
 // ACC-NEXT: amp.unscale_check %[[MEAN]] scale
 // ACC: amp.update_scale
 // ACC: return {{.*}}%[[Z]]
