@@ -7,6 +7,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -174,6 +175,12 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
     if (!isa<BoolAttr>(attr.getValue()))
       return op->emitError() << "amp.autocast must be a boolean (false disables autocast for the "
                                 "function or region)";
+    return success();
+  }
+  if (name == kDataParallelAttr) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "amp.data_parallel is a unit attribute of the module (set by "
+                                "amp-data-parallel: the training step reduces across ranks)";
     return success();
   }
   if (name == "amp.autocast_inserted") {

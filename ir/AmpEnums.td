@@ -40,6 +40,10 @@ def Amp_LrScheduleKind : Amp_I32Enum<"LrScheduleKind", "amp.lr_schedule kind (co
   I32EnumAttrCase<"Constant", 0, "constant">, I32EnumAttrCase<"Cosine", 1, "cosine">]>;
 def Amp_LrScheduleKindAttr : Amp_EnumAttr<Amp_LrScheduleKind, "lr_schedule_kind">;
 
+def Amp_ReduceKind : Amp_I32Enum<"ReduceKind", "amp.all_reduce reduction (sum, mean, max)", [
+  I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">, I32EnumAttrCase<"Max", 2, "max">]>;
+def Amp_ReduceKindAttr : Amp_EnumAttr<Amp_ReduceKind, "reduce_kind">;
+
 // amp.precision, an op's compute precision (and the module's low-precision dtype). The IR spells
 // it as a string, {amp.precision = "bf16"}, because users write it in models as a per-op
 // override; C++ reads and writes it typed (ir/Precision.h), and the dialect verifier accepts only

@@ -506,6 +506,7 @@ def Amp_CastOp : Amp_ModelOp<"cast"> {
 // (amp-loss-scaling, amp-optimizer).
 include "ir/AmpGradOps.td"
 include "ir/AmpTrainOps.td"
+include "ir/AmpCollectiveOps.td"
 include "ir/AmpFusedOps.td"
 
 #endif // AMP_OPS_TD

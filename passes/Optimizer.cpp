@@ -250,6 +250,13 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
           accOut.attrs.push_back(old.attrs[i]);
         }
       OpBuilder b(accCheck);
+      // The window's loss: each micro-batch adds its loss, @train_step returns the mean.
+      auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
+      for (unsigned i = 0, n = accOut.values.size(); i < n; ++i) {
+        Value lossSum = addStateArg(acc, scalar, kLossSum, zerosInit(ctx));
+        OpBuilder atEnd = OpBuilder::atBlockTerminator(&acc.front());
+        accOut.add(atEnd.create<AddOp>(loc, lossSum, accOut.values[i]), AmpDialect::kUpdatesAttr, kLossSum);
+      }
       for (auto [k, g] : llvm::enumerate(grads)) {
         Value raw = accCheck.getGrads()[k];
         std::string name = g.param + ".grad_accum";
@@ -276,6 +283,13 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
       Value mean = b.create<DivOp>(loc, sum, kConst);
       check->setOperand(k, mean);
       out.add(train::zerosLike(b, loc, type), AmpDialect::kUpdatesAttr, name);
+    }
+    if (std::optional<unsigned> lossIdx = findResult(f, AmpDialect::kNameAttr, "loss")) {
+      OpBuilder atEnd = OpBuilder::atBlockTerminator(&f.front());
+      BlockArgument lossSum = addStateArg(f, scalarF32, kLossSum, zerosInit(ctx));
+      Value sum = atEnd.create<AddOp>(loc, lossSum, out.values[*lossIdx]);
+      out.values[*lossIdx] = atEnd.create<DivOp>(loc, sum, kConst);
+      out.add(zerosLike(atEnd, loc, scalarF32), AmpDialect::kUpdatesAttr, kLossSum);
     }
     out.write(f);
     return success();

@@ -69,6 +69,13 @@ inline llvm::cl::ValuesClass autocastDtypeValues() {
       clEnumValN(AutocastDtype::F16, "fp16", "same as f16"),
       clEnumValN(AutocastDtype::F32, "fp32", "same as f32"));
 }
+// amp-data-parallel: the precision gradients travel in (the IR's own Precision enum).
+inline llvm::cl::ValuesClass reducePrecisionValues() {
+  return llvm::cl::values(
+      clEnumValN(Precision::F32, "f32", "the f32 gradients of the master weights, as DDP reduces them under autocast"),
+      clEnumValN(Precision::BF16, "bf16", "halve the bytes: as DDP's bf16_compress_hook"),
+      clEnumValN(Precision::F16, "f16", "halve the bytes: as DDP's fp16_compress_hook"));
+}
 inline llvm::cl::ValuesClass lossScalingModeValues() {
   return llvm::cl::values(
       clEnumValN(LossScalingMode::Dynamic, "dynamic",

@@ -255,6 +255,41 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
 }
 
+def AmpDataParallelPass : Pass<"amp-data-parallel", "::mlir::ModuleOp"> {
+  let summary = "Makes @train_step data-parallel: gradients, found_inf and the loss reduced across ranks";
+  let description = [{
+    Runs after `amp-optimizer`. In `@train_step` it inserts `amp.all_reduce` ops
+    (docs/data-parallel.md):
+
+    - the gradients that `amp.unscale_check` reads are all-reduced as a `mean`, in buckets of
+      at most `bucket-bytes` (a gradient larger than that is a bucket of its own), in the order
+      the gradients become ready (their definition order in the backward pass), each bucket
+      right after its last gradient: a backend can overlap it with the rest of the backward;
+    - `found_inf` is all-reduced as a `max` right after the check, before anything reads it,
+      so every rank skips the same steps and keeps the same scale;
+    - the returned `loss` is all-reduced as a `mean` (for logging).
+
+    With accumulation (`@accumulate`), only `@train_step`, the window's last micro-batch,
+    communicates; it reduces the accumulated mean gradients. `reduce-precision=bf16|f16`
+    rounds each gradient to that type before the reduction and widens the result after it.
+    The module gets `amp.data_parallel`, which makes `amp-verify` check rule AMP010.
+
+    ```mlir
+    // amp-opt --amp-data-parallel
+    %r:2 = amp.all_reduce mean %gw, %gb {amp.precision = "f32", ...} : tensor<8x6xf32>, tensor<6xf32>
+    %u:2, %found_inf = amp.unscale_check %r#0, %r#1 scale(%scale) : tensor<8x6xf32>, tensor<6xf32>
+    %found = amp.all_reduce max %found_inf : tensor<f32>
+    ```
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "Gradient bytes per all-reduce bucket (DDP's bucket_cap_mb = 25)">,
+    Option<"reducePrecision", "reduce-precision", "::mlir::amp::Precision", /*default=*/"::mlir::amp::Precision::F32",
+           "f32, bf16 or f16: the precision gradients are reduced in", [{::mlir::amp::reducePrecisionValues()}]>,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
 def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
   let summary = "Checks the mixed-precision rules of docs/design.md on every training entry";
   let description = [{
@@ -279,7 +314,11 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
       results not written back), not reading the `found_inf` of an `amp.unscale_check`, or run
       more than once per step or in `@accumulate` (rule 4);
     - `AMP009` an optimizer update or step counter not guarded by the `found_inf` of an
-      `amp.unscale_check` (rule 5).
+      `amp.unscale_check` (rule 5);
+    - `AMP010` in a data-parallel module (`amp.data_parallel`), a param or state update of
+      `@train_step` that depends on this rank's data without passing through `amp.all_reduce`:
+      an optimizer reading a gradient, or a skip decision reading a `found_inf`, that was not
+      reduced (the replicas would diverge) (rule 9).
 
     ```mlir
     // error: amp-verify: [AMP006] clipping sees scaled gradients (operand #0 depends on the loss

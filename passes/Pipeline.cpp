@@ -42,6 +42,12 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   pm.addPass(createAmpLossScalingPass(scaling));
   pm.addPass(createAmpGradsEntryPass());
   pm.addPass(createAmpOptimizerPass(opt));
+  if (options.dataParallel) {
+    AmpDataParallelPassOptions dp;
+    dp.bucketBytes = options.bucketBytes;
+    dp.reducePrecision = options.reducePrecision;
+    pm.addPass(createAmpDataParallelPass(dp));
+  }
   pm.addPass(createAmpCastCleanupPass());
   pm.addPass(createAmpVerifyPass(verify));
 }

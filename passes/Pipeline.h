@@ -60,13 +60,21 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                              llvm::cl::init(AmpOptimizerPassOptions().totalSteps)};
   Option<int64_t> accumulate{*this, "accumulate", llvm::cl::desc("Micro-batches per optimizer step"),
                              llvm::cl::init(AmpOptimizerPassOptions().accumulate)};
+  Option<bool> dataParallel{*this, "data-parallel", llvm::cl::desc("Reduce across ranks (amp-data-parallel)"),
+                            llvm::cl::init(false)};
+  Option<int64_t> bucketBytes{*this, "bucket-bytes", llvm::cl::desc("Data-parallel: gradient bytes per bucket"),
+                              llvm::cl::init(AmpDataParallelPassOptions().bucketBytes)};
+  Option<Precision> reducePrecision{*this, "reduce-precision",
+                                    llvm::cl::desc("Data-parallel: f32, bf16 or f16 gradient reduction"),
+                                    llvm::cl::init(AmpDataParallelPassOptions().reducePrecision),
+                                    reducePrecisionValues()};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse elementwise chains (amp-fuse)"), llvm::cl::init(true)};
 };
 
 // amp-autocast + amp-cast-cleanup: every op's precision, the casts it needs.
 void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options);
-// amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, amp-cast-cleanup, amp-verify:
-// @train_step (and @grads, @accumulate).
+// amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, (amp-data-parallel),
+// amp-cast-cleanup, amp-verify: @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-fuse on every function (nothing when options.fuse is false): the last IR stage.
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options);

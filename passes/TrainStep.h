@@ -22,6 +22,8 @@ inline constexpr llvm::StringLiteral kLossScale = "amp.loss_scale";
 inline constexpr llvm::StringLiteral kGrowthTracker = "amp.growth_tracker";
 inline constexpr llvm::StringLiteral kStep = "amp.step";
 inline constexpr llvm::StringLiteral kSkippedSteps = "amp.skipped_steps";
+// With accumulation: the sum of the window's micro-batch losses (@train_step returns their mean).
+inline constexpr llvm::StringLiteral kLossSum = "amp.loss_sum";
 
 // The function with `amp.entry = entry`, or null.
 inline func::FuncOp findEntry(ModuleOp module, llvm::StringRef entry) {

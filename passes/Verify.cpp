@@ -44,6 +44,18 @@ bool dependsOnScaleUnguarded(Value v, const llvm::DenseSet<Value>& scaleArgs) {
   return false;
 }
 
+// The amp.unscale_check whose found_inf `found` is: directly, or through the amp.all_reduce max
+// of a data-parallel step (the shared skip decision).
+UnscaleCheckOp checkOfFoundInf(Value found) {
+  auto r = dyn_cast_or_null<OpResult>(found);
+  if (!r) return {};
+  if (auto reduce = dyn_cast<AllReduceOp>(r.getOwner());
+      reduce && reduce.getKind() == ReduceKind::Max && reduce.getValues().size() == 1)
+    r = dyn_cast<OpResult>(reduce.getValues()[0]);
+  auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
+  return check && check.getFoundInf() == r ? check : UnscaleCheckOp();
+}
+
 // A rule amp-verify enforces. Its id is stable, like a compiler warning code: docs/design.md
 // lists them, scripts may match them, and a retired id is never reused.
 struct Rule {
@@ -60,6 +72,7 @@ constexpr Rule kClipOnScaledGradients{"AMP006", 4};
 constexpr Rule kStepOnScaledGradients{"AMP007", 4};
 constexpr Rule kScaleUpdateNotOncePerStep{"AMP008", 4};
 constexpr Rule kUnguardedUpdate{"AMP009", 5};
+constexpr Rule kUnreducedUpdate{"AMP010", 9};
 
 // "amp-verify: [AMPnnn] <message> (docs/design.md rule N)": the reference is appended as the
 // diagnostic is reported, so no message can cite a rule other than its id's.
@@ -109,6 +122,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       checkScaleUpdate(f, entry.getValue());
       if (entry.getValue() == kTrainStep) checkF16WithoutScaling(f);
     }
+    checkDataParallel(module);
     if (failedAny) signalPassFailure();
     markAllAnalysesPreserved();
   }
@@ -194,9 +208,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         report(op->getLoc(), kStepOnScaledGradients)
             << "the optimizer steps on scaled gradients (the gradient depends on the loss scale "
                "without passing through amp.unscale_check); step after unscaling";
-      auto r = dyn_cast<OpResult>(found);
-      auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
-      if (!check || found != check.getFoundInf())
+      if (!checkOfFoundInf(found))
         report(op->getLoc(), kUnguardedUpdate)
             << "'" << op->getName()
             << "' is not guarded by the found_inf of an amp.unscale_check; a step with a non-finite "
@@ -209,6 +221,39 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     for (unsigned i = 0; i < f.getNumArguments(); ++i)
       if (argName(f, i) == kLossScale || argName(f, i) == kGradSeed) s.insert(f.getArgument(i));
     return s;
+  }
+
+  // Rule 9: in a data-parallel step, every param and state update depends on this rank's data only
+  // through amp.all_reduce results (else the replicas diverge). Rank-local values: the inputs,
+  // the labels, and the state @accumulate updates (each rank's gradient sums of the window).
+  void checkDataParallel(ModuleOp module) {
+    if (!module->hasAttr(AmpDialect::kDataParallelAttr)) return;
+    func::FuncOp step = findEntry(module, kTrainStep);
+    if (!step) return;
+    llvm::DenseSet<StringRef> accumulated;
+    if (func::FuncOp acc = findEntry(module, kAccumulate))
+      for (unsigned i = 0; i < acc.getNumResults(); ++i)
+        if (auto u = acc.getResultAttrOfType<StringAttr>(i, AmpDialect::kUpdatesAttr)) accumulated.insert(u.getValue());
+    llvm::DenseSet<Value> local;
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (argRole(step, i) == "input" || argRole(step, i) == "label" || accumulated.contains(argName(step, i)))
+        local.insert(step.getArgument(i));
+    for (Operation& op : step.front()) {
+      if (isa<AllReduceOp>(op)) continue;
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return local.contains(v); }))
+        for (Value r : op.getResults()) local.insert(r);
+    }
+    Operation* ret = step.front().getTerminator();
+    for (unsigned i = 0; i < step.getNumResults(); ++i) {
+      auto updates = step.getResultAttrOfType<StringAttr>(i, AmpDialect::kUpdatesAttr);
+      Value v = ret->getOperand(i);
+      if (!updates || !local.contains(v)) continue;
+      Operation* def = v.getDefiningOp();
+      report(def ? def->getLoc() : ret->getLoc(), kUnreducedUpdate)
+          << "in a data-parallel step the update of '" << updates.getValue() << "' (result #" << i
+          << ") depends on this rank's data without passing through amp.all_reduce (a gradient or "
+             "found_inf that was not reduced); the replicas would diverge";
+    }
   }
 
   // Rule 4: clipping sees unscaled gradients.
@@ -265,8 +310,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       report(u.getLoc(), kScaleUpdateNotOncePerStep)
           << "the scale update's results are not returned with amp.updates = \"" << kLossScale
           << "\" and \"" << kGrowthTracker << "\": the scale update is lost";
-    auto r = dyn_cast<OpResult>(u.getFoundInf());
-    if (!r || !isa<UnscaleCheckOp>(r.getOwner()))
+    if (!checkOfFoundInf(u.getFoundInf()))
       report(u.getLoc(), kScaleUpdateNotOncePerStep)
           << "the scale update does not read the found_inf of an amp.unscale_check; it must follow "
              "the unscale and inf check";

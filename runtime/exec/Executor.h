@@ -18,6 +18,8 @@
 
 namespace amp::rt {
 
+class Communicator;
+
 enum class Device { Reference, Cpu };
 std::string_view deviceName(Device d);
 absl::StatusOr<Device> parseDevice(std::string_view name);
@@ -34,6 +36,8 @@ struct RunArgs {
   // With checkNumerics: a non-finite gradient of a loss-scaled step is recorded here instead of
   // stopping the run (runtime/exec/NumericsCheck.h).
   GradientOverflow* gradientOverflow = nullptr;
+  // The data-parallel job the entry's amp.all_reduce steps run in; null: one rank.
+  Communicator* communicator = nullptr;
 };
 
 class PreparedEntry {

@@ -205,6 +205,8 @@ Kernels kernelFor(OpCode op) {
     case OpCode::StepCounters: return {nullptr, evalStepCounters};
     case OpCode::SgdUpdate: return {nullptr, evalSgdUpdate};
     case OpCode::AdamUpdate: return {nullptr, evalAdamUpdate};
+    // Data-parallel collectives (amp-data-parallel).
+    case OpCode::AllReduce: return {nullptr, evalAllReduce};
     // Structure, not kernels: an executor runs a fused step as a whole (the reference device runs
     // its body op by op), and amp.yield ends the body.
     case OpCode::Fused: case OpCode::Yield:

@@ -21,8 +21,12 @@ struct TensorType {
   Shape shape;
 };
 
+class Communicator;
+
 struct EvalContext {
   int64_t step = 0;  // Training step: the high half of the dropout RNG counter.
+  // The data-parallel job amp.all_reduce runs in; null: a job of one rank (results = operands).
+  Communicator* communicator = nullptr;
 };
 
 // Evaluates op `opName` (e.g. "amp.matmul"). Operands, attributes and result types are validated;

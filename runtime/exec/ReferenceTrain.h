@@ -14,6 +14,8 @@ namespace amp::rt::ref {
 using MultiKernel = absl::StatusOr<std::vector<Tensor>> (*)(const OpCall&);
 
 absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c);
+// amp.all_reduce through the context's communicator (ReferenceCollective.cpp).
+absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalUpdateScale(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c);

@@ -148,6 +148,7 @@ RunArgs Session::args(absl::Span<const Tensor* const> feeds, const RunOptions& o
   a.step = options.step;
   a.checkNumerics = options.checkNumerics;
   a.gradientOverflow = options.gradientOverflow;
+  a.communicator = options.communicator;
   return a;
 }
 

@@ -51,6 +51,7 @@ class Session {
     // With checkNumerics: where a non-finite gradient of a loss-scaled step is recorded (it is
     // not an error: the scaler skips the step); null makes it an error like any other.
     GradientOverflow* gradientOverflow = nullptr;
+    Communicator* communicator = nullptr;  // data-parallel training: the job's ranks (null: one)
   };
   absl::StatusOr<std::vector<NamedTensor>> run(std::string_view entry,
                                                const std::map<std::string, Tensor>& feeds,

@@ -1,5 +1,6 @@
 // ampc: the ampc compiler driver. Parses and verifies a model, runs the compilation pipeline and
 // emits the requested stage. Flag spellings follow the interface contract in docs/cli.md.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -173,6 +174,17 @@ static cl::opt<double> clipFlag("clip-grad-norm",
                                 cl::init(kOptimizerDefaults.clipGradNorm), cl::cat(ampcCategory));
 static cl::opt<int64_t> accumulateFlag("accumulate", cl::desc("Micro-batches per optimizer step"),
                                        cl::init(kOptimizerDefaults.accumulate), cl::cat(ampcCategory));
+static cl::opt<bool> dataParallelFlag(
+    "data-parallel",
+    cl::desc("Data-parallel training step: gradients (mean), found_inf (max) and the loss reduced across the ranks "
+             "of `mpirun -np N amp-run` (docs/data-parallel.md)"),
+    cl::init(false), cl::cat(ampcCategory));
+static cl::opt<double> bucketMbFlag("bucket-mb", cl::desc("Data-parallel: gradient MiB per all-reduce bucket (default 25)"),
+                                    cl::init(25.0), cl::cat(ampcCategory));
+static cl::opt<mlir::amp::Precision> reducePrecisionFlag(
+    "reduce-precision", cl::desc("Data-parallel: the precision gradients are reduced in"),
+    cl::init(mlir::amp::AmpDataParallelPassOptions().reducePrecision), mlir::amp::reducePrecisionValues(),
+    cl::cat(ampcCategory));
 static cl::opt<std::string> lossScaleFlag(
     "loss-scale",
     cl::desc("Loss scaling: dynamic, static:S, none, or auto (dynamic for f16, none otherwise)"),
@@ -276,6 +288,13 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag.getValue();
   options.accumulate = accumulateFlag.getValue();
   options.policy = policyFlag.getValue();
+  if (!dataParallelFlag && (bucketMbFlag.getNumOccurrences() || reducePrecisionFlag.getNumOccurrences()))
+    return flagError("--bucket-mb and --reduce-precision configure --data-parallel, which is not given");
+  if (!(bucketMbFlag > 0) || bucketMbFlag > 1024 * 1024)
+    return flagError("--bucket-mb must be in (0, 2^20], got " + std::to_string(bucketMbFlag));
+  options.dataParallel = dataParallelFlag.getValue();
+  options.bucketBytes = std::max<int64_t>(1, static_cast<int64_t>(bucketMbFlag * 1024 * 1024));
+  options.reducePrecision = reducePrecisionFlag.getValue();
 
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
@@ -292,6 +311,10 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   meta.emplace_back("optimizer", mlir::amp::stringifyEnum(optimizerFlag.getValue()).str());
   meta.emplace_back("loss_scaling", scalingUsed);
   meta.emplace_back("accumulate", std::to_string(accumulateFlag));
+  if (dataParallelFlag) {
+    meta.emplace_back("data_parallel", "true");
+    meta.emplace_back("reduce_precision", mlir::amp::stringifyPrecision(reducePrecisionFlag.getValue()).str());
+  }
   // Exact, round-tripping spellings (%.17g): the summary and a replay of the scaler read them back.
   auto exact = [](double v) {
     char buf[32];
@@ -371,6 +394,10 @@ int main(int argc, char** argv) {
     stage = Emit::Bundle;
   if (stage == Emit::TrainIR && !trainFlag) {
     llvm::errs() << "ampc: --emit=train-ir needs --train\n";
+    return 1;
+  }
+  if (dataParallelFlag && !trainFlag) {
+    llvm::errs() << "ampc: --data-parallel needs --train (it makes the training step data-parallel)\n";
     return 1;
   }
   // Every stage past the parsed IR runs autocast (--precision=f32 makes it a no-op).

@@ -25,7 +25,8 @@ namespace {
 // op, but it allocates; EntryReport::referenceOps lists such steps.
 class ReferenceStep final : public CpuStep {
  public:
-  ReferenceStep(const Plan& plan, const PlanStep& step, const int64_t* callStep) : plan_(plan), step_(step), callStep_(callStep) {}
+  ReferenceStep(const Plan& plan, const PlanStep& step, const int64_t* callStep, Communicator* const* communicator)
+      : plan_(plan), step_(step), callStep_(callStep), communicator_(communicator) {}
   absl::Status run(BufferPtrs ptr) override {
     std::vector<Tensor> operands;
     std::vector<const Tensor*> refs;
@@ -38,6 +39,7 @@ class ReferenceStep final : public CpuStep {
     for (const Tensor& t : operands) refs.push_back(&t);
     EvalContext ctx;
     ctx.step = *callStep_;
+    ctx.communicator = *communicator_;
     auto results = evalReferenceStep(plan_, step_, refs, ctx);
     if (!results.ok()) return results.status();
     for (size_t r = 0; r < step_.results.size(); ++r)
@@ -49,6 +51,7 @@ class ReferenceStep final : public CpuStep {
   const Plan& plan_;
   const PlanStep& step_;
   const int64_t* callStep_;
+  Communicator* const* communicator_;
 };
 
 struct AlignedFree {
@@ -85,11 +88,11 @@ class CpuEntry final : public PreparedEntry {
         if (!status.ok()) return status;
         continue;
       }
-      StepContext c{plan_, step, features, &callStep_, native};
+      StepContext c{plan_, step, features, &callStep_, native, &callCommunicator_};
       std::unique_ptr<CpuStep> prepared;
       for (auto factory : {makeFusedStep, makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep, makeLinearStep,
                            makeNormStep, makeEmbeddingStep, makeShapeStep, makeGradStep,
-                           makePoolStep, makeConvStep, makeGeneralStep,
+                           makePoolStep, makeConvStep, makeGeneralStep, makeCollectiveStep,
                            makeLayoutStep}) {
         auto made = factory(c);
         if (!made.ok())
@@ -102,7 +105,7 @@ class CpuEntry final : public PreparedEntry {
       if (prepared) {
         ++report_.libraryAndKernelSteps;
       } else {
-        prepared = std::make_unique<ReferenceStep>(plan_, step, &callStep_);
+        prepared = std::make_unique<ReferenceStep>(plan_, step, &callStep_, &callCommunicator_);
         ++report_.referenceSteps;
         report_.referenceOps.push_back(step.op);
       }
@@ -161,6 +164,7 @@ class CpuEntry final : public PreparedEntry {
 
   absl::Status run(const RunArgs& args) override {
     callStep_ = args.step;
+    callCommunicator_ = args.communicator;
     for (size_t id = 0; id < plan_.buffers.size(); ++id) {
       if (args.persistent[id]) ptr_[id] = args.persistent[id]->data();
       else if (args.feeds[id]) ptr_[id] = const_cast<uint8_t*>(args.feeds[id]->data());
@@ -268,6 +272,7 @@ class CpuEntry final : public PreparedEntry {
   std::unique_ptr<uint8_t, AlignedFree> arena_, sharedScratch_;
   int64_t scratchBytes_ = 0;
   int64_t callStep_ = 0;
+  Communicator* callCommunicator_ = nullptr;
   EntryReport report_;
 };
 

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt::cpu {
@@ -44,6 +45,7 @@ struct StepContext {
   const CpuFeatures& features;
   int64_t* dropoutStep;  // the current call's step counter (read by dropout at run time)
   const class NativeLibrary* native = nullptr;  // the bundle's fused kernels for this CPU, if any
+  Communicator* const* communicator = nullptr;  // the current call's job (read by amp.all_reduce)
 
   const BufferDesc& operand(size_t i) const { return plan.buffers[step.operands[i]]; }
   const BufferDesc& result(size_t i) const { return plan.buffers[step.results[i]]; }
@@ -73,6 +75,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c);
 // broadcast_to, slice, slice_grad, concat (CpuShape.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c);
+// amp.all_reduce (CpuCollective.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c);
 // gelu_grad, mse_loss (CpuGrad.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c);
 // max/avg pooling and their gradients (CpuPool.cpp).

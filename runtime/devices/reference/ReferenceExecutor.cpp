@@ -60,6 +60,7 @@ class ReferenceEntry final : public PreparedEntry {
     for (size_t i = 0; i < plan_.buffers.size(); ++i) bound[i] = args.persistent[i] ? args.persistent[i] : args.feeds[i];
     EvalContext ctx;
     ctx.step = args.step;
+    ctx.communicator = args.communicator;
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
       std::vector<const Tensor*> operands;
