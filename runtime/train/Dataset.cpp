@@ -95,4 +95,13 @@ absl::StatusOr<Tensor> gatherBatch(const Tensor& source, const std::vector<int64
   return out;
 }
 
+std::vector<int64_t> rankShard(const std::vector<int64_t>& order, int rank, int world) {
+  if (world <= 1 || order.empty()) return order;
+  const size_t n = order.size(), perRank = (n + static_cast<size_t>(world) - 1) / static_cast<size_t>(world);
+  std::vector<int64_t> shard;
+  shard.reserve(perRank);
+  for (size_t i = 0; i < perRank; ++i) shard.push_back(order[(static_cast<size_t>(rank) + i * world) % n]);
+  return shard;
+}
+
 }  // namespace amp::rt

@@ -32,6 +32,12 @@ absl::StatusOr<Dataset> loadNpzDataset(const std::string& path, const std::strin
 // keyed by (seed, epoch), so any (seed, epoch, position) can be resumed exactly.
 std::vector<int64_t> epochOrder(int64_t n, uint64_t seed, int64_t epoch);
 
+// Rank `rank`'s share of an epoch's order for a job of `world` ranks, with DistributedSampler's
+// semantics (drop_last=False): the order is padded to a multiple of `world` by repeating its
+// first examples, and rank r takes positions r, r + world, r + 2 world, ... Every rank gets
+// ceil(n / world) examples; one rank gets the whole order.
+std::vector<int64_t> rankShard(const std::vector<int64_t>& order, int rank, int world);
+
 // Gathers examples `indices` of `source` ([N, ...]) into a tensor of `shape` and dtype `dtype`
 // (the model's buffer); the element counts must agree (e.g. [B, 32] rows into [B*32]).
 absl::StatusOr<Tensor> gatherBatch(const Tensor& source, const std::vector<int64_t>& indices,

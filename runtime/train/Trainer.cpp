@@ -147,6 +147,7 @@ absl::Status saveCheckpoint(const Session& session, const std::string& dir, cons
                     {"step", std::to_string(info.step)},
                     {"seed", std::to_string(info.seed)},
                     {"shuffle", info.shuffle ? "true" : "false"},
+                    {"world_size", std::to_string(info.worldSize)},
                     {"model", session.plan().metadataValue("model")}};
   return writeSafetensors(checkpointPath(dir), session.persistent(), meta);
 }
@@ -164,6 +165,8 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
     if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
     if (k == "seed") absl::SimpleAtoi(v, &info.seed);
     if (k == "shuffle") info.shuffle = v != "false";
+    if (k == "world_size" && (!absl::SimpleAtoi(v, &info.worldSize) || info.worldSize < 1))
+      return absl::InvalidArgumentError(absl::StrCat(path, ": world_size '", v, "' is not a positive integer"));
     if (k == "model" && v != session.plan().metadataValue("model"))
       return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
                                                      session.plan().metadataValue("model"), "'"));
@@ -196,6 +199,31 @@ std::optional<double> namedScalar(const std::vector<NamedTensor>& outs, const st
   return scalarOf(*t);
 }
 
+// Every rank's hash of its params and state, compared: replicas that diverged (a collective that
+// was skipped, a non-deterministic kernel) are an error, not a silent checkpoint of rank 0's copy.
+absl::Status checkReplicasAgree(Session& session, Communicator& comm, int64_t step) {
+  std::string mine = checkpointHash(session.persistent());
+  std::string all(mine.size() * static_cast<size_t>(comm.worldSize()), '\0');
+  if (auto s = comm.allGather(mine.data(), static_cast<int64_t>(mine.size()), all.data()); !s.ok()) return s;
+  for (int r = 0; r < comm.worldSize(); ++r) {
+    std::string theirs = all.substr(static_cast<size_t>(r) * mine.size(), mine.size());
+    if (theirs != all.substr(0, mine.size()))
+      return absl::DataLossError(absl::StrCat(
+          "step ", step, ": the params and state of rank ", r, " (sha256 ", theirs.substr(0, 16),
+          "...) differ from rank 0's (", all.substr(0, 16), "...): the data-parallel replicas diverged"));
+  }
+  return absl::OkStatus();
+}
+
+// A stop requested on any rank (a signal reaches the ranks at different moments) stops all of
+// them after the same step, so no rank waits for a collective the others will not join.
+absl::StatusOr<bool> agreeToStop(Communicator* comm, bool local) {
+  if (!comm || comm->worldSize() == 1) return local;
+  int32_t flag = local ? 1 : 0;
+  if (auto s = comm->allReduce(&flag, 1, DType::I32, ReduceOp::Max); !s.ok()) return s;
+  return flag != 0;
+}
+
 constexpr size_t kFinalLossWindow = 50;
 constexpr size_t kOverflowStepsListed = 10;
 
@@ -221,11 +249,20 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   if (b->batch < 1)
     return absl::InvalidArgumentError(absl::StrCat("the model's input '", b->input->name, "' has batch size ", b->batch,
                                                    "; training needs at least one example per batch"));
+  Communicator* comm = options.communicator;
+  const int world = comm ? comm->worldSize() : 1, rank = comm ? comm->rank() : 0;
+  if (world > 1 && plan.metadataValue("data_parallel") != "true")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this job has ", world, " ranks, but the bundle was not compiled with --data-parallel: each rank would "
+        "train a replica of its own; recompile with ampc --train --data-parallel"));
   int64_t perStep = b->batch * accumulate;  // both bounded: a buffer holds < 2^36 bytes
-  int64_t stepsPerEpoch = data.size() / perStep;
+  const int64_t shardSize = (data.size() + world - 1) / world;
+  int64_t stepsPerEpoch = shardSize / perStep;
   if (stepsPerEpoch == 0)
-    return absl::InvalidArgumentError(absl::StrCat(data.name, ": ", data.size(), " examples are fewer than one step (",
-                                                   perStep, " = batch ", b->batch, " x accumulate ", accumulate, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        data.name, ": ", world > 1 ? absl::StrCat(shardSize, " examples per rank (", data.size(), " over ", world, " ranks)")
+                                   : absl::StrCat(data.size(), " examples"),
+        " are fewer than one step (", perStep, " = batch ", b->batch, " x accumulate ", accumulate, ")"));
 
   // An unusable checkpoint directory is found before any step runs, not after the work is done.
   if (!options.checkpointDir.empty()) {
@@ -237,13 +274,30 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   }
   TrainReport report;
   report.accumulate = accumulate;
-  CheckpointInfo position{0, options.seed, options.shuffle};
+  report.worldSize = world;
+  CheckpointInfo position{0, options.seed, options.shuffle, world};
   if (options.resume) {
     if (options.checkpointDir.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
     auto info = loadCheckpoint(session, options.checkpointDir);
     if (!info.ok()) return info.status();
+    if (info->worldSize != world)
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.checkpointDir, ": the checkpoint was written by a job of ", info->worldSize, " rank(s), this job has ",
+          world, "; resume with the same number of ranks (mpirun -np ", info->worldSize,
+          "): each rank's share of the data order depends on it"));
     position = *info;  // the data order continues as it was started
   }
+  const bool rankZero = rank == 0;
+  // Rank 0 writes; every rank first checks that the replicas agree.
+  auto checkpoint = [&](int64_t atStep) -> absl::Status {
+    if (comm && world > 1) {
+      if (auto s = checkReplicasAgree(session, *comm, atStep); !s.ok()) return s;
+      ++report.replicaChecks;
+    }
+    if (!rankZero) return absl::OkStatus();
+    return saveCheckpoint(session, options.checkpointDir, {atStep, position.seed, position.shuffle, world});
+  };
+  const bool windowLoss = accumulate > 1 && plan.findBuffer("amp.loss_sum");
   int64_t step = position.step;
   int64_t toRun = options.steps;
   if (toRun <= 0 && __builtin_mul_overflow(options.epochs, stepsPerEpoch, &toRun)) toRun = kMaxCheckpointStep + 1;
@@ -256,19 +310,21 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
 
   Session::RunOptions run;
   run.checkNumerics = options.checkNumerics;
+  run.communicator = comm;
   std::vector<double> stepMs;
   int64_t cachedEpoch = -1;
   std::vector<int64_t> order;
   auto windowStart = std::chrono::steady_clock::now();
   int64_t windowSteps = 0;
   for (; step < lastStep; ++step) {
-    if (options.stopRequested && options.stopRequested->load()) {
+    auto stop = agreeToStop(comm, options.stopRequested && options.stopRequested->load());
+    if (!stop.ok()) return stop.status();
+    if (*stop) {
       // Stop cleanly between steps: the state is that of a finished step, so it is saved as one.
       lastStep = step;
       report.interrupted = true;
       if (!options.checkpointDir.empty())
-        if (auto s = saveCheckpoint(session, options.checkpointDir, {step, position.seed, position.shuffle}); !s.ok())
-          return s;
+        if (auto s = checkpoint(step); !s.ok()) return s;
       break;
     }
     int64_t epoch = step / stepsPerEpoch, offset = (step % stepsPerEpoch) * perStep;
@@ -276,6 +332,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       order = position.shuffle ? epochOrder(data.size(), position.seed, epoch) : std::vector<int64_t>();
       if (!position.shuffle)
         for (int64_t i = 0; i < data.size(); ++i) order.push_back(i);
+      order = rankShard(order, rank, world);
       cachedEpoch = epoch;
     }
     StepRecord record;
@@ -292,12 +349,16 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       auto feeds = makeFeeds(*b, data, idx);
       if (!feeds.ok()) return feeds.status();
       run.step = step * accumulate + k;
-      auto result = session.run(k + 1 == accumulate ? "train_step" : "accumulate", *feeds, run);
+      const bool last = k + 1 == accumulate;
+      const int64_t callsBefore = comm ? comm->allReduceCalls() : 0;
+      auto result = session.run(last ? "train_step" : "accumulate", *feeds, run);
+      const int64_t calls = comm ? comm->allReduceCalls() - callsBefore : 0;
+      (last ? report.trainStepAllReduceCalls : report.accumulateAllReduceCalls) += calls;
       if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
       outs = std::move(*result);
       const Tensor* loss = findNamed(outs, "loss");
       if (!loss && !outs.empty()) loss = &outs[0].tensor;
-      if (loss) lossSum += scalarOf(*loss);
+      if (loss) lossSum += windowLoss ? (last ? scalarOf(*loss) * accumulate : 0.0) : scalarOf(*loss);
     }
     record.stepTimeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (overflow.seen) {
@@ -324,7 +385,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     ++windowSteps;
 
     bool endOfEpoch = (step + 1) % stepsPerEpoch == 0;
-    bool doEval = eval && ((options.evalEvery > 0 && (step + 1) % options.evalEvery == 0) ||
+    bool doEval = eval && rankZero && ((options.evalEvery > 0 && (step + 1) % options.evalEvery == 0) ||
                            (options.evalEvery == 0 && endOfEpoch) || step + 1 == lastStep);
     TrainProgress p;
     if (doEval) {
@@ -338,8 +399,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     }
     if (!options.checkpointDir.empty() &&
         ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep))
-      if (auto s = saveCheckpoint(session, options.checkpointDir, {step + 1, position.seed, position.shuffle}); !s.ok())
-        return s;
+      if (auto s = checkpoint(step + 1); !s.ok()) return s;
     if (callbacks.onProgress &&
         ((step + 1) % std::max<int64_t>(1, options.logEvery) == 0 || step + 1 == lastStep || doEval)) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
@@ -350,7 +410,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       p.scale = scale;
       p.skippedSteps = static_cast<int64_t>(
           persistentScalarIfAny(session, "amp.skipped_steps").value_or(static_cast<double>(report.overflowSteps)));
-      p.samplesPerSecond = secs > 0 ? windowSteps * perStep / secs : 0;
+      p.samplesPerSecond = secs > 0 ? static_cast<double>(windowSteps * perStep * world) / secs : 0;  // all ranks
       callbacks.onProgress(p);
       windowStart = std::chrono::steady_clock::now();
       windowSteps = 0;

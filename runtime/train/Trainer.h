@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
 #include "runtime/train/Dataset.h"
 
@@ -30,6 +31,11 @@ struct TrainOptions {
   // Set (e.g. by a SIGINT/SIGTERM handler) to stop after the current step: training saves a
   // checkpoint of the last finished step (when checkpointing) and returns with `interrupted`.
   const std::atomic<bool>* stopRequested = nullptr;
+  // Data-parallel training (docs/data-parallel.md): this process is one rank of the job; null or
+  // a job of one rank trains alone. Each rank trains on its shard of every epoch (rankShard),
+  // evaluation, progress and checkpoint writes happen on rank 0, and at every checkpoint all
+  // ranks check that their params and state are bitwise equal.
+  Communicator* communicator = nullptr;
 };
 
 // One optimizer step, as the metrics file records it. Scalars the plan does not compute are absent.
@@ -77,6 +83,11 @@ struct TrainReport {
   bool interrupted = false;  // stopped early by stopRequested
   // checkNumerics: steps of this run whose gradients overflowed under loss scaling (the scaler
   // skipped them), and the first op that produced a non-finite gradient.
+  // Data-parallel: the job's size, and the collective calls the plan's entries made in this run
+  // (the trainer's own agreement calls are not counted).
+  int worldSize = 1;
+  int64_t trainStepAllReduceCalls = 0, accumulateAllReduceCalls = 0;
+  int64_t replicaChecks = 0;  // checkpoints at which every rank's params and state hashed equal
   int64_t gradientOverflowSteps = 0;
   std::optional<int64_t> firstGradientOverflowStep;
   GradientOverflow firstGradientOverflow;
@@ -108,6 +119,7 @@ struct CheckpointInfo {
   int64_t step = 0;
   uint64_t seed = 0;
   bool shuffle = true;
+  int64_t worldSize = 1;  // the data-parallel job that wrote it (the data order depends on it)
 };
 absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info);
 absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir);

@@ -10,7 +10,7 @@ namespace {
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
                                        "resume", "memory-limit"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
-                                          "eval-every", "checkpoint-every", "metrics"};
+                                          "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
 
 // Integer checks with messages a user reads (CLI11's ranges print the type's limits).
@@ -80,6 +80,12 @@ void describe(CLI::App& app, RunCommandLine& cl) {
       ->group(train);
   app.add_option("--checkpoint-every", cl.checkpointEvery, "also checkpoint every N steps (default: at the end)")
       ->check(atLeast(0))
+      ->group(train);
+  app.add_option("--comm-timeout", cl.commTimeout,
+                 "under mpirun: seconds a collective waits for the other ranks before the job stops with an error "
+                 "(default 300)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.001, 86400.0))
       ->group(train);
   app.add_option("--metrics", cl.metrics, "one JSON record per optimizer step and per evaluation")->type_name("FILE.jsonl")
       ->group(train);

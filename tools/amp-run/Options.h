@@ -30,6 +30,7 @@ struct RunCommandLine {
   bool shuffle = true;
   std::string checkpoint;
   bool resume = false;
+  double commTimeout = 300;       // data-parallel: seconds a collective may wait for the other ranks
   RunMode mode = RunMode::Entry;
   std::set<std::string> given;    // the long names of the options on the command line
 };

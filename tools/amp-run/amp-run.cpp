@@ -24,6 +24,7 @@
 #include "runtime/io/Npz.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/exec/Session.h"
 #include "runtime/train/CurvePlot.h"
@@ -120,7 +121,19 @@ std::optional<std::string> fashionMnistDir(const std::string& data) {
   return std::nullopt;
 }
 
+// The data-parallel job this process is a rank of (one rank without mpirun).
+std::unique_ptr<Communicator> job;
+bool multiRank() { return job && job->worldSize() > 1; }
+bool rankZero() { return !job || job->rank() == 0; }
+
+// An error on one rank of a job ends every rank: the others would otherwise wait for a collective
+// this one never joins (until their timeout).
 int fail(const absl::Status& status) {
+  if (multiRank()) {
+    std::cerr << "amp-run: rank " << job->rank() << " of " << job->worldSize() << ": " << status.message() << "\n";
+    std::cerr.flush();
+    job->abortJob(1);
+  }
   std::cerr << "amp-run: " << status.message() << "\n";
   return 1;
 }
@@ -214,17 +227,27 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.checkpointEvery = cl.checkpointEvery;
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
+  options.communicator = job.get();
   std::string precision = precisionOf(plan);
-  std::printf("device %s\n", session.executor().description().c_str());
-  std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
-              plan.metadataValue("model").c_str(), precision.c_str(),
-              plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
-              static_cast<long long>(batch), static_cast<long long>(trainData->size()),
-              static_cast<long long>(haveEval ? evalData->size() : 0));
+  const int world = job ? job->worldSize() : 1;
+  int64_t accumulate = 1;
+  absl::SimpleAtoi(plan.metadataValue("accumulate"), &accumulate);
+  if (rankZero()) {
+    std::printf("device %s\n", session.executor().description().c_str());
+    if (multiRank())
+      std::printf("data-parallel: %d ranks (%s), global batch %lld = %d x batch %lld x accumulate %lld\n", world,
+                  job->description().c_str(), static_cast<long long>(world * batch * accumulate), world,
+                  static_cast<long long>(batch), static_cast<long long>(accumulate));
+    std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
+                plan.metadataValue("model").c_str(), precision.c_str(),
+                plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
+                static_cast<long long>(batch), static_cast<long long>(trainData->size()),
+                static_cast<long long>(haveEval ? evalData->size() : 0));
+  }
   TrainCallbacks callbacks;
-  callbacks.onProgress = printProgress;
+  if (rankZero()) callbacks.onProgress = printProgress;
   std::optional<MetricsLog> metrics;
-  if (!cl.metrics.empty()) {
+  if (!cl.metrics.empty() && rankZero()) {
     auto log = MetricsLog::open(cl.metrics, cl.resume);
     if (!log.ok()) return fail(log.status());
     metrics = std::move(*log);
@@ -235,6 +258,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   installStopHandlers();
   auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, callbacks);
   if (!report.ok()) return fail(report.status());
+  if (!rankZero()) return report->interrupted ? 128 + stopSignal.load() : 0;
   if (report->interrupted)
     std::printf("interrupted by signal %d: stopped after step %lld%s\n", stopSignal.load(),
                 static_cast<long long>(report->steps),
@@ -267,6 +291,15 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   addScalerConfig(plan, summary);
   summary.set("accumulate", JsonValue::integer(report->accumulate));
   summary.set("batch", JsonValue::integer(batch));
+  summary.set("world_size", JsonValue::integer(report->worldSize));
+  summary.set("global_batch", JsonValue::integer(batch * report->accumulate * report->worldSize));
+  if (plan.metadataValue("data_parallel") == "true") {
+    JsonValue calls = JsonValue::object();
+    calls.set("train_step", JsonValue::integer(report->trainStepAllReduceCalls));
+    calls.set("accumulate", JsonValue::integer(report->accumulateAllReduceCalls));
+    summary.set("all_reduce_calls", std::move(calls));
+    summary.set("replica_checks", JsonValue::integer(report->replicaChecks));
+  }
   summary.set("shuffle", JsonValue::boolean(cl.shuffle));
   summary.set("interrupted", JsonValue::boolean(report->interrupted));
   if (cl.checkNumerics) {
@@ -411,6 +444,12 @@ int main(int argc, char** argv) {
   }
   auto device = parseDevice(options->device);
   if (!device.ok()) return fail(device.status());
+  auto communicator = makeCommunicator(options->commTimeout);
+  if (!communicator.ok()) return fail(communicator.status());
+  job = std::move(*communicator);
+  if (multiRank() && options->mode != RunMode::Train)
+    return fail(absl::InvalidArgumentError(
+        "under mpirun amp-run trains (--epochs/--steps); run one entry in a single process"));
 
   absl::StatusOr<Plan> plan = endsWith(options->model, ".mlir")
                                   ? compileOnTheFly(options->model)
