@@ -31,6 +31,10 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (bucketBytes < 1) {
+      module.emitError("amp-data-parallel: bucket-bytes must be >= 1, got ") << static_cast<int64_t>(bucketBytes);
+      return signalPassFailure();
+    }
     func::FuncOp step = findEntry(module, kTrainStep);
     if (!step) {
       module.emitError("amp-data-parallel: no function with amp.entry = \"train_step\"; compile with --train");
@@ -44,10 +48,6 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     if (checks.size() != 1 || step.getOps<StepCountersOp>().empty()) {
       step.emitError("amp-data-parallel: @train_step needs one amp.unscale_check and the optimizer step; "
                      "run amp-loss-scaling and amp-optimizer first");
-      return signalPassFailure();
-    }
-    if (bucketBytes < 1) {
-      module.emitError("amp-data-parallel: bucket-bytes must be >= 1, got ") << bucketBytes;
       return signalPassFailure();
     }
     UnscaleCheckOp check = checks.front();

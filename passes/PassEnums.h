@@ -119,6 +119,11 @@ class parser<mlir::amp::LrScheduleKind> : public mlir::amp::EnumOptionParser<mli
 public:
   using EnumOptionParser::EnumOptionParser;
 };
+template <>
+class parser<mlir::amp::Precision> : public mlir::amp::EnumOptionParser<mlir::amp::Precision> {
+public:
+  using EnumOptionParser::EnumOptionParser;
+};
 }  // namespace llvm::cl
 
 #endif  // AMP_PASSES_PASSENUMS_H

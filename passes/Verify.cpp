@@ -238,9 +238,18 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     for (unsigned i = 0; i < step.getNumArguments(); ++i)
       if (argRole(step, i) == "input" || argRole(step, i) == "label" || accumulated.contains(argName(step, i)))
         local.insert(step.getArgument(i));
+    auto isLocal = [&](Value v) { return local.contains(v); };
     for (Operation& op : step.front()) {
       if (isa<AllReduceOp>(op)) continue;
-      if (llvm::any_of(op.getOperands(), [&](Value v) { return local.contains(v); }))
+      if (auto check = dyn_cast<UnscaleCheckOp>(op)) {
+        // Each unscaled gradient depends on its own gradient and the scale; found_inf on all.
+        bool scaleLocal = check.getScale() && isLocal(check.getScale());
+        for (auto [g, u] : llvm::zip(check.getGrads(), check.getUnscaled()))
+          if (scaleLocal || isLocal(g)) local.insert(u);
+        if (llvm::any_of(op.getOperands(), isLocal)) local.insert(check.getFoundInf());
+        continue;
+      }
+      if (llvm::any_of(op.getOperands(), isLocal))
         for (Value r : op.getResults()) local.insert(r);
     }
     Operation* ret = step.front().getTerminator();

@@ -34,6 +34,8 @@
 // PLAIN: %[[P:.*]] = amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>
 // ACC-LABEL: func.func @train_step
 // ACC-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.grad_accum", amp.role = "state"}
+// ACC-SAME: %[[LSUM:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<zeros>, amp.name = "amp.loss_sum", amp.role = "state"}
+// ACC: %[[L:.*]] = amp.mse_loss
 // ACC: %[[G:.*]] = amp.mul
 // ACC: %[[K:.*]] = amp.constant dense<4.000000e+00> : tensor<f32>
 // ACC-NEXT: %[[SUM:.*]] = amp.add %[[A]], %[[G]]
@@ -43,17 +45,25 @@
 // ACC-NEXT: %[[Z:.*]] = amp.broadcast_to %[[Z0]] : tensor<f32> -> tensor<4xf32>
 // ACC-NEXT: amp.unscale_check %[[MEAN]] scale
 // ACC: amp.update_scale
-// ACC: return {{.*}}%[[Z]]
+// The step's loss is the window's: (the sum of the earlier micro-batches' losses + this one) / K,
+// and the sum goes back to zero.
+// ACC: %[[WSUM:.*]] = amp.add %[[LSUM]], %[[L]]
+// ACC-NEXT: %[[WLOSS:.*]] = amp.div %[[WSUM]], %[[K]]
+// ACC-NEXT: %[[LZ:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
+// ACC: return %[[WLOSS]], {{.*}}%[[Z]], %[[LZ]]
 // ACC-LABEL: func.func @accumulate
 // ACC-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<constant, scale = 6.553600e+04>, amp.name = "amp.loss_scale", amp.role = "state"}
+// ACC-SAME: %[[LS:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<zeros>, amp.name = "amp.loss_sum", amp.role = "state"}
 // ACC-SAME: %[[A2:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.grad_accum", amp.role = "state"}
-// ACC-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w.grad_accum"})
+// ACC-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.updates = "amp.loss_sum"}, tensor<4xf32> {amp.updates = "w.grad_accum"})
 // ACC-SAME: attributes {amp.entry = "accumulate"}
+// ACC: %[[L2:.*]] = amp.mse_loss
 // ACC: %[[G2:.*]] = amp.mul %{{.*}}, %[[S]]
 // ACC-NEXT: %[[N:.*]] = amp.add %[[A2]], %[[G2]]
+// ACC-NEXT: %[[LS2:.*]] = amp.add %[[LS]], %[[L2]]
 // ACC-NOT: amp.unscale_check
 // ACC-NOT: amp.update_scale
-// ACC: return %{{.*}}, %[[N]]
+// ACC: return %[[L2]], %[[LS2]], %[[N]]
 func.func @train_step(
     %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
     %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale", amp.init = #amp.init<constant, scale = 65536.0>},

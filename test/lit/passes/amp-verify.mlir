@@ -263,3 +263,48 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
   %s1, %t1 = amp.update_scale %s, %t, %zero {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
   return %l, %s1, %t1 : tensor<f32>, tensor<f32>, tensor<i32>
 }
+
+// -----
+
+// AMP010 (rule 9): a data-parallel step whose update reads a gradient that was not reduced. The
+// bias gradient is reduced; the weight gradient goes to the check (and the update) unreduced.
+module attributes {amp.data_parallel} {
+  func.func @train_step(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
+                        %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                        %b: tensor<4xf32> {amp.role = "param", amp.name = "b"},
+                        %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})
+      -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "b"})
+      attributes {amp.entry = "train_step"} {
+    %l = amp.mse_loss %x, %w : tensor<4xf32>, tensor<4xf32>
+    %gw = amp.mul %x, %w : tensor<4xf32>, tensor<4xf32>
+    %gb = amp.add %x, %b : tensor<4xf32>, tensor<4xf32>
+    %rb = amp.all_reduce mean %gb : tensor<4xf32>
+    %u:2, %f = amp.unscale_check %gw, %rb : tensor<4xf32>, tensor<4xf32>
+    %fr = amp.all_reduce max %f : tensor<f32>
+    // expected-error @+1 {{amp-verify: [AMP010] in a data-parallel step the update of 'w' (result #1) depends on this rank's data without passing through amp.all_reduce (a gradient or found_inf that was not reduced); the replicas would diverge (docs/design.md rule 9)}}
+    %pw = amp.sgd_update %w, %u#0, %lr, %fr : tensor<4xf32>, tensor<4xf32>
+    %pb = amp.sgd_update %b, %u#1, %lr, %fr : tensor<4xf32>, tensor<4xf32>
+    return %l, %pw, %pb : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// AMP010: the skip decision reads this rank's found_inf, not the reduced one: the flag itself
+// depends on the rank's data, so every update it guards does.
+module attributes {amp.data_parallel} {
+  func.func @train_step(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
+                        %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
+                        %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})
+      -> (tensor<f32> {amp.name = "loss"}, tensor<4xf32> {amp.updates = "w"})
+      attributes {amp.entry = "train_step"} {
+    %l = amp.mse_loss %x, %w : tensor<4xf32>, tensor<4xf32>
+    %g = amp.mul %x, %w : tensor<4xf32>, tensor<4xf32>
+    %rg = amp.all_reduce mean %g : tensor<4xf32>
+    %u, %f = amp.unscale_check %rg : tensor<4xf32>
+    %ulocal, %flocal = amp.unscale_check %g : tensor<4xf32>
+    // expected-error @+1 {{amp-verify: [AMP010] in a data-parallel step the update of 'w'}}
+    %pw = amp.sgd_update %w, %u, %lr, %flocal : tensor<4xf32>, tensor<4xf32>
+    return %l, %pw : tensor<f32>, tensor<4xf32>
+  }
+}

@@ -1,0 +1,26 @@
+// RUN: amp-opt %s --split-input-file | amp-opt --split-input-file | FileCheck %s
+// RUN: amp-opt %s --split-input-file --verify-diagnostics
+
+// CHECK-LABEL: func.func @buckets
+// CHECK: %[[R:.*]]:2 = amp.all_reduce mean %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<3xf32>
+// CHECK: amp.all_reduce sum %{{.*}} : tensor<8xbf16>
+// CHECK: amp.all_reduce max %{{.*}} : tensor<f32>
+// CHECK: amp.all_reduce max %{{.*}} : tensor<2xi64>
+func.func @buckets(%g1: tensor<4x3xf32>, %g2: tensor<3xf32>, %h: tensor<8xbf16>, %f: tensor<f32>, %n: tensor<2xi64>)
+    -> (tensor<4x3xf32>, tensor<3xf32>, tensor<8xbf16>, tensor<f32>, tensor<2xi64>) {
+  %r:2 = amp.all_reduce mean %g1, %g2 : tensor<4x3xf32>, tensor<3xf32>
+  %s = amp.all_reduce sum %h : tensor<8xbf16>
+  %m = amp.all_reduce max %f : tensor<f32>
+  %k = amp.all_reduce max %n : tensor<2xi64>
+  return %r#0, %r#1, %s, %m, %k : tensor<4x3xf32>, tensor<3xf32>, tensor<8xbf16>, tensor<f32>, tensor<2xi64>
+}
+
+// -----
+
+// Collectives are not pure: an unused one stays (every rank must make the same calls).
+// CHECK-LABEL: func.func @unused
+// CHECK: amp.all_reduce sum
+func.func @unused(%g: tensor<4xf32>) {
+  %r = amp.all_reduce sum %g : tensor<4xf32>
+  return
+}
