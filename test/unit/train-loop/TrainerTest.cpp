@@ -1,5 +1,6 @@
 // The training loop's mechanics on a hand-built plan (linear regression with a hand-written
 // gradient step): seeded shuffling, batching, checkpoints, and bitwise-exact resume.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -96,6 +97,23 @@ TEST(EpochOrder, IsASeededPermutation) {
   int64_t fixedPoints = 0;
   for (int64_t i = 0; i < 1000; ++i) fixedPoints += a[i] == i;
   EXPECT_LT(fixedPoints, 10);  // a shuffle, not the identity (expected ~1)
+}
+
+// DistributedSampler(drop_last=False): pad with the order's first examples to a multiple of the
+// world size, then rank r takes every world-th position from r.
+TEST(RankShard, DistributedSamplerSemantics) {
+  const std::vector<int64_t> order = {9, 4, 7, 1, 0, 3, 8};
+  EXPECT_EQ(rankShard(order, 0, 1), order);
+  EXPECT_EQ(rankShard(order, 0, 2), (std::vector<int64_t>{9, 7, 0, 8}));
+  EXPECT_EQ(rankShard(order, 1, 2), (std::vector<int64_t>{4, 1, 3, 9}));  // padded with order[0]
+  EXPECT_EQ(rankShard(order, 2, 3), (std::vector<int64_t>{7, 3, 4}));     // padded with order[1]
+  // Every example is visited; only the padding repeats.
+  std::vector<int64_t> all;
+  for (int r = 0; r < 4; ++r)
+    for (int64_t i : rankShard(order, r, 4)) all.push_back(i);
+  EXPECT_EQ(all.size(), 8u);
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::unique(all.begin(), all.end()) - all.begin(), 7);
 }
 
 TEST(GatherBatch, ReshapesAndConverts) {
