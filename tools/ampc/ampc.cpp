@@ -23,6 +23,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "passes/PrecisionReport.h"
 #include "tools/Registration.h"
@@ -114,6 +115,7 @@ static LogicalResult runFusion(ModuleOp module) {
   if (!fuseFlag) return success();
   PassManager pm(module.getContext());
   if (failed(applyPassManagerCLOptions(pm))) return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   mlir::amp::buildAmpFusionStage(pm, mlir::amp::AmpPipelineOptions());
   return pm.run(module);
 }
@@ -298,6 +300,7 @@ static LogicalResult runTrainPipeline(ModuleOp module,
 
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   mlir::amp::buildAmpTrainStage(pm, options);
   if (failed(pm.run(module))) return failure();
 
@@ -340,6 +343,7 @@ static LogicalResult runAutocast(ModuleOp module, mlir::amp::AutocastDtype preci
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, "cpu"));
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   mlir::amp::AmpPipelineOptions options;
   options.precision = precision;
   options.policy = policyFlag.getValue();
@@ -353,6 +357,7 @@ int main(int argc, char** argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();  // --mlir-timing, per pipeline stage
   // libLLVM's own flags live in the general category; --help-hidden still lists MLIR's.
   cl::HideUnrelatedOptions({&ampcCategory});
   cl::ParseCommandLineOptions(
@@ -384,6 +389,7 @@ int main(int argc, char** argv) {
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm))) return 1;
+  applyDefaultTimingPassManagerCLOptions(pm);
   pm.addPass(mlir::amp::createAmpVerifyModelPass());
   if (failed(pm.run(*module))) return 1;
   // The f32 baseline of the memory report: the same model through the same pipeline.

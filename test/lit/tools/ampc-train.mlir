@@ -54,3 +54,22 @@
 
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --weight-decay=-0.5 --emit=plan 2>&1 | FileCheck %s --check-prefix=WD-CHECK
 // WD-CHECK: ampc: --weight-decay must be finite and >= 0, got -0.5
+
+// --data-parallel: the plan records it and the bundle's step reduces; its options need it.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=bf16 --data-parallel --bucket-mb=0.5 --reduce-precision=bf16 --emit=plan | FileCheck %s --check-prefix=DP
+// DP-DAG: "data_parallel": "true"
+// DP-DAG: "reduce_precision": "bf16"
+// DP-DAG: "op": "amp.all_reduce"
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --bucket-mb=4 --emit=plan 2>&1 | FileCheck %s --check-prefix=DP-NOFLAG
+// DP-NOFLAG: ampc: --bucket-mb and --reduce-precision configure --data-parallel, which is not given
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --data-parallel --emit=plan 2>&1 | FileCheck %s --check-prefix=DP-NOTRAIN
+// DP-NOTRAIN: ampc: --data-parallel needs --train
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --bucket-mb=0 2>&1 | FileCheck %s --check-prefix=DP-BUCKET
+// DP-BUCKET: ampc: --bucket-mb must be in (0, 2^20], got 0
+
+// MLIR's timing flag reports each pipeline stage's passes.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --mlir-timing --emit=plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMING
+// TIMING: Execution time report
+// TIMING: AmpAutocastPass
+// TIMING: Execution time report
+// TIMING: AmpOptimizerPass
