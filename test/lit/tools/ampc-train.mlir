@@ -64,7 +64,7 @@
 // DP-NOFLAG: ampc: --bucket-mb and --reduce-precision configure --data-parallel, which is not given
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --data-parallel --emit=plan 2>&1 | FileCheck %s --check-prefix=DP-NOTRAIN
 // DP-NOTRAIN: ampc: --data-parallel needs --train
-// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --bucket-mb=0 2>&1 | FileCheck %s --check-prefix=DP-BUCKET
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --bucket-mb=0 --emit=plan 2>&1 | FileCheck %s --check-prefix=DP-BUCKET
 // DP-BUCKET: ampc: --bucket-mb must be in (0, 2^20], got 0
 
 // MLIR's timing flag reports each pipeline stage's passes.
