@@ -39,11 +39,14 @@ class Communicator {
   // other ranks must not wait for a collective this one will never join.
   [[noreturn]] virtual void abortJob(int exitCode) = 0;
 
-  // allReduce calls made so far (tests count the communication per step).
+  // allReduce calls made so far (tests count the communication per step), and the wall time
+  // spent in them, waiting for the other ranks included (the summary's communication share).
   int64_t allReduceCalls() const { return allReduceCalls_; }
+  double allReduceSeconds() const { return allReduceSeconds_; }
 
  protected:
   int64_t allReduceCalls_ = 0;
+  double allReduceSeconds_ = 0;
 };
 
 // A job of one rank.

@@ -118,6 +118,13 @@ class MpiCommunicator final : public Communicator {
 
   absl::Status allReduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
     ++allReduceCalls_;
+    const Clock::time_point start = Clock::now();
+    absl::Status status = reduceAll(data, count, dtype, op);
+    allReduceSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+    return status;
+  }
+
+  absl::Status reduceAll(void* data, int64_t count, DType dtype, ReduceOp op) {
     if (absl::Status s = checkAllReduceArgs(data, count, dtype, op); !s.ok()) return s;
     if (absl::Status s = checkUsable(); !s.ok()) return s;
     // Every rank runs the same plan, so every rank skips an empty buffer.

@@ -351,8 +351,10 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       run.step = step * accumulate + k;
       const bool last = k + 1 == accumulate;
       const int64_t callsBefore = comm ? comm->allReduceCalls() : 0;
+      const double secondsBefore = comm ? comm->allReduceSeconds() : 0;
       auto result = session.run(last ? "train_step" : "accumulate", *feeds, run);
       const int64_t calls = comm ? comm->allReduceCalls() - callsBefore : 0;
+      if (comm) report.allReduceSeconds += comm->allReduceSeconds() - secondsBefore;
       (last ? report.trainStepAllReduceCalls : report.accumulateAllReduceCalls) += calls;
       if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
       outs = std::move(*result);

@@ -87,7 +87,8 @@ struct TrainReport {
   // (the trainer's own agreement calls are not counted).
   int worldSize = 1;
   int64_t trainStepAllReduceCalls = 0, accumulateAllReduceCalls = 0;
-  int64_t replicaChecks = 0;  // checkpoints at which every rank's params and state hashed equal
+  int64_t replicaChecks = 0;
+  double allReduceSeconds = 0;  // wall time in the plan's collectives (waiting for other ranks included)  // checkpoints at which every rank's params and state hashed equal
   int64_t gradientOverflowSteps = 0;
   std::optional<int64_t> firstGradientOverflowStep;
   GradientOverflow firstGradientOverflow;

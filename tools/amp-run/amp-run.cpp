@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -299,6 +300,9 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     calls.set("accumulate", JsonValue::integer(report->accumulateAllReduceCalls));
     summary.set("all_reduce_calls", std::move(calls));
     summary.set("replica_checks", JsonValue::integer(report->replicaChecks));
+    // Rank 0's wall time in the plan's collectives per step, waiting for slower ranks included.
+    const double steps = static_cast<double>(std::max<size_t>(1, report->losses.size()));
+    summary.set("all_reduce_ms_per_step", JsonValue::number(report->allReduceSeconds * 1000 / steps));
   }
   summary.set("shuffle", JsonValue::boolean(cl.shuffle));
   summary.set("interrupted", JsonValue::boolean(report->interrupted));
