@@ -11,7 +11,7 @@ step on rank 0 (waiting for the other rank included):
   2 ranks x batch 128                         twice the global batch: throughput scaling
 
 Ratios: the 2-rank step time over the 1-process one at the same global batch, and the
-2-rank throughput (examples/s) over 1 process. Needs mpirun (openmpi-bin); standard library only.
+2-rank throughput (examples per second) over 1 process. Needs mpirun (openmpi-bin); standard library only.
 
     python3 bench/data_parallel.py [--steps 300] [--bindir build/bin]
 """
@@ -73,7 +73,7 @@ def main():
         print("step time at global batch 128: 2 ranks %.2f ms vs 1 process %.2f ms: ratio %.2f "
               "(all-reduce %.2f ms per step on rank 0)" %
               (same["step_ms"], best_one, same["step_ms"] / best_one, same["all_reduce_ms"]))
-        print("throughput: 2 ranks x batch 128 %.0f examples/s vs 1 process %.0f: scaling %.2fx "
+        print("throughput: 2 ranks x batch 128 %.0f examples per second vs 1 process %.0f: scaling %.2fx "
               "(all-reduce %.2f ms per step on rank 0)" %
               (double["examples_per_s"], 128 / best_one * 1000, double["examples_per_s"] / (128 / best_one * 1000),
                double["all_reduce_ms"]))
