@@ -25,6 +25,12 @@ const char* reduceOpName(ReduceOp op) {
   return "?";
 }
 
+std::optional<ReduceOp> parseReduceOp(std::string_view name) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max})
+    if (name == reduceOpName(op)) return op;
+  return std::nullopt;
+}
+
 namespace {
 
 // World of one: every collective is the identity, but arguments are checked and calls counted

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "runtime/DType.h"
@@ -18,6 +20,10 @@ namespace amp::rt {
 // buffer's precision, f32 arithmetic), then the divided values are summed.
 enum class ReduceOp { Sum, Mean, Max };
 const char* reduceOpName(ReduceOp op);
+// The inverse of reduceOpName ("sum", "mean", "max": amp.all_reduce's `kind` in a plan).
+std::optional<ReduceOp> parseReduceOp(std::string_view name);
+// The dtype/op pairs allReduce defines: sum and mean take f32, f16, bf16; max takes f32, i32, i64.
+bool reduceSupports(ReduceOp op, DType dtype);
 
 class Communicator {
  public:

@@ -8,7 +8,7 @@
 
 namespace amp::rt {
 
-static bool allowed(DType dtype, ReduceOp op) {
+bool reduceSupports(ReduceOp op, DType dtype) {
   switch (op) {
     case ReduceOp::Sum:
     case ReduceOp::Mean:
@@ -23,7 +23,7 @@ absl::Status checkAllReduceArgs(const void* data, int64_t count, DType dtype, Re
   if (count < 0) return absl::InvalidArgumentError(absl::StrCat("allReduce: negative count ", count));
   if (count > 0 && data == nullptr)
     return absl::InvalidArgumentError(absl::StrCat("allReduce: null buffer for ", count, " elements"));
-  if (!allowed(dtype, op))
+  if (!reduceSupports(op, dtype))
     return absl::InvalidArgumentError(
         absl::StrCat("allReduce: ", reduceOpName(op), " is not defined for ", std::string(dtypeName(dtype)),
                      " (sum and mean take f32, f16, bf16; max takes f32, i32, i64)"));

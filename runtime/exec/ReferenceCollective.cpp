@@ -15,15 +15,10 @@ absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c) {
     return c.error("expected as many results as operands (at least one), got ", c.numOperands(), " operand(s) and ",
                    c.results.size(), " result(s)");
   REF_ASSIGN_OR_RETURN(std::string kind, c.attrs.getString(c.name, "kind"));
-  ReduceOp op;
-  if (kind == "sum") op = ReduceOp::Sum;
-  else if (kind == "mean") op = ReduceOp::Mean;
-  else if (kind == "max") op = ReduceOp::Max;
-  else return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\", got \"", kind, "\"");
+  std::optional<ReduceOp> op = parseReduceOp(kind);
+  if (!op) return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\", got \"", kind, "\"");
   const DType dtype = c.in(0).dtype();
-  const bool supported = op == ReduceOp::Max ? (dtype == DType::F32 || dtype == DType::I32 || dtype == DType::I64)
-                                             : (dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16);
-  if (!supported) return c.error(kind, " does not take ", typeString(c.in(0)));
+  if (!reduceSupports(*op, dtype)) return c.error(kind, " does not take ", typeString(c.in(0)));
   int64_t total = 0;
   for (size_t i = 0; i < c.numOperands(); ++i) {
     if (c.in(i).dtype() != dtype)
@@ -42,7 +37,7 @@ absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c) {
   if (!comm) return out;
   // One collective per op: a bucket of several tensors travels packed.
   if (out.size() == 1) {
-    if (auto s = comm->allReduce(out[0].data(), total, dtype, op); !s.ok()) return c.error(s.message());
+    if (auto s = comm->allReduce(out[0].data(), total, dtype, *op); !s.ok()) return c.error(s.message());
     return out;
   }
   std::vector<uint8_t> packed(static_cast<size_t>(total) * dtypeSize(dtype));
@@ -51,7 +46,7 @@ absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c) {
     std::memcpy(packed.data() + offset, t.data(), t.nbytes());
     offset += t.nbytes();
   }
-  if (auto s = comm->allReduce(packed.data(), total, dtype, op); !s.ok()) return c.error(s.message());
+  if (auto s = comm->allReduce(packed.data(), total, dtype, *op); !s.ok()) return c.error(s.message());
   offset = 0;
   for (Tensor& t : out) {
     std::memcpy(t.data(), packed.data() + offset, t.nbytes());

@@ -63,15 +63,11 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
   auto kind = c.step.attrs.getString(op, "kind");
   if (!kind.ok()) return kind.status();
-  ReduceOp reduce;
-  if (*kind == "sum") reduce = ReduceOp::Sum;
-  else if (*kind == "mean") reduce = ReduceOp::Mean;
-  else if (*kind == "max") reduce = ReduceOp::Max;
-  else return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\"");
+  std::optional<ReduceOp> reduce = parseReduceOp(*kind);
+  if (!reduce) return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\"");
   const DType dtype = c.operand(0).dtype;
-  const bool supported = reduce == ReduceOp::Max ? (dtype == DType::F32 || dtype == DType::I32 || dtype == DType::I64)
-                                                 : (dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16);
-  if (!supported) return c.error(absl::StrCat(*kind, " does not take ", std::string(dtypeName(dtype)), " tensors"));
+  if (!reduceSupports(*reduce, dtype))
+    return c.error(absl::StrCat(*kind, " does not take ", std::string(dtypeName(dtype)), " tensors"));
   std::vector<size_t> bytes;
   int64_t count = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -82,7 +78,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c
     count += in.numel();
   }
   return std::unique_ptr<CpuStep>(new AllReduceStep(c.step.operands, c.step.results, std::move(bytes), dtype, count,
-                                                    reduce, c.communicator));
+                                                    *reduce, c.communicator));
 }
 
 }  // namespace amp::rt::cpu
