@@ -6,6 +6,7 @@ mpirun (scripts/packages.txt). Scenarios:
   equivalence  two ranks of batch 64 against one process of batch 128 (the same global batch), an
                overflow on one rank, K=4 accumulation's communication count, resume
   failure      a killed rank and a hung rank end the job with an error in bounded time (cpu only)
+  stop         SIGTERM to one rank stops both after the same step, checkpointed (cpu only)
   accuracy     Fashion-MNIST, one epoch: two ranks reach one process's accuracy (cpu only)
 """
 import json
@@ -244,6 +245,42 @@ def failure():
                   "rank 0 gave up on the hung rank after --comm-timeout=3 and said why")
 
 
+def stop():
+    """SIGTERM to rank 1 only: the ranks agree to stop after the same step, rank 0 checkpoints it,
+    and the run resumes from it."""
+    bundle = os.path.join(WORK, "dp.ampx")
+    ampc(mlp(64), bundle, "--train", "--precision=bf16", "--data-parallel")
+    data = os.path.join(WORK, "data.npz")
+    write_data(data, 256)
+    ck, summary = os.path.join(WORK, "ck"), os.path.join(WORK, "s.json")
+    args = [MPIRUN, "--oversubscribe", "-np", "2", AMP_RUN, bundle, "--device=" + DEVICE, "--data=" + data,
+            "--steps=1000000", "--log-every=1", "--checkpoint=" + ck, "--summary=" + summary]
+    print("+", " ".join(args), flush=True)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+    seen = 0
+    for line in proc.stdout:
+        seen += " step " in line
+        if seen == 3:
+            break
+    pid = rank_pid(bundle, 1)
+    check(pid is not None, "found rank 1's process")
+    os.kill(pid, signal.SIGTERM)
+    try:
+        out = proc.communicate(timeout=90)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out = proc.communicate()[0]
+    print(out[-2000:], flush=True)
+    s = summary_of(summary)
+    _, meta = read_tensors(os.path.join(ck, "checkpoint.safetensors"))
+    check(s["interrupted"] and int(meta["step"]) == s["steps"] and s["replica_checks"] == 1,
+          "SIGTERM on rank 1 alone: both ranks stopped after step %d, agreed on their state, and rank 0 saved it "
+          "(exit status %s)" % (s["steps"], proc.returncode))
+    mpi(bundle, "--device=" + DEVICE, "--data=" + data, "--steps=2", "--checkpoint=" + ck, "--resume",
+        "--summary=" + summary)
+    check(summary_of(summary)["steps"] == int(meta["step"]) + 2, "and the job resumed from that step")
+
+
 def accuracy():
     dp, single = os.path.join(WORK, "dp.ampx"), os.path.join(WORK, "single.ampx")
     ampc(mlp(64), dp, "--train", "--precision=bf16", "--data-parallel")
@@ -263,6 +300,6 @@ if not MPIRUN:
     print("SKIP: no mpirun (install openmpi-bin: scripts/setup.sh)")
     sys.exit(77)
 try:
-    {"equivalence": equivalence, "failure": failure, "accuracy": accuracy}[SCENARIO]()
+    {"equivalence": equivalence, "failure": failure, "stop": stop, "accuracy": accuracy}[SCENARIO]()
 finally:
     shutil.rmtree(WORK, ignore_errors=True)

@@ -261,7 +261,9 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   if (!report.ok()) return fail(report.status());
   if (!rankZero()) return report->interrupted ? 128 + stopSignal.load() : 0;
   if (report->interrupted)
-    std::printf("interrupted by signal %d: stopped after step %lld%s\n", stopSignal.load(),
+    std::printf("%s: stopped after step %lld%s\n",
+                stopSignal.load() ? absl::StrCat("interrupted by signal ", stopSignal.load()).c_str()
+                                  : "interrupted: another rank of the job was signalled",
                 static_cast<long long>(report->steps),
                 cl.checkpoint.empty() ? " (no --checkpoint, so nothing was saved)"
                                       : absl::StrCat(", checkpoint saved in ", cl.checkpoint).c_str());
