@@ -94,6 +94,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::string kernels, error;
   (void)amp::codegen::emitCpuSource(*plan, kernels, error);
+  error.clear();
+  (void)amp::codegen::emitCudaSource(*plan, kernels, error);
   for (amp::rt::Device device : {amp::rt::Device::Reference, amp::rt::Device::Cpu}) {
     auto session = amp::rt::Session::create(*back, device, amp::fuzz::kSessionMemoryLimit);
     if (!session.ok()) continue;

@@ -15,32 +15,12 @@ std::string v(int32_t id) { return "v" + std::to_string(id); }
 
 bool floatLike(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
 
-// C type of an element in memory.
-const char* storageType(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::BF16:
-    case DType::F16: return "unsigned short";
-    default: return "unsigned char";  // i1
-  }
-}
-
-std::string loadExpr(DType t, const std::string& ptr, const std::string& index) {
-  std::string e = ptr + "[" + index + "]";
+std::string loadExpr(DType t, const std::string& e) {
   switch (t) {
     case DType::F32: return e;
     case DType::BF16: return "amp_ld_bf16(" + e + ")";
     case DType::F16: return "amp_ld_f16(" + e + ")";
     default: return "(" + e + " != 0)";
-  }
-}
-
-std::string storeExpr(DType t, const std::string& value) {
-  switch (t) {
-    case DType::F32: return value;
-    case DType::BF16: return "amp_st_bf16(" + value + ")";
-    case DType::F16: return "amp_st_f16(" + value + ")";
-    default: return "(unsigned char)(" + value + ")";
   }
 }
 
@@ -170,6 +150,29 @@ static inline float amp_gelu_tanh(double x) {
 
 }  // namespace
 
+const char* storageType(DType t) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::BF16:
+    case DType::F16: return "unsigned short";
+    default: return "unsigned char";  // i1
+  }
+}
+
+std::string loadStatement(int32_t value, DType t, const std::string& element) {
+  return std::string("const ") + (t == DType::Bool ? "bool " : "float ") + v(value) + " = " + loadExpr(t, element) +
+         ";";
+}
+
+std::string storeExpr(DType t, const std::string& value) {
+  switch (t) {
+    case DType::F32: return value;
+    case DType::BF16: return "amp_st_bf16(" + value + ")";
+    case DType::F16: return "amp_st_f16(" + value + ")";
+    default: return "(unsigned char)(" + value + ")";
+  }
+}
+
 std::string kernelSymbol(const std::string& kernel) {
   std::string s = "amp_";
   for (char c : kernel) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -236,8 +239,8 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
                                                         : "i % " + std::to_string(k.inputs[i].period);
         break;
     }
-    k.loads.push_back(std::string("const ") + (t == DType::Bool ? "bool " : "float ") + v(static_cast<int32_t>(i)) +
-                      " = " + loadExpr(t, ptr, index) + ";");
+    k.inputTypes.push_back(t);
+    k.loads.push_back(loadStatement(static_cast<int32_t>(i), t, ptr + "[" + index + "]"));
   }
   for (const rt::PlanStep& op : step.body) {
     if (op.op == "amp.reduce_sum") continue;  // accumulated by the column loop (reductions)
@@ -254,6 +257,7 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
   for (size_t r = 0; r < step.yields.size(); ++r) {
     if (reducedLocal[step.yields[r]] >= 0) continue;
     const DType t = step.locals[step.yields[r]].dtype;
+    k.elementStores.push_back({static_cast<int32_t>(r), step.yields[r], t});
     k.stores.push_back("out" + std::to_string(r) + "[i] = " + storeExpr(t, v(step.yields[r])) + ";");
   }
   return k;

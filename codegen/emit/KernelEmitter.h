@@ -1,7 +1,8 @@
 // One emitter for fused regions. The body (how each element is computed from its inputs, op by op,
 // rounding every value to its own type) is generated once, independent of where it runs; a flavour
-// wraps it into a kernel: the C++ flavour into loops GCC vectorises and ampc compiles into the
-// bundle (docs/kernels.md); a CUDA flavour will wrap the same body into a grid-stride loop.
+// wraps it into a kernel: the C++ flavour (KernelEmitter.cpp) into loops GCC vectorises and ampc
+// compiles into the bundle; the CUDA flavour (CudaFlavour.cpp) into grid-stride loops with 16-byte
+// vector accesses that NVRTC compiles (docs/kernels.md).
 #ifndef AMP_CODEGEN_EMIT_KERNELEMITTER_H
 #define AMP_CODEGEN_EMIT_KERNELEMITTER_H
 
@@ -24,6 +25,14 @@ struct KernelBody {
   std::string symbol;                 // C identifier of the kernel
   int64_t rowLength = 1;              // rows of this many elements; Suffix periods divide it
   std::vector<InputAccess> inputs;
+  std::vector<rt::DType> inputTypes;  // element type of each input
+  // The results written once per element (all but the reductions), in `stores` order.
+  struct ElementStore {
+    int32_t result;  // index into the step's results
+    int32_t value;   // the body value stored
+    rt::DType dtype;
+  };
+  std::vector<ElementStore> elementStores;
   std::vector<std::string> loads;     // one statement per input: "const float v0 = ...;"
   std::vector<std::string> compute;   // one statement per body op
   std::vector<std::string> stores;    // one statement per result
@@ -42,6 +51,13 @@ struct KernelBody {
 // an input that is not Full/Scalar/Suffix of the iteration space).
 KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error);
 
+// Text shared by the flavours: the C type of an element in memory ("float", "unsigned short" for
+// f16/bf16, "unsigned char" for i1), the statement loading body value `value` from `element` (an
+// lvalue such as "in0[i]"), and the expression converting an f32/bool body value for storing.
+const char* storageType(rt::DType t);
+std::string loadStatement(int32_t value, rt::DType t, const std::string& element);
+std::string storeExpr(rt::DType t, const std::string& value);
+
 // C identifier for a kernel name ("train_step.k0" -> "amp_train_step_k0").
 std::string kernelSymbol(const std::string& kernel);
 
@@ -53,6 +69,20 @@ std::string kernelSymbol(const std::string& kernel);
 // computing them (identical bodies share one function). Returns false with `error` set when a
 // step cannot be emitted.
 bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error);
+
+// The CUDA flavour (CudaFlavour.cpp): one CUDA C++ translation unit for NVRTC with an
+// `extern "C" __global__` kernel per distinct body, taking its input pointers then its result
+// pointers by value. Elementwise bodies run a grid-stride loop over vectors of
+// "cuda_vector_width" elements (16-byte loads and stores when every pointer is 16-byte aligned,
+// else element by element); bodies with row reductions run one thread per column, rows in order.
+// Fused steps are annotated with "cuda_symbol" and "cuda_vector_width" (and the flavour-independent
+// "row_length"/"reduced_results"); the C++ flavour's "symbol" is left alone.
+bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error);
+
+// The prelude of the CUDA translation unit: the f16/bf16 conversions and the helper formulas. It
+// also compiles as host C++ (no __CUDACC__), so the tests check its conversions bit for bit
+// against runtime/numerics without a GPU.
+const char* cudaPrelude();
 
 }  // namespace amp::codegen
 

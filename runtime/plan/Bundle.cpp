@@ -315,7 +315,9 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
     JsonValue co = JsonValue::object();
     co.set("isa", JsonValue::string(c.isa));
     co.set("sha256", JsonValue::string(c.sha256));
-    co.set("tensor", JsonValue::string("code/" + c.isa + ".so"));
+    // "format" is written for the CUDA formats only, so plans of cpu bundles read as before.
+    if (c.format != "so") co.set("format", JsonValue::string(c.format));
+    co.set("tensor", JsonValue::string(c.tensorName()));
     co.set("bytes", JsonValue::integer(static_cast<int64_t>(c.bytes.size())));
     code.push(std::move(co));
   }
@@ -431,8 +433,13 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
         if (t.name == tensor->asString()) bytes = &t;
       if (!bytes || bytes->tensor.dtype() != DType::U8 || bytes->tensor.rank() != 1)
         return top.error(absl::StrCat("code object '", tensor->asString(), "' is missing or not a u8 vector"));
+      const JsonValue* format = co.find("format");
+      if (format && (!format->isString() || (format->asString() != "so" && format->asString() != "cubin" &&
+                                              format->asString() != "ptx")))
+        return top.error("a code object's 'format' must be \"so\", \"cubin\" or \"ptx\"");
       CodeObject c{isa->asString(), sha->asString(),
-                   std::vector<uint8_t>(bytes->tensor.data(), bytes->tensor.data() + bytes->tensor.nbytes())};
+                   std::vector<uint8_t>(bytes->tensor.data(), bytes->tensor.data() + bytes->tensor.nbytes()),
+                   format ? format->asString() : "so"};
       plan.code.push_back(std::move(c));
     }
   }
@@ -447,7 +454,7 @@ absl::Status writeBundle(const std::string& path, const Plan& plan) {
   for (const CodeObject& c : plan.code) {
     code.emplace_back(DType::U8, Shape{static_cast<int64_t>(c.bytes.size())});
     std::copy(c.bytes.begin(), c.bytes.end(), code.back().data());
-    tensors.push_back({"code/" + c.isa + ".so", &code.back()});
+    tensors.push_back({c.tensorName(), &code.back()});
   }
   StringMap metadata = {{kFormatKey, kFormatValue},
                         {kVersionKey, std::to_string(plan.version)},

@@ -84,12 +84,17 @@ struct PlanStep {
   std::vector<int32_t> yields;
 };
 
-// Native code generated for the plan's fused kernels: one shared object per ISA level
-// ("x86-64-v3", "x86-64-v4"), with its SHA-256 so a corrupted bundle is refused before loading.
+// Native code generated for the plan's fused kernels, with its SHA-256 so a corrupted bundle is
+// refused before loading: for cpu targets one x86 shared object per ISA level ("x86-64-v3",
+// "x86-64-v4"; format "so"), for cuda targets a cubin and the PTX of the GPU architecture
+// ("sm_90"; formats "cubin" and "ptx"). Stored as the bundle tensor "code/<isa>.<format>".
 struct CodeObject {
   std::string isa;
   std::string sha256;  // lowercase hex of the bytes
   std::vector<uint8_t> bytes;
+  std::string format = "so";  // "so", "cubin" or "ptx"
+
+  std::string tensorName() const { return "code/" + isa + "." + format; }
 };
 
 // Where an entry's temporaries live, decided by ampc's memory planner (runtime/plan/MemoryPlan.h)

@@ -16,3 +16,7 @@ config.substitutions.append(("%amp_src_root", config.amp_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["amp-opt", "ampc", "amp-run"], [config.amp_tools_dir, config.llvm_tools_dir])
+# `REQUIRES: nvrtc`: this ampc was built with the CUDA toolkit, so it compiles the kernels of
+# cuda:sm_80/sm_90 bundles with NVRTC (no GPU needed).
+if getattr(config, "amp_have_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("nvrtc")

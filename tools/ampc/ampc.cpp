@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "codegen/PlanBuilder.h"
+#include "codegen/CudaToolchain.h"
 #include "codegen/Toolchain.h"
 #include "codegen/emit/KernelEmitter.h"
 #include "runtime/io/Sha256.h"
@@ -40,7 +41,7 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: 
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(ampcCategory));
 
-enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, FusedIR, Kernels, PrecisionReport, MemoryReport, Dot };
+enum class Emit { IR, Plan, Bundle, AutocastIR, TrainIR, FusedIR, Kernels, Cuda, PrecisionReport, MemoryReport, Dot };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
     cl::init(Emit::IR),
@@ -53,6 +54,7 @@ static cl::opt<Emit> emit(
                           "the IR with the compiled training step (needs --train)"),
                clEnumValN(Emit::FusedIR, "fused-ir", "the final IR after amp-fuse (what codegen lowers)"),
                clEnumValN(Emit::Kernels, "kernels", "the C++ source generated for the fused kernels"),
+               clEnumValN(Emit::Cuda, "cuda", "the CUDA source generated for the fused kernels"),
                clEnumValN(Emit::PrecisionReport, "precision-report",
                           "a per-op table of precisions, reasons and casts, with counts and "
                           "the FLOP share per precision"),
@@ -71,8 +73,9 @@ static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse elementwise chains into gen
 
 static cl::opt<bool> nativeKernelsFlag(
     "native-kernels",
-    cl::desc("Compile the fused kernels for the cpu target into the bundle (x86-64-v3 and -v4 shared "
-             "objects; amp-run picks one at run time). Off: devices interpret the fused bodies"),
+    cl::desc("Compile the fused kernels into the bundle: for cpu targets x86-64-v3 and -v4 shared "
+             "objects (amp-run picks one at run time), for cuda:sm_80/sm_90 a cubin and PTX (NVRTC). "
+             "Off: devices interpret the fused bodies"),
     cl::init(true), cl::cat(ampcCategory));
 static cl::opt<std::string> cxxFlag("cxx", cl::desc("C++ compiler for the fused kernels (default: $CXX or c++)"),
                                     cl::value_desc("path"), cl::init(""), cl::cat(ampcCategory));
@@ -107,6 +110,47 @@ static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan,
     code.sha256 = ::amp::rt::sha256Hex(code.bytes.data(), code.bytes.size());
     plan.code.push_back(std::move(code));
   }
+  return success();
+}
+
+// The CUDA flavour of the kernels: generated (and the steps annotated with their CUDA symbols)
+// for --emit=cuda and for cuda targets; for a bundle on a cuda:sm_NN target also compiled with
+// NVRTC into the bundle.
+static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, bool compile, std::string* source) {
+  auto target = module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr);
+  const bool cudaTarget = target && target.getValue().starts_with("cuda:");
+  if (!source && !cudaTarget) return success();
+  std::string text, error;
+  if (!::amp::codegen::emitCudaSource(plan, text, error)) {
+    module.emitError("codegen (cuda): ") << error;
+    return failure();
+  }
+  if (source) *source = text;
+  bool anyFused = false;
+  for (const auto& e : plan.entries)
+    for (const auto& st : e.steps) anyFused |= st.op == "amp.fused";
+  if (!compile || !cudaTarget || !anyFused || !nativeKernelsFlag) return success();
+  const std::string arch = target.getValue().drop_front(5).str();  // "cuda:sm_90" -> "sm_90"
+  if (!::amp::codegen::isSupportedCudaArch(arch)) {
+    module.emitError("ampc: target ") << target.getValue() << ": the CUDA kernels compile for cuda:sm_80 and cuda:sm_90";
+    return failure();
+  }
+  ::amp::codegen::CudaCode code;
+  if (!::amp::codegen::compileCuda(text, "ampc-kernels.cu", arch, code, error)) {
+    module.emitError("ampc: ") << error << "\n(ampc --emit=cuda prints the source the log's line numbers refer to; "
+                                            "--native-kernels=false writes a bundle without code objects)";
+    return failure();
+  }
+  auto add = [&](const char* format, std::vector<uint8_t> bytes) {
+    ::amp::rt::CodeObject object;
+    object.isa = arch;
+    object.format = format;
+    object.bytes = std::move(bytes);
+    object.sha256 = ::amp::rt::sha256Hex(object.bytes.data(), object.bytes.size());
+    plan.code.push_back(std::move(object));
+  };
+  add("cubin", std::move(code.cubin));
+  add("ptx", std::vector<uint8_t>(code.ptx.begin(), code.ptx.end()));
   return success();
 }
 
@@ -415,7 +459,7 @@ int main(int argc, char** argv) {
     else
       meta.emplace_back("precision", "f32");
     if (trainFlag && stage != Emit::AutocastIR && failed(runTrainPipeline(*module, meta))) return 1;
-    if ((stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Plan || stage == Emit::Bundle ||
+    if ((stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Cuda || stage == Emit::Plan || stage == Emit::Bundle ||
          stage == Emit::MemoryReport) &&
         failed(runFusion(*module)))
       return 1;
@@ -458,19 +502,21 @@ int main(int argc, char** argv) {
     output->keep();
     return 0;
   }
-  if (stage == Emit::Plan || stage == Emit::Bundle || stage == Emit::Kernels) {
+  if (stage == Emit::Plan || stage == Emit::Bundle || stage == Emit::Kernels || stage == Emit::Cuda) {
     auto plan = mlir::amp::buildPlan(*module);
     if (failed(plan)) return 1;
     for (auto& kv : meta) plan->metadata.push_back(kv);
-    std::string kernels;
-    if (failed(attachNativeKernels(*module, *plan, stage == Emit::Bundle, &kernels))) return 1;
-    if (stage == Emit::Kernels) {
+    std::string kernels, cudaKernels;
+    if (failed(attachNativeKernels(*module, *plan, stage == Emit::Bundle, &kernels)) ||
+        failed(attachCudaKernels(*module, *plan, stage == Emit::Bundle, stage == Emit::Cuda ? &cudaKernels : nullptr)))
+      return 1;
+    if (stage == Emit::Kernels || stage == Emit::Cuda) {
       auto output = openOutputFile(outputFilename, &error);
       if (!output) {
         llvm::errs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
         return 1;
       }
-      output->os() << kernels;
+      output->os() << (stage == Emit::Cuda ? cudaKernels : kernels);
       output->keep();
       return 0;
     }

@@ -16,7 +16,7 @@ absl::StatusOr<std::unique_ptr<NativeLibrary>> NativeLibrary::load(const Plan& p
     if (std::string(isa) == "x86-64-v4" && level != "x86-64-v4") continue;
     if (level == "x86-64") break;
     for (const CodeObject& c : plan.code)
-      if (c.isa == isa && !chosen) chosen = &c;
+      if (c.isa == isa && c.format == "so" && !chosen) chosen = &c;
   }
   if (!chosen) return std::unique_ptr<NativeLibrary>();
   if (sha256Hex(chosen->bytes.data(), chosen->bytes.size()) != chosen->sha256)

@@ -1,4 +1,5 @@
 // Bundles round-trip plans exactly, and every malformed bundle is a clear error.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -112,6 +113,53 @@ absl::Status readEdited(const std::function<void(JsonValue&)>& edit) {
 
 JsonValue& member(JsonValue& v, const std::string& key) {
   return const_cast<JsonValue&>(*v.find(key));
+}
+
+// x86 shared objects and the CUDA cubin + PTX live side by side as code/<isa>.<format>.
+TEST(Bundle, CodeObjectsOfEveryFormatRoundTrip) {
+  Plan p = samplePlan();
+  p.code.push_back({"x86-64-v3", "aa", {1, 2, 3}});  // format defaults to "so"
+  p.code.push_back({"sm_90", "bb", {0x7f, 'E', 'L', 'F'}, "cubin"});
+  p.code.push_back({"sm_90", "cc", {'.', 'v'}, "ptx"});
+  std::string path = tempPath("code.ampx");
+  ASSERT_TRUE(writeBundle(path, p).ok());
+  auto contents = readSafetensors(path);
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  std::vector<std::string> names;
+  for (const NamedTensor& t : contents->tensors)
+    if (t.name.rfind("code/", 0) == 0) names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"code/sm_90.cubin", "code/sm_90.ptx", "code/x86-64-v3.so"}));
+  auto back = readBundle(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->code.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back->code[i].isa, p.code[i].isa);
+    EXPECT_EQ(back->code[i].format, p.code[i].format);
+    EXPECT_EQ(back->code[i].sha256, p.code[i].sha256);
+    EXPECT_EQ(back->code[i].bytes, p.code[i].bytes);
+  }
+  // A cpu bundle's plan has no "format" key: it reads as it did before CUDA code objects.
+  std::vector<NamedTensorRef> constants;
+  JsonValue json = planToJson(p, &constants);
+  EXPECT_EQ(member(json, "code").items()[0].find("format"), nullptr);
+  EXPECT_EQ(member(json, "code").items()[1].find("format")->asString(), "cubin");
+
+  // An unknown format is refused.
+  const std::string* plan = nullptr;
+  for (const auto& [key, value] : contents->metadata)
+    if (key == "ampc.plan") plan = &value;
+  ASSERT_NE(plan, nullptr);
+  auto parsed = parseJson(*plan);
+  ASSERT_TRUE(parsed.ok());
+  const_cast<JsonValue&>(member(*parsed, "code").items()[1]).set("format", JsonValue::string("fatbin"));
+  std::vector<NamedTensorRef> refs;
+  for (const NamedTensor& t : contents->tensors) refs.push_back({t.name, &t.tensor});
+  StringMap meta = {{"ampc.format", "ampx"}, {"ampc.version", "1"}, {"ampc.plan", writeJson(*parsed)}};
+  ASSERT_TRUE(writeSafetensors(tempPath("badformat.ampx"), refs, meta).ok());
+  auto bad = readBundle(tempPath("badformat.ampx"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'format' must be"), std::string::npos) << bad.status();
 }
 
 TEST(Bundle, StructuralErrorsNameTheProblem) {
