@@ -255,6 +255,21 @@ def bad_inputs():
     out = run_fails_on_device(amp_run, bundle, "--data=" + nan, "--steps=1")
     check("nan.npz: 'image' holds a non-finite value at flat index 1000" in out, "the NaN is located")
 
+    # A zip bomb: 314 MB of zeros deflated ~1028:1 into 305 kB is refused before decompressing.
+    bomb = os.path.join(WORK, "bomb.npz")
+    rows = 100000
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        with z.open("image.npy", "w") as f:
+            f.write(npy("f", (rows, 784), []))
+            zeros = bytes(1 << 22)
+            for _ in range(rows * 784 * 4 // len(zeros)):
+                f.write(zeros)
+            f.write(bytes(rows * 784 * 4 % len(zeros)))
+        z.writestr("label.npy", npy("q", (128,), labels))
+    out = run_fails_on_device(amp_run, bundle, "--data=" + bomb, "--steps=1")
+    check("bomb.npz: member 'image.npy': refused as a zip bomb" in out and "more than 1000:1" in out,
+          "a zip bomb in the --data npz is refused, located")
+
     wrong = os.path.join(WORK, "labels.npz")
     write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
                       "label": npy("q", (128,), [12] * 128)})

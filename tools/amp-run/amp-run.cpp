@@ -198,7 +198,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     evalData = loadFashionMnistDataset(*dir, "test");
     haveEval = true;
   } else {
-    trainData = loadNpzDataset(cl.data, inputName, labelName);
+    trainData = loadNpzDataset(cl.data, inputName, labelName, cl.memoryLimit);
   }
   if (!trainData.ok()) return fail(trainData.status());
   if (haveEval && !evalData.ok()) return fail(evalData.status());
@@ -316,7 +316,9 @@ absl::StatusOr<std::map<std::string, Tensor>> entryFeeds(const Plan& plan, const
         if (auto s = feedFirstExamples(plan, b.name, std::move(source), test->name, feeds); !s.ok()) return s;
       }
     } else {
-      auto members = readNpz(cl.data);
+      NpzReadOptions npzOptions;
+      npzOptions.maxTotalBytes = cl.memoryLimit > 0 ? uint64_t(cl.memoryLimit) : 0;
+      auto members = readNpz(cl.data, npzOptions);
       if (!members.ok()) return members.status();
       for (NamedTensor& m : *members)
         if (auto s = feedFirstExamples(plan, m.name, std::move(m.tensor), cl.data, feeds); !s.ok()) return s;
