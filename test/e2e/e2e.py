@@ -682,6 +682,87 @@ def killed():
           "after 50 kills and resumes the state is bitwise that of the uninterrupted %d-step run" % total)
 
 
+def full_disk():
+    """Write errors without root tricks: a file-size limit (RLIMIT_FSIZE, like `ulimit -f`; amp-run
+    ignores SIGXFSZ so the write fails with EFBIG) and /dev/full (ENOSPC). Each is a non-zero exit
+    naming the file and the OS error; a failed checkpoint write leaves the previous checkpoint
+    bitwise intact, and training resumes from it."""
+    import resource
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f32")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 256)
+    amp_run_path = os.path.join(BIN, "amp-run")
+
+    def run_limited(limit, *args):
+        """amp-run under a file-size limit of `limit` bytes; its output and exit status."""
+        args = (amp_run_path, args[0], "--device=" + DEVICE) + args[1:]
+        print("+ (ulimit -f %d bytes)" % limit, " ".join(args), flush=True)
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        print(proc.stdout[-2000:], flush=True)
+        return proc.returncode, proc.stdout
+
+    ckpt = os.path.join(WORK, "ckpt")
+    path = os.path.join(ckpt, "checkpoint.safetensors")
+    amp_run(bundle, "--data=" + data, "--steps=2", "--checkpoint=" + ckpt)
+    with open(path, "rb") as f:
+        before = f.read()
+    code, out = run_limited(len(before) // 2, bundle, "--data=" + data, "--steps=1", "--checkpoint=" + ckpt,
+                            "--resume")
+    check(code == 1, "a checkpoint write over the file-size limit exits 1, not killed by SIGXFSZ (%d)" % code)
+    check(path + ": write failed after %d bytes: File too large" % (len(before) // 2) in out and
+          "saving the checkpoint of step 3" in out, "the error names the checkpoint, the OS error and the step")
+    with open(path, "rb") as f:
+        check(f.read() == before, "the previous checkpoint is bitwise unchanged")
+    check(os.listdir(ckpt) == ["checkpoint.safetensors"], "the failed write left no temporary file")
+    amp_run(bundle, "--data=" + data, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    straight = os.path.join(WORK, "straight")
+    amp_run(bundle, "--data=" + data, "--steps=3", "--checkpoint=" + straight)
+    a, meta = read_safetensors(path)
+    b, _ = read_safetensors(os.path.join(straight, "checkpoint.safetensors"))
+    check(meta["step"] == "3" and a == b, "resumed from the intact checkpoint, step 3 is bitwise the straight run's")
+
+    # The summary and the metrics log under a limit set once training runs (prlimit: a limit from
+    # the start would first stop the cpu device's native code, which goes to a memfd, also a file).
+    def limit_after_first_step(limit_of, *args):
+        args = [amp_run_path, args[0], "--device=" + DEVICE, "--log-every=1"] + list(args[1:])
+        print("+", " ".join(args), flush=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = ""
+        for line in proc.stdout:
+            out += line
+            if " step 1/" in line:
+                limit = limit_of()
+                print("(prlimit RLIMIT_FSIZE %d bytes)" % limit, flush=True)
+                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
+                break
+        out += proc.stdout.read()
+        code = proc.wait()
+        print(out[-2000:], flush=True)
+        return code, out
+
+    summary = os.path.join(WORK, "s.json")
+    code, out = limit_after_first_step(lambda: 100, bundle, "--data=" + data, "--steps=30", "--summary=" + summary)
+    check(code == 1 and summary + ": write failed after 100 bytes: File too large" in out,
+          "--summary over the file-size limit names the file and the error")
+    check(not os.path.exists(summary), "and leaves no partial summary")
+    metrics = os.path.join(WORK, "m.jsonl")
+    code, out = limit_after_first_step(lambda: os.path.getsize(metrics) + 10, bundle, "--data=" + data,
+                                       "--steps=30", "--metrics=" + metrics)
+    check(code == 1 and metrics + ": cannot write the metrics file: File too large" in out,
+          "--metrics over the file-size limit names the file and the error")
+    if DEVICE == "cpu":
+        code, out = run_limited(4096, bundle, "--data=" + data, "--steps=1")
+        check(code == 1 and "native kernels into memory: File too large" in out,
+              "a limit below the native code's size stops the cpu device with a located error")
+    for flag, message in (("--summary=/dev/full", "/dev/full: write failed after 0 bytes: No space left on device"),
+                          ("--metrics=/dev/full", "/dev/full: cannot write the metrics file: No space left on device")):
+        out = run_fails(amp_run_path, bundle, "--device=" + DEVICE, "--data=" + data, "--steps=2", flag)
+        check(message in out, "%s: %s" % (flag, message))
+    check(os.path.exists("/dev/full") and not os.path.isfile("/dev/full"), "/dev/full is still a device")
+
+
 def overflow_provenance():
     """--check-numerics tells a forward overflow (an error naming the op, its line and precision,
     with what to change) from a gradient overflow under loss scaling (counted: the scaler skips
@@ -718,7 +799,8 @@ def overflow_provenance():
 
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
+                                     full_disk)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

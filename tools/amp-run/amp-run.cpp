@@ -291,6 +291,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {
     if (auto s = writeFileAtomically(cl.summary, text); !s.ok()) return fail(s);
+    // The curve goes next to a summary file; a summary sent to a device (/dev/stdout) has no
+    // "next to" (it would land in /dev).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(cl.summary, ec)) return report->interrupted ? 128 + stopSignal.load() : 0;
     std::string svg = cl.summary;
     if (endsWith(svg, ".json")) svg.resize(svg.size() - 5);
     svg += ".svg";
@@ -405,6 +409,9 @@ int runEntry(Session& session, const RunCommandLine& cl, Device device) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) then makes writes fail with EFBIG, reported with the file's
+  // name like a full disk, instead of killing the process mid-checkpoint.
+  signal(SIGXFSZ, SIG_IGN);
   auto options = parseRunOptions(argc, argv);
   if (!options.ok()) return fail(options.status());
   if (options->help) {
