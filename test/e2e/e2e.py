@@ -270,6 +270,25 @@ def bad_inputs():
     check("bomb.npz: member 'image.npy': refused as a zip bomb" in out and "more than 1000:1" in out,
           "a zip bomb in the --data npz is refused, located")
 
+    # -inf as well as NaN; training refuses it always, one entry with --check-numerics.
+    pixels[1000] = 0.5
+    pixels[77] = float("-inf")
+    inf = os.path.join(WORK, "inf.npz")
+    write_npz(inf, {"image": npy("f", (128, 784), pixels), "label": npy("q", (128,), labels)})
+    out = run_fails_on_device(amp_run, bundle, "--data=" + inf, "--steps=1")
+    check("inf.npz: 'image' holds a non-finite value at flat index 77" in out, "a -inf in training data is located")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + inf, "--check-numerics")
+    check("input 'image' holds a non-finite value at element 77" in out, "and in an entry's input (--check-numerics)")
+
+    # Truncated data and parameter files, and a parameter file of the wrong shape.
+    with open(inf, "rb") as f:
+        blob = f.read()
+    truncated = os.path.join(WORK, "truncated.npz")
+    with open(truncated, "wb") as f:
+        f.write(blob[:1000])
+    out = run_fails_on_device(amp_run, bundle, "--data=" + truncated, "--steps=1")
+    check("truncated.npz: truncated: end of central directory record not found" in out, "a truncated --data npz")
+
     wrong = os.path.join(WORK, "labels.npz")
     write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
                       "label": npy("q", (128,), [12] * 128)})
@@ -288,6 +307,15 @@ def bad_inputs():
         f.write(blob[: len(blob) // 2])
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
     check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
+    params = os.path.join(WORK, "params.safetensors")
+    with open(params, "wb") as f:
+        f.write(blob[: len(blob) // 2])
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--params=" + params)
+    check("params.safetensors: truncated: data_offsets reach" in out, "a truncated --params file is located")
+    write_safetensors(params, {"fc1.weight": ((10, 10), [0.0] * 100)})
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--params=" + params)
+    check("params.safetensors: param 'fc1.weight': expected f32 [784, 256], the file has f32 [10, 10]" in out,
+          "a --params tensor of the wrong shape is located")
 
     # One flipped bit in the tensor data: the checkpoint's sha256 no longer matches.
     train(bundle, os.path.join(WORK, "s.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
@@ -321,13 +349,60 @@ def bad_inputs():
     def zero_batch(plan):
         next(b for b in plan["buffers"] if b["name"] == "image")["shape"][0] = 0
 
-    for name, edit, message in (("accumulate0", set_accumulate("0"), "'accumulate' is 0; it must be in [1, 2^20]"),
-                                ("accumulate_neg", set_accumulate("-3"), "'accumulate' is -3"),
-                                ("batch0", zero_batch, "has batch size 0")):
+    def set_shape(name, shape):
+        return lambda plan: next(b for b in plan["buffers"] if b["name"] == name).__setitem__("shape", shape)
+
+    def reshape_everywhere(old, new):
+        """Every buffer shaped `old` (a param, its gradient, moments and update) becomes `new`: a
+        consistent plan whose sizes alone are wrong."""
+        def edit(plan):
+            for b in plan["buffers"]:
+                if b["shape"] == old:
+                    b["shape"] = list(new)
+        return edit
+
+    def temp_rows(rows):
+        def edit(plan):  # the first matrix-shaped temporary of the training step
+            next(b for b in plan["buffers"]
+                 if b["kind"] == "temp" and b["name"].startswith("train_step.") and len(b["shape"]) == 2)["shape"][0] = rows
+        return edit
+
+    def arena(value):
+        def edit(plan):
+            next(e for e in plan["entries"] if e["name"] == "train_step")["memory"]["arena_bytes"] = value
+        return edit
+
+    limit = "is larger than the runtime's limit of 68719476736 bytes"
+    # One check per class: counts (zero, negative, too large, past int64), batch sizes (zero,
+    # negative, huge), shapes (negative, not an integer, past uint64), element counts whose product
+    # overflows int64 (2 and 3 dims), params of 2^31 elements (over the memory limit) and 2^40
+    # (over the per-buffer limit), a temporary broadcast to 2^30 rows, arena sizes (negative, 2^62).
+    for name, edit, message in (
+            ("accumulate0", set_accumulate("0"), "'accumulate' is 0; it must be in [1, 2^20]"),
+            ("accumulate_neg", set_accumulate("-3"), "'accumulate' is -3"),
+            ("accumulate_big", set_accumulate("1048577"), "'accumulate' is 1048577; it must be in [1, 2^20]"),
+            ("accumulate_int64", set_accumulate("9223372036854775808"), "'accumulate' is not an integer"),
+            ("batch0", zero_batch, "has batch size 0"),
+            ("batch_neg", set_shape("image", [-128, 784]), "batch_neg.ampx: buffer 0: negative dimension in 'shape'"),
+            ("batch_huge", set_shape("image", [2 ** 40, 784]), "buffer 'image' [1099511627776, 784] " + limit),
+            ("label_neg", set_shape("label", [-1]), "label_neg.ampx: buffer 1: negative dimension in 'shape'"),
+            ("dim_neg", reshape_everywhere([784, 256], [784, -256]), "dim_neg.ampx: buffer 2: negative dimension"),
+            ("dim_float", set_shape("fc1.weight", [1.5, 256]), "dim_float.ampx: buffer 2: 'shape' must hold integers only"),
+            ("dim_uint64", set_shape("fc1.weight", [2 ** 64, 256]), "dim_uint64.ampx: buffer 2: 'shape' must hold integers only"),
+            ("numel_overflow2", set_shape("image", [2 ** 32, 2 ** 32]), "buffer 'image' [4294967296, 4294967296] " + limit),
+            ("numel_overflow3", set_shape("image", [2 ** 21] * 3), "buffer 'image' [2097152, 2097152, 2097152] " + limit),
+            ("param_2p31", reshape_everywhere([784, 256], [2 ** 16, 2 ** 15]),
+             "more than the memory limit of 17179869184 bytes (--memory-limit)"),
+            ("param_2p40", reshape_everywhere([784, 256], [2 ** 20, 2 ** 20]), "buffer 'fc1.weight' [1048576, 1048576] " + limit),
+            ("broadcast_2p30", temp_rows(2 ** 30), "[1073741824, "),
+            ("arena_neg", arena(-64), "entry 'train_step': arena size out of range"),
+            ("arena_2p62", arena(2 ** 62), "bytes of arenas, more than the memory limit of 17179869184 bytes")):
         hostile = os.path.join(WORK, name + ".ampx")
         edit_plan(bundle, hostile, edit)
-        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1")
-        check(message in out, "a bundle edited to carry %s is refused: %s" % (name, message))
+        # A fixed memory limit, so that the 2^31-element param is refused the same on any machine.
+        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1", "--memory-limit=16GiB")
+        check(message in out and (name != "broadcast_2p30" or limit in out),
+              "a bundle edited to carry %s is refused: %s" % (name, message))
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=5", "--log-every=1",
                               "--checkpoint=/etc/passwd/ckpt")
     check("/etc/passwd/ckpt: cannot create checkpoint directory: Not a directory" in out and "step 1/" not in out,
