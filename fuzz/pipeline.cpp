@@ -29,7 +29,7 @@ amp::fuzz::FuzzContext contexts(500);
 // Reads the options line; false when an option is out of the range ampc's flags accept.
 bool readOptions(llvm::StringRef text, mlir::amp::AmpPipelineOptions& o) {
   o.target = "cpu:generic";
-  o.precision = "f16";
+  o.precision = mlir::amp::AutocastDtype::F16;
   o.train = true;
   llvm::StringRef line = text.split('\n').first;
   if (!line.consume_front("// ampc-fuzz:")) return true;
@@ -39,12 +39,22 @@ bool readOptions(llvm::StringRef text, mlir::amp::AmpPipelineOptions& o) {
     auto [k, v] = w.split('=');
     double d = 0;
     int64_t i = 0;
-    if (k == "precision") o.precision = v.str();
-    else if (k == "policy") o.policy = v.str();
+    // The enum-typed options take their ODS spellings (ampc's flags accept the same ones).
+    if (k == "precision") {
+      if (auto e = mlir::amp::symbolizeAutocastDtype(v)) o.precision = *e;
+      else return false;
+    } else if (k == "policy") o.policy = v.str();
     else if (k == "target") o.target = v.str();
-    else if (k == "optimizer") o.optimizer = v.str();
-    else if (k == "loss-scaling") o.lossScaling = v.str();
-    else if (k == "schedule") o.schedule = v.str();
+    else if (k == "optimizer") {
+      if (auto e = mlir::amp::symbolizeOptimizerKind(v)) o.optimizer = *e;
+      else return false;
+    } else if (k == "loss-scaling") {
+      if (auto e = mlir::amp::symbolizeLossScalingMode(v)) o.lossScaling = *e;
+      else return false;
+    } else if (k == "schedule") {
+      if (auto e = mlir::amp::symbolizeLrScheduleKind(v)) o.schedule = *e;
+      else return false;
+    }
     else if (k == "override") o.overrides.push_back(v.str());
     else if (k == "train") o.train = v == "1";
     else if (k == "fuse") o.fuse = v == "1";

@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mlir::PassManager pm(&ctx);
   mlir::amp::AmpPipelineOptions options;
   options.target = "cpu:generic";
-  options.precision = lowIsBF16 ? "bf16" : "f16";
+  options.precision = lowIsBF16 ? mlir::amp::AutocastDtype::BF16 : mlir::amp::AutocastDtype::F16;
   options.policy = policyPath;
   mlir::amp::buildAmpAutocastStage(pm, options);
   (void)pm.run(*module);

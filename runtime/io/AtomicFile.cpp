@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 
 namespace amp::rt {
@@ -15,14 +17,30 @@ static absl::Status errnoStatus(int err, const std::string& path, const std::str
 
 absl::StatusOr<AtomicFile> AtomicFile::create(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("empty output path");
-  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    // A device or FIFO: renaming over it would replace the node (as root, /dev/full itself).
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errnoStatus(errno, path, "cannot open");
+    return AtomicFile(path, path, "", fd);
+  }
+  std::string dest = path;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    // Replace the file the link names; a rename over the link would turn it into a file.
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      dest = real;
+      std::free(real);
+    }
+  }
+  std::string tmp = absl::StrCat(dest, ".tmp.", ::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errnoStatus(errno, path, absl::StrCat("cannot create '", tmp, "'"));
-  return AtomicFile(path, std::move(tmp), fd);
+  return AtomicFile(path, std::move(dest), std::move(tmp), fd);
 }
 
 AtomicFile::AtomicFile(AtomicFile&& o) noexcept
-    : path_(std::move(o.path_)), tmp_(std::move(o.tmp_)), fd_(o.fd_), written_(o.written_) {
+    : path_(std::move(o.path_)), dest_(std::move(o.dest_)), tmp_(std::move(o.tmp_)), fd_(o.fd_),
+      written_(o.written_) {
   o.fd_ = -1;
   o.tmp_.clear();
 }
@@ -39,8 +57,10 @@ absl::Status AtomicFile::write(const void* data, size_t n) {
     ssize_t k = ::write(fd_, p, n);
     if (k < 0) {
       if (errno == EINTR) continue;
-      return errnoStatus(errno, path_, "write failed");
+      return errnoStatus(errno, path_, absl::StrCat("write failed after ", written_, " bytes"));
     }
+    if (k == 0)  // write(2) never does this for n > 0 on a file; do not spin if a device does
+      return absl::DataLossError(absl::StrCat(path_, ": write failed after ", written_, " bytes: wrote nothing"));
     p += k;
     n -= static_cast<size_t>(k);
     written_ += static_cast<uint64_t>(k);
@@ -50,18 +70,24 @@ absl::Status AtomicFile::write(const void* data, size_t n) {
 
 absl::Status AtomicFile::commit() {
   if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, ": committed twice"));
+  if (tmp_.empty()) {  // written through a device or FIFO: nothing to sync or rename
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return errnoStatus(errno, path_, "close failed");
+    return absl::OkStatus();
+  }
   // Data must be on disk before the rename makes it visible, or a crash could expose a file
   // whose name is new but whose blocks are not.
   if (::fsync(fd_) != 0) return errnoStatus(errno, path_, "fsync failed");
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) return errnoStatus(errno, path_, "close failed");
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+  if (::rename(tmp_.c_str(), dest_.c_str()) != 0)
     return errnoStatus(errno, path_, absl::StrCat("cannot rename '", tmp_, "' into place"));
   tmp_.clear();
   // Make the rename itself durable. Failure here is not an error for the caller's data.
-  size_t slash = path_.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+  size_t slash = dest_.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dest_.substr(0, slash));
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);

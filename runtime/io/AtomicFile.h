@@ -2,6 +2,14 @@
 // "<path>.tmp.<pid>", which is fsync'ed and then rename()d over <path> (and the directory is
 // fsync'ed), so a reader sees either the old file or the complete new one, never a torn one.
 // Checkpoints rely on this.
+//
+// Every failure (short writes are retried; write, fsync, close and rename errors) is an error
+// naming the path and the OS error, and leaves the previous file as it was. Two kinds of
+// destination are not replaced by a rename:
+//  - a device, FIFO or socket (/dev/full, /dev/stdout, a pipe): nothing can be replaced atomically,
+//    and a rename would swap the device node itself for a regular file, so bytes are written
+//    through it (no temporary, no fsync);
+//  - a symbolic link: the file it points to is replaced, and the link stays.
 #ifndef AMP_RUNTIME_IO_ATOMICFILE_H
 #define AMP_RUNTIME_IO_ATOMICFILE_H
 
@@ -17,6 +25,8 @@ namespace amp::rt {
 class AtomicFile {
  public:
   // Creates the temporary file next to `path` (same directory, so rename is atomic).
+  // Callers that write large files should ignore SIGXFSZ (amp-run does), so that a file-size
+  // limit (RLIMIT_FSIZE) is an EFBIG error here rather than a kill.
   static absl::StatusOr<AtomicFile> create(const std::string& path);
 
   AtomicFile(AtomicFile&& o) noexcept;
@@ -34,8 +44,11 @@ class AtomicFile {
   const std::string& tempPath() const { return tmp_; }
 
  private:
-  AtomicFile(std::string path, std::string tmp, int fd) : path_(std::move(path)), tmp_(std::move(tmp)), fd_(fd) {}
-  std::string path_, tmp_;
+  AtomicFile(std::string path, std::string dest, std::string tmp, int fd)
+      : path_(std::move(path)), dest_(std::move(dest)), tmp_(std::move(tmp)), fd_(fd) {}
+  std::string path_;  // as given (messages)
+  std::string dest_;  // what the rename replaces: path_, or the file a symlink points to
+  std::string tmp_;   // empty when writing through a device or FIFO
   int fd_ = -1;
   uint64_t written_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "runtime/io/Npz.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -115,9 +116,50 @@ absl::StatusOr<std::string> inflateRaw(std::string_view in, uint64_t usize,
   return dataLoss(where, absl::StrCat("corrupt deflate data (", msg.empty() ? "zlib error" : msg, ")"));
 }
 
+uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || size <= 0) return uint64_t{1} << 36;
+  return uint64_t(pages) * uint64_t(size);
+}
+
+// The zip-bomb guards of NpzReadOptions, on the declared sizes of every member before any is
+// decompressed (decompression then stops at the declared size, so these bound the actual output).
+absl::Status checkSizeLimits(const std::string& path, const std::vector<Entry>& list,
+                             const NpzReadOptions& o) {
+  const uint64_t maxTotal = o.maxTotalBytes ? o.maxTotalBytes : physicalMemoryBytes();
+  // 128 bits: ZIP64 sizes are arbitrary 64-bit numbers and the ratio multiplies them.
+  unsigned __int128 total = 0, deflatedU = 0, deflatedC = 0;
+  auto overRatio = [&](unsigned __int128 u, unsigned __int128 c) {
+    return u > o.ratioFreeBytes && u > c * o.maxRatio;
+  };
+  for (const Entry& e : list) {
+    std::string where = absl::StrCat(path, ": member '", e.name, "'");
+    if (e.usize > o.maxMemberBytes)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, ": uncompressed size ", e.usize, " bytes is above the limit of ", o.maxMemberBytes,
+          " bytes per member"));
+    total += e.usize;
+    if (total > maxTotal)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, ": the members up to this one decompress to ", uint64_t(total),
+          " bytes, above the memory limit of ", maxTotal, " bytes",
+          o.maxTotalBytes ? "" : " (the machine's physical memory)"));
+    if (e.method != 8) continue;  // stored: bounded by the file's own size
+    deflatedU += e.usize;
+    deflatedC += e.csize;
+    if (overRatio(e.usize, e.csize) || overRatio(deflatedU, deflatedC))
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where, ": refused as a zip bomb: ", overRatio(e.usize, e.csize) ? "it" : "the deflated members up to it",
+          " would decompress from ", uint64_t(overRatio(e.usize, e.csize) ? e.csize : deflatedC), " to ",
+          uint64_t(overRatio(e.usize, e.csize) ? e.usize : deflatedU), " bytes, more than ", o.maxRatio,
+          ":1 above ", o.ratioFreeBytes, " bytes (save a very compressible array stored, np.savez)"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<std::vector<NamedTensor>> readNpz(const std::string& path) {
+absl::StatusOr<std::vector<NamedTensor>> readNpz(const std::string& path, const NpzReadOptions& options) {
   absl::StatusOr<InputFile> f = InputFile::open(path);
   if (!f.ok()) return f.status();
   const uint64_t size = f->size();
@@ -204,6 +246,7 @@ absl::StatusOr<std::vector<NamedTensor>> readNpz(const std::string& path) {
     p += kCentralLen + nameLen + extraLen + commentLen;
     list.push_back(std::move(e));
   }
+  if (absl::Status s = checkSizeLimits(path, list, options); !s.ok()) return s;
 
   std::vector<NamedTensor> out;
   std::set<std::string> seen;

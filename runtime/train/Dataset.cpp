@@ -27,8 +27,10 @@ absl::StatusOr<Dataset> loadFashionMnistDataset(const std::string& dir, const st
 }
 
 absl::StatusOr<Dataset> loadNpzDataset(const std::string& path, const std::string& inputName,
-                                       const std::string& labelName) {
-  auto members = readNpz(path);
+                                       const std::string& labelName, int64_t memoryLimitBytes) {
+  NpzReadOptions options;
+  options.maxTotalBytes = memoryLimitBytes > 0 ? uint64_t(memoryLimitBytes) : 0;
+  auto members = readNpz(path, options);
   if (!members.ok()) return members.status();
   Dataset d;
   d.name = path;

@@ -25,8 +25,9 @@ absl::StatusOr<Dataset> loadFashionMnistDataset(const std::string& dir, const st
 
 // An npz with one array named like the model's input and one named like its label, both with
 // the example count as first dimension. Non-finite float inputs are rejected with their index.
+// `memoryLimitBytes` bounds what the archive may decompress to (0: physical memory; Npz.h).
 absl::StatusOr<Dataset> loadNpzDataset(const std::string& path, const std::string& inputName,
-                                       const std::string& labelName);
+                                       const std::string& labelName, int64_t memoryLimitBytes = 0);
 
 // The example order of `epoch`: a Fisher-Yates permutation of [0, n) driven by Philox4x32-10
 // keyed by (seed, epoch), so any (seed, epoch, position) can be resumed exactly.

@@ -149,7 +149,12 @@ absl::Status saveCheckpoint(const Session& session, const std::string& dir, cons
                     {"shuffle", info.shuffle ? "true" : "false"},
                     {"world_size", std::to_string(info.worldSize)},
                     {"model", session.plan().metadataValue("model")}};
-  return writeSafetensors(checkpointPath(dir), session.persistent(), meta);
+  absl::Status s = writeSafetensors(checkpointPath(dir), session.persistent(), meta);
+  if (s.ok()) return s;
+  // The writer replaces the file atomically, so a failed save (full disk, file-size limit)
+  // leaves the previous checkpoint as it was: say so, it is what the user needs to know.
+  return absl::Status(s.code(), absl::StrCat(s.message(), " (saving the checkpoint of step ", info.step,
+                                             "; the previous checkpoint, if any, is unchanged)"));
 }
 
 absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir) {

@@ -255,6 +255,40 @@ def bad_inputs():
     out = run_fails_on_device(amp_run, bundle, "--data=" + nan, "--steps=1")
     check("nan.npz: 'image' holds a non-finite value at flat index 1000" in out, "the NaN is located")
 
+    # A zip bomb: 314 MB of zeros deflated ~1028:1 into 305 kB is refused before decompressing.
+    bomb = os.path.join(WORK, "bomb.npz")
+    rows = 100000
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        with z.open("image.npy", "w") as f:
+            f.write(npy("f", (rows, 784), []))
+            zeros = bytes(1 << 22)
+            for _ in range(rows * 784 * 4 // len(zeros)):
+                f.write(zeros)
+            f.write(bytes(rows * 784 * 4 % len(zeros)))
+        z.writestr("label.npy", npy("q", (128,), labels))
+    out = run_fails_on_device(amp_run, bundle, "--data=" + bomb, "--steps=1")
+    check("bomb.npz: member 'image.npy': refused as a zip bomb" in out and "more than 1000:1" in out,
+          "a zip bomb in the --data npz is refused, located")
+
+    # -inf as well as NaN; training refuses it always, one entry with --check-numerics.
+    pixels[1000] = 0.5
+    pixels[77] = float("-inf")
+    inf = os.path.join(WORK, "inf.npz")
+    write_npz(inf, {"image": npy("f", (128, 784), pixels), "label": npy("q", (128,), labels)})
+    out = run_fails_on_device(amp_run, bundle, "--data=" + inf, "--steps=1")
+    check("inf.npz: 'image' holds a non-finite value at flat index 77" in out, "a -inf in training data is located")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + inf, "--check-numerics")
+    check("input 'image' holds a non-finite value at element 77" in out, "and in an entry's input (--check-numerics)")
+
+    # Truncated data and parameter files, and a parameter file of the wrong shape.
+    with open(inf, "rb") as f:
+        blob = f.read()
+    truncated = os.path.join(WORK, "truncated.npz")
+    with open(truncated, "wb") as f:
+        f.write(blob[:1000])
+    out = run_fails_on_device(amp_run, bundle, "--data=" + truncated, "--steps=1")
+    check("truncated.npz: truncated: end of central directory record not found" in out, "a truncated --data npz")
+
     wrong = os.path.join(WORK, "labels.npz")
     write_npz(wrong, {"image": npy("f", (128, 784), [0.5] * (128 * 784)),
                       "label": npy("q", (128,), [12] * 128)})
@@ -273,6 +307,15 @@ def bad_inputs():
         f.write(blob[: len(blob) // 2])
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
     check("checkpoint.safetensors" in out and "amp-run:" in out, "a truncated checkpoint is named")
+    params = os.path.join(WORK, "params.safetensors")
+    with open(params, "wb") as f:
+        f.write(blob[: len(blob) // 2])
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--params=" + params)
+    check("params.safetensors: truncated: data_offsets reach" in out, "a truncated --params file is located")
+    write_safetensors(params, {"fc1.weight": ((10, 10), [0.0] * 100)})
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--params=" + params)
+    check("params.safetensors: param 'fc1.weight': expected f32 [784, 256], the file has f32 [10, 10]" in out,
+          "a --params tensor of the wrong shape is located")
 
     # One flipped bit in the tensor data: the checkpoint's sha256 no longer matches.
     train(bundle, os.path.join(WORK, "s.json"), "--data=" + good, "--steps=1", "--checkpoint=" + ckpt)
@@ -306,13 +349,60 @@ def bad_inputs():
     def zero_batch(plan):
         next(b for b in plan["buffers"] if b["name"] == "image")["shape"][0] = 0
 
-    for name, edit, message in (("accumulate0", set_accumulate("0"), "'accumulate' is 0; it must be in [1, 2^20]"),
-                                ("accumulate_neg", set_accumulate("-3"), "'accumulate' is -3"),
-                                ("batch0", zero_batch, "has batch size 0")):
+    def set_shape(name, shape):
+        return lambda plan: next(b for b in plan["buffers"] if b["name"] == name).__setitem__("shape", shape)
+
+    def reshape_everywhere(old, new):
+        """Every buffer shaped `old` (a param, its gradient, moments and update) becomes `new`: a
+        consistent plan whose sizes alone are wrong."""
+        def edit(plan):
+            for b in plan["buffers"]:
+                if b["shape"] == old:
+                    b["shape"] = list(new)
+        return edit
+
+    def temp_rows(rows):
+        def edit(plan):  # the first matrix-shaped temporary of the training step
+            next(b for b in plan["buffers"]
+                 if b["kind"] == "temp" and b["name"].startswith("train_step.") and len(b["shape"]) == 2)["shape"][0] = rows
+        return edit
+
+    def arena(value):
+        def edit(plan):
+            next(e for e in plan["entries"] if e["name"] == "train_step")["memory"]["arena_bytes"] = value
+        return edit
+
+    limit = "is larger than the runtime's limit of 68719476736 bytes"
+    # One check per class: counts (zero, negative, too large, past int64), batch sizes (zero,
+    # negative, huge), shapes (negative, not an integer, past uint64), element counts whose product
+    # overflows int64 (2 and 3 dims), params of 2^31 elements (over the memory limit) and 2^40
+    # (over the per-buffer limit), a temporary broadcast to 2^30 rows, arena sizes (negative, 2^62).
+    for name, edit, message in (
+            ("accumulate0", set_accumulate("0"), "'accumulate' is 0; it must be in [1, 2^20]"),
+            ("accumulate_neg", set_accumulate("-3"), "'accumulate' is -3"),
+            ("accumulate_big", set_accumulate("1048577"), "'accumulate' is 1048577; it must be in [1, 2^20]"),
+            ("accumulate_int64", set_accumulate("9223372036854775808"), "'accumulate' is not an integer"),
+            ("batch0", zero_batch, "has batch size 0"),
+            ("batch_neg", set_shape("image", [-128, 784]), "batch_neg.ampx: buffer 0: negative dimension in 'shape'"),
+            ("batch_huge", set_shape("image", [2 ** 40, 784]), "buffer 'image' [1099511627776, 784] " + limit),
+            ("label_neg", set_shape("label", [-1]), "label_neg.ampx: buffer 1: negative dimension in 'shape'"),
+            ("dim_neg", reshape_everywhere([784, 256], [784, -256]), "dim_neg.ampx: buffer 2: negative dimension"),
+            ("dim_float", set_shape("fc1.weight", [1.5, 256]), "dim_float.ampx: buffer 2: 'shape' must hold integers only"),
+            ("dim_uint64", set_shape("fc1.weight", [2 ** 64, 256]), "dim_uint64.ampx: buffer 2: 'shape' must hold integers only"),
+            ("numel_overflow2", set_shape("image", [2 ** 32, 2 ** 32]), "buffer 'image' [4294967296, 4294967296] " + limit),
+            ("numel_overflow3", set_shape("image", [2 ** 21] * 3), "buffer 'image' [2097152, 2097152, 2097152] " + limit),
+            ("param_2p31", reshape_everywhere([784, 256], [2 ** 16, 2 ** 15]),
+             "more than the memory limit of 17179869184 bytes (--memory-limit)"),
+            ("param_2p40", reshape_everywhere([784, 256], [2 ** 20, 2 ** 20]), "buffer 'fc1.weight' [1048576, 1048576] " + limit),
+            ("broadcast_2p30", temp_rows(2 ** 30), "[1073741824, "),
+            ("arena_neg", arena(-64), "entry 'train_step': arena size out of range"),
+            ("arena_2p62", arena(2 ** 62), "bytes of arenas, more than the memory limit of 17179869184 bytes")):
         hostile = os.path.join(WORK, name + ".ampx")
         edit_plan(bundle, hostile, edit)
-        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1")
-        check(message in out, "a bundle edited to carry %s is refused: %s" % (name, message))
+        # A fixed memory limit, so that the 2^31-element param is refused the same on any machine.
+        out = run_fails_on_device(amp_run, hostile, "--data=" + good, "--steps=1", "--memory-limit=16GiB")
+        check(message in out and (name != "broadcast_2p30" or limit in out),
+              "a bundle edited to carry %s is refused: %s" % (name, message))
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=5", "--log-every=1",
                               "--checkpoint=/etc/passwd/ckpt")
     check("/etc/passwd/ckpt: cannot create checkpoint directory: Not a directory" in out and "step 1/" not in out,
@@ -667,6 +757,87 @@ def killed():
           "after 50 kills and resumes the state is bitwise that of the uninterrupted %d-step run" % total)
 
 
+def full_disk():
+    """Write errors without root tricks: a file-size limit (RLIMIT_FSIZE, like `ulimit -f`; amp-run
+    ignores SIGXFSZ so the write fails with EFBIG) and /dev/full (ENOSPC). Each is a non-zero exit
+    naming the file and the OS error; a failed checkpoint write leaves the previous checkpoint
+    bitwise intact, and training resumes from it."""
+    import resource
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(MLP, bundle, "--train", "--precision=f32")
+    data = os.path.join(WORK, "data.npz")
+    synthetic_data(data, 256)
+    amp_run_path = os.path.join(BIN, "amp-run")
+
+    def run_limited(limit, *args):
+        """amp-run under a file-size limit of `limit` bytes; its output and exit status."""
+        args = (amp_run_path, args[0], "--device=" + DEVICE) + args[1:]
+        print("+ (ulimit -f %d bytes)" % limit, " ".join(args), flush=True)
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        print(proc.stdout[-2000:], flush=True)
+        return proc.returncode, proc.stdout
+
+    ckpt = os.path.join(WORK, "ckpt")
+    path = os.path.join(ckpt, "checkpoint.safetensors")
+    amp_run(bundle, "--data=" + data, "--steps=2", "--checkpoint=" + ckpt)
+    with open(path, "rb") as f:
+        before = f.read()
+    code, out = run_limited(len(before) // 2, bundle, "--data=" + data, "--steps=1", "--checkpoint=" + ckpt,
+                            "--resume")
+    check(code == 1, "a checkpoint write over the file-size limit exits 1, not killed by SIGXFSZ (%d)" % code)
+    check(path + ": write failed after %d bytes: File too large" % (len(before) // 2) in out and
+          "saving the checkpoint of step 3" in out, "the error names the checkpoint, the OS error and the step")
+    with open(path, "rb") as f:
+        check(f.read() == before, "the previous checkpoint is bitwise unchanged")
+    check(os.listdir(ckpt) == ["checkpoint.safetensors"], "the failed write left no temporary file")
+    amp_run(bundle, "--data=" + data, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    straight = os.path.join(WORK, "straight")
+    amp_run(bundle, "--data=" + data, "--steps=3", "--checkpoint=" + straight)
+    a, meta = read_safetensors(path)
+    b, _ = read_safetensors(os.path.join(straight, "checkpoint.safetensors"))
+    check(meta["step"] == "3" and a == b, "resumed from the intact checkpoint, step 3 is bitwise the straight run's")
+
+    # The summary and the metrics log under a limit set once training runs (prlimit: a limit from
+    # the start would first stop the cpu device's native code, which goes to a memfd, also a file).
+    def limit_after_first_step(limit_of, *args):
+        args = [amp_run_path, args[0], "--device=" + DEVICE, "--log-every=1"] + list(args[1:])
+        print("+", " ".join(args), flush=True)
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = ""
+        for line in proc.stdout:
+            out += line
+            if " step 1/" in line:
+                limit = limit_of()
+                print("(prlimit RLIMIT_FSIZE %d bytes)" % limit, flush=True)
+                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
+                break
+        out += proc.stdout.read()
+        code = proc.wait()
+        print(out[-2000:], flush=True)
+        return code, out
+
+    summary = os.path.join(WORK, "s.json")
+    code, out = limit_after_first_step(lambda: 100, bundle, "--data=" + data, "--steps=30", "--summary=" + summary)
+    check(code == 1 and summary + ": write failed after 100 bytes: File too large" in out,
+          "--summary over the file-size limit names the file and the error")
+    check(not os.path.exists(summary), "and leaves no partial summary")
+    metrics = os.path.join(WORK, "m.jsonl")
+    code, out = limit_after_first_step(lambda: os.path.getsize(metrics) + 10, bundle, "--data=" + data,
+                                       "--steps=30", "--metrics=" + metrics)
+    check(code == 1 and metrics + ": cannot write the metrics file: File too large" in out,
+          "--metrics over the file-size limit names the file and the error")
+    if DEVICE == "cpu":
+        code, out = run_limited(4096, bundle, "--data=" + data, "--steps=1")
+        check(code == 1 and "native kernels into memory: File too large" in out,
+              "a limit below the native code's size stops the cpu device with a located error")
+    for flag, message in (("--summary=/dev/full", "/dev/full: write failed after 0 bytes: No space left on device"),
+                          ("--metrics=/dev/full", "/dev/full: cannot write the metrics file: No space left on device")):
+        out = run_fails(amp_run_path, bundle, "--device=" + DEVICE, "--data=" + data, "--steps=2", flag)
+        check(message in out, "%s: %s" % (flag, message))
+    check(os.path.exists("/dev/full") and not os.path.isfile("/dev/full"), "/dev/full is still a device")
+
+
 def overflow_provenance():
     """--check-numerics tells a forward overflow (an error naming the op, its line and precision,
     with what to change) from a gradient overflow under loss scaling (counted: the scaler skips
@@ -703,7 +874,8 @@ def overflow_provenance():
 
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
-                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance)}
+                                     injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
+                                     full_disk)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

@@ -212,7 +212,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     evalData = loadFashionMnistDataset(*dir, "test");
     haveEval = true;
   } else {
-    trainData = loadNpzDataset(cl.data, inputName, labelName);
+    trainData = loadNpzDataset(cl.data, inputName, labelName, cl.memoryLimit);
   }
   if (!trainData.ok()) return fail(trainData.status());
   if (haveEval && !evalData.ok()) return fail(evalData.status());
@@ -330,6 +330,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {
     if (auto s = writeFileAtomically(cl.summary, text); !s.ok()) return fail(s);
+    // The curve goes next to a summary file; a summary sent to a device (/dev/stdout) has no
+    // "next to" (it would land in /dev).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(cl.summary, ec)) return report->interrupted ? 128 + stopSignal.load() : 0;
     std::string svg = cl.summary;
     if (endsWith(svg, ".json")) svg.resize(svg.size() - 5);
     svg += ".svg";
@@ -355,7 +359,9 @@ absl::StatusOr<std::map<std::string, Tensor>> entryFeeds(const Plan& plan, const
         if (auto s = feedFirstExamples(plan, b.name, std::move(source), test->name, feeds); !s.ok()) return s;
       }
     } else {
-      auto members = readNpz(cl.data);
+      NpzReadOptions npzOptions;
+      npzOptions.maxTotalBytes = cl.memoryLimit > 0 ? uint64_t(cl.memoryLimit) : 0;
+      auto members = readNpz(cl.data, npzOptions);
       if (!members.ok()) return members.status();
       for (NamedTensor& m : *members)
         if (auto s = feedFirstExamples(plan, m.name, std::move(m.tensor), cl.data, feeds); !s.ok()) return s;
@@ -442,6 +448,9 @@ int runEntry(Session& session, const RunCommandLine& cl, Device device) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) then makes writes fail with EFBIG, reported with the file's
+  // name like a full disk, instead of killing the process mid-checkpoint.
+  signal(SIGXFSZ, SIG_IGN);
   auto options = parseRunOptions(argc, argv);
   if (!options.ok()) return fail(options.status());
   if (options->help) {

@@ -4,6 +4,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Sha256.h"
 
@@ -28,9 +31,13 @@ absl::StatusOr<std::unique_ptr<NativeLibrary>> NativeLibrary::load(const Plan& p
   size_t written = 0;
   while (written < chosen->bytes.size()) {
     ssize_t n = write(fd, chosen->bytes.data() + written, chosen->bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      // A memfd counts against RLIMIT_FSIZE like a file: `ulimit -f` below the code's size ends here.
+      std::string why = n < 0 ? std::strerror(errno) : "wrote nothing";
       close(fd);
-      return absl::InternalError("cannot write the bundle's native kernels into memory");
+      return absl::ResourceExhaustedError(absl::StrCat("cannot write the bundle's ", chosen->bytes.size(),
+                                                       " bytes of native kernels into memory: ", why));
     }
     written += static_cast<size_t>(n);
   }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstring>
+
 #include "runtime/io/Npy.h"
 #include "test/unit/io/IoTestUtil.h"
 
@@ -106,26 +108,30 @@ struct Zip {
   std::string bytes;
   size_t localAt = 0, centralAt = 0, eocdAt = 0, dataAt = 0;
 };
-Zip buildZip(const std::string& name, const std::string& payload, uint16_t method, const std::string& stored,
-             uint32_t crc) {
+Zip buildZipOfSize(const std::string& name, uint32_t usize, uint16_t method, const std::string& stored,
+                  uint32_t crc) {
   auto w16 = [](std::string& s, uint32_t v) { s += char(v & 0xFF), s += char((v >> 8) & 0xFF); };
   auto w32 = [&](std::string& s, uint32_t v) { w16(s, v & 0xFFFF), w16(s, v >> 16); };
   Zip z;
   std::string& s = z.bytes;
   w32(s, 0x04034b50), w16(s, 20), w16(s, 0), w16(s, method), w16(s, 0), w16(s, 0x21), w32(s, crc);
-  w32(s, uint32_t(stored.size())), w32(s, uint32_t(payload.size())), w16(s, uint32_t(name.size())), w16(s, 0);
+  w32(s, uint32_t(stored.size())), w32(s, usize), w16(s, uint32_t(name.size())), w16(s, 0);
   s += name;
   z.dataAt = s.size();
   s += stored;
   z.centralAt = s.size();
   w32(s, 0x02014b50), w16(s, 20), w16(s, 20), w16(s, 0), w16(s, method), w16(s, 0), w16(s, 0x21), w32(s, crc);
-  w32(s, uint32_t(stored.size())), w32(s, uint32_t(payload.size())), w16(s, uint32_t(name.size()));
+  w32(s, uint32_t(stored.size())), w32(s, usize), w16(s, uint32_t(name.size()));
   w16(s, 0), w16(s, 0), w16(s, 0), w16(s, 0), w32(s, 0), w32(s, 0);
   s += name;
   z.eocdAt = s.size();
   w32(s, 0x06054b50), w16(s, 0), w16(s, 0), w16(s, 1), w16(s, 1);
   w32(s, uint32_t(z.eocdAt - z.centralAt)), w32(s, uint32_t(z.centralAt)), w16(s, 0);
   return z;
+}
+Zip buildZip(const std::string& name, const std::string& payload, uint16_t method, const std::string& stored,
+             uint32_t crc) {
+  return buildZipOfSize(name, uint32_t(payload.size()), method, stored, crc);
 }
 
 uint32_t crcOf(const std::string& s) { return uint32_t(crc32(0, reinterpret_cast<const Bytef*>(s.data()), uInt(s.size()))); }
@@ -209,7 +215,12 @@ TEST(IoNpz, EveryCorruptionIsAClearError) {
   {
     std::string b = defl.bytes;
     putLE(b, defl.centralAt + 24, 0x7FFFFFFF, 4);  // claims 2 GiB from a few hundred bytes
-    add("deflate-bomb", b, absl::StatusCode::kDataLoss, {"member 'x.npy'", "impossible"});
+    add("deflate-bomb", b, absl::StatusCode::kResourceExhausted, {"member 'x.npy'", "refused as a zip bomb"});
+  }
+  {
+    std::string b = defl.bytes;
+    putLE(b, defl.centralAt + 24, 100 << 20, 4);  // 100 MiB: below the ratio limit's floor, but
+    add("deflate-impossible", b, absl::StatusCode::kDataLoss, {"member 'x.npy'", "impossible"});  // > 1032:1
   }
   {
     std::string b = stored.bytes;
@@ -291,6 +302,123 @@ TEST(IoNpz, EveryCorruptionIsAClearError) {
     what.push_back(path);
     for (const std::string& w : what) expectError(v.status(), c.code, {w});
   }
+}
+
+// A member of npy header + `zeros` zero bytes (a float32 array of zeros), deflated at level 9
+// (run-length strategy: the same ~1028:1 as the default, twice as fast): as dense as deflate
+// gets. Streamed so the test never holds the uncompressed bytes.
+struct ZeroBomb {
+  std::string npy;  // the uncompressed header; the zeros follow it
+  uint64_t usize;
+  uint32_t crc;
+  std::string deflated;
+};
+ZeroBomb zeroBomb(uint64_t zeros) {
+  ZeroBomb b;
+  // The header by hand: a Tensor of that shape would allocate what the test must not.
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(zeros / 4) + ",), }";
+  dict += std::string(63 - (10 + dict.size()) % 64, ' ') + "\n";
+  b.npy = std::string("\x93NUMPY\x01\x00", 8) + char(dict.size() & 0xFF) + char(dict.size() >> 8) + dict;
+  b.usize = b.npy.size() + zeros;
+  z_stream zs{};
+  deflateInit2(&zs, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_RLE);
+  const std::string chunk(1 << 20, '\0');
+  char out[1 << 16];
+  auto pump = [&](const std::string& in, int flush) {
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    zs.avail_in = uInt(in.size());
+    do {
+      zs.next_out = reinterpret_cast<Bytef*>(out);
+      zs.avail_out = sizeof out;
+      deflate(&zs, flush);
+      b.deflated.append(out, sizeof out - zs.avail_out);
+    } while (zs.avail_out == 0);
+  };
+  uint32_t crc = uint32_t(crc32(0, reinterpret_cast<const Bytef*>(b.npy.data()), uInt(b.npy.size())));
+  pump(b.npy, Z_NO_FLUSH);
+  for (uint64_t left = zeros; left > 0;) {
+    std::string part = left >= chunk.size() ? chunk : std::string(left, '\0');
+    crc = uint32_t(crc32(crc, reinterpret_cast<const Bytef*>(part.data()), uInt(part.size())));
+    pump(part, Z_NO_FLUSH);
+    left -= part.size();
+  }
+  pump(std::string(), Z_FINISH);
+  deflateEnd(&zs);
+  b.crc = crc;
+  return b;
+}
+
+TEST(IoNpz, ZipBombsAreRefusedBeforeDecompressing) {
+  TempDir dir;
+  // 512 MiB of zeros in 510 kB: within deflate's 1032:1, so only the ratio limit refuses it.
+  ZeroBomb bomb = zeroBomb(uint64_t{512} << 20);
+  ASSERT_GT(bomb.usize, bomb.deflated.size() * 1000);
+  std::string path = dir.file("bomb.npz");
+  writeBytes(path, buildZipOfSize("x.npy", uint32_t(bomb.usize), 8, bomb.deflated, bomb.crc).bytes);
+  expectError(readNpz(path).status(), absl::StatusCode::kResourceExhausted,
+              {path, ": member 'x.npy': refused as a zip bomb", "more than 1000:1 above 268435456 bytes"});
+
+  // The same stream under a header that declares only 4 KiB: decompression stops at 4 KiB.
+  writeBytes(path, buildZipOfSize("x.npy", 4096, 8, bomb.deflated, bomb.crc).bytes);
+  expectError(readNpz(path).status(), absl::StatusCode::kDataLoss,
+              {path, ": member 'x.npy'", "decompresses to more than the declared 4096 bytes"});
+
+  // Three members that are each under the ratio limit's floor (100 MiB) but a bomb together.
+  ZeroBomb part = zeroBomb(100 << 20);
+  std::vector<std::string> names = {"m0", "m1", "m2"};
+  std::string many;  // by hand: writeNpz would need the 300 MiB in memory
+  {
+    auto w16 = [](std::string& s, uint32_t v) { s += char(v & 0xFF), s += char((v >> 8) & 0xFF); };
+    auto w32 = [&](std::string& s, uint32_t v) { w16(s, v & 0xFFFF), w16(s, v >> 16); };
+    std::string central;
+    for (int i = 0; i < 3; ++i) {
+      std::string name = names[i] + ".npy";
+      uint32_t offset = uint32_t(many.size());
+      w32(many, 0x04034b50), w16(many, 20), w16(many, 0), w16(many, 8), w16(many, 0), w16(many, 0x21);
+      w32(many, part.crc), w32(many, uint32_t(part.deflated.size())), w32(many, uint32_t(part.usize));
+      w16(many, uint32_t(name.size())), w16(many, 0);
+      many += name + part.deflated;
+      w32(central, 0x02014b50), w16(central, 20), w16(central, 20), w16(central, 0), w16(central, 8);
+      w16(central, 0), w16(central, 0x21), w32(central, part.crc), w32(central, uint32_t(part.deflated.size()));
+      w32(central, uint32_t(part.usize)), w16(central, uint32_t(name.size()));
+      w16(central, 0), w16(central, 0), w16(central, 0), w16(central, 0), w32(central, 0), w32(central, offset);
+      central += name;
+    }
+    uint32_t cdAt = uint32_t(many.size());
+    many += central;
+    w32(many, 0x06054b50), w16(many, 0), w16(many, 0), w16(many, 3), w16(many, 3);
+    w32(many, uint32_t(central.size())), w32(many, cdAt), w16(many, 0);
+  }
+  writeBytes(path, many);
+  expectError(readNpz(path).status(), absl::StatusCode::kResourceExhausted,
+              {path, ": member 'm2.npy': refused as a zip bomb: the deflated members up to it"});
+
+  // Absolute limits: per member and for the archive (amp-run's --memory-limit).
+  NpzReadOptions tight;
+  tight.maxMemberBytes = 50 << 20;
+  expectError(readNpz(path, tight).status(), absl::StatusCode::kResourceExhausted,
+              {path, ": member 'm0.npy': uncompressed size", "above the limit of 52428800 bytes per member"});
+  tight = NpzReadOptions();
+  tight.maxTotalBytes = 150 << 20;
+  expectError(readNpz(path, tight).status(), absl::StatusCode::kResourceExhausted,
+              {path, ": member 'm1.npy': the members up to this one decompress to", "above the memory limit of 157286400"});
+}
+
+TEST(IoNpz, AllZerosArraysBelowTheRatioFloorLoad) {
+  // np.savez_compressed of np.zeros: ~1028:1, more than the ratio limit, yet legitimate data.
+  TempDir dir;
+  Tensor zeros(DType::F32, {1 << 24});  // 64 MiB
+  std::memset(zeros.data(), 0, zeros.nbytes());
+  ASSERT_TRUE(writeNpz(dir.file("z.npz"), {{"z", &zeros}}, {/*compress=*/true}).ok());
+  EXPECT_LT(readBytes(dir.file("z.npz")).size(), size_t{1} << 17);
+  absl::StatusOr<std::vector<NamedTensor>> v = readNpz(dir.file("z.npz"));
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE((*v)[0].tensor.bitwiseEquals(zeros));
+  // With the floor lowered, the same file is over the ratio limit.
+  NpzReadOptions strict;
+  strict.ratioFreeBytes = 1 << 20;
+  expectError(readNpz(dir.file("z.npz"), strict).status(), absl::StatusCode::kResourceExhausted,
+              {"z.npz: member 'z.npy': refused as a zip bomb"});
 }
 
 TEST(IoNpz, DuplicateMembersAndMissingFile) {
