@@ -72,6 +72,12 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::ve
       return absl::InvalidArgumentError(absl::StrCat(
           "param '", nt.name, "': expected f32 ", shapeToString(b.shape), ", the file has ",
           std::string(dtypeName(nt.tensor.dtype())), " ", shapeToString(nt.tensor.shape())));
+    // A NaN or inf master weight poisons every step after it; a file that carries one is corrupt.
+    const float* v = nt.tensor.as<float>();
+    for (int64_t i = 0; i < nt.tensor.numel(); ++i)
+      if (!std::isfinite(v[i]))
+        return absl::InvalidArgumentError(absl::StrCat("param '", nt.name, "': element ", i, " is ", v[i],
+                                                       "; parameter values must be finite"));
   }
   // Copied into the existing storage: prepared entries keep the buffers' addresses.
   for (const NamedTensor& nt : tensors) {

@@ -89,6 +89,15 @@ TEST(Session, SetParamsReplacesByName) {
   Tensor wrong(DType::F32, {3});
   bad = s->setParams({{"w", wrong}}, nullptr);
   EXPECT_NE(bad.message().find("expected f32 [2, 2]"), std::string::npos) << bad;
+  // Non-finite values are refused, and nothing is replaced.
+  bad = s->setParams({{"w", matrix({1, 0, std::nanf(""), 1})}}, nullptr);
+  EXPECT_NE(bad.message().find("param 'w': element 2 is nan; parameter values must be finite"), std::string::npos)
+      << bad;
+  bad = s->setParams({{"w", matrix({1, 0, 0, -INFINITY})}}, nullptr);
+  EXPECT_NE(bad.message().find("element 3 is -inf"), std::string::npos) << bad;
+  out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
+  ASSERT_TRUE(out.ok());
+  EXPECT_NEAR((*out)[0].tensor.as<float>()[0], expected, 1e-6);
 }
 
 TEST(Session, FeedErrorsNameTheInput) {
