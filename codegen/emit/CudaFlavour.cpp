@@ -213,14 +213,8 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
   for (rt::EntryPoint& entry : plan.entries)
     for (rt::PlanStep& step : entry.steps) {
       if (step.op != "amp.fused") continue;
-      KernelBody k = emitBody(plan, step, error);
+      KernelBody k = emitAnnotatedBody(plan, step, error);
       if (!error.empty()) return false;
-      step.attrs.set("row_length", k.rowLength);
-      if (!k.reductions.empty()) {
-        std::vector<int64_t> reduced;
-        for (const KernelBody::Reduction& red : k.reductions) reduced.push_back(red.yield);
-        step.attrs.set("reduced_results", reduced);
-      }
       const int64_t elements = rt::numElements(step.locals[step.body[0].results[0]].shape);
       int widest = 0;
       for (size_t i = 0; i < k.inputs.size(); ++i)

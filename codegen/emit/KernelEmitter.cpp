@@ -263,6 +263,18 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
   return k;
 }
 
+KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error) {
+  KernelBody k = emitBody(plan, step, error);
+  if (!error.empty()) return k;
+  step.attrs.set("row_length", k.rowLength);
+  if (!k.reductions.empty()) {
+    std::vector<int64_t> reduced;
+    for (const KernelBody::Reduction& red : k.reductions) reduced.push_back(red.yield);
+    step.attrs.set("reduced_results", reduced);
+  }
+  return k;
+}
+
 bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::ostringstream os;
   os << kPrelude;
@@ -272,14 +284,8 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
   for (rt::EntryPoint& entry : plan.entries)
     for (rt::PlanStep& step : entry.steps) {
       if (step.op != "amp.fused") continue;
-      KernelBody k = emitBody(plan, step, error);
+      KernelBody k = emitAnnotatedBody(plan, step, error);
       if (!error.empty()) return false;
-      step.attrs.set("row_length", k.rowLength);
-      if (!k.reductions.empty()) {
-        std::vector<int64_t> reduced;
-        for (const KernelBody::Reduction& red : k.reductions) reduced.push_back(red.yield);
-        step.attrs.set("reduced_results", reduced);
-      }
       std::ostringstream fn;
       fn << "(const unsigned char* const* in, unsigned char* const* out, long begin, long end) {\n";
       for (size_t i = 0; i < step.operands.size(); ++i)

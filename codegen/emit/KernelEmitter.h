@@ -50,6 +50,9 @@ struct KernelBody {
 // Nullopt-like: `error` is set when the step cannot be emitted (an op or dtype the emitter lacks,
 // an input that is not Full/Scalar/Suffix of the iteration space).
 KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error);
+// emitBody, plus the attributes every flavour's runtime reads from the step: "row_length" and,
+// for row reductions, "reduced_results".
+KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error);
 
 // Text shared by the flavours: the C type of an element in memory ("float", "unsigned short" for
 // f16/bf16, "unsigned char" for i1), the statement loading body value `value` from `element` (an
