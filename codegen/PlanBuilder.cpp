@@ -135,6 +135,7 @@ struct EntryLowering {
     if (auto init = f.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
       desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed(),
                                init.getFrom().str()};
+    if (auto of = f.getArgAttrOfType<StringAttr>(i, AmpDialect::kShardOfAttr)) desc.shardOf = of.getValue().str();
     Value arg = f.getArgument(i);
     auto it = named.find(desc.name);
     if (it == named.end()) {

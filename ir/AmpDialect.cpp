@@ -125,8 +125,16 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsi
       return op->emitError() << "argument #" << argIndex << ": amp.init must be an #amp.init<...>";
     return success();
   }
+  if (name == kShardOfAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !isIdentifierLike(str.getValue()))
+      return op->emitError() << "argument #" << argIndex
+                             << ": amp.shard_of must name the param whose chunk this state is, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "argument #" << argIndex << ": unknown amp argument attribute '"
-                         << name << "' (expected amp.role, amp.name or amp.init)";
+                         << name << "' (expected amp.role, amp.name, amp.init or amp.shard_of)";
 }
 
 LogicalResult AmpDialect::verifyRegionResultAttribute(Operation* op, unsigned, unsigned resultIndex,

@@ -290,6 +290,41 @@ def AmpDataParallelPass : Pass<"amp-data-parallel", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
 }
 
+def AmpShardOptimizerPass : Pass<"amp-shard-optimizer", "::mlir::ModuleOp"> {
+  let summary = "ZeRO stage 1: each rank keeps and updates only its chunk of the optimizer state";
+  let description = [{
+    Runs after `amp-data-parallel`, for a job of exactly `world-size` ranks
+    (docs/data-parallel.md). Every tensor is split, row-major and zero-padded at the end, into
+    `world-size` chunks of ceil(numel / world-size) elements; rank r owns chunk r. In
+    `@train_step`:
+
+    - each gradient bucket's `amp.all_reduce mean` becomes an `amp.reduce_scatter mean` of the
+      same bucket: a rank receives only its chunk of each mean gradient;
+    - the unscale check, the clipping and the updates run on the chunks; the check's found_inf is
+      still all-reduced as a max, and the clip norm is the square root of the all-reduced sum
+      of the ranks' squared chunk norms;
+    - each update reads this rank's chunk of the f32 master (`amp.rank_chunk`) and its optimizer
+      state (momentum buffer, exp_avg, exp_avg_sq) is the chunk only: a state argument of
+      ceil(numel / world-size) elements marked `amp.shard_of = "<param>"`;
+    - each bucket's updated chunks are all-gathered (`amp.all_gather`, f32) into the whole
+      params, from which the low-precision weight copies are cast as before.
+
+    ```mlir
+    // amp-opt --amp-data-parallel --amp-shard-optimizer=world-size=2
+    %c:2 = amp.reduce_scatter mean ranks(2) %gw, %gb : tensor<8x6xf32>, tensor<6xf32>
+    %u:2, %found_inf = amp.unscale_check %c#0, %c#1 scale(%scale) : tensor<24xf32>, tensor<3xf32>
+    %w = amp.rank_chunk ranks(2) %weight : tensor<8x6xf32>
+    ...
+    %nw, %nb = amp.all_gather ranks(2) %uw, %ub : tensor<24xf32>, tensor<3xf32> -> tensor<8x6xf32>, tensor<6xf32>
+    ```
+  }];
+  let options = [
+    Option<"worldSize", "world-size", "int64_t", /*default=*/"0",
+           "The number of ranks the step is compiled for (>= 1)">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
 def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
   let summary = "Checks the mixed-precision rules of docs/design.md on every training entry";
   let description = [{

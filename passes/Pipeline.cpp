@@ -47,6 +47,11 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
     dp.bucketBytes = options.bucketBytes;
     dp.reducePrecision = options.reducePrecision;
     pm.addPass(createAmpDataParallelPass(dp));
+    if (options.shardWorldSize > 0) {
+      AmpShardOptimizerPassOptions zero;
+      zero.worldSize = options.shardWorldSize;
+      pm.addPass(createAmpShardOptimizerPass(zero));
+    }
   }
   pm.addPass(createAmpCastCleanupPass());
   pm.addPass(createAmpVerifyPass(verify));

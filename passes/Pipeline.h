@@ -68,6 +68,9 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                                     llvm::cl::desc("Data-parallel: f32, bf16 or f16 gradient reduction"),
                                     llvm::cl::init(AmpDataParallelPassOptions().reducePrecision),
                                     reducePrecisionValues()};
+  Option<int64_t> shardWorldSize{*this, "shard-world-size",
+                                 llvm::cl::desc("Data-parallel: ZeRO-1 for this many ranks (amp-shard-optimizer; 0: off)"),
+                                 llvm::cl::init(0)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse elementwise chains (amp-fuse)"), llvm::cl::init(true)};
 };
 

@@ -240,7 +240,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         local.insert(step.getArgument(i));
     auto isLocal = [&](Value v) { return local.contains(v); };
     for (Operation& op : step.front()) {
-      if (isa<AllReduceOp>(op)) continue;
+      if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op)) continue;
       if (auto check = dyn_cast<UnscaleCheckOp>(op)) {
         // Each unscaled gradient depends on its own gradient and the scale; found_inf on all.
         bool scaleLocal = check.getScale() && isLocal(check.getScale());

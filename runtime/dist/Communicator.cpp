@@ -46,7 +46,17 @@ class SingleProcessCommunicator final : public Communicator {
     return checkAllReduceArgs(data, count, dtype, op);
   }
 
+  absl::Status reduceScatter(void* data, int64_t chunkCount, DType dtype, ReduceOp op, void* out) override {
+    ++reduceScatterCalls_;
+    if (absl::Status s = checkReduceScatterArgs(data, chunkCount, dtype, op, out); !s.ok()) return s;
+    // A mean over one rank divides by 1, which is exact: the block is the result.
+    if (chunkCount > 0 && out != data)
+      std::memmove(out, data, static_cast<size_t>(chunkCount) * dtypeSize(dtype));
+    return absl::OkStatus();
+  }
+
   absl::Status allGather(const void* data, int64_t bytes, void* out) override {
+    ++allGatherCalls_;
     if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("allGather: negative size ", bytes));
     if (bytes == 0) return absl::OkStatus();
     if (data == nullptr || out == nullptr)

@@ -39,20 +39,28 @@ class Communicator {
   // bitwise the same result. DeadlineExceeded when the other ranks have not joined within the
   // communicator's timeout (a rank died or hangs).
   virtual absl::Status allReduce(void* data, int64_t count, DType dtype, ReduceOp op) = 0;
+  // ZeRO-1's gradient reduction: `data` holds worldSize() blocks of `chunkCount` elements, block
+  // r destined for rank r; this rank receives in `out` the reduction over all ranks of its block.
+  // Sum and Mean as for allReduce (f32, f16, bf16). `data` is clobbered (Mean divides it in
+  // place). Same timeout.
+  virtual absl::Status reduceScatter(void* data, int64_t chunkCount, DType dtype, ReduceOp op, void* out) = 0;
   // Every rank's `bytes` bytes, in rank order, into `out` (worldSize() * bytes). Same timeout.
   virtual absl::Status allGather(const void* data, int64_t bytes, void* out) = 0;
   // Ends every rank of the job after an error on this one (MPI_Abort with `exitCode`): the
   // other ranks must not wait for a collective this one will never join.
   [[noreturn]] virtual void abortJob(int exitCode) = 0;
 
-  // allReduce calls made so far (tests count the communication per step), and the wall time
-  // spent in them, waiting for the other ranks included (the summary's communication share).
+  // Calls made so far of each collective (tests count the communication per step), and the wall
+  // time spent in all of them, waiting for the other ranks included (the summary's
+  // communication share).
   int64_t allReduceCalls() const { return allReduceCalls_; }
-  double allReduceSeconds() const { return allReduceSeconds_; }
+  int64_t reduceScatterCalls() const { return reduceScatterCalls_; }
+  int64_t allGatherCalls() const { return allGatherCalls_; }
+  double collectiveSeconds() const { return collectiveSeconds_; }
 
  protected:
-  int64_t allReduceCalls_ = 0;
-  double allReduceSeconds_ = 0;
+  int64_t allReduceCalls_ = 0, reduceScatterCalls_ = 0, allGatherCalls_ = 0;
+  double collectiveSeconds_ = 0;
 };
 
 // A job of one rank.

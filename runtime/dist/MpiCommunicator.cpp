@@ -1,7 +1,7 @@
 // Communicator over MPI (Debian's Open MPI 4.1). Design notes (docs/data-parallel.md):
 //  - Only the main thread calls MPI (MPI_THREAD_FUNNELED); kernels use OpenMP threads.
-//  - Every collective is non-blocking (MPI_Ibarrier, MPI_Ireduce, MPI_Ibcast, MPI_Iallgather)
-//    and polled with MPI_Test until a deadline, so a dead or diverged rank gives
+//  - Every collective is non-blocking (MPI_Ibarrier, MPI_Ireduce, MPI_Ibcast, MPI_Iallgather,
+//    MPI_Ireduce_scatter_block) and polled with MPI_Test until a deadline, so a dead or diverged rank gives
 //    DeadlineExceeded instead of a hang. The request of a collective that timed out stays
 //    pending: the communicator is then broken (later collectives fail at once) and the caller
 //    is expected to abortJob().
@@ -20,6 +20,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -118,10 +120,17 @@ class MpiCommunicator final : public Communicator {
 
   absl::Status allReduce(void* data, int64_t count, DType dtype, ReduceOp op) override {
     ++allReduceCalls_;
-    const Clock::time_point start = Clock::now();
-    absl::Status status = reduceAll(data, count, dtype, op);
-    allReduceSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-    return status;
+    return timed([&] { return reduceAll(data, count, dtype, op); });
+  }
+
+  absl::Status reduceScatter(void* data, int64_t chunkCount, DType dtype, ReduceOp op, void* out) override {
+    ++reduceScatterCalls_;
+    return timed([&] { return reduceScatterBlocks(data, chunkCount, dtype, op, out); });
+  }
+
+  absl::Status allGather(const void* data, int64_t bytes, void* out) override {
+    ++allGatherCalls_;
+    return timed([&] { return gatherAll(data, bytes, out); });
   }
 
   absl::Status reduceAll(void* data, int64_t count, DType dtype, ReduceOp op) {
@@ -154,7 +163,45 @@ class MpiCommunicator final : public Communicator {
     return absl::OkStatus();
   }
 
-  absl::Status allGather(const void* data, int64_t bytes, void* out) override {
+  // One MPI_Ireduce_scatter_block per piece of at most maxBytesPerMpiCall() bytes of each block.
+  // Each chunk of the result exists on one rank only, so unlike allReduce there are no copies
+  // that could disagree. A buffer larger than one call is sent in pieces packed rank-major.
+  absl::Status reduceScatterBlocks(void* data, int64_t chunkCount, DType dtype, ReduceOp op, void* out) {
+    if (absl::Status s = checkReduceScatterArgs(data, chunkCount, dtype, op, out); !s.ok()) return s;
+    if (absl::Status s = checkUsable(); !s.ok()) return s;
+    if (chunkCount == 0) return absl::OkStatus();
+    const int64_t total = chunkCount * worldSize_;
+    if (op == ReduceOp::Mean) divideForMean(data, total, dtype, worldSize_);
+    const MPI_Datatype type = mpiType(dtype);
+    const MPI_Op mpiOp = this->mpiOp(dtype, op);
+    const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
+    const int64_t perCall = std::clamp<int64_t>(maxBytesPerMpiCall() / elementSize / worldSize_, 1, INT32_MAX);
+    const std::string what = absl::StrCat("reduce_scatter (", reduceOpName(op), ", ", chunkCount, " x ",
+                                          std::string(dtypeName(dtype)), " per rank)");
+    const Clock::time_point deadline = deadlineFromNow();
+    if (absl::Status s = waitForAllRanks(deadline, what); !s.ok()) return s;
+    const char* blocks = static_cast<const char*>(data);
+    char* result = static_cast<char*>(out);
+    std::vector<char> packed;
+    for (int64_t first = 0; first < chunkCount; first += perCall) {
+      const int n = static_cast<int>(std::min(perCall, chunkCount - first));
+      const char* send = blocks;
+      if (n != chunkCount) {
+        packed.resize(static_cast<size_t>(n * elementSize * worldSize_));
+        for (int r = 0; r < worldSize_; ++r)
+          std::memcpy(packed.data() + r * n * elementSize, blocks + (r * chunkCount + first) * elementSize,
+                      static_cast<size_t>(n * elementSize));
+        send = packed.data();
+      }
+      MPI_Request request;
+      int rc = MPI_Ireduce_scatter_block(send, result + first * elementSize, n, type, mpiOp, comm_, &request);
+      if (rc != MPI_SUCCESS) return mpiError("MPI_Ireduce_scatter_block", rc);
+      if (absl::Status s = wait(request, Polling::Busy, deadline, what); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status gatherAll(const void* data, int64_t bytes, void* out) {
     if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("allGather: negative size ", bytes));
     if (absl::Status s = checkUsable(); !s.ok()) return s;
     if (bytes == 0) return absl::OkStatus();
@@ -191,6 +238,14 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  template <class Call>
+  absl::Status timed(Call call) {
+    const Clock::time_point start = Clock::now();
+    absl::Status status = call();
+    collectiveSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+    return status;
+  }
+
   Clock::time_point deadlineFromNow() const {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(timeoutSeconds_));

@@ -30,6 +30,15 @@ absl::Status checkAllReduceArgs(const void* data, int64_t count, DType dtype, Re
   return absl::OkStatus();
 }
 
+absl::Status checkReduceScatterArgs(const void* data, int64_t chunkCount, DType dtype, ReduceOp op, const void* out) {
+  if (op == ReduceOp::Max) return absl::InvalidArgumentError("reduceScatter: takes sum or mean, not max");
+  if (chunkCount > 0 && out == nullptr)
+    return absl::InvalidArgumentError(absl::StrCat("reduceScatter: null result buffer for ", chunkCount, " elements"));
+  if (absl::Status s = checkAllReduceArgs(data, chunkCount, dtype, op); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat("reduceScatter", s.message().substr(9)));
+  return absl::OkStatus();
+}
+
 void divideForMean(void* data, int64_t count, DType dtype, int worldSize) {
   if (worldSize == 1) return;
   const float n = static_cast<float>(worldSize);

@@ -16,6 +16,9 @@ namespace amp::rt {
 // does not define (Sum/Mean: f32, f16, bf16; Max: f32, i32, i64).
 absl::Status checkAllReduceArgs(const void* data, int64_t count, DType dtype, ReduceOp op);
 
+// The same for reduceScatter: Sum or Mean only, a non-null `out` for chunkCount > 0.
+absl::Status checkReduceScatterArgs(const void* data, int64_t chunkCount, DType dtype, ReduceOp op, const void* out);
+
 // Mean's first half (DistributedDataParallel's pre-division): every element becomes
 // x / worldSize computed in f32 and rounded once to `dtype` (f32, f16 or bf16). With one rank
 // the buffer is left untouched, so even signalling NaNs keep their bits.

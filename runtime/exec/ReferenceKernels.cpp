@@ -207,6 +207,9 @@ Kernels kernelFor(OpCode op) {
     case OpCode::AdamUpdate: return {nullptr, evalAdamUpdate};
     // Data-parallel collectives (amp-data-parallel).
     case OpCode::AllReduce: return {nullptr, evalAllReduce};
+    case OpCode::ReduceScatter: return {nullptr, evalReduceScatter};
+    case OpCode::AllGather: return {nullptr, evalAllGather};
+    case OpCode::RankChunk: return {evalRankChunk};
     // Structure, not kernels: an executor runs a fused step as a whole (the reference device runs
     // its body op by op), and amp.yield ends the body.
     case OpCode::Fused: case OpCode::Yield:

@@ -16,6 +16,10 @@ using MultiKernel = absl::StatusOr<std::vector<Tensor>> (*)(const OpCall&);
 absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c);
 // amp.all_reduce through the context's communicator (ReferenceCollective.cpp).
 absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c);
+// ZeRO-1: amp.reduce_scatter, amp.all_gather (communicating) and amp.rank_chunk (local).
+absl::StatusOr<std::vector<Tensor>> evalReduceScatter(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalAllGather(const OpCall& c);
+absl::StatusOr<Tensor> evalRankChunk(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalUpdateScale(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c);
 absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c);

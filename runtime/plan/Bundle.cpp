@@ -287,6 +287,7 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
       if (!b.init->from.empty()) init.set("from", JsonValue::string(b.init->from));
       o.set("init", std::move(init));
     }
+    if (!b.shardOf.empty()) o.set("shard_of", JsonValue::string(b.shardOf));
     buffers.push(std::move(o));
   }
   root.set("buffers", std::move(buffers));
@@ -371,6 +372,10 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
       if (const JsonValue* s = init->find("seed")) spec.seed = s->asInt64().value_or(0);
       if (const JsonValue* s = init->find("from")) spec.from = s->asString();
       desc.init = spec;
+    }
+    if (const JsonValue* of = b.find("shard_of")) {
+      if (!of->isString() || of->asString().empty()) return w.error("'shard_of' must name a param");
+      desc.shardOf = of->asString();
     }
     plan.buffers.push_back(std::move(desc));
   }

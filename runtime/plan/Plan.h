@@ -45,6 +45,9 @@ struct BufferDesc {
   Shape shape;
   BufferKind kind = BufferKind::Temp;
   std::optional<InitSpec> init;  // params only
+  // ZeRO-1 state (amp.shard_of): this rank's chunk of the optimizer state of the param so named,
+  // ceil(numel / N) elements of a job of N = metadata "shard_world_size" ranks.
+  std::string shardOf;
 
   int64_t numel() const { return numElements(shape); }
   // Bytes of the buffer; validatePlan has checked that this does not overflow.

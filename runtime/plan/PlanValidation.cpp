@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace amp::rt {
@@ -23,6 +24,30 @@ absl::Status validateBuffers(const Plan& plan) {
       return absl::InvalidArgumentError(absl::StrCat("buffer '", b.name, "' ", shapeToString(b.shape),
                                                      " is larger than the runtime's limit of ", kMaxBufferBytes,
                                                      " bytes"));
+  }
+  return validateShardedState(plan);
+}
+
+// Sharded state is a chunk of a param's shape over the world size the bundle was compiled for.
+absl::Status validateShardedState(const Plan& plan) {
+  const std::string world = plan.metadataValue("shard_world_size");
+  int64_t ranks = 0;
+  if (!world.empty() && (!absl::SimpleAtoi(world, &ranks) || ranks < 1 || ranks > 65536))
+    return absl::InvalidArgumentError(absl::StrCat("metadata shard_world_size '", world, "' is not in [1, 65536]"));
+  for (const BufferDesc& b : plan.buffers) {
+    if (b.shardOf.empty()) continue;
+    if (b.kind != BufferKind::State || ranks == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer '", b.name, "': only state of a bundle with metadata shard_world_size may be sharded"));
+    std::optional<int32_t> of = plan.findBuffer(b.shardOf);
+    if (!of || plan.buffers[*of].kind != BufferKind::Param)
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer '", b.name, "' is sharded from '", b.shardOf, "', which is not a param"));
+    const int64_t chunk = (plan.buffers[*of].numel() + ranks - 1) / ranks;
+    if (b.shape != Shape{chunk} || b.dtype != plan.buffers[*of].dtype)
+      return absl::InvalidArgumentError(absl::StrCat("buffer '", b.name, "' ", shapeToString(b.shape),
+                                                     " must be the chunk [", chunk, "] of param '", b.shardOf,
+                                                     "' over ", ranks, " ranks"));
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,9 @@ inline constexpr int64_t kMaxBufferBytes = int64_t{1} << 36;  // 64 GiB
 // Every buffer: non-negative dims, element count and byte size without overflow and within
 // kMaxBufferBytes.
 absl::Status validateBuffers(const Plan& plan);
+// Part of validateBuffers: every amp.shard_of state buffer is the ZeRO-1 chunk of a param
+// (runtime/plan/Plan.h, BufferDesc::shardOf).
+absl::Status validateShardedState(const Plan& plan);
 
 // The most memory a session over `plan` holds: every param, state, input, label and constant
 // buffer plus the arena of every entry (each prepared entry has its own). Refused, before anything

@@ -9,6 +9,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/train/ShardedState.h"
 
 namespace amp::rt {
 namespace {
@@ -134,6 +135,13 @@ std::string checkpointHash(const std::vector<NamedTensorRef>& tensors) {
 }
 
 absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info) {
+  auto whole = wholeState(session, nullptr);
+  if (!whole.ok()) return whole.status();
+  return saveCheckpoint(session.plan(), whole->tensors, dir, info);
+}
+
+absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
+                            const CheckpointInfo& info) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
@@ -143,13 +151,13 @@ absl::Status saveCheckpoint(const Session& session, const std::string& dir, cons
     if (entry.path().filename().string().rfind("checkpoint.safetensors.tmp.", 0) == 0)
       std::filesystem::remove(entry.path(), ec);
   StringMap meta = {{"ampc.checkpoint", "1"},
-                    {"sha256", checkpointHash(session.persistent())},
+                    {"sha256", checkpointHash(tensors)},
                     {"step", std::to_string(info.step)},
                     {"seed", std::to_string(info.seed)},
                     {"shuffle", info.shuffle ? "true" : "false"},
                     {"world_size", std::to_string(info.worldSize)},
-                    {"model", session.plan().metadataValue("model")}};
-  absl::Status s = writeSafetensors(checkpointPath(dir), session.persistent(), meta);
+                    {"model", plan.metadataValue("model")}};
+  absl::Status s = writeSafetensors(checkpointPath(dir), tensors, meta);
   if (s.ok()) return s;
   // The writer replaces the file atomically, so a failed save (full disk, file-size limit)
   // leaves the previous checkpoint as it was: say so, it is what the user needs to know.
@@ -157,7 +165,7 @@ absl::Status saveCheckpoint(const Session& session, const std::string& dir, cons
                                              "; the previous checkpoint, if any, is unchanged)"));
 }
 
-absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir) {
+absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank) {
   std::string path = checkpointPath(dir);
   auto contents = readSafetensors(path);
   if (!contents.ok()) return contents.status();
@@ -190,6 +198,8 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
     return absl::DataLossError(absl::StrCat(path, ": the contents do not match the checkpoint's sha256 (recorded ",
                                             recordedHash.substr(0, 16), "..., computed ", actual.substr(0, 16),
                                             "...): the file is corrupted"));
+  if (auto s = takeRankChunks(session.plan(), rank, contents->tensors); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   if (auto s = session.restore(contents->tensors); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   return info;
@@ -206,8 +216,8 @@ std::optional<double> namedScalar(const std::vector<NamedTensor>& outs, const st
 
 // Every rank's hash of its params and state, compared: replicas that diverged (a collective that
 // was skipped, a non-deterministic kernel) are an error, not a silent checkpoint of rank 0's copy.
-absl::Status checkReplicasAgree(Session& session, Communicator& comm, int64_t step) {
-  std::string mine = checkpointHash(session.persistent());
+absl::Status checkReplicasAgree(const std::vector<NamedTensorRef>& whole, Communicator& comm, int64_t step) {
+  std::string mine = checkpointHash(whole);
   std::string all(mine.size() * static_cast<size_t>(comm.worldSize()), '\0');
   if (auto s = comm.allGather(mine.data(), static_cast<int64_t>(mine.size()), all.data()); !s.ok()) return s;
   for (int r = 0; r < comm.worldSize(); ++r) {
@@ -218,6 +228,11 @@ absl::Status checkReplicasAgree(Session& session, Communicator& comm, int64_t st
           "...) differ from rank 0's (", all.substr(0, 16), "...): the data-parallel replicas diverged"));
   }
   return absl::OkStatus();
+}
+
+TrainReport::CollectiveCalls callsOf(const Communicator* comm) {
+  if (!comm) return {};
+  return {comm->allReduceCalls(), comm->reduceScatterCalls(), comm->allGatherCalls()};
 }
 
 // A stop requested on any rank (a signal reaches the ranks at different moments) stops all of
@@ -260,6 +275,10 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     return absl::InvalidArgumentError(absl::StrCat(
         "this job has ", world, " ranks, but the bundle was not compiled with --data-parallel: each rank would "
         "train a replica of its own; recompile with ampc --train --data-parallel"));
+  if (std::string shards = plan.metadataValue("shard_world_size"); !shards.empty() && shards != std::to_string(world))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the bundle shards the optimizer state over ", shards, " ranks (ampc --shard-optimizer --world-size=", shards,
+        "), but this job has ", world, "; run it with mpirun -np ", shards, " or recompile"));
   int64_t perStep = b->batch * accumulate;  // both bounded: a buffer holds < 2^36 bytes
   const int64_t shardSize = (data.size() + world - 1) / world;
   int64_t stepsPerEpoch = shardSize / perStep;
@@ -283,7 +302,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   CheckpointInfo position{0, options.seed, options.shuffle, world};
   if (options.resume) {
     if (options.checkpointDir.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
-    auto info = loadCheckpoint(session, options.checkpointDir);
+    auto info = loadCheckpoint(session, options.checkpointDir, rank);
     if (!info.ok()) return info.status();
     if (info->worldSize != world)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -295,12 +314,15 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   const bool rankZero = rank == 0;
   // Rank 0 writes; every rank first checks that the replicas agree.
   auto checkpoint = [&](int64_t atStep) -> absl::Status {
+    auto whole = wholeState(session, comm);  // a collective: sharded state gathered on every rank
+    if (!whole.ok()) return whole.status();
     if (comm && world > 1) {
-      if (auto s = checkReplicasAgree(session, *comm, atStep); !s.ok()) return s;
+      if (auto s = checkReplicasAgree(whole->tensors, *comm, atStep); !s.ok()) return s;
       ++report.replicaChecks;
     }
     if (!rankZero) return absl::OkStatus();
-    return saveCheckpoint(session, options.checkpointDir, {atStep, position.seed, position.shuffle, world});
+    return saveCheckpoint(plan, whole->tensors, options.checkpointDir,
+                          {atStep, position.seed, position.shuffle, world});
   };
   const bool windowLoss = accumulate > 1 && plan.findBuffer("amp.loss_sum");
   int64_t step = position.step;
@@ -355,12 +377,15 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       if (!feeds.ok()) return feeds.status();
       run.step = step * accumulate + k;
       const bool last = k + 1 == accumulate;
-      const int64_t callsBefore = comm ? comm->allReduceCalls() : 0;
-      const double secondsBefore = comm ? comm->allReduceSeconds() : 0;
+      const TrainReport::CollectiveCalls before = callsOf(comm);
+      const double secondsBefore = comm ? comm->collectiveSeconds() : 0;
       auto result = session.run(last ? "train_step" : "accumulate", *feeds, run);
-      const int64_t calls = comm ? comm->allReduceCalls() - callsBefore : 0;
-      if (comm) report.allReduceSeconds += comm->allReduceSeconds() - secondsBefore;
-      (last ? report.trainStepAllReduceCalls : report.accumulateAllReduceCalls) += calls;
+      if (comm) report.collectiveSeconds += comm->collectiveSeconds() - secondsBefore;
+      const TrainReport::CollectiveCalls after = callsOf(comm);
+      TrainReport::CollectiveCalls& calls = last ? report.trainStepCalls : report.accumulateCalls;
+      calls.allReduce += after.allReduce - before.allReduce;
+      calls.reduceScatter += after.reduceScatter - before.reduceScatter;
+      calls.allGather += after.allGather - before.allGather;
       if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
       outs = std::move(*result);
       const Tensor* loss = findNamed(outs, "loss");

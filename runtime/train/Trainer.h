@@ -86,9 +86,12 @@ struct TrainReport {
   // Data-parallel: the job's size, and the collective calls the plan's entries made in this run
   // (the trainer's own agreement calls are not counted).
   int worldSize = 1;
-  int64_t trainStepAllReduceCalls = 0, accumulateAllReduceCalls = 0;
-  int64_t replicaChecks = 0;
-  double allReduceSeconds = 0;  // wall time in the plan's collectives (waiting for other ranks included)  // checkpoints at which every rank's params and state hashed equal
+  struct CollectiveCalls {
+    int64_t allReduce = 0, reduceScatter = 0, allGather = 0;
+  };
+  CollectiveCalls trainStepCalls, accumulateCalls;
+  int64_t replicaChecks = 0;    // checkpoints at which every rank's params and state hashed equal
+  double collectiveSeconds = 0;  // wall time in the plan's collectives (waiting for other ranks included)
   int64_t gradientOverflowSteps = 0;
   std::optional<int64_t> firstGradientOverflowStep;
   GradientOverflow firstGradientOverflow;
@@ -122,8 +125,13 @@ struct CheckpointInfo {
   bool shuffle = true;
   int64_t worldSize = 1;  // the data-parallel job that wrote it (the data order depends on it)
 };
+// Writes the session's params and state (sharded optimizer state whole: runtime/train/ShardedState.h;
+// a session of one rank). The overload writes given whole tensors (a data-parallel job's rank 0).
 absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info);
-absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir);
+absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
+                            const CheckpointInfo& info);
+// Restores a checkpoint; a ZeRO-1 session of rank `rank` takes its chunk of the sharded state.
+absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank = 0);
 
 }  // namespace amp::rt
 

@@ -297,14 +297,22 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("world_size", JsonValue::integer(report->worldSize));
   summary.set("global_batch", JsonValue::integer(batch * report->accumulate * report->worldSize));
   if (plan.metadataValue("data_parallel") == "true") {
-    JsonValue calls = JsonValue::object();
-    calls.set("train_step", JsonValue::integer(report->trainStepAllReduceCalls));
-    calls.set("accumulate", JsonValue::integer(report->accumulateAllReduceCalls));
-    summary.set("all_reduce_calls", std::move(calls));
+    auto perEntry = [&](int64_t TrainReport::CollectiveCalls::*kind) {
+      JsonValue calls = JsonValue::object();
+      calls.set("train_step", JsonValue::integer(report->trainStepCalls.*kind));
+      calls.set("accumulate", JsonValue::integer(report->accumulateCalls.*kind));
+      return calls;
+    };
+    summary.set("all_reduce_calls", perEntry(&TrainReport::CollectiveCalls::allReduce));
+    if (!plan.metadataValue("shard_world_size").empty()) {
+      summary.set("shard_world_size", JsonValue::string(plan.metadataValue("shard_world_size")));
+      summary.set("reduce_scatter_calls", perEntry(&TrainReport::CollectiveCalls::reduceScatter));
+      summary.set("all_gather_calls", perEntry(&TrainReport::CollectiveCalls::allGather));
+    }
     summary.set("replica_checks", JsonValue::integer(report->replicaChecks));
     // Rank 0's wall time in the plan's collectives per step, waiting for slower ranks included.
     const double steps = static_cast<double>(std::max<size_t>(1, report->losses.size()));
-    summary.set("all_reduce_ms_per_step", JsonValue::number(report->allReduceSeconds * 1000 / steps));
+    summary.set("communication_ms_per_step", JsonValue::number(report->collectiveSeconds * 1000 / steps));
   }
   summary.set("shuffle", JsonValue::boolean(cl.shuffle));
   summary.set("interrupted", JsonValue::boolean(report->interrupted));

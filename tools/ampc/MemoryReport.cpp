@@ -70,7 +70,11 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
   std::string s = "Memory report: entry '" + entry + "', f32 vs " + (precision.empty() ? "f32" : precision) +
                   ". Persistent buffers, plus the arena ampc's memory planner assigns to the temporaries\n"
                   "(liveness, reshapes as views, elementwise results over dying operands, optimizer results\n"
-                  "written in place): the layout stored in the bundle, which the cpu device allocates.\n\n";
+                  "written in place): the layout stored in the bundle, which the cpu device allocates.\n";
+  if (std::string ranks = amp.metadataValue("shard_world_size"); !ranks.empty())
+    s += "Per rank of a job of " + ranks + " ranks (--shard-optimizer, ZeRO-1): each rank holds its 1/" + ranks +
+         " chunk of the optimizer\nmoments; params, weight copies and temporaries are whole on every rank.\n";
+  s += "\n";
   std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "buffers", "f32", precision.c_str(), "ratio");
   s += line;
   int64_t ta = 0, tb = 0;

@@ -231,6 +231,14 @@ static cl::opt<mlir::amp::Precision> reducePrecisionFlag(
     "reduce-precision", cl::desc("Data-parallel: the precision gradients are reduced in"),
     cl::init(mlir::amp::AmpDataParallelPassOptions().reducePrecision), mlir::amp::reducePrecisionValues(),
     cl::cat(ampcCategory));
+static cl::opt<bool> shardOptimizerFlag(
+    "shard-optimizer",
+    cl::desc("Data-parallel, ZeRO stage 1: each rank keeps and updates only its chunk of the optimizer state; "
+             "needs --world-size"),
+    cl::init(false), cl::cat(ampcCategory));
+static cl::opt<int64_t> worldSizeFlag("world-size",
+                                      cl::desc("--shard-optimizer: the number of ranks the bundle will run on"),
+                                      cl::init(0), cl::cat(ampcCategory));
 static cl::opt<std::string> lossScaleFlag(
     "loss-scale",
     cl::desc("Loss scaling: dynamic, static:S, none, or auto (dynamic for f16, none otherwise)"),
@@ -338,7 +346,15 @@ static LogicalResult runTrainPipeline(ModuleOp module,
     return flagError("--bucket-mb and --reduce-precision configure --data-parallel, which is not given");
   if (!(bucketMbFlag > 0) || bucketMbFlag > 1024 * 1024)
     return flagError("--bucket-mb must be in (0, 2^20], got " + std::to_string(bucketMbFlag));
+  if (shardOptimizerFlag && !dataParallelFlag)
+    return flagError("--shard-optimizer needs --data-parallel (it shards the optimizer state across the ranks)");
+  if (worldSizeFlag.getNumOccurrences() && !shardOptimizerFlag)
+    return flagError("--world-size configures --shard-optimizer, which is not given");
+  if (shardOptimizerFlag && (worldSizeFlag < 1 || worldSizeFlag > 65536))
+    return flagError("--shard-optimizer needs --world-size=N with N in [1, 65536] (the ranks of mpirun -np N), got " +
+                     std::to_string(worldSizeFlag));
   options.dataParallel = dataParallelFlag.getValue();
+  options.shardWorldSize = shardOptimizerFlag ? worldSizeFlag.getValue() : 0;
   options.bucketBytes = std::max<int64_t>(1, static_cast<int64_t>(bucketMbFlag * 1024 * 1024));
   options.reducePrecision = reducePrecisionFlag.getValue();
 
@@ -361,6 +377,7 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   if (dataParallelFlag) {
     meta.emplace_back("data_parallel", "true");
     meta.emplace_back("reduce_precision", mlir::amp::stringifyPrecision(reducePrecisionFlag.getValue()).str());
+    if (shardOptimizerFlag) meta.emplace_back("shard_world_size", std::to_string(worldSizeFlag));
   }
   // Exact, round-tripping spellings (%.17g): the summary and a replay of the scaler read them back.
   auto exact = [](double v) {

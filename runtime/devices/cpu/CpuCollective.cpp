@@ -1,11 +1,12 @@
-// amp.all_reduce on the cpu device: one collective call per step through the current call's
-// communicator. A single tensor is reduced in its result buffer; a bucket of several is packed
+// The collectives on the cpu device, one collective call per step through the current call's
+// communicator. amp.all_reduce: A single tensor is reduced in its result buffer; a bucket of several is packed
 // into the entry's shared scratch, reduced, and unpacked (as DDP copies gradients into its
 // bucket buffers). Without a communicator (one rank) the results are copies of the operands.
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/dist/Chunks.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -54,10 +55,157 @@ class AllReduceStep final : public CpuStep {
   uint8_t* scratch_ = nullptr;
 };
 
+// ZeRO-1 (runtime/dist/Chunks.h). The shared scratch holds the rank-major blocks and this
+// rank's block; the job size is checked at every call (the communicator is the call's).
+class ChunkStep : public CpuStep {
+ public:
+  ChunkStep(std::string op, std::vector<int32_t> operands, std::vector<int32_t> results, ChunkedBucket bucket,
+            DType dtype, Communicator* const* communicator)
+      : op_(std::move(op)), operands_(std::move(operands)), results_(std::move(results)), bucket_(std::move(bucket)),
+        dtype_(dtype), communicator_(communicator) {}
+  int64_t sharedScratchBytes() const override {
+    return static_cast<int64_t>(bucket_.blockBytes()) * (bucket_.ranks + 1);
+  }
+  void bindSharedScratch(uint8_t* scratch) override { scratch_ = scratch; }
+
+ protected:
+  std::vector<const void*> sources(BufferPtrs ptr, const std::vector<int32_t>& ids) const {
+    std::vector<const void*> out;
+    for (int32_t id : ids) out.push_back(ptr[id]);
+    return out;
+  }
+  std::vector<void*> targets(BufferPtrs ptr, const std::vector<int32_t>& ids) const {
+    std::vector<void*> out;
+    for (int32_t id : ids) out.push_back(ptr[id]);
+    return out;
+  }
+  uint8_t* blocks() const { return scratch_; }
+  uint8_t* mine() const { return scratch_ + bucket_.blockBytes() * bucket_.ranks; }
+
+  std::string op_;
+  std::vector<int32_t> operands_, results_;
+  ChunkedBucket bucket_;
+  DType dtype_;
+  Communicator* const* communicator_;
+  uint8_t* scratch_ = nullptr;
+};
+
+class ReduceScatterStep final : public ChunkStep {
+ public:
+  ReduceScatterStep(std::string op, std::vector<int32_t> operands, std::vector<int32_t> results,
+                    ChunkedBucket bucket, DType dtype, Communicator* const* communicator, ReduceOp reduce)
+      : ChunkStep(std::move(op), std::move(operands), std::move(results), std::move(bucket), dtype, communicator),
+        reduce_(reduce) {}
+  absl::Status run(BufferPtrs ptr) override {
+    Communicator* comm = *communicator_;
+    if (auto s = checkJobSize(comm, bucket_.ranks, op_.c_str()); !s.ok()) return s;
+    packBlocks(bucket_, sources(ptr, operands_), blocks());
+    if (comm) {
+      if (auto s = comm->reduceScatter(blocks(), bucket_.blockElements, dtype_, reduce_, mine()); !s.ok()) return s;
+      unpackBlock(bucket_, mine(), targets(ptr, results_));
+    } else {
+      unpackBlock(bucket_, blocks(), targets(ptr, results_));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  ReduceOp reduce_;
+};
+
+class AllGatherStep final : public ChunkStep {
+ public:
+  using ChunkStep::ChunkStep;
+  absl::Status run(BufferPtrs ptr) override {
+    Communicator* comm = *communicator_;
+    if (auto s = checkJobSize(comm, bucket_.ranks, op_.c_str()); !s.ok()) return s;
+    packBlock(bucket_, sources(ptr, operands_), mine());
+    if (comm) {
+      const int64_t bytes = static_cast<int64_t>(bucket_.blockBytes());
+      if (auto s = comm->allGather(mine(), bytes, blocks()); !s.ok()) return s;
+      unpackBlocks(bucket_, blocks(), targets(ptr, results_));
+    } else {
+      unpackBlocks(bucket_, mine(), targets(ptr, results_));
+    }
+    return absl::OkStatus();
+  }
+};
+
+class RankChunkStep final : public CpuStep {
+ public:
+  RankChunkStep(int32_t operand, int32_t result, int64_t numel, int64_t ranks, size_t elementSize,
+                Communicator* const* communicator)
+      : operand_(operand), result_(result), numel_(numel), ranks_(ranks), elementSize_(elementSize),
+        communicator_(communicator) {}
+  absl::Status run(BufferPtrs ptr) override {
+    Communicator* comm = *communicator_;
+    if (auto s = checkJobSize(comm, ranks_, "amp.rank_chunk"); !s.ok()) return s;
+    copyRankChunk(ptr[operand_], numel_, ranks_, comm ? comm->rank() : 0, elementSize_, ptr[result_]);
+    return absl::OkStatus();
+  }
+
+ private:
+  int32_t operand_, result_;
+  int64_t numel_, ranks_;
+  size_t elementSize_;
+  Communicator* const* communicator_;
+};
+
+// The chunked bucket of a ZeRO-1 step whose whole tensors are `wholes` and chunks `chunks`.
+absl::StatusOr<ChunkedBucket> chunkedBucketOf(const StepContext& c, const std::vector<const BufferDesc*>& wholes,
+                                              const std::vector<const BufferDesc*>& chunks, int64_t ranks) {
+  std::vector<int64_t> numels;
+  for (size_t i = 0; i < wholes.size(); ++i) {
+    if (wholes[i]->dtype != wholes[0]->dtype || chunks[i]->dtype != wholes[i]->dtype)
+      return c.error("every tensor and chunk must have tensor 0's element type (one collective over one type)");
+    if (chunks[i]->shape != Shape{chunkLength(wholes[i]->numel(), ranks)})
+      return c.error(absl::StrCat("chunk ", i, " must have ", chunkLength(wholes[i]->numel(), ranks), " elements (",
+                                  wholes[i]->numel(), " over ", ranks, " ranks)"));
+    numels.push_back(wholes[i]->numel());
+  }
+  return chunkBucket(numels, ranks, dtypeSize(wholes[0]->dtype));
+}
+
+absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
+  const std::string& op = c.step.op;
+  auto ranks = c.step.attrs.getInt(op, "ranks");
+  if (!ranks.ok()) return ranks.status();
+  if (*ranks < 1) return c.error("attribute 'ranks' must be >= 1");
+  const size_t n = c.step.operands.size();
+  if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
+  if (op == "amp.rank_chunk") {
+    if (n != 1) return c.error("expected one operand");
+    const BufferDesc &in = c.operand(0), &out = c.result(0);
+    if (out.dtype != in.dtype || out.shape != Shape{chunkLength(in.numel(), *ranks)})
+      return c.error("the result must be the operand's chunk over 'ranks' ranks");
+    return std::unique_ptr<CpuStep>(new RankChunkStep(c.step.operands[0], c.step.results[0], in.numel(), *ranks,
+                                                      dtypeSize(in.dtype), c.communicator));
+  }
+  std::vector<const BufferDesc*> operands, results;
+  for (size_t i = 0; i < n; ++i) {
+    operands.push_back(&c.operand(i));
+    results.push_back(&c.result(i));
+  }
+  const bool scatter = op == "amp.reduce_scatter";
+  auto bucket = scatter ? chunkedBucketOf(c, operands, results, *ranks) : chunkedBucketOf(c, results, operands, *ranks);
+  if (!bucket.ok()) return bucket.status();
+  if (!scatter)
+    return std::unique_ptr<CpuStep>(new AllGatherStep(op, c.step.operands, c.step.results, std::move(*bucket),
+                                                      operands[0]->dtype, c.communicator));
+  auto kind = c.step.attrs.getString(op, "kind");
+  if (!kind.ok()) return kind.status();
+  std::optional<ReduceOp> reduce = parseReduceOp(*kind);
+  if (!reduce || *reduce == ReduceOp::Max || !reduceSupports(*reduce, operands[0]->dtype))
+    return c.error("attribute 'kind' must be \"sum\" or \"mean\" over f32, f16 or bf16 tensors");
+  return std::unique_ptr<CpuStep>(new ReduceScatterStep(op, c.step.operands, c.step.results, std::move(*bucket),
+                                                        operands[0]->dtype, c.communicator, *reduce));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c) {
   const std::string& op = c.step.op;
+  if (op == "amp.reduce_scatter" || op == "amp.all_gather" || op == "amp.rank_chunk") return makeChunkStep(c);
   if (op != "amp.all_reduce") return nullptr;
   const size_t n = c.step.operands.size();
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");

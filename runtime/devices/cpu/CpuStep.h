@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c);
 // broadcast_to, slice, slice_grad, concat (CpuShape.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c);
-// amp.all_reduce (CpuCollective.cpp).
+// amp.all_reduce, amp.reduce_scatter, amp.all_gather, amp.rank_chunk (CpuCollective.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c);
 // gelu_grad, mse_loss (CpuGrad.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c);

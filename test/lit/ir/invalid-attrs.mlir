@@ -85,14 +85,14 @@ func.func @name_not_string(%x: tensor<4xf32> {amp.role = "input", amp.name = 3 :
 
 // -----
 
-// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.precision' (expected amp.role, amp.name or amp.init)}}
+// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.precision' (expected amp.role, amp.name, amp.init or amp.shard_of)}}
 func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.role = "input", amp.name = "x", amp.precision = "f16"}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.names' (expected amp.role, amp.name or amp.init)}}
+// expected-error @+1 {{argument #0: unknown amp argument attribute 'amp.names' (expected amp.role, amp.name, amp.init or amp.shard_of)}}
 func.func @misspelt_arg_attr(%x: tensor<4xf32> {amp.role = "input", amp.names = "x"}) {
   return
 }
