@@ -8,6 +8,9 @@ mpirun (scripts/packages.txt). Scenarios:
   failure      a killed rank and a hung rank end the job with an error in bounded time (cpu only)
   stop         SIGTERM to one rank stops both after the same step, checkpointed (cpu only)
   accuracy     Fashion-MNIST, one epoch: two ranks reach one process's accuracy (cpu only)
+  zero1        --shard-optimizer against the plain all-reduce path: bitwise equal without
+               clipping, within tolerance with it; the collectives counted; resume; an overflow
+               on one rank; a job of another size refused; per-rank state bytes
 """
 import json
 import os
@@ -190,6 +193,99 @@ def equivalence():
           "K=4: %d collectives per optimizer step, none in the 15 accumulate calls (%s)" % (counts["train_step"], calls))
 
 
+def floats(blob):
+    return struct.unpack("<%df" % (len(blob[1]) // 4), blob[1])
+
+
+def zero1():
+    data = os.path.join(WORK, "data.npz")
+    write_data(data, 512)
+    steps = 12
+
+    def train(bundle, name, *extra):
+        ck, summary, metrics = (os.path.join(WORK, name + x) for x in ("_ck", ".json", ".jsonl"))
+        mpi(bundle, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % steps, "--checkpoint=" + ck,
+            "--checkpoint-every=4", "--summary=" + summary, "--metrics=" + metrics, *extra)
+        tensors, meta = read_tensors(os.path.join(ck, "checkpoint.safetensors"))
+        with open(metrics) as f:
+            records = [json.loads(line) for line in f if '"kind":"step"' in line]
+        return tensors, meta, summary_of(summary), records
+
+    # Without clipping every update is elementwise, and a reduce-scatter of 2 ranks adds the same
+    # two quotients as the all-reduce: ZeRO-1 is bitwise the plain path, moments included.
+    flags = ("--train", "--precision=bf16", "--optimizer=adamw", "--data-parallel")
+    plain, zero = os.path.join(WORK, "plain.ampx"), os.path.join(WORK, "zero.ampx")
+    ampc(mlp(64), plain, *flags)
+    ampc(mlp(64), zero, *flags, "--shard-optimizer", "--world-size=2")
+    a, meta_a, s, _ = train(zero, "zero")
+    b, meta_b, _, _ = train(plain, "plain")
+    check(sorted(a) == sorted(b) and all(a[k] == b[k] for k in a) and meta_a["sha256"] == meta_b["sha256"],
+          "ZeRO-1 AdamW (bf16): after %d steps the checkpoint (params, moments gathered whole, scaler) is bitwise "
+          "the plain all-reduce path's" % steps)
+    check(s["replica_checks"] == 3, "at steps 4, 8 and 12 both ranks' params and gathered state hashed equal")
+    calls = (s["reduce_scatter_calls"]["train_step"], s["all_gather_calls"]["train_step"],
+             s["all_reduce_calls"]["train_step"])
+    check(calls == (steps, steps, 2 * steps),
+          "per step: 1 reduce-scatter (one bucket), 1 all-gather, 2 all-reduces (found_inf, loss): %s" % (calls,))
+
+    # The plan's state: each moment is a chunk of ceil(numel / 2) elements, marked with its param.
+    plan = json.loads(subprocess.run([os.path.join(BIN, "ampc"), mlp(64), "--target=cpu:generic", "--emit=plan",
+                                      *flags, "--shard-optimizer", "--world-size=2"],
+                                     stdout=subprocess.PIPE, check=True, text=True).stdout)
+    params = {b["name"]: b for b in plan["buffers"] if b["kind"] == "param"}
+    sharded = [b for b in plan["buffers"] if b.get("shard_of")]
+    numel = lambda shape: eval("*".join(map(str, shape)) or "1")
+    whole = sum(numel(params[b["shard_of"]]["shape"]) for b in sharded)
+    per_rank = sum(numel(b["shape"]) for b in sharded)
+    check(len(sharded) == 2 * len(params) and all(numel(b["shape"]) == (numel(params[b["shard_of"]]["shape"]) + 1) // 2
+                                                  for b in sharded),
+          "every exp_avg/exp_avg_sq is its param's chunk over 2 ranks: %d bytes per rank instead of %d" %
+          (4 * per_rank, 4 * whole))
+
+    # Resume continues bitwise: each rank takes its chunk of the checkpoint's whole moments.
+    half = os.path.join(WORK, "half_ck")
+    mpi(zero, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps // 2), "--checkpoint=" + half)
+    mpi(zero, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps - steps // 2), "--checkpoint=" + half,
+        "--resume")
+    c, _ = read_tensors(os.path.join(half, "checkpoint.safetensors"))
+    check(all(a[k] == c[k] for k in a), "6 steps + resume + 6 steps end bitwise where 12 straight steps end")
+    out = run(AMP_RUN, zero, "--device=" + DEVICE, "--data=" + data, "--steps=1", ok=False)
+    check("shards the optimizer state over 2 ranks" in out and "this job has 1" in out,
+          "the bundle compiled for 2 ranks is refused in a single process")
+
+    # With clipping the global norm is the square root of the sum of each rank's squared chunk
+    # norm: the same value summed in another order (sequential f32 sums over 10^5 elements differ
+    # by ~1e-5 relative), so the two paths agree within a tolerance, not bitwise.
+    flags = ("--train", "--precision=f16", "--optimizer=sgd", "--momentum=0.9", "--clip-grad-norm=0.5",
+             "--data-parallel")
+    ampc(mlp(64), plain, *flags)
+    ampc(mlp(64), zero, *flags, "--shard-optimizer", "--world-size=2")
+    a, _, s, ra = train(zero, "zero_clip")
+    b, _, _, rb = train(plain, "plain_clip")
+    norm_gap = max(abs(x["grad_norm"] - y["grad_norm"]) / y["grad_norm"] for x, y in zip(ra, rb))
+    check(norm_gap <= 1e-4, "the clip norms agree within 1e-4 relative at every step (worst %.2g)" % norm_gap)
+    worst, scale = 0.0, 0.0
+    for name in a:
+        if name.startswith("fc") and a[name][0] == "F32" and not name.endswith("momentum_buffer"):
+            x, y = floats(a[name]), floats(b[name])
+            worst = max(worst, max(abs(p - q) for p, q in zip(x, y)))
+            scale = max(scale, max(abs(q) for q in y))
+    check(worst <= 1e-5 * max(1.0, scale), "ZeRO-1 SGD+momentum (f16, clip 0.5) = the plain path after %d steps: "
+          "max |param difference| %.3g (params up to %.3g; tolerance 1e-5 relative)" % (steps, worst, scale))
+    check(s["all_reduce_calls"]["train_step"] == 3 * steps, "clipping adds one all-reduce (the squared norms)")
+
+    # One rank overflows: rank 1's batches are huge in f16; both ranks skip, the scale stays equal.
+    bad = os.path.join(WORK, "bad.npz")
+    write_data(bad, 256, huge_rows=set(range(1, 128, 2)))
+    s_f16, ck = os.path.join(WORK, "f16.json"), os.path.join(WORK, "f16_ck")
+    mpi(zero, "--device=" + DEVICE, "--data=" + bad, "--steps=4", "--shuffle=false", "--summary=" + s_f16,
+        "--checkpoint=" + ck, "--checkpoint-every=1")
+    s = summary_of(s_f16)
+    check(s["first_overflow_steps"] == [1, 3] and s["skipped_steps"] == 2 and s["replica_checks"] == 4,
+          "an overflow on rank 1 only: both ranks skipped steps 1 and 3 and held equal params, moments and "
+          "scale after every step (final scale %g)" % s["final_scale"])
+
+
 def rank_pid(marker, rank):
     """The pid of the amp-run of `rank` whose command line contains `marker`."""
     for pid in os.listdir("/proc"):
@@ -300,6 +396,6 @@ if not MPIRUN:
     print("SKIP: no mpirun (install openmpi-bin: scripts/setup.sh)")
     sys.exit(77)
 try:
-    {"equivalence": equivalence, "failure": failure, "stop": stop, "accuracy": accuracy}[SCENARIO]()
+    {"equivalence": equivalence, "failure": failure, "stop": stop, "accuracy": accuracy, "zero1": zero1}[SCENARIO]()
 finally:
     shutil.rmtree(WORK, ignore_errors=True)

@@ -24,3 +24,30 @@ func.func @unused(%g: tensor<4xf32>) {
   %r = amp.all_reduce sum %g : tensor<4xf32>
   return
 }
+
+// -----
+
+// ZeRO-1: chunks of ceil(numel / ranks) elements (12 over 5 ranks: 3; 3 over 5: 1).
+// CHECK-LABEL: func.func @zero1
+// CHECK: %[[C:.*]]:2 = amp.reduce_scatter mean ranks(5) %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<3xf32>
+// CHECK: amp.rank_chunk ranks(5) %{{.*}} : tensor<4x3xf32>
+// CHECK: amp.all_gather ranks(5) %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<1xf32> -> tensor<4x3xf32>, tensor<3xf32>
+func.func @zero1(%g1: tensor<4x3xf32>, %g2: tensor<3xf32>, %w: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %c:2 = amp.reduce_scatter mean ranks(5) %g1, %g2 : tensor<4x3xf32>, tensor<3xf32>
+  %mine = amp.rank_chunk ranks(5) %w : tensor<4x3xf32>
+  %u = amp.add %mine, %c#0 : tensor<3xf32>, tensor<3xf32>
+  %n:2 = amp.all_gather ranks(5) %u, %c#1 : tensor<3xf32>, tensor<1xf32> -> tensor<4x3xf32>, tensor<3xf32>
+  return %n#0, %n#1, %mine : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// A reduce-scatter and an all-gather are collectives, kept when unused; rank_chunk is local.
+// CHECK-LABEL: func.func @unused_zero1
+// CHECK: amp.reduce_scatter sum
+// CHECK: amp.all_gather
+func.func @unused_zero1(%g: tensor<4xf32>, %c: tensor<2xf32>) {
+  %r = amp.reduce_scatter sum ranks(2) %g : tensor<4xf32>
+  %a = amp.all_gather ranks(2) %c : tensor<2xf32> -> tensor<4xf32>
+  return
+}

@@ -67,6 +67,23 @@
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --bucket-mb=0 --emit=plan 2>&1 | FileCheck %s --check-prefix=DP-BUCKET
 // DP-BUCKET: ampc: --bucket-mb must be in (0, 2^20], got 0
 
+// --shard-optimizer (ZeRO-1): the plan records the world size and carries chunk-sized moments.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --optimizer=adam --data-parallel --shard-optimizer --world-size=3 --emit=plan | FileCheck %s --check-prefix=ZERO
+// ZERO-DAG: "shard_world_size": "3"
+// ZERO-DAG: "op": "amp.reduce_scatter"
+// ZERO-DAG: "op": "amp.all_gather"
+// ZERO-DAG: "op": "amp.rank_chunk"
+// ZERO-DAG: "shard_of": "fc1.weight"
+// ZERO-DAG: 66902
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --optimizer=adam --data-parallel --shard-optimizer --world-size=3 --emit=memory-report | FileCheck %s --check-prefix=ZERO-MEM
+// ZERO-MEM: Per rank of a job of 3 ranks (--shard-optimizer, ZeRO-1)
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --shard-optimizer --world-size=2 --emit=plan 2>&1 | FileCheck %s --check-prefix=ZERO-NODP
+// ZERO-NODP: ampc: --shard-optimizer needs --data-parallel
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --shard-optimizer --emit=plan 2>&1 | FileCheck %s --check-prefix=ZERO-NOSIZE
+// ZERO-NOSIZE: ampc: --shard-optimizer needs --world-size=N with N in [1, 65536] (the ranks of mpirun -np N), got 0
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --world-size=2 --emit=plan 2>&1 | FileCheck %s --check-prefix=ZERO-NOSHARD
+// ZERO-NOSHARD: ampc: --world-size configures --shard-optimizer, which is not given
+
 // MLIR's timing flag reports each pipeline stage's passes.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --mlir-timing --emit=plan -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMING
 // TIMING: Execution time report

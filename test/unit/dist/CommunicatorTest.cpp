@@ -143,6 +143,20 @@ TEST(DistSingleProcess, AllGatherCopiesTheOneRank) {
   EXPECT_EQ(comm->allReduceCalls(), 0) << "allGather is not an allReduce";
 }
 
+TEST(DistSingleProcess, ReduceScatterOfOneRankIsItsBlock) {
+  auto comm = makeSingleProcessCommunicator();
+  std::vector<float> block = {1.5f, -0.0f, 3.25f}, out(3, 9.0f);
+  ASSERT_TRUE(comm->reduceScatter(block.data(), 3, DType::F32, ReduceOp::Mean, out.data()).ok());
+  EXPECT_EQ(out, block);
+  EXPECT_TRUE(std::signbit(out[1]));
+  EXPECT_EQ(comm->reduceScatter(block.data(), 3, DType::I32, ReduceOp::Sum, out.data()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(comm->reduceScatter(block.data(), 3, DType::F32, ReduceOp::Max, out.data()).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(comm->reduceScatterCalls(), 3);
+  EXPECT_EQ(comm->allReduceCalls(), 0);
+}
+
 TEST(DistSingleProcess, OpNames) {
   EXPECT_STREQ(reduceOpName(ReduceOp::Sum), "sum");
   EXPECT_STREQ(reduceOpName(ReduceOp::Mean), "mean");

@@ -201,6 +201,49 @@ TEST(MpiAllReduce, FourMegabytes) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(data[i], 2.0f * static_cast<float>(i % 4096) + 0.5f) << i;
 }
 
+// ZeRO-1's gradient reduction: rank r receives the reduction of block r only, with the same
+// rules as allReduce (Mean pre-divides; f16/bf16 sums round once per addition).
+TEST(MpiReduceScatter, EachRankReceivesItsBlockReduced) {
+  Communicator& comm = mpiComm();
+  const int r = comm.rank();
+  const int64_t chunk = 1001;
+  std::vector<float> blocks(chunk * 2), out(chunk, -1.0f);
+  std::vector<uint16_t> bf(chunk * 2), bfOut(chunk);
+  for (int64_t i = 0; i < chunk * 2; ++i) {
+    blocks[i] = valueOf(r, i);
+    bf[i] = f32ToBF16(valueOf(r, i));
+  }
+  const int64_t calls = comm.reduceScatterCalls();
+  ASSERT_TRUE(comm.reduceScatter(blocks.data(), chunk, DType::F32, ReduceOp::Mean, out.data()).ok());
+  ASSERT_TRUE(comm.reduceScatter(bf.data(), chunk, DType::BF16, ReduceOp::Sum, bfOut.data()).ok());
+  EXPECT_EQ(comm.reduceScatterCalls(), calls + 2);
+  for (int64_t i = 0; i < chunk; ++i) {
+    const int64_t k = r * chunk + i;
+    ASSERT_EQ(bitsOf(out[i]), bitsOf(valueOf(0, k) / 2.0f + valueOf(1, k) / 2.0f)) << i;
+    ASSERT_EQ(bfOut[i], f32ToBF16(bf16ToF32(f32ToBF16(valueOf(0, k))) + bf16ToF32(f32ToBF16(valueOf(1, k))))) << i;
+  }
+  float x = 0;
+  EXPECT_EQ(comm.reduceScatter(&x, 1, DType::F32, ReduceOp::Max, &x).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(comm.reduceScatter(&x, 1, DType::F32, ReduceOp::Sum, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  // The rejected calls communicated nothing: the ranks are still in step.
+  std::vector<float> two = {1.0f + r, 10.0f + r};
+  ASSERT_TRUE(comm.reduceScatter(two.data(), 1, DType::F32, ReduceOp::Sum, &x).ok());
+  EXPECT_EQ(x, r == 0 ? 3.0f : 21.0f);
+}
+
+TEST(MpiChunking, ReduceScatterInPieces) {
+  Communicator& comm = mpiComm();
+  ChunkLimit limit(256);  // 32 f32 elements of each rank's block per call
+  const int64_t chunk = 1003;
+  std::vector<float> blocks(chunk * 2), out(chunk);
+  for (int64_t i = 0; i < chunk * 2; ++i) blocks[i] = valueOf(comm.rank(), i);
+  ASSERT_TRUE(comm.reduceScatter(blocks.data(), chunk, DType::F32, ReduceOp::Sum, out.data()).ok());
+  for (int64_t i = 0; i < chunk; ++i) {
+    const int64_t k = comm.rank() * chunk + i;
+    ASSERT_EQ(bitsOf(out[i]), bitsOf(valueOf(0, k) + valueOf(1, k))) << i;
+  }
+}
+
 // Buffers larger than one MPI call (int counts) go in pieces; a lowered limit makes the pieces
 // small and uneven (the last one is shorter).
 TEST(MpiChunking, AllReduceInPieces) {
