@@ -1,4 +1,6 @@
 // Type inference and the verifiers of the collectives (AmpCollectiveOps.td).
+#include <limits>
+
 #include "ir/AmpOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -31,11 +33,17 @@ LogicalResult AllReduceOp::verify() {
 
 namespace {
 
-// The ZeRO-1 chunk of a tensor over `ranks` ranks: ceil(numel / ranks) elements, 1-D.
+// The ZeRO-1 chunk of a tensor over `ranks` ranks: ceil(numel / ranks) elements, 1-D. The
+// ceiling is taken without `n + ranks - 1`, which overflows for ranks near 2^63 (found by
+// fuzz/pipeline.cpp); the element count saturates instead of overflowing (the model verifier
+// refuses such tensors later, located).
 RankedTensorType chunkType(Type whole, int64_t ranks) {
   auto t = cast<RankedTensorType>(whole);
-  int64_t n = t.getNumElements();
-  return RankedTensorType::get({ranks > 0 ? (n + ranks - 1) / ranks : n}, t.getElementType());
+  int64_t n = 1;
+  for (int64_t d : t.getShape())
+    if (__builtin_mul_overflow(n, d, &n)) n = std::numeric_limits<int64_t>::max();
+  const int64_t chunk = n <= 0 ? 0 : ranks > 0 ? (n - 1) / ranks + 1 : n;
+  return RankedTensorType::get({chunk}, t.getElementType());
 }
 
 }  // namespace

@@ -7,7 +7,11 @@
 
 namespace amp::rt {
 
-int64_t chunkLength(int64_t numel, int64_t ranks) { return ranks > 0 ? (numel + ranks - 1) / ranks : numel; }
+// Not (numel + ranks - 1) / ranks: that overflows for a plan's hostile `ranks` near 2^63.
+int64_t chunkLength(int64_t numel, int64_t ranks) {
+  if (numel <= 0) return 0;
+  return ranks > 0 ? (numel - 1) / ranks + 1 : numel;
+}
 
 ChunkedBucket chunkBucket(const std::vector<int64_t>& numels, int64_t ranks, size_t elementSize) {
   ChunkedBucket b;

@@ -15,7 +15,10 @@
 
 namespace amp::rt {
 
-// ceil(numel / ranks); ranks >= 1.
+// The largest job a ZeRO-1 step may be compiled for (ampc --world-size).
+inline constexpr int64_t kMaxRanks = 65536;
+
+// ceil(numel / ranks) for ranks >= 1, without overflow for any int64 arguments.
 int64_t chunkLength(int64_t numel, int64_t ranks);
 
 struct ChunkedBucket {

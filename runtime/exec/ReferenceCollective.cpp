@@ -61,7 +61,7 @@ namespace {
 // The `ranks` attribute, checked against the job: a step compiled for N ranks runs on N only.
 absl::StatusOr<int64_t> jobRanks(const OpCall& c) {
   REF_ASSIGN_OR_RETURN(int64_t ranks, c.attrs.getInt(c.name, "ranks"));
-  if (ranks < 1) return c.error("attribute 'ranks' must be >= 1, got ", ranks);
+  if (ranks < 1 || ranks > kMaxRanks) return c.error("attribute 'ranks' must be in [1, ", kMaxRanks, "], got ", ranks);
   if (absl::Status s = checkJobSize(c.ctx.communicator, ranks, std::string(c.name).c_str()); !s.ok()) return s;
   return ranks;
 }

@@ -170,7 +170,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
   const std::string& op = c.step.op;
   auto ranks = c.step.attrs.getInt(op, "ranks");
   if (!ranks.ok()) return ranks.status();
-  if (*ranks < 1) return c.error("attribute 'ranks' must be >= 1");
+  // Bounded before any size is computed from it (the scratch holds ranks + 1 blocks).
+  if (*ranks < 1 || *ranks > kMaxRanks) return c.error(absl::StrCat("attribute 'ranks' must be in [1, ", kMaxRanks, "]"));
   const size_t n = c.step.operands.size();
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
   if (op == "amp.rank_chunk") {

@@ -51,3 +51,17 @@ func.func @unused_zero1(%g: tensor<4xf32>, %c: tensor<2xf32>) {
   %a = amp.all_gather ranks(2) %c : tensor<2xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Found by fuzz/pipeline.cpp: ceil(numel / ranks) as (numel + ranks - 1) / ranks overflowed
+// (UBSan) for a tensor of 2^63 - 1 elements; so would ranks near 2^63.
+// CHECK-LABEL: func.func @huge_chunks
+// CHECK: amp.reduce_scatter mean ranks(2) %{{.*}} : tensor<9223372036854775807xf32>
+// CHECK: amp.reduce_scatter mean ranks(9223372036854775807) %{{.*}} : tensor<4x3xf32>
+func.func @huge_chunks(%h: tensor<9223372036854775807xf32>, %g: tensor<4x3xf32>)
+    -> (tensor<4611686018427387904xf32>, tensor<1xf32>) {
+  %a = amp.reduce_scatter mean ranks(2) %h : tensor<9223372036854775807xf32>
+  %c = amp.reduce_scatter mean ranks(9223372036854775807) %g : tensor<4x3xf32>
+  return %a, %c : tensor<4611686018427387904xf32>, tensor<1xf32>
+}

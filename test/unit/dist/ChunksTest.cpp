@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 namespace amp::rt {
@@ -15,6 +16,9 @@ TEST(Chunks, LengthIsTheCeiling) {
   EXPECT_EQ(chunkLength(2, 5), 1);
   EXPECT_EQ(chunkLength(0, 4), 0);
   EXPECT_EQ(chunkLength(200704, 3), 66902);
+  // A hostile plan's `ranks` near 2^63 must not overflow (the naive (n + ranks - 1) / ranks does).
+  EXPECT_EQ(chunkLength(12, std::numeric_limits<int64_t>::max()), 1);
+  EXPECT_EQ(chunkLength(std::numeric_limits<int64_t>::max(), 2), int64_t{1} << 62);
 }
 
 TEST(Chunks, RankChunksArePaddedWithZeros) {
