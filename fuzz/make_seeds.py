@@ -146,10 +146,43 @@ BUNDLE_FLAGS = [
 ]
 
 
-def bundles(limit_models=None):
+# The examples with every dimension shrunk (one map for all dims, so equal sizes stay equal:
+# the transformer's vocabulary and d_model are both 64, its MLP width and B*T both 256).
+SMALL_DIMS = {"784": "12", "128": "4", "256": "8", "64": "8", "32": "4", "16": "2", "8": "2"}
+
+
+def shrink(text):
+    """Every tensor type's dimensions through SMALL_DIMS, and each dense list constant cut to the
+    values its shrunk type holds."""
+    def dims(m):
+        return "tensor<" + "x".join(SMALL_DIMS.get(d, d) for d in m.group(1).split("x")) + "x"
+    text = re.sub(r"tensor<((?:\d+x)*\d+)x", dims, text)
+
+    def constant(m):
+        shape = [int(d) for d in m.group(2).split("x")]
+        count = 1
+        for d in shape:
+            count *= d
+        values = re.findall(r"-?[0-9.]+(?:e[+-]?[0-9]+)?", m.group(1))[:count]
+        body = ", ".join(("[%s]" if len(shape) == 2 and shape[1] == 1 else "%s") % v for v in values)
+        return "dense<[%s]> : tensor<%sx" % (body, m.group(2))
+    return re.sub(r"dense<(\[[^>]*\])> : tensor<((?:\d+x)*\d+)x", constant, text)
+
+
+def small_examples():
+    """(name, text) of each example with small shapes: the same ops and structure, a fraction of
+    the params to initialise and of the plan to parse per input (bundle-plan's throughput)."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(SRC, "examples", "*.mlir"))):
+        text = shrink(open(path).read())
+        out.append(("small_" + os.path.basename(path).replace(".", "_"), text))
+    return out
+
+
+def bundles(limit_models=None, small=False):
     ampc = os.path.join(BIN, "ampc")
     out = []
-    for k, (name, text) in enumerate(models()):
+    for k, (name, text) in enumerate(small_examples() if small else models()):
         if limit_models is not None and k >= limit_models:
             break
         model = os.path.join(WORK, name + ".mlir")
@@ -160,8 +193,10 @@ def bundles(limit_models=None):
             bundle = os.path.join(WORK, "%s.%d.ampx" % (name, j))
             if run(ampc, model, "--target=cpu:generic", "--native-kernels=false", *flags, "-o", bundle):
                 out.append(bundle)
-                if not name.startswith("examples_"):
+                if not name.startswith(("examples_", "small_")):
                     break
+    if small:
+        return out
     # One with native kernels (the cpu device checks and loads its code objects).
     native = os.path.join(WORK, "mlp-native.ampx")
     if run(ampc, os.path.join(SRC, "examples/mlp.mlir"), "--train", "--precision=f16", "--target=cpu:generic",
@@ -246,10 +281,17 @@ def main():
         labels = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"
         if os.path.exists(labels):
             put(open(labels, "rb").read())
-    elif TARGET in ("bundle", "bundle-plan"):
+    elif TARGET == "bundle":
         for b in bundles():
             data = open(b, "rb").read()
             if len(data) <= 256 * 1024:  # larger ones only slow every mutation down
+                put(data, ".ampx")
+    elif TARGET == "bundle-plan":
+        # Every input here is parsed, validated, initialised and prepared on two devices, so the
+        # examples come with small shapes (the bundle target keeps their full-size bundles).
+        for b in bundles() + bundles(small=True):
+            data = open(b, "rb").read()
+            if len(data) <= 48 * 1024 and "examples_" not in os.path.basename(b):
                 put(data, ".ampx")
     elif TARGET == "checkpoint":
         for c in checkpoints():
