@@ -113,6 +113,18 @@ def all_reduce_steps(bundle_model, *flags):
     return {e["name"]: sum(s["op"] == "amp.all_reduce" for s in e["steps"]) for e in plan["entries"]}
 
 
+def overflow_on_rank1(bundle):
+    """4 unshuffled steps of an f16 bundle on 2 ranks, checkpointed after each, where rank 1's
+    batches (the odd rows of the first 128) overflow: the summary."""
+    bad = os.path.join(WORK, "bad.npz")
+    write_data(bad, 256, huge_rows=set(range(1, 128, 2)))
+    summary, ck = os.path.join(WORK, "f16.json"), os.path.join(WORK, "f16_ck")
+    shutil.rmtree(ck, ignore_errors=True)
+    mpi(bundle, "--device=" + DEVICE, "--data=" + bad, "--steps=4", "--shuffle=false", "--summary=" + summary,
+        "--checkpoint=" + ck, "--checkpoint-every=1")
+    return summary_of(summary)
+
+
 def equivalence():
     data = os.path.join(WORK, "data.npz")
     write_data(data, 512)
@@ -167,12 +179,7 @@ def equivalence():
     # One rank overflows: rank 1's first batch (the odd rows of the first 128) is huge in f16.
     f16 = os.path.join(WORK, "dp_f16.ampx")
     ampc(mlp(64), f16, "--train", "--precision=f16", "--optimizer=adamw", "--data-parallel")
-    bad = os.path.join(WORK, "bad.npz")
-    write_data(bad, 256, huge_rows=set(range(1, 128, 2)))
-    s_f16, ck = os.path.join(WORK, "f16.json"), os.path.join(WORK, "f16_ck")
-    mpi(f16, "--device=" + DEVICE, "--data=" + bad, "--steps=4", "--shuffle=false", "--summary=" + s_f16,
-        "--checkpoint=" + ck, "--checkpoint-every=1")
-    s = summary_of(s_f16)
+    s = overflow_on_rank1(f16)
     # Two steps per epoch: rank 1's huge batch comes back at step 3.
     check(s["first_overflow_steps"] == [1, 3] and s["overflow_steps"] == 2 and s["skipped_steps"] == 2,
           "an overflow on rank 1 only: rank 0, whose batches were finite, skipped steps 1 and 3 too (%s)" %
@@ -275,12 +282,7 @@ def zero1():
     check(s["all_reduce_calls"]["train_step"] == 3 * steps, "clipping adds one all-reduce (the squared norms)")
 
     # One rank overflows: rank 1's batches are huge in f16; both ranks skip, the scale stays equal.
-    bad = os.path.join(WORK, "bad.npz")
-    write_data(bad, 256, huge_rows=set(range(1, 128, 2)))
-    s_f16, ck = os.path.join(WORK, "f16.json"), os.path.join(WORK, "f16_ck")
-    mpi(zero, "--device=" + DEVICE, "--data=" + bad, "--steps=4", "--shuffle=false", "--summary=" + s_f16,
-        "--checkpoint=" + ck, "--checkpoint-every=1")
-    s = summary_of(s_f16)
+    s = overflow_on_rank1(zero)
     check(s["first_overflow_steps"] == [1, 3] and s["skipped_steps"] == 2 and s["replica_checks"] == 4,
           "an overflow on rank 1 only: both ranks skipped steps 1 and 3 and held equal params, moments and "
           "scale after every step (final scale %g)" % s["final_scale"])
