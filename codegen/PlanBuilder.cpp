@@ -42,6 +42,14 @@ std::string locString(Location loc) {
   return "";
 }
 
+// Whether `loc` is (or wraps) the NameLoc a training pass gives the ops it inserts.
+bool isNamedLoc(Location loc, llvm::StringRef name) {
+  if (auto n = dyn_cast<NameLoc>(loc)) return n.getName().getValue() == name;
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    return llvm::any_of(fused.getLocations(), [&](Location inner) { return isNamedLoc(inner, name); });
+  return false;
+}
+
 FailureOr<rt::Tensor> toTensor(Operation* op, ElementsAttr attr) {
   auto type = cast<ShapedType>(attr.getType());
   auto dtype = toDType(type.getElementType());
@@ -210,6 +218,16 @@ struct EntryLowering {
         if (auto n = f.getResultAttrOfType<StringAttr>(r, AmpDialect::kNameAttr); n && n.getValue() == "loss")
           lossIdx = r;
       if (lossIdx < ret.getNumOperands()) lossOp = ret.getOperand(lossIdx).getDefiningOp();
+      // The returned loss may be the model's loss seen through what the training passes put
+      // after it: the window mean of accumulation (amp.accumulate: (loss_sum + loss) / K) and the
+      // mean over ranks (amp.data_parallel). Those come after the backward pass; the forward ends
+      // at the model's loss op.
+      while (lossOp && (isNamedLoc(lossOp->getLoc(), "amp.accumulate") || isNamedLoc(lossOp->getLoc(), "amp.data_parallel"))) {
+        Operation* inner = nullptr;
+        for (Value operand : lossOp->getOperands())
+          if (Operation* def = operand.getDefiningOp(); def && !isa<ConstantOp>(def)) inner = def;
+        lossOp = inner;
+      }
     }
     const char* phase = "forward";
     for (Operation& op : f.getBody().front()) {

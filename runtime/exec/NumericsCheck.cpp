@@ -11,15 +11,23 @@ absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s
   const std::string dtype(dtypeName(b.dtype));
   const std::string scaling = plan.metadataValue("loss_scaling");
   const bool lossScaled = scaling == "dynamic" || scaling == "static";
+  // A collective's operands on this rank were finite, so the value came from another rank; that
+  // rank's own check names the op that produced it.
+  const bool fromAnotherRank = step.op == "amp.all_reduce" || step.op == "amp.reduce_scatter" || step.op == "amp.all_gather";
   if (step.phase == "backward" && lossScaled && record) {
-    if (!record->seen) *record = {true, step.op, step.loc, b.name, dtype};
+    if (!record->seen)
+      *record = {true, fromAnotherRank ? step.op + " (from another rank)" : step.op, step.loc, b.name, dtype};
     return absl::OkStatus();
   }
   std::string what = absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s, " (",
                                   step.op, ") produced a non-finite value at element ", bad, " of '", b.name, "' (",
                                   dtype, ")");
   std::string advice;
-  if (step.phase == "backward") {
+  if (fromAnotherRank) {
+    return absl::OutOfRangeError(absl::StrCat(
+        what, "; its operands on this rank were finite, so the value came from another rank of the data-parallel "
+              "job: that rank's --check-numerics report names the op that produced it"));
+  } else if (step.phase == "backward") {
     advice = absl::StrCat(" in the backward pass (a gradient), and the step has no loss scaling",
                           b.dtype == DType::F16 ? ": compile with --loss-scale=dynamic, or train in bf16" : "");
   } else if (step.phase == "update") {

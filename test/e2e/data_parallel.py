@@ -179,6 +179,17 @@ def equivalence():
     # One rank overflows: rank 1's first batch (the odd rows of the first 128) is huge in f16.
     f16 = os.path.join(WORK, "dp_f16.ampx")
     ampc(mlp(64), f16, "--train", "--precision=f16", "--optimizer=adamw", "--data-parallel")
+    # --check-numerics on 2 ranks: gradient overflows under loss scaling are counted, not fatal
+    # (the step's backward once counted as forward, its loss being the mean over ranks).
+    huge = os.path.join(WORK, "dp_huge_scale.ampx")
+    ampc(mlp(64), huge, "--train", "--precision=f16", "--init-scale=1099511627776", "--data-parallel")
+    s_huge = os.path.join(WORK, "huge.json")
+    mpi(huge, "--device=" + DEVICE, "--data=" + data, "--steps=12", "--check-numerics", "--summary=" + s_huge)
+    s = summary_of(s_huge)
+    check(s["gradient_overflow_steps"] >= 5 and s["gradient_overflow_steps"] == s["overflow_steps"],
+          "--check-numerics on 2 ranks counts the gradient overflows (%d of 12 steps; first: %s)" %
+          (s["gradient_overflow_steps"], s.get("first_gradient_overflow")))
+
     s = overflow_on_rank1(f16)
     # Two steps per epoch: rank 1's huge batch comes back at step 3.
     check(s["first_overflow_steps"] == [1, 3] and s["overflow_steps"] == 2 and s["skipped_steps"] == 2,

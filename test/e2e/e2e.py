@@ -872,6 +872,18 @@ def overflow_provenance():
     check("Loss scaling handles this" in out and "the forward pass stayed finite" in out, "and explained")
     check(s["steps"] == 40 and s["overflow_steps"] < 40, "training went on and recovered")
 
+    # With accumulation the returned loss is the window's mean, computed after the backward pass:
+    # the backward of @train_step is still the backward (it once counted as forward, and the first
+    # gradient overflow stopped training as a forward one).
+    accumulating = os.path.join(WORK, "mlp_f16_huge_scale_acc.ampx")
+    ampc(MLP, accumulating, "--train", "--precision=f16", "--init-scale=1099511627776", "--accumulate=2")
+    out = amp_run(accumulating, "--data=" + data, "--steps=20", "--check-numerics", "--summary=" + summary)
+    with open(summary) as f:
+        s = json.load(f)
+    check(s["steps"] == 20 and s["gradient_overflow_steps"] >= 5 and s["gradient_overflow_steps"] == s["overflow_steps"],
+          "--accumulate=2: gradient overflows in both entries are counted, not fatal (%d of 20 steps)" %
+          s["gradient_overflow_steps"])
+
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
