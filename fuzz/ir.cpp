@@ -7,6 +7,7 @@
 
 #include "fuzz/MlirCommon.h"
 #include "fuzz/ModelMutator.h"
+#include "ir/ParseModel.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string source(reinterpret_cast<const char*>(data), size);
   llvm::StringRef text(source);
   if (amp::fuzz::hitsKnownMlirBug(text)) return 0;
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx, "fuzz.mlir");
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::amp::parseModel(text, "fuzz.mlir", &ctx);
   if (!module) return 0;
   std::string printed;
   llvm::raw_string_ostream os(printed);

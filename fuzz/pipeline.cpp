@@ -16,6 +16,7 @@
 #include "fuzz/FuzzCommon.h"
 #include "fuzz/MlirCommon.h"
 #include "fuzz/ModelMutator.h"
+#include "ir/ParseModel.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -84,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (amp::fuzz::hitsKnownMlirBug(text)) return 0;
   mlir::amp::AmpPipelineOptions options;
   if (!readOptions(text, options)) return 0;
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx, "fuzz.mlir");
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::amp::parseModel(text, "fuzz.mlir", &ctx);
   if (!module) return 0;
   mlir::PassManager pm(&ctx);
   mlir::amp::buildAmpPipeline(pm, options);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "fuzz/MlirCommon.h"
+#include "ir/ParseModel.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -57,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   FILE* f = std::fopen(policyPath.c_str(), "wb");
   if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) std::abort();
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(modelText, &ctx, "model.mlir");
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::amp::parseModel(modelText, "model.mlir", &ctx);
   if (!module) std::abort();  // the fixed model is valid
   mlir::PassManager pm(&ctx);
   mlir::amp::AmpPipelineOptions options;

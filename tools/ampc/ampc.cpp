@@ -28,6 +28,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "passes/PrecisionReport.h"
 #include "tools/Registration.h"
+#include "ir/ParseModel.h"
 #include "tools/ampc/MemoryReport.h"
 
 namespace cl = llvm::cl;
@@ -445,7 +446,7 @@ int main(int argc, char** argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::amp::parseModel(sourceMgr, &context);
   if (!module) return 1;  // the parser has reported a located diagnostic
 
   PassManager pm(&context);

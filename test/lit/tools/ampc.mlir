@@ -13,6 +13,12 @@
 // RUN: not ampc %t.noname.mlir 2>&1 | FileCheck %s --check-prefix=CONVENTION-CHECK
 //
 // RUN: not ampc %t.does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING-CHECK
+//
+// A bool array written with integers, which MLIR 19 parses into a corrupt attribute that crashes
+// whoever prints it (found by fuzz/pipeline.cpp): refused, located, before anything prints it.
+// RUN: sed -e 's/amp.relu %h1 :/amp.relu %h1 {flags = array<i1: 0, 1>} :/' %amp_src_root/examples/mlp.mlir > %t.i1.mlir
+// RUN: not ampc %t.i1.mlir 2>&1 | FileCheck %s --check-prefix=I1ARRAY-CHECK
+// I1ARRAY-CHECK: i1.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'amp.relu': an array<i1: ...> attribute must list true/false, not integers
 // RUN: ampc --help | FileCheck %s --check-prefix=HELP-CHECK
 
 // MLP-CHECK: func.func @mlp(
