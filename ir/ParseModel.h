@@ -9,6 +9,8 @@
 #ifndef AMP_IR_PARSEMODEL_H
 #define AMP_IR_PARSEMODEL_H
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
