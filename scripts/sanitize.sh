@@ -71,6 +71,12 @@ built=$(date +%s)
 echo "sanitize: built $build in $((built - start)) s"
 
 status=0
-ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" "$@" || status=$?
+ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" -LE mpi "$@" || status=$?
+# The mpirun tests: Open MPI (uninstrumented, no frame pointers) leaks what MPI_Init allocates, and
+# the fast unwinder stops inside it, so LeakSanitizer could not tell those leaks from ours. They
+# run with the slow unwinder, whose full stacks the suppressions of libmpi/libopen-rte/libopen-pal
+# match (scripts/sanitize.supp); a leak under our own frames alone still fails.
+ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" -L mpi "$@" || status=$?
 echo "sanitize: tests took $(( $(date +%s) - built )) s, $(( $(date +%s) - start )) s in all"
 exit $status
