@@ -134,7 +134,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
     }
 
     // 3. Updates on chunks, then one all-gather per bucket after its last update.
-    SmallVector<SmallVector<std::pair<Operation*, unsigned>>> gathers(buckets.size());
+    SmallVector<SmallVector<Operation*>> gathers(buckets.size());
     llvm::DenseMap<unsigned, unsigned> bucketOf;
     for (auto [b, entry] : llvm::enumerate(buckets))
       for (unsigned k : entry.second) bucketOf[k] = b;
@@ -146,16 +146,16 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       if (it == gradIndex.end())
         return update->emitError("amp-shard-optimizer: the update's gradient does not come from the check");
       if (failed(shardUpdate(step, update))) return failure();
-      gathers[bucketOf[it->second]].push_back({update, 0});
+      gathers[bucketOf[it->second]].push_back(update);
     }
     for (auto& members : gathers) {
       if (members.empty()) continue;
-      Operation* last = members.front().first;
+      Operation* last = members.front();
       SmallVector<Value> chunks;
       SmallVector<Type> wholes;
-      for (auto [update, result] : members) {
+      for (Operation* update : members) {
         if (last->isBeforeInBlock(update)) last = update;
-        chunks.push_back(update->getResult(result));
+        chunks.push_back(update->getResult(0));  // the new param
         wholes.push_back(update->getOperand(0).getDefiningOp<RankChunkOp>().getValue().getType());
       }
       OpBuilder b(last->getBlock(), std::next(Block::iterator(last)));
