@@ -64,6 +64,7 @@ if [ ! -f "$build/build.ninja" ]; then
     "-DCMAKE_C_FLAGS=$flags" "-DCMAKE_CXX_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" \
     "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined" \
+    -DAMP_TEST_TIMEOUT_SCALE=4 \
     "${extra[@]}"
 fi
 CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} cmake --build "$build" -j "$jobs" "${targets[@]}"
