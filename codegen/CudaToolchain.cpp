@@ -27,6 +27,12 @@ std::vector<std::string> nvrtcOptions(const std::string& arch) {
 
 bool haveNvrtc() { return true; }
 
+std::string nvrtcVersionString() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
 namespace {
 
 std::string programLog(nvrtcProgram program) {
@@ -81,6 +87,8 @@ bool compileCuda(const std::string& source, const std::string& name, const std::
 #else  // built without the CUDA toolkit
 
 bool haveNvrtc() { return false; }
+
+std::string nvrtcVersionString() { return ""; }
 
 bool compileCuda(const std::string&, const std::string&, const std::string& arch, CudaCode&, std::string& error) {
   error = "this ampc was built without the CUDA toolkit (NVRTC), so it cannot compile kernels for " + arch;

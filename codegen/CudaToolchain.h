@@ -19,6 +19,10 @@ struct CudaCode {
 // Whether this ampc was built with NVRTC (the CUDA toolkit was found at configure time).
 bool haveNvrtc();
 
+// The CUDA release of the NVRTC this ampc compiles with ("13.0"; empty without the toolkit). A
+// bundle records it (metadata "cuda_toolkit"): the driver that loads the code must be as new.
+std::string nvrtcVersionString();
+
 // The NVRTC options used for `arch`: the architecture, and the numerics the kernels' bit-exactness
 // relies on (no FMA contraction, no flush to zero, IEEE division and square root).
 std::vector<std::string> nvrtcOptions(const std::string& arch);

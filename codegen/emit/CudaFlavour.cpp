@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "CudaLibrarySource.inc"  // kCudaLibrarySource (codegen/EmbedText.cmake)
 #include "codegen/emit/KernelEmitter.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 
@@ -203,6 +204,7 @@ std::string kernelText(const rt::PlanStep& step, const KernelBody& k, int64_t el
 }  // namespace
 
 const char* cudaPrelude() { return kCudaPrelude; }
+const char* cudaLibrarySource() { return kCudaLibrarySource; }
 
 bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::ostringstream os;
@@ -228,6 +230,12 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       if (fresh)
         os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << k.symbol << text;
     }
+  // A training plan's scaler and optimizer steps run on the device's multi-tensor kernels
+  // (runtime/devices/cuda/kernels/), compiled into the same code object.
+  bool training = false;
+  for (const rt::EntryPoint& entry : plan.entries)
+    for (const rt::PlanStep& step : entry.steps) training |= step.kind == rt::StepKind::MultiTensor;
+  if (training) os << "\n// The CUDA device's loss-scaling and optimizer kernels.\n" << kCudaLibrarySource;
   source = os.str();
   return true;
 }

@@ -79,13 +79,18 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error);
 // "cuda_vector_width" elements (16-byte loads and stores when every pointer is 16-byte aligned,
 // else element by element); bodies with row reductions run one thread per column, rows in order.
 // Fused steps are annotated with "cuda_symbol" and "cuda_vector_width" (and the flavour-independent
-// "row_length"/"reduced_results"); the C++ flavour's "symbol" is left alone.
+// "row_length"/"reduced_results"); the C++ flavour's "symbol" is left alone. A plan with
+// multi-tensor (scaler/optimizer) steps also gets cudaLibrarySource() appended.
 bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error);
 
 // The prelude of the CUDA translation unit: the f16/bf16 conversions and the helper formulas. It
 // also compiles as host C++ (no __CUDACC__), so the tests check its conversions bit for bit
 // against runtime/numerics without a GPU.
 const char* cudaPrelude();
+
+// The CUDA device's loss-scaling and optimizer kernels (runtime/devices/cuda/kernels/: the
+// multi-tensor argument block, the arithmetic shared with the host tests, the kernels), as text.
+const char* cudaLibrarySource();
 
 }  // namespace amp::codegen
 

@@ -152,6 +152,7 @@ static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, b
   };
   add("cubin", std::move(code.cubin));
   add("ptx", std::vector<uint8_t>(code.ptx.begin(), code.ptx.end()));
+  plan.metadata.emplace_back("cuda_toolkit", ::amp::codegen::nvrtcVersionString());
   return success();
 }
 

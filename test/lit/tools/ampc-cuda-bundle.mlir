@@ -11,6 +11,11 @@
 // The PTX is stored as text, for the driver to JIT on newer GPUs.
 // RUN: grep -a -c '^\.target sm_90$' %t.sm90.ampx | FileCheck %s --check-prefix=ONE
 // ONE: 1
+// The code object carries the device's scaler/optimizer kernels, and the bundle records the CUDA
+// release it was compiled with: the driver that loads it must be as new.
+// RUN: grep -a -c '^\.visible \.entry amp_mt_adam_f32_bf16(' %t.sm90.ampx | FileCheck %s --check-prefix=ONE
+// RUN: grep -a -o 'cuda_toolkit\\*":\\*"[0-9]*\.[0-9]*' %t.sm90.ampx | FileCheck %s --check-prefix=TOOLKIT
+// TOOLKIT: cuda_toolkit{{.*}}13.
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --target=cuda:sm_80 -o %t.sm80.ampx
 // RUN: grep -a -o 'code/[a-z0-9_-]*\.[a-z]*' %t.sm80.ampx | sort -u | FileCheck %s --check-prefix=SM80

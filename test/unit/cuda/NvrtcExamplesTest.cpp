@@ -52,6 +52,17 @@ TEST_P(NvrtcExamples, EveryKernelCompilesAndPassesPtxas) {
   EXPECT_NE(code.ptx.find(".target " + c.arch), std::string::npos);
   for (const std::string& k : kernels)
     EXPECT_NE(code.ptx.find(".visible .entry " + k + "("), std::string::npos) << k << " is not in the PTX";
+  // Every example is compiled for training, so its code object carries the device's loss-scaling
+  // and optimizer kernels (runtime/devices/cuda/kernels/TrainKernels.cu), by gradient type and
+  // low-precision copy.
+  std::vector<std::string> library = {"amp_step_finalize", "amp_update_scale_kernel"};
+  for (const char* g : {"f32", "bf16", "f16"}) {
+    library.push_back(std::string("amp_mt_grad_stats_") + g);
+    for (const char* copy : {"none", "bf16", "f16"})
+      for (const char* kind : {"adam", "sgd"}) library.push_back(std::string("amp_mt_") + kind + "_" + g + "_" + copy);
+  }
+  for (const std::string& k : library)
+    EXPECT_NE(code.ptx.find(".visible .entry " + k + "("), std::string::npos) << k << " is not in the PTX";
   // The vector paths become 128-bit accesses. The MLP has none: its forward epilogues live in the
   // GEMMs, and its fused backward kernels end in bias gradients (column kernels).
   const bool vectorStores = source.find("((uint4*)out") != std::string::npos;

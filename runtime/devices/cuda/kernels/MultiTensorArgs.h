@@ -12,8 +12,14 @@
 // Bytes of a launch's argument block, leaving room for the kernels' scalar pointers.
 #define AMP_MT_ARG_BYTES 3712
 
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define AMP_MT_CONSTEXPR __host__ __device__ constexpr
+#else
+#define AMP_MT_CONSTEXPR constexpr
+#endif
+
 // Tensors per launch for `depth` pointers per tensor: what fits next to the block table.
-constexpr int amp_mt_capacity(int depth) {
+AMP_MT_CONSTEXPR int amp_mt_capacity(int depth) {
   return (AMP_MT_ARG_BYTES - 8 - AMP_MT_MAX_BLOCKS * 5) / (8 * depth + 8);
 }
 
