@@ -1,0 +1,107 @@
+#include "runtime/devices/cuda/GemmPlan.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+std::string shapeText(const Shape& s) { return shapeToString(s); }
+
+int64_t product(const Shape& s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end; ++i) n *= s[i];
+  return n;
+}
+
+}  // namespace
+
+std::string_view gemmEpilogueName(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::None: return "DEFAULT";
+    case GemmEpilogue::Bias: return "BIAS";
+    case GemmEpilogue::ReluBias: return "RELU_BIAS";
+    case GemmEpilogue::Relu: return "RELU";
+  }
+  return "?";
+}
+
+GemmProblem linearProblem(DType dtype, const Shape& x, const Shape& w, bool transposeW, bool bias, bool relu) {
+  GemmProblem p;
+  p.dtype = dtype;
+  const int64_t in = x.empty() ? 0 : x.back();
+  const int64_t rows = in ? numElements(x) / in : numElements(Shape(x.begin(), x.end() - (x.empty() ? 0 : 1)));
+  p.a = {rows, in};
+  p.b = w;
+  p.transB = transposeW;
+  p.bias = bias;
+  p.relu = relu;
+  return p;
+}
+
+absl::StatusOr<GemmPlan> planGemm(const GemmProblem& p) {
+  if (p.dtype != DType::F32 && p.dtype != DType::F16 && p.dtype != DType::BF16)
+    return absl::InvalidArgumentError(absl::StrCat("cuBLASLt GEMMs take f32, f16 or bf16, got ", std::string(dtypeName(p.dtype))));
+  if (p.a.size() < 2 || p.b.size() < 2)
+    return absl::InvalidArgumentError(
+        absl::StrCat("GEMM operands need rank >= 2, got ", shapeText(p.a), " and ", shapeText(p.b)));
+  const size_t ra = p.a.size(), rb = p.b.size();
+  const int64_t M = p.transA ? p.a[ra - 1] : p.a[ra - 2], K = p.transA ? p.a[ra - 2] : p.a[ra - 1];
+  const int64_t Kb = p.transB ? p.b[rb - 1] : p.b[rb - 2], N = p.transB ? p.b[rb - 2] : p.b[rb - 1];
+  if (K != Kb)
+    return absl::InvalidArgumentError(absl::StrCat("GEMM contraction dims differ: ", shapeText(p.a),
+                                                   p.transA ? " (transposed)" : "", " vs ", shapeText(p.b),
+                                                   p.transB ? " (transposed)" : ""));
+  // Batch: each operand either has the full batch (after broadcasting) or none.
+  const Shape batchA(p.a.begin(), p.a.end() - 2), batchB(p.b.begin(), p.b.end() - 2);
+  const int64_t countA = product(batchA, 0, batchA.size()), countB = product(batchB, 0, batchB.size());
+  Shape batch;
+  if (countA == 1 && countB == 1) {
+    batch = batchA.size() >= batchB.size() ? batchA : batchB;
+  } else if (countB == 1 && batchB.size() <= batchA.size()) {
+    batch = batchA;
+  } else if (countA == 1 && batchA.size() <= batchB.size()) {
+    batch = batchB;
+  } else if (batchA == batchB) {
+    batch = batchA;
+  } else {
+    return absl::UnimplementedError(absl::StrCat("GEMM batch broadcast ", shapeText(p.a), " x ", shapeText(p.b),
+                                                 " is not one strided batch (each operand must have the whole "
+                                                 "batch or none)"));
+  }
+  const int64_t count = product(batch, 0, batch.size());
+  constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+  GemmPlan g;
+  g.dtype = p.dtype;
+  g.resultShape = batch;
+  g.resultShape.push_back(M);
+  g.resultShape.push_back(N);
+  // cuBLASLt's A = b: stored [K, N] (col-major [N, K], ld N) or [N, K] with transB (col-major
+  // [K, N], ld K, transposed). B = a: stored [M, K] (col-major [K, M], ld K) or [K, M] with transA.
+  g.m = N;
+  g.n = M;
+  g.k = K;
+  g.transA = p.transB;
+  g.transB = p.transA;
+  g.lda = p.transB ? K : N;
+  g.ldb = p.transA ? M : K;
+  g.ldc = N;
+  g.batch = count;
+  g.strideA = countB == 1 ? 0 : K * N;
+  g.strideB = countA == 1 ? 0 : M * K;
+  g.strideC = M * N;
+  if (count > 1 && countB == 1 && !p.transA) {  // one shared b: fold the batch into M
+    g.n = M * count;
+    g.batch = 1;
+    g.strideB = g.strideC = 0;
+  }
+  if (g.m > kMaxDim || g.n > kMaxDim || g.k > kMaxDim || g.batch > kMaxDim)
+    return absl::InvalidArgumentError(absl::StrCat("GEMM of ", g.m, " x ", g.n, " x ", g.k, " in ", g.batch,
+                                                   " batch(es) exceeds cuBLASLt's 2^31 - 1 per dimension"));
+  g.epilogue = p.bias ? (p.relu ? GemmEpilogue::ReluBias : GemmEpilogue::Bias)
+                      : (p.relu ? GemmEpilogue::Relu : GemmEpilogue::None);
+  return g;
+}
+
+}  // namespace amp::rt::cuda

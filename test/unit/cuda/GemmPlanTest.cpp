@@ -1,0 +1,149 @@
+// The CUDA device's mapping of amp.matmul / amp.linear onto cuBLASLt (runtime/devices/cuda/GemmPlan.h),
+// checked without a GPU: a host emulator of cuBLASLt's column-major semantics (op(A), op(B),
+// leading dimensions, strided batches, the bias epilogue per row of D, relu) runs the planned call
+// on the step's row-major buffers, and the result must be the reference executor's bit for bit
+// (both accumulate in f32 in k order; this file is compiled with -ffp-contract=off).
+#include <random>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/cuda/GemmPlan.h"
+#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+// cuBLASLt's matmul as documented: D = op(A) op(B) (+ bias[i] on row i) (relu), column-major.
+Tensor emulate(const GemmPlan& g, const Tensor& a, const Tensor& b, const Tensor* bias) {
+  const Tensor& A = b;  // the row-major swap: cuBLASLt's A is the step's b
+  const Tensor& B = a;
+  Tensor d(g.dtype, g.resultShape);
+  for (int64_t batch = 0; batch < g.batch; ++batch)
+    for (int64_t j = 0; j < g.n; ++j)
+      for (int64_t i = 0; i < g.m; ++i) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < g.k; ++k) {
+          const int64_t ia = batch * g.strideA + (g.transA ? k + i * g.lda : i + k * g.lda);
+          const int64_t ib = batch * g.strideB + (g.transB ? j + k * g.ldb : k + j * g.ldb);
+          acc += loadAsF32(g.dtype, A.data(), ia) * loadAsF32(g.dtype, B.data(), ib);
+        }
+        if (bias) acc += loadAsF32(g.dtype, bias->data(), i);
+        if ((g.epilogue == GemmEpilogue::ReluBias || g.epilogue == GemmEpilogue::Relu) && !(acc > 0.0f)) acc = 0.0f;
+        storeFromF32(g.dtype, d.data(), batch * g.strideC + i + j * g.ldc, acc);
+      }
+  return d;
+}
+
+Tensor random(DType t, const Shape& s, std::mt19937& rng) {
+  Tensor x(t, s);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) storeFromF32(t, x.data(), i, u(rng));
+  return x;
+}
+
+void expectBitIdentical(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.shape(), want.shape());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i)
+    ASSERT_EQ(loadAsF32(got.dtype(), got.data(), i), loadAsF32(want.dtype(), want.data(), i)) << "element " << i;
+}
+
+struct MatmulCase {
+  Shape a, b;
+  bool ta, tb;
+};
+
+TEST(CudaGemmPlan, MatmulsMatchTheReference) {
+  std::mt19937 rng(5);
+  const MatmulCase cases[] = {
+      {{7, 5}, {5, 3}, false, false},   {{5, 7}, {5, 3}, true, false},     {{7, 5}, {3, 5}, false, true},
+      {{5, 7}, {3, 5}, true, true},     {{4, 7, 5}, {4, 5, 3}, false, false}, {{4, 7, 5}, {5, 3}, false, false},
+      {{4, 5, 7}, {5, 3}, true, false}, {{7, 5}, {2, 3, 5, 6}, false, false}, {{2, 3, 5, 7}, {2, 3, 6, 5}, true, true},
+      {{1, 9, 4}, {4, 2}, false, false}, {{128, 10}, {256, 10}, false, true}, {{128, 256}, {128, 10}, true, false},
+  };
+  for (DType t : {DType::F32, DType::BF16, DType::F16})
+    for (const MatmulCase& c : cases) {
+      SCOPED_TRACE(testing::Message() << dtypeName(t) << " " << shapeToString(c.a) << (c.ta ? "^T" : "") << " x "
+                                      << shapeToString(c.b) << (c.tb ? "^T" : ""));
+      Tensor a = random(t, c.a, rng), b = random(t, c.b, rng);
+      GemmProblem p;
+      p.dtype = t;
+      p.a = c.a;
+      p.b = c.b;
+      p.transA = c.ta;
+      p.transB = c.tb;
+      auto g = planGemm(p);
+      ASSERT_TRUE(g.ok()) << g.status();
+      auto ref = evalReferenceOp("amp.matmul", {&a, &b}, {{"transpose_a", c.ta}, {"transpose_b", c.tb}},
+                                 {{t, g->resultShape}}, EvalContext{});
+      ASSERT_TRUE(ref.ok()) << ref.status();
+      expectBitIdentical(emulate(*g, a, b, nullptr), (*ref)[0]);
+    }
+}
+
+TEST(CudaGemmPlan, LinearsWithBiasAndReluEpiloguesMatchTheReference) {
+  std::mt19937 rng(9);
+  for (DType t : {DType::F32, DType::BF16})
+    for (bool tw : {false, true})
+      for (bool relu : {false, true})
+        for (const Shape& x : {Shape{16, 12}, Shape{2, 3, 12}}) {
+          SCOPED_TRACE(testing::Message() << dtypeName(t) << " tw " << tw << " relu " << relu << " x " << shapeToString(x));
+          const Shape w = tw ? Shape{6, 12} : Shape{12, 6};
+          Tensor xt = random(t, x, rng), wt = random(t, w, rng), bias = random(t, {6}, rng);
+          auto g = planGemm(linearProblem(t, x, w, tw, true, relu));
+          ASSERT_TRUE(g.ok()) << g.status();
+          EXPECT_EQ(g->epilogue, relu ? GemmEpilogue::ReluBias : GemmEpilogue::Bias);
+          EXPECT_EQ(g->m, 6) << "the bias runs along cuBLASLt's rows";
+          Shape out(x.begin(), x.end() - 1);
+          out.push_back(6);
+          auto ref = evalReferenceOp("amp.linear", {&xt, &wt, &bias},
+                                     {{"transpose_w", tw}, {"activation", std::string(relu ? "relu" : "none")}},
+                                     {{t, out}}, EvalContext{});
+          ASSERT_TRUE(ref.ok()) << ref.status();
+          Tensor got = emulate(*g, xt, wt, &bias);
+          ASSERT_EQ(got.numel(), (*ref)[0].numel());
+          for (int64_t i = 0; i < got.numel(); ++i)
+            ASSERT_EQ(loadAsF32(t, got.data(), i), loadAsF32(t, (*ref)[0].data(), i)) << "element " << i;
+        }
+}
+
+TEST(CudaGemmPlan, SharedWeightsFoldTheBatchIntoOneGemm) {
+  GemmProblem p;
+  p.dtype = DType::BF16;
+  p.a = {8, 128, 64};
+  p.b = {64, 32};
+  auto g = planGemm(p);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->batch, 1);
+  EXPECT_EQ(g->n, 8 * 128);
+  EXPECT_EQ(g->resultShape, (Shape{8, 128, 32}));
+  p.transA = true;  // a transposed per batch cannot fold: a strided batch sharing b
+  p.a = {8, 64, 128};
+  auto s = planGemm(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->batch, 8);
+  EXPECT_EQ(s->strideA, 0);
+}
+
+TEST(CudaGemmPlan, RefusesWhatOneCublasLtCallCannotDo) {
+  GemmProblem p;
+  p.a = {2, 1, 4, 5};
+  p.b = {1, 3, 5, 6};
+  auto mixed = planGemm(p);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("not one strided batch"), std::string::npos) << mixed.status();
+  p.a = {4, 5};
+  p.b = {6, 7};
+  EXPECT_FALSE(planGemm(p).ok());
+  p.dtype = DType::I32;
+  p.b = {5, 7};
+  EXPECT_FALSE(planGemm(p).ok());
+  p.dtype = DType::F32;
+  p.a = {int64_t{1} << 32, 5};
+  auto huge = planGemm(p);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("2^31 - 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace amp::rt::cuda
