@@ -11,6 +11,7 @@
 // lies that close to an f32 rounding boundary (docs/kernels.md).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "CudaLibrarySource.inc"  // kCudaLibrarySource (codegen/EmbedText.cmake)
@@ -201,6 +202,34 @@ std::string kernelText(const rt::PlanStep& step, const KernelBody& k, int64_t el
   return fn.str();
 }
 
+// A one-op fused region around elementwise step `step` of `entry`, for the emitter; nullopt for
+// steps that are not single-result ops over buffers.
+std::optional<rt::PlanStep> singleOpRegion(const rt::Plan& plan, const rt::EntryPoint& entry, size_t index,
+                                           const rt::PlanStep& step) {
+  if (step.results.size() != 1 || step.operands.empty()) return std::nullopt;
+  rt::PlanStep region;
+  region.op = "amp.fused";
+  region.kind = rt::StepKind::Fused;
+  region.operands = step.operands;
+  region.results = step.results;
+  region.loc = step.loc;
+  region.phase = step.phase;
+  region.attrs.set("kernel", entry.name + ".op" + std::to_string(index));
+  rt::PlanStep body = step;
+  body.operands.clear();
+  for (size_t i = 0; i < step.operands.size(); ++i) {
+    body.operands.push_back(static_cast<int32_t>(i));
+    const rt::BufferDesc& b = plan.buffers[step.operands[i]];
+    region.locals.push_back({b.dtype, b.shape});
+  }
+  body.results = {static_cast<int32_t>(step.operands.size())};
+  const rt::BufferDesc& r = plan.buffers[step.results[0]];
+  region.locals.push_back({r.dtype, r.shape});
+  region.yields = {body.results[0]};
+  region.body.push_back(std::move(body));
+  return region;
+}
+
 }  // namespace
 
 const char* cudaPrelude() { return kCudaPrelude; }
@@ -213,8 +242,19 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
   // once; "cuda_symbol" names the kernel computing each step.
   std::map<std::string, std::string> emitted;  // kernel text without its name -> symbol
   for (rt::EntryPoint& entry : plan.entries)
-    for (rt::PlanStep& step : entry.steps) {
-      if (step.op != "amp.fused") continue;
+    for (size_t index = 0; index < entry.steps.size(); ++index) {
+      rt::PlanStep& original = entry.steps[index];
+      // Elementwise ops amp-fuse left on their own (a cast of a weight, a lone add) become
+      // one-op kernels through the same emitter; what it cannot emit stays without a cuda_symbol
+      // and is the device's to run (or refuse).
+      std::optional<rt::PlanStep> single;
+      if (original.op != "amp.fused") {
+        if (original.kind != rt::StepKind::Op) continue;
+        single = singleOpRegion(plan, entry, index, original);
+        std::string ignored;
+        if (!single || (emitBody(plan, *single, ignored), !ignored.empty())) continue;
+      }
+      rt::PlanStep& step = single ? *single : original;
       KernelBody k = emitAnnotatedBody(plan, step, error);
       if (!error.empty()) return false;
       const int64_t elements = rt::numElements(step.locals[step.body[0].results[0]].shape);
@@ -227,6 +267,10 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       const std::string text = kernelText(step, k, elements, width);
       auto [it, fresh] = emitted.emplace(text, k.symbol);
       step.attrs.set("cuda_symbol", it->second);
+      if (single) {  // the plan keeps the op; it carries what the device needs to launch its kernel
+        for (const char* attr : {"cuda_symbol", "cuda_vector_width", "row_length"})
+          if (const rt::AttrValue* v = step.attrs.find(attr)) original.attrs.set(attr, *v);
+      }
       if (fresh)
         os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << k.symbol << text;
     }

@@ -3,48 +3,11 @@
 // norm, clip coefficient, step counters, learning rate, the optimizer's step constants, the
 // scale update), and one multi-tensor optimizer pass that unscales, clips, updates the f32
 // masters and moments and writes the low-precision copy. No host synchronisation: every scalar
-// lives in device memory. ampc appends this file, after TrainMath.h and MultiTensorArgs.h, to the
+// lives in device memory. ampc appends this file, after MultiTensorArgs.h, TrainMath.h and
+// TrainArgs.h (the argument structs the host fills), to the
 // CUDA kernels of every cuda bundle, behind the prelude's amp_st_bf16/amp_st_f16 conversions
 // (codegen/emit/CudaFlavour.cpp); the host fills the argument blocks
 // (runtime/devices/cuda/MultiTensor.h).
-
-// What the finalize kernel decides for the optimizer pass of the same step.
-struct AmpStepScalars {
-  float invScale;  // of the scale the step's gradients carry (1 without loss scaling)
-  float clipCoef;  // 1 without clipping
-  float found;     // found_inf: the optimizer leaves every state bit untouched when set
-  float lr;
-  int clip;        // multiply by clipCoef (the clip_grads step exists)
-  AmpAdamStep adam;
-  AmpSgdStep sgd;
-};
-
-// Everything the finalize kernel reads and writes. Null pointers switch a part off.
-struct AmpFinalizeArgs {
-  const float* partials;         // grad stats: one sum of squares per block (null: no clipping)
-  const int* tensorFirstSlot;    // tensor t's blocks are partials[first[t] .. first[t+1])
-  int tensors;
-  float* norms;                  // scratch: one norm per tensor
-  float* totalNorm;              // the global norm (the plan's global_norm result)
-  double maxNorm;
-  const float* scale;            // the loss scale the gradients carry (null: none)
-  const float* foundInf;
-  long long* step;               // step_counters, updated in place (null: none)
-  long long* skipped;
-  int lrCosine;                  // lr_schedule (lrFixed null) or a fixed lr tensor
-  double baseLr, minLr;
-  long long warmup, total;
-  const float* lrFixed;
-  float* lrOut;                  // the schedule's value (the plan's lr_schedule result), may be null
-  int optimizer;                 // 1 adam, 2 sgd
-  double beta1, beta2, eps, weightDecay, momentum;
-  int decoupled, nesterov;
-  float* newScale;               // update_scale, in place (null: no dynamic scaling)
-  int* growthTracker;
-  double growth, backoff;
-  long long interval;
-  AmpStepScalars* out;
-};
 
 template <int G>
 __device__ __forceinline__ float amp_mt_load(const void* p, long long i) {
@@ -125,15 +88,24 @@ extern "C" __global__ void __launch_bounds__(256) amp_step_finalize(AmpFinalizeA
     s.clipCoef = amp_clip_coef(norm, a.maxNorm);
   }
   long long step = 0;
-  if (a.step) {
-    amp_step_counters(a.step, a.skipped, s.found);
-    step = *a.step;
+  if (a.stepIn) {
+    long long applied = *a.stepIn, skipped = *a.skippedIn;
+    amp_step_counters(&applied, &skipped, s.found);
+    *a.stepOut = applied;
+    *a.skippedOut = skipped;
+    step = applied;
   }
   s.lr = a.lrFixed ? *a.lrFixed : amp_lr_schedule(a.lrCosine != 0, a.baseLr, a.warmup, a.total, a.minLr, step);
   if (a.lrOut) *a.lrOut = s.lr;
   if (a.optimizer == 1) s.adam = amp_adam_step(s.lr, step, a.beta1, a.beta2, a.eps, a.weightDecay, a.decoupled != 0);
   if (a.optimizer == 2) s.sgd = amp_sgd_step(s.lr, a.momentum, a.weightDecay, a.nesterov != 0);
-  if (a.newScale) amp_update_scale(a.newScale, a.growthTracker, s.found, a.growth, a.backoff, a.interval);
+  if (a.scaleOut) {
+    float scale = *a.scaleIn;
+    int tracker = *a.trackerIn;
+    amp_update_scale(&scale, &tracker, s.found, a.growth, a.backoff, a.interval);
+    *a.scaleOut = scale;
+    *a.trackerOut = tracker;
+  }
   *a.out = s;
 }
 
