@@ -1,5 +1,6 @@
 // The device registry: which executor serves each Device.
 #include "runtime/devices/cpu/CpuExecutor.h"
+#include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/reference/ReferenceExecutor.h"
 #include "runtime/exec/Session.h"
 
@@ -9,6 +10,7 @@ absl::StatusOr<std::unique_ptr<Executor>> makeExecutor(Device device) {
   switch (device) {
     case Device::Reference: return makeReferenceExecutor();
     case Device::Cpu: return makeCpuExecutor();
+    case Device::Cuda: return makeCudaExecutor();
   }
   return absl::InvalidArgumentError("unknown device");
 }

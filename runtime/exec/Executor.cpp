@@ -8,6 +8,7 @@ std::string_view deviceName(Device d) {
   switch (d) {
     case Device::Reference: return "reference";
     case Device::Cpu: return "cpu";
+    case Device::Cuda: return "cuda";
   }
   return "?";
 }
@@ -15,8 +16,7 @@ std::string_view deviceName(Device d) {
 absl::StatusOr<Device> parseDevice(std::string_view name) {
   if (name == "reference") return Device::Reference;
   if (name == "cpu") return Device::Cpu;
-  if (name == "cuda")
-    return absl::UnimplementedError("device 'cuda' is not available in this build yet; use --device=cpu");
+  if (name == "cuda") return Device::Cuda;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown device '", std::string(name), "' (expected reference, cpu or cuda)"));
 }

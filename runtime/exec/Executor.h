@@ -20,7 +20,7 @@ namespace amp::rt {
 
 class Communicator;
 
-enum class Device { Reference, Cpu };
+enum class Device { Reference, Cpu, Cuda };
 std::string_view deviceName(Device d);
 absl::StatusOr<Device> parseDevice(std::string_view name);
 
@@ -64,6 +64,16 @@ class Executor {
   // op and location; nothing runs before prepare has accepted the whole entry.
   virtual absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan,
                                                                  const EntryPoint& entry) = 0;
+  // A device that keeps params and state in its own memory (cuda) copies its newer values into
+  // the session's tensors here; the session calls it before anything reads them (checkpoints,
+  // logs of state, gathers). Host devices update those tensors in place and have nothing to do.
+  virtual absl::Status downloadPersistent(absl::Span<Tensor* const> persistent) {
+    (void)persistent;
+    return absl::OkStatus();
+  }
+  // The session replaced persistent values (params loaded, a checkpoint restored): a device
+  // holding its own copies uploads them before its next run.
+  virtual void persistentChanged() {}
 };
 
 // The executor for a device (the registry lives with the devices: runtime/devices/Devices.cpp).

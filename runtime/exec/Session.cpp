@@ -85,6 +85,7 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::ve
     std::memcpy(persistent_[id].data(), nt.tensor.data(), nt.tensor.nbytes());
     if (loaded) loaded->push_back(nt.name);
   }
+  executor_->persistentChanged();
   return refreshCasts();  // low-precision copies follow their new masters
 }
 
@@ -128,6 +129,7 @@ absl::Status Session::restore(const std::vector<NamedTensor>& tensors) {
   for (size_t i = 0; i < plan_->buffers.size(); ++i)
     if (persistentPtrs_[i])
       std::memcpy(persistent_[i].data(), byName[plan_->buffers[i].name]->data(), persistent_[i].nbytes());
+  executor_->persistentChanged();
   return absl::OkStatus();
 }
 

@@ -37,6 +37,9 @@ class Session {
   // every one of them, with the exact dtype and shape, and sets all or nothing.
   std::vector<NamedTensorRef> persistent() const;
   absl::Status restore(const std::vector<NamedTensor>& tensors);
+  // Brings the session's param and state tensors up to date with a device that keeps its own
+  // copies (the cuda device); call before reading them. Free on host devices.
+  absl::Status syncPersistent() const { return executor_->downloadPersistent(absl::MakeConstSpan(persistentPtrs_)); }
   // Bytes of params and state (allocated once, updated in place).
   int64_t persistentBytes() const;
 

@@ -21,6 +21,7 @@ int64_t shardRanks(const Plan& plan) {
 absl::StatusOr<WholeState> wholeState(const Session& session, Communicator* comm) {
   const Plan& plan = session.plan();
   const int64_t ranks = shardRanks(plan);
+  if (auto s = session.syncPersistent(); !s.ok()) return s;
   WholeState out;
   for (const NamedTensorRef& t : session.persistent()) {
     std::optional<int32_t> id = plan.findBuffer(t.name);

@@ -8,7 +8,7 @@ namespace {
 
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
-                                       "resume", "memory-limit"};
+                                       "resume", "memory-limit", "dry-run"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -28,7 +28,10 @@ CLI::Validator atLeast(int64_t least) {
 
 void describe(CLI::App& app, RunCommandLine& cl) {
   app.add_option("model", cl.model, "MODEL.ampx (from ampc -o) or MODEL.mlir (compiled by the ampc next to amp-run)")->type_name("MODEL");
-  app.add_option("--device", cl.device, "cpu (default) or reference (the scalar oracle)")->type_name("DEVICE");
+  app.add_option("--device", cl.device, "cpu (default), reference (the scalar oracle) or cuda (a bundle compiled for cuda:sm_80|sm_90)")->type_name("DEVICE");
+  app.add_flag("--dry-run", cl.dryRun,
+               "with --device=cuda: prepare every entry on a simulated GPU (no driver needed), capture its graph and "
+               "print the operations it would run; nothing is executed");
   app.add_option("--params", cl.params, "parameter values by name (others use amp.init)")->type_name("FILE.safetensors");
   app.add_option("--data", cl.data,
                  "fashion-mnist[:DIR] or FILE.npz (arrays named like the model's input and label); "
@@ -124,6 +127,11 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
         absl::StrJoin(unused, ", "), unused.size() == 1 ? " is" : " are",
         cl.mode == RunMode::Train ? " for running one entry, not for training (--epochs/--steps)"
                                   : " for training: give --epochs=N or --steps=N (with --data)"));
+  if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
+  if (cl.dryRun)
+    for (const std::string& name : cl.given)
+      if (name != "device" && name != "dry-run" && name != "memory-limit")
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
   if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
   if (cl.mode == RunMode::Train && cl.data.empty())
     return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR] or --data=FILE.npz");

@@ -31,6 +31,7 @@
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/MetricsLog.h"
 #include "runtime/train/Trainer.h"
+#include "tools/amp-run/DryRun.h"
 #include "tools/amp-run/Options.h"
 
 namespace fs = std::filesystem;
@@ -478,6 +479,7 @@ int main(int argc, char** argv) {
                                   ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
+  if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit);
   auto session = Session::create(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
 

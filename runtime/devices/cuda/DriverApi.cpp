@@ -48,7 +48,7 @@ namespace {
   X(cublasLtGetStatusString)
 
 struct Driver {
-#define AMP_DECLARE(name) decltype(&name) name = nullptr;
+#define AMP_DECLARE(name) decltype(&::name) name = nullptr;
   AMP_CU_FUNCTIONS(AMP_DECLARE)
   AMP_LT_FUNCTIONS(AMP_DECLARE)
 #undef AMP_DECLARE

@@ -7,6 +7,8 @@
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELS_MULTITENSORARGS_H
 
 #define AMP_MT_MAX_BLOCKS 320
+// Threads per block of every multi-tensor kernel (their __launch_bounds__ and shared arrays).
+#define AMP_MT_BLOCK_THREADS 256
 // Elements one block handles: a chunk of a tensor.
 #define AMP_MT_CHUNK 65536
 // Bytes of a launch's argument block, leaving room for the kernels' scalar pointers.

@@ -1,13 +1,15 @@
-// The CUDA device's loss-scaling and optimizer kernels: one multi-tensor pass over the gradients
-// for found_inf and the sum of squares, one single-block kernel for everything per step (global
-// norm, clip coefficient, step counters, learning rate, the optimizer's step constants, the
-// scale update), and one multi-tensor optimizer pass that unscales, clips, updates the f32
-// masters and moments and writes the low-precision copy. No host synchronisation: every scalar
-// lives in device memory. ampc appends this file, after MultiTensorArgs.h, TrainMath.h and
-// TrainArgs.h (the argument structs the host fills), to the
-// CUDA kernels of every cuda bundle, behind the prelude's amp_st_bf16/amp_st_f16 conversions
-// (codegen/emit/CudaFlavour.cpp); the host fills the argument blocks
-// (runtime/devices/cuda/MultiTensor.h).
+// The CUDA device's loss-scaling, clipping and optimizer kernels, one per plan op and in the plan's
+// order, with every scalar in device memory so no step waits for the host: amp.unscale_check as a
+// multi-tensor pass writing found_inf and the unscaled gradients; amp.global_norm as per-block sums
+// of squares plus a one-block combine; amp.clip_grads as a multi-tensor scaling; step_counters,
+// lr_schedule and update_scale as one-thread kernels; and each run of adam/sgd updates as a
+// one-thread kernel for the step's constants followed by one multi-tensor pass that updates the
+// f32 masters and moments in place (and writes a low-precision copy when given one), leaving every
+// bit untouched on a skipped step. The optimizer pass can also unscale and clip on the fly
+// (AmpStepScalars), for a device that skips materialising those gradients. ampc appends this file,
+// after MultiTensorArgs.h, TrainMath.h and TrainArgs.h, to the CUDA kernels of every training
+// bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp); the host fills the
+// argument blocks (runtime/devices/cuda/MultiTensor.h, CudaUpdate.cpp).
 
 template <int G>
 __device__ __forceinline__ float amp_mt_load(const void* p, long long i) {
@@ -28,84 +30,131 @@ __device__ __forceinline__ void amp_mt_store_copy(void* p, long long i, float x)
   if (C == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
 }
 
-// found_inf and per-block sums of squares of the unscaled gradients. The caller zeroes
-// *foundInf before the launch (a memset node of the step's graph); blocks only ever set it.
-// Each block reduces in a fixed tree, so the sums are the same bits on every run.
 template <int G>
-__device__ void amp_mt_grad_stats(const AmpTensorList<1>& list, const float* scale, float* foundInf,
-                                  float* partials) {
-  __shared__ float sums[256];
+__device__ __forceinline__ void amp_mt_store(void* p, long long i, float x) {
+  if (G == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
+  if (G == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
+  if (G == 0) ((float*)p)[i] = x;
+}
+
+// The elements [begin, end) block b of a launch covers.
+template <int D>
+__device__ __forceinline__ bool amp_mt_block(const AmpTensorList<D>& list, int& t, long long& begin, long long& end) {
   const int b = blockIdx.x;
-  if (b >= list.blocks) return;
-  const int t = list.blockTensor[b];
-  const long long begin = (long long)list.blockChunk[b] * AMP_MT_CHUNK;
-  long long end = begin + AMP_MT_CHUNK;
+  if (b >= list.blocks) return false;
+  t = list.blockTensor[b];
+  begin = (long long)list.blockChunk[b] * AMP_MT_CHUNK;
+  end = begin + AMP_MT_CHUNK;
   if (end > list.numel[t]) end = list.numel[t];
+  return true;
+}
+
+// amp.unscale_check over [grad, unscaled grad]: found_inf and the unscaled gradients, each rounded
+// to its gradient's type. The caller zeroes *foundInf before the first launch (a fill node of the
+// step's graph); blocks only ever set it.
+template <int G>
+__device__ void amp_mt_unscale_check(const AmpTensorList<2>& list, const float* scale, float* foundInf) {
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
   const float invScale = scale ? amp_inv_scale(*scale) : 1.0f;
   const void* g = list.ptr[0][t];
-  float acc = 0.0f;
+  void* out = list.ptr[1][t];
   bool found = false;
   for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const float v = amp_mt_load<G>(g, i);
     if (!isfinite(v)) found = true;
-    const float u = amp_mt_round<G>(amp_unscale(v, invScale));
-    acc += u * u;
+    amp_mt_store<G>(out, i, amp_unscale(v, invScale));
   }
   if (found) *foundInf = 1.0f;
-  if (!partials) return;
+}
+
+// Per-block sums of squares of f32 gradients (amp.global_norm's first pass). Each block reduces in
+// a fixed tree, so the sums are the same bits on every run; the global-norm kernel then adds each
+// tensor's blocks in order.
+__device__ void amp_mt_sum_squares(const AmpTensorList<1>& list, float* partials) {
+  __shared__ float sums[AMP_MT_BLOCK_THREADS];
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
+  const float* g = (const float*)list.ptr[0][t];
+  float acc = 0.0f;
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) acc += g[i] * g[i];
   sums[threadIdx.x] = acc;
   __syncthreads();
   for (int half = blockDim.x / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
     __syncthreads();
   }
-  if (threadIdx.x == 0) partials[list.firstSlot + b] = sums[0];
+  if (threadIdx.x == 0) partials[list.firstSlot + blockIdx.x] = sums[0];
 }
 
-// One block of 256 threads: the tensors' norms in parallel, then thread 0 for the scalars, in
-// the plan's order (global_norm, clip_grads, step_counters, lr_schedule, the optimizer's step
-// constants, update_scale).
-extern "C" __global__ void __launch_bounds__(256) amp_step_finalize(AmpFinalizeArgs a) {
-  if (a.partials) {
-    for (int t = threadIdx.x; t < a.tensors; t += blockDim.x) {
-      float sum = 0.0f;
-      for (int s = a.tensorFirstSlot[t]; s < a.tensorFirstSlot[t + 1]; ++s) sum += a.partials[s];
-      a.norms[t] = sqrtf(sum);  // vector_norm(g, 2)
-    }
-    __syncthreads();
+// amp.global_norm from the partial sums: one block of 256 threads, the tensors' norms in parallel,
+// then thread 0 combines them in tensor order as vector_norm(stack(norms)).
+extern "C" __global__ void __launch_bounds__(256)
+    amp_global_norm(const float* partials, const int* tensorFirstSlot, int tensors, float* norms, float* out) {
+  for (int t = threadIdx.x; t < tensors; t += blockDim.x) {
+    float sum = 0.0f;
+    for (int s = tensorFirstSlot[t]; s < tensorFirstSlot[t + 1]; ++s) sum += partials[s];
+    norms[t] = sqrtf(sum);
   }
+  __syncthreads();
   if (threadIdx.x != 0) return;
+  float total = 0.0f;
+  for (int t = 0; t < tensors; ++t) total += norms[t] * norms[t];
+  *out = sqrtf(total);
+}
+
+// amp.clip_grads over [grad, clipped grad] (f32): every element times the clip coefficient.
+extern "C" __global__ void __launch_bounds__(256) amp_mt_clip(AmpTensorList<2> list, const float* norm, double maxNorm) {
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
+  const float coef = amp_clip_coef(*norm, maxNorm);
+  const float* g = (const float*)list.ptr[0][t];
+  float* out = (float*)list.ptr[1][t];
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) out[i] = g[i] * coef;
+}
+
+// amp.step_counters, amp.lr_schedule and amp.update_scale: one thread each, reading and writing
+// device scalars, so no value crosses to the host.
+extern "C" __global__ void amp_step_counters_kernel(const long long* stepIn, const long long* skippedIn,
+                                                    const float* foundInf, long long* stepOut, long long* skippedOut) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  long long step = *stepIn, skipped = *skippedIn;
+  amp_step_counters(&step, &skipped, *foundInf);
+  *stepOut = step;
+  *skippedOut = skipped;
+}
+
+extern "C" __global__ void amp_lr_schedule_kernel(const long long* step, int cosine, double base, long long warmup,
+                                                  long long total, double minLr, float* out) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) *out = amp_lr_schedule(cosine != 0, base, warmup, total, minLr, *step);
+}
+
+extern "C" __global__ void amp_update_scale_kernel(const float* scaleIn, const int* trackerIn, const float* foundInf,
+                                                   float* scaleOut, int* trackerOut, double growth, double backoff,
+                                                   long long interval) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  float scale = *scaleIn;
+  int tracker = *trackerIn;
+  amp_update_scale(&scale, &tracker, *foundInf, growth, backoff, interval);
+  *scaleOut = scale;
+  *trackerOut = tracker;
+}
+
+// The per-step constants of a run of optimizer updates that share their scalars and attributes.
+extern "C" __global__ void amp_optimizer_scalars(AmpOptimizerArgs a) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
   AmpStepScalars s;
-  s.invScale = a.scale ? amp_inv_scale(*a.scale) : 1.0f;
-  s.found = *a.foundInf;
-  s.clip = a.partials != 0;
+  s.invScale = 1.0f;
   s.clipCoef = 1.0f;
-  if (a.partials) {
-    float total = 0.0f;
-    for (int t = 0; t < a.tensors; ++t) total += a.norms[t] * a.norms[t];  // vector_norm(stack(norms))
-    const float norm = sqrtf(total);
-    if (a.totalNorm) *a.totalNorm = norm;
-    s.clipCoef = amp_clip_coef(norm, a.maxNorm);
-  }
-  long long step = 0;
-  if (a.stepIn) {
-    long long applied = *a.stepIn, skipped = *a.skippedIn;
-    amp_step_counters(&applied, &skipped, s.found);
-    *a.stepOut = applied;
-    *a.skippedOut = skipped;
-    step = applied;
-  }
-  s.lr = a.lrFixed ? *a.lrFixed : amp_lr_schedule(a.lrCosine != 0, a.baseLr, a.warmup, a.total, a.minLr, step);
-  if (a.lrOut) *a.lrOut = s.lr;
-  if (a.optimizer == 1) s.adam = amp_adam_step(s.lr, step, a.beta1, a.beta2, a.eps, a.weightDecay, a.decoupled != 0);
+  s.clip = 0;
+  s.found = *a.foundInf;
+  s.lr = *a.lr;
+  if (a.optimizer == 1 && !amp_found(s.found))
+    s.adam = amp_adam_step(s.lr, *a.step, a.beta1, a.beta2, a.eps, a.weightDecay, a.decoupled != 0);
   if (a.optimizer == 2) s.sgd = amp_sgd_step(s.lr, a.momentum, a.weightDecay, a.nesterov != 0);
-  if (a.scaleOut) {
-    float scale = *a.scaleIn;
-    int tracker = *a.trackerIn;
-    amp_update_scale(&scale, &tracker, s.found, a.growth, a.backoff, a.interval);
-    *a.scaleOut = scale;
-    *a.trackerOut = tracker;
-  }
   *a.out = s;
 }
 
@@ -165,21 +214,19 @@ __device__ void amp_mt_sgd(const AmpTensorList<4>& list, const AmpStepScalars* s
   }
 }
 
-// A standalone scale update, for plans whose update_scale is not part of a finalize.
-extern "C" __global__ void amp_update_scale_kernel(float* scale, int* tracker, const float* foundInf, double growth,
-                                                   double backoff, long long interval) {
-  if (blockIdx.x == 0 && threadIdx.x == 0) amp_update_scale(scale, tracker, *foundInf, growth, backoff, interval);
-}
-
 // The entry points, by gradient type (f32, bf16, f16) and low-precision copy (none, bf16, f16).
-#define AMP_GRAD_STATS(name, G)                                                                        \
-  extern "C" __global__ void __launch_bounds__(256)                                                    \
-      amp_mt_grad_stats_##name(AmpTensorList<1> list, const float* scale, float* foundInf, float* partials) { \
-    amp_mt_grad_stats<G>(list, scale, foundInf, partials);                                             \
+#define AMP_UNSCALE_CHECK(name, G)                                                                       \
+  extern "C" __global__ void __launch_bounds__(256)                                                      \
+      amp_mt_unscale_check_##name(AmpTensorList<2> list, const float* scale, float* foundInf) {          \
+    amp_mt_unscale_check<G>(list, scale, foundInf);                                                      \
   }
-AMP_GRAD_STATS(f32, 0)
-AMP_GRAD_STATS(bf16, 1)
-AMP_GRAD_STATS(f16, 2)
+AMP_UNSCALE_CHECK(f32, 0)
+AMP_UNSCALE_CHECK(bf16, 1)
+AMP_UNSCALE_CHECK(f16, 2)
+
+extern "C" __global__ void __launch_bounds__(256) amp_mt_sum_squares_f32(AmpTensorList<1> list, float* partials) {
+  amp_mt_sum_squares(list, partials);
+}
 
 #define AMP_OPTIMIZER(kind, depth, gname, G, cname, C)                                                  \
   extern "C" __global__ void __launch_bounds__(256)                                                    \

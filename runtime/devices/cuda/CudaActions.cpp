@@ -1,0 +1,555 @@
+#include "runtime/devices/cuda/CudaActions.h"
+
+#include <type_traits>
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cuda/LaunchConfig.h"
+#include "runtime/devices/cuda/MultiTensor.h"
+#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
+#include "runtime/devices/cuda/kernels/TrainArgs.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+// The kernels' names for an element type: f32, bf16, f16.
+std::optional<std::string> floatSuffix(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::BF16: return "bf16";
+    case DType::F16: return "f16";
+    default: return std::nullopt;
+  }
+}
+
+// Attribute values equal (tensor attributes never are: updates have none).
+bool sameAttr(const AttrValue& a, const AttrValue& b) {
+  if (a.index() != b.index() || std::holds_alternative<Tensor>(a)) return false;
+  return std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Tensor>) {
+          return false;
+        } else {
+          return x == std::get<T>(b);
+        }
+      },
+      a);
+}
+
+template <class T>
+T* device(DevicePtr p) {
+  return reinterpret_cast<T*>(static_cast<uintptr_t>(p));
+}
+
+}  // namespace
+
+DeviceMemory::~DeviceMemory() {
+  for (DevicePtr p : device_) api_.release(p);
+  for (void* p : pinned_) api_.releasePinned(p);
+}
+
+absl::StatusOr<DevicePtr> DeviceMemory::device(int64_t bytes) {
+  auto p = api_.allocate(bytes);
+  if (p.ok()) device_.push_back(*p);
+  return p;
+}
+
+absl::StatusOr<uint8_t*> DeviceMemory::pinned(int64_t bytes) {
+  auto p = api_.allocatePinned(bytes);
+  if (!p.ok()) return p.status();
+  pinned_.push_back(*p);
+  return static_cast<uint8_t*>(*p);
+}
+
+Action Action::hostToDevice(DevicePtr dst, uint8_t* host, int64_t bytes, std::string what) {
+  Action a;
+  a.kind = Kind::HostToDevice;
+  a.dst = dst;
+  a.host = host;
+  a.bytes = bytes;
+  a.what = "copy in: " + what;
+  return a;
+}
+
+Action Action::deviceToHost(uint8_t* host, DevicePtr src, int64_t bytes, std::string what) {
+  Action a;
+  a.kind = Kind::DeviceToHost;
+  a.src = src;
+  a.host = host;
+  a.bytes = bytes;
+  a.what = "copy out: " + what;
+  return a;
+}
+
+absl::Status Action::enqueue(GpuApi& api) {
+  switch (kind) {
+    case Kind::Launch: {
+      std::vector<void*> params;
+      params.reserve(args.size());
+      for (std::vector<uint8_t>& v : args) params.push_back(v.data());
+      return api.launch(fn, blocks, threads, params.data());
+    }
+    case Kind::Gemm: return api.gemm(gemm, a, b, bias, d);
+    case Kind::Copy: return api.copyOnDevice(dst, src, bytes);
+    case Kind::Fill: return api.fill32(dst, value, bytes / 4);
+    case Kind::HostToDevice: return api.copyToDevice(dst, host, bytes);
+    case Kind::DeviceToHost: return api.copyToHost(host, src, bytes);
+  }
+  return absl::InternalError("unknown action");
+}
+
+absl::StatusOr<KernelFn> ActionBuilder::kernel(const std::string& name) {
+  if (auto it = kernels_.find(name); it != kernels_.end()) return it->second;
+  auto fn = api_.function(name);
+  if (!fn.ok()) return fn.status();
+  kernels_.emplace(name, *fn);
+  return *fn;
+}
+
+Action ActionBuilder::launch(const std::string& name, size_t s) {
+  Action a;
+  a.kind = Action::Kind::Launch;
+  a.what = absl::StrCat("step ", s, " ", entry_.steps[s].op, ": ", name);
+  return a;
+}
+
+absl::StatusOr<DevicePtr> ActionBuilder::scratch(int64_t bytes) {
+  report_.scratchBytes += bytes;
+  return memory_.device(bytes > 0 ? bytes : 1);
+}
+
+void ActionBuilder::copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::string what) {
+  Action a;
+  a.kind = Action::Kind::Copy;
+  a.dst = dst;
+  a.src = src;
+  a.bytes = bytes;
+  a.what = "copy: " + what;
+  actions_.push_back(std::move(a));
+  ++report_.copies;
+}
+
+absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  absl::Status status = absl::OkStatus();
+  if (step.kind == StepKind::Alias) return 1;  // a view: the memory plan gave it its source's storage
+  if (step.attrs.has("cuda_symbol")) {
+    status = generated(s);
+  } else if (step.op == "amp.linear" || step.op == "amp.matmul") {
+    status = gemm(s);
+  } else if (step.op == "amp.unscale_check") {
+    status = unscaleCheck(s);
+  } else if (step.op == "amp.global_norm") {
+    status = globalNorm(s);
+  } else if (step.op == "amp.clip_grads") {
+    status = clipGrads(s);
+  } else if (step.op == "amp.step_counters" || step.op == "amp.lr_schedule" || step.op == "amp.update_scale") {
+    status = scalarKernel(s);
+  } else if (step.op == "amp.adam_update" || step.op == "amp.sgd_update") {
+    return updates(s);
+  } else {
+    return 0;
+  }
+  if (!status.ok()) return status;
+  return 1;
+}
+
+// A kernel ampc generated (a fused region, or a lone elementwise op): its inputs, then its
+// results, by pointer; one thread per vector of cuda_vector_width elements, or per column for a
+// kernel ending in row reductions, capped at one wave of the GPU (grid-stride loops).
+absl::Status ActionBuilder::generated(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  auto symbol = step.attrs.getString(step.op, "cuda_symbol");
+  if (!symbol.ok()) return symbol.status();
+  auto width = step.attrs.getInt(step.op, "cuda_vector_width", 1);
+  if (!width.ok()) return width.status();
+  if (*width < 1 || *width > 16) return absl::InvalidArgumentError(absl::StrCat("cuda_vector_width ", *width, " outside [1, 16]"));
+  int64_t items = 0;
+  if (step.attrs.has("reduced_results")) {
+    auto rowLength = step.attrs.getInt(step.op, "row_length");
+    if (!rowLength.ok()) return rowLength.status();
+    items = *rowLength;
+  } else {
+    const Shape& space = step.op == "amp.fused" && !step.body.empty() && !step.body[0].results.empty()
+                             ? step.locals[step.body[0].results[0]].shape
+                             : plan_.buffers[step.results[0]].shape;
+    items = workItems(numElements(space), static_cast<int>(*width));
+  }
+  auto fn = kernel(*symbol);
+  if (!fn.ok()) return fn.status();
+  Action a = launch(*symbol, s);
+  a.fn = *fn;
+  const LaunchConfig grid = gridStrideLaunch(items, api_.info().multiprocessors);
+  a.blocks = grid.blocks;
+  a.threads = grid.threads;
+  for (int32_t id : step.operands) a.arg(ptr_[id]);
+  for (int32_t id : step.results) a.arg(ptr_[id]);
+  actions_.push_back(std::move(a));
+  ++report_.kernels;
+  return absl::OkStatus();
+}
+
+absl::Status ActionBuilder::gemm(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  GemmProblem p;
+  const bool linear = step.op == "amp.linear";
+  if (step.operands.size() < 2 || step.results.size() != 1 || (!linear && step.operands.size() != 2) ||
+      step.operands.size() > 3)
+    return absl::InvalidArgumentError("expected the GEMM's operands and one result");
+  const BufferDesc& x = plan_.buffers[step.operands[0]];
+  const BufferDesc& w = plan_.buffers[step.operands[1]];
+  if (linear) {
+    auto tw = step.attrs.getBool(step.op, "transpose_w", true);
+    if (!tw.ok()) return tw.status();
+    auto activation = step.attrs.getString(step.op, "activation", "none");
+    if (!activation.ok()) return activation.status();
+    if (*activation != "none" && *activation != "relu")
+      return absl::InvalidArgumentError(absl::StrCat("activation \"", *activation, "\" has no cuBLASLt epilogue"));
+    p = linearProblem(x.dtype, x.shape, w.shape, *tw, step.operands.size() == 3, *activation == "relu");
+  } else {
+    auto ta = step.attrs.getBool(step.op, "transpose_a", false);
+    auto tb = step.attrs.getBool(step.op, "transpose_b", false);
+    if (!ta.ok()) return ta.status();
+    if (!tb.ok()) return tb.status();
+    p.dtype = x.dtype;
+    p.a = x.shape;
+    p.b = w.shape;
+    p.transA = *ta;
+    p.transB = *tb;
+  }
+  for (int32_t id : step.operands)
+    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("GEMM operands of different types");
+  const BufferDesc& out = plan_.buffers[step.results[0]];
+  if (out.dtype != x.dtype) return absl::InvalidArgumentError("the GEMM's result must have its operands' type");
+  auto plan = planGemm(p);
+  if (!plan.ok()) return plan.status();
+  if (numElements(plan->resultShape) != out.numel())
+    return absl::InvalidArgumentError(absl::StrCat("the GEMM computes ", shapeToString(plan->resultShape),
+                                                   ", the plan's result is ", shapeToString(out.shape)));
+  auto id = api_.prepareGemm(*plan);
+  if (!id.ok()) return id.status();
+  Action a;
+  a.kind = Action::Kind::Gemm;
+  a.what = absl::StrCat("step ", s, " ", step.op, ": cuBLASLt ", std::string(dtypeName(p.dtype)), " ", plan->m, " x ",
+                        plan->n, " x ", plan->k, plan->batch > 1 ? absl::StrCat(" in ", plan->batch, " batches") : "",
+                        " ", std::string(gemmEpilogueName(plan->epilogue)));
+  a.gemm = *id;
+  a.a = ptr_[step.operands[0]];
+  a.b = ptr_[step.operands[1]];
+  a.bias = step.operands.size() == 3 ? ptr_[step.operands[2]] : 0;
+  a.d = ptr_[step.results[0]];
+  actions_.push_back(std::move(a));
+  ++report_.gemms;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// One multi-tensor kernel over `tensors` (indices into the step's operand lists), with Depth
+// pointers each from `pointer(d, t)`; `extra` appends the kernel's other arguments.
+template <int Depth, class PointerOf, class Extra>
+absl::Status listLaunches(std::vector<Action>& actions, EntryReport& report, const Action& prototype,
+                          const std::vector<int64_t>& numels, PointerOf pointer, Extra extra) {
+  auto schedule = scheduleMultiTensor(numels, Depth);
+  if (!schedule.ok()) return schedule.status();
+  for (const MultiTensorLaunch& l : schedule->launches) {
+    Action a = prototype;
+    AmpTensorList<Depth> list;
+    fillTensorList<Depth>(l, numels, pointer, list);
+    a.arg(list);
+    extra(a, l);
+    a.blocks = static_cast<int64_t>(l.blocks.size());
+    a.threads = AMP_MT_BLOCK_THREADS;
+    a.what += absl::StrCat(" (", l.tensors.size(), " tensors, ", l.blocks.size(), " blocks)");
+    actions.push_back(std::move(a));
+    ++report.multiTensorLaunches;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ActionBuilder::unscaleCheck(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const size_t n = step.results.size() - 1;
+  if (step.results.size() < 2 || (step.operands.size() != n && step.operands.size() != n + 1))
+    return absl::InvalidArgumentError("expected gradients, an optional scale, their unscaled copies and found_inf");
+  const DevicePtr scale = step.operands.size() == n + 1 ? ptr_[step.operands[n]] : 0;
+  const DevicePtr found = ptr_[step.results[n]];
+  Action fill;
+  fill.kind = Action::Kind::Fill;
+  fill.dst = found;
+  fill.bytes = 4;
+  fill.what = absl::StrCat("step ", s, " amp.unscale_check: found_inf = 0");
+  actions_.push_back(std::move(fill));
+  ++report_.fills;
+  // One launch sequence per gradient type.
+  std::map<DType, std::vector<size_t>> byType;
+  for (size_t i = 0; i < n; ++i) {
+    const BufferDesc& g = plan_.buffers[step.operands[i]];
+    const BufferDesc& r = plan_.buffers[step.results[i]];
+    if (!floatSuffix(g.dtype) || r.dtype != g.dtype || r.numel() != g.numel())
+      return absl::InvalidArgumentError(absl::StrCat("gradient ", i, " must be f32, bf16 or f16 with a result like it"));
+    byType[g.dtype].push_back(i);
+  }
+  for (const auto& [type, members] : byType) {
+    const std::string name = "amp_mt_unscale_check_" + *floatSuffix(type);
+    auto fn = kernel(name);
+    if (!fn.ok()) return fn.status();
+    Action proto = launch(name, s);
+    proto.fn = *fn;
+    std::vector<int64_t> numels;
+    for (size_t i : members) numels.push_back(plan_.buffers[step.operands[i]].numel());
+    auto pointer = [&](int d, int32_t t) {
+      const size_t i = members[static_cast<size_t>(t)];
+      return device<void>(ptr_[d == 0 ? step.operands[i] : step.results[i]]);
+    };
+    auto extra = [&](Action& a, const MultiTensorLaunch&) {
+      a.arg(device<const float>(scale));
+      a.arg(device<float>(found));
+    };
+    if (auto st = listLaunches<2>(actions_, report_, proto, numels, pointer, extra); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ActionBuilder::globalNorm(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  if (step.operands.empty() || step.results.size() != 1) return absl::InvalidArgumentError("expected gradients and one result");
+  std::vector<int64_t> numels;
+  for (int32_t id : step.operands) {
+    if (plan_.buffers[id].dtype != DType::F32) return absl::InvalidArgumentError("global_norm takes f32 gradients");
+    numels.push_back(plan_.buffers[id].numel());
+  }
+  auto schedule = scheduleMultiTensor(numels, 1);
+  if (!schedule.ok()) return schedule.status();
+  const int tensors = static_cast<int>(numels.size());
+  auto partials = scratch(int64_t{4} * schedule->slots);
+  auto firstSlot = scratch(int64_t{4} * (tensors + 1));
+  auto norms = scratch(int64_t{4} * tensors);
+  if (!partials.ok()) return partials.status();
+  if (!firstSlot.ok()) return firstSlot.status();
+  if (!norms.ok()) return norms.status();
+  // The slot table is constant: written once, now.
+  if (auto st = api_.copyToDevice(*firstSlot, schedule->tensorFirstSlot.data(), int64_t{4} * (tensors + 1)); !st.ok()) return st;
+  if (auto st = api_.synchronize(); !st.ok()) return st;
+  auto sums = kernel("amp_mt_sum_squares_f32");
+  if (!sums.ok()) return sums.status();
+  Action proto = launch("amp_mt_sum_squares_f32", s);
+  proto.fn = *sums;
+  auto pointer = [&](int, int32_t t) { return device<void>(ptr_[step.operands[static_cast<size_t>(t)]]); };
+  const DevicePtr partialsPtr = *partials;
+  auto extra = [&](Action& a, const MultiTensorLaunch&) { a.arg(device<float>(partialsPtr)); };
+  if (auto st = listLaunches<1>(actions_, report_, proto, numels, pointer, extra); !st.ok()) return st;
+  auto combine = kernel("amp_global_norm");
+  if (!combine.ok()) return combine.status();
+  Action a = launch("amp_global_norm", s);
+  a.fn = *combine;
+  a.blocks = 1;
+  a.threads = AMP_MT_BLOCK_THREADS;
+  a.arg(device<const float>(*partials));
+  a.arg(device<const int>(*firstSlot));
+  a.arg(tensors);
+  a.arg(device<float>(*norms));
+  a.arg(device<float>(ptr_[step.results[0]]));
+  actions_.push_back(std::move(a));
+  ++report_.multiTensorLaunches;
+  return absl::OkStatus();
+}
+
+absl::Status ActionBuilder::clipGrads(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const size_t n = step.results.size();
+  if (n < 1 || step.operands.size() != n + 1) return absl::InvalidArgumentError("expected gradients, the norm and their clipped copies");
+  auto maxNorm = step.attrs.getDouble(step.op, "max_norm");
+  if (!maxNorm.ok()) return maxNorm.status();
+  std::vector<int64_t> numels;
+  for (size_t i = 0; i < n; ++i) {
+    if (plan_.buffers[step.operands[i]].dtype != DType::F32 || plan_.buffers[step.results[i]].dtype != DType::F32)
+      return absl::InvalidArgumentError("clip_grads takes f32 gradients");
+    numels.push_back(plan_.buffers[step.operands[i]].numel());
+  }
+  auto fn = kernel("amp_mt_clip");
+  if (!fn.ok()) return fn.status();
+  Action proto = launch("amp_mt_clip", s);
+  proto.fn = *fn;
+  const DevicePtr norm = ptr_[step.operands[n]];
+  auto pointer = [&](int d, int32_t t) {
+    const size_t i = static_cast<size_t>(t);
+    return device<void>(ptr_[d == 0 ? step.operands[i] : step.results[i]]);
+  };
+  auto extra = [&](Action& a, const MultiTensorLaunch&) {
+    a.arg(device<const float>(norm));
+    a.arg(*maxNorm);
+  };
+  return listLaunches<2>(actions_, report_, proto, numels, pointer, extra);
+}
+
+absl::Status ActionBuilder::scalarKernel(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  auto in = [&](size_t i) { return ptr_[step.operands[i]]; };
+  auto out = [&](size_t i) { return ptr_[step.results[i]]; };
+  Action a;
+  if (step.op == "amp.step_counters") {
+    if (step.operands.size() != 3 || step.results.size() != 2) return absl::InvalidArgumentError("expected (step, skipped, found_inf) -> (step, skipped)");
+    a = launch("amp_step_counters_kernel", s);
+    a.arg(device<const long long>(in(0)));
+    a.arg(device<const long long>(in(1)));
+    a.arg(device<const float>(in(2)));
+    a.arg(device<long long>(out(0)));
+    a.arg(device<long long>(out(1)));
+  } else if (step.op == "amp.lr_schedule") {
+    if (step.operands.size() != 1 || step.results.size() != 1) return absl::InvalidArgumentError("expected (step) -> (lr)");
+    auto kind = step.attrs.getString(step.op, "kind");
+    auto base = step.attrs.getDouble(step.op, "base_lr");
+    auto warmup = step.attrs.getInt(step.op, "warmup_steps", 0);
+    auto total = step.attrs.getInt(step.op, "total_steps", 0);
+    auto minLr = step.attrs.getDouble(step.op, "min_lr", 0.0);
+    for (const absl::Status& st : {kind.status(), base.status(), warmup.status(), total.status(), minLr.status()})
+      if (!st.ok()) return st;
+    if (*kind != "constant" && *kind != "cosine") return absl::InvalidArgumentError("kind must be constant or cosine");
+    if (*kind == "cosine" && *total <= *warmup) return absl::InvalidArgumentError("cosine needs total_steps > warmup_steps");
+    a = launch("amp_lr_schedule_kernel", s);
+    a.arg(device<const long long>(in(0)));
+    a.arg(int32_t{*kind == "cosine"});
+    a.arg(*base);
+    a.arg(static_cast<long long>(*warmup));
+    a.arg(static_cast<long long>(*total));
+    a.arg(*minLr);
+    a.arg(device<float>(out(0)));
+  } else {
+    if (step.operands.size() != 3 || step.results.size() != 2) return absl::InvalidArgumentError("expected (scale, growth_tracker, found_inf) -> (scale, growth_tracker)");
+    auto growth = step.attrs.getDouble(step.op, "growth_factor");
+    auto backoff = step.attrs.getDouble(step.op, "backoff_factor");
+    auto interval = step.attrs.getInt(step.op, "growth_interval");
+    for (const absl::Status& st : {growth.status(), backoff.status(), interval.status()})
+      if (!st.ok()) return st;
+    a = launch("amp_update_scale_kernel", s);
+    a.arg(device<const float>(in(0)));
+    a.arg(device<const int>(in(1)));
+    a.arg(device<const float>(in(2)));
+    a.arg(device<float>(out(0)));
+    a.arg(device<int>(out(1)));
+    a.arg(*growth);
+    a.arg(*backoff);
+    a.arg(static_cast<long long>(*interval));
+  }
+  const std::string name = a.what.substr(a.what.rfind(' ') + 1);
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  a.fn = *fn;
+  a.blocks = 1;
+  a.threads = 1;
+  actions_.push_back(std::move(a));
+  ++report_.multiTensorLaunches;
+  return absl::OkStatus();
+}
+
+// A run of adam (or sgd) updates sharing their attributes, scalar operands and gradient type: the
+// step's constants once, then one multi-tensor pass updating every param and its moments in place.
+// Each result starts as a copy of its operand unless the memory plan already made them one buffer.
+absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
+  const PlanStep& first = entry_.steps[s];
+  const bool adam = first.op == "amp.adam_update";
+  const size_t scalars = adam ? 4 : 2;  // adam: step, lr, found; sgd: lr, found
+  const size_t expectOperands = adam ? 7 : first.operands.size();
+  if (first.operands.size() != expectOperands || (!adam && first.operands.size() != 4 && first.operands.size() != 5))
+    return absl::InvalidArgumentError("unexpected operands for the optimizer update");
+  const bool momentum = !adam && first.operands.size() == 5;
+  const size_t states = adam ? 3 : (momentum ? 2 : 1);  // param [, exp_avg, exp_avg_sq | momentum_buffer]
+  if (first.results.size() != states) return absl::InvalidArgumentError("unexpected results for the optimizer update");
+  const DType gradType = plan_.buffers[first.operands[1]].dtype;
+  if (!floatSuffix(gradType)) return absl::InvalidArgumentError("gradients must be f32, bf16 or f16");
+  auto sameRun = [&](const PlanStep& st) {
+    if (st.op != first.op || st.operands.size() != first.operands.size() || st.results.size() != first.results.size() ||
+        plan_.buffers[st.operands[1]].dtype != gradType)
+      return false;
+    for (size_t k = scalars; k < scalars + (adam ? 3 : 2); ++k)
+      if (st.operands[k] != first.operands[k]) return false;
+    if (st.attrs.size() != first.attrs.size()) return false;
+    for (const auto& [name, value] : first.attrs) {
+      const AttrValue* other = st.attrs.find(name);
+      if (!other || !sameAttr(*other, value)) return false;
+    }
+    return true;
+  };
+  size_t end = s + 1;
+  while (end < entry_.steps.size() && sameRun(entry_.steps[end])) ++end;
+
+  // Operand indices of each state (param, moments) and the results they become.
+  const std::vector<size_t> stateOperand = adam ? std::vector<size_t>{0, 2, 3} : (momentum ? std::vector<size_t>{0, 4} : std::vector<size_t>{0});
+  std::vector<int64_t> numels;
+  for (size_t k = s; k < end; ++k) {
+    const PlanStep& st = entry_.steps[k];
+    const BufferDesc& p = plan_.buffers[st.operands[0]];
+    if (p.dtype != DType::F32 || plan_.buffers[st.operands[1]].numel() != p.numel())
+      return absl::InvalidArgumentError(absl::StrCat("step ", k, ": the param must be f32 and the gradient its size"));
+    for (size_t j = 0; j < states; ++j) {
+      const BufferDesc& in = plan_.buffers[st.operands[stateOperand[j]]];
+      const BufferDesc& out = plan_.buffers[st.results[j]];
+      if (in.dtype != DType::F32 || in.numel() != p.numel() || out.dtype != DType::F32 || out.numel() != p.numel())
+        return absl::InvalidArgumentError(absl::StrCat("step ", k, ": optimizer state must be f32 like its param"));
+      if (ptr_[st.results[j]] != ptr_[st.operands[stateOperand[j]]])
+        copy(ptr_[st.results[j]], ptr_[st.operands[stateOperand[j]]], in.byteSize(),
+             absl::StrCat("step ", k, " ", st.op, ": ", plan_.buffers[st.results[j]].name, " <- ", in.name));
+    }
+    numels.push_back(p.numel());
+  }
+
+  auto stepScalars = scratch(static_cast<int64_t>(sizeof(AmpStepScalars)));
+  if (!stepScalars.ok()) return stepScalars.status();
+  AmpOptimizerArgs args = {};
+  args.optimizer = adam ? 1 : 2;
+  args.lr = device<const float>(ptr_[first.operands[adam ? 5 : 2]]);
+  args.foundInf = device<const float>(ptr_[first.operands[adam ? 6 : 3]]);
+  args.step = adam ? device<const long long>(ptr_[first.operands[4]]) : nullptr;
+  auto attr = [&](const char* name, double dflt) { return first.attrs.getDouble(first.op, name, dflt); };
+  auto flag = [&](const char* name) { return first.attrs.getBool(first.op, name, false); };
+  auto beta1 = attr("beta1", 0.9), beta2 = attr("beta2", 0.999), eps = attr("eps", 1e-8), wd = attr("weight_decay", 0.0),
+       mom = attr("momentum", 0.0);
+  auto decoupled = flag("decoupled"), nesterov = flag("nesterov");
+  for (const absl::Status& st : {beta1.status(), beta2.status(), eps.status(), wd.status(), mom.status(),
+                                 decoupled.status(), nesterov.status()})
+    if (!st.ok()) return st;
+  if (!adam && (*mom != 0.0) != momentum) return absl::InvalidArgumentError("momentum and the momentum_buffer disagree");
+  args.beta1 = *beta1;
+  args.beta2 = *beta2;
+  args.eps = *eps;
+  args.weightDecay = *wd;
+  args.momentum = *mom;
+  args.decoupled = *decoupled;
+  args.nesterov = *nesterov;
+  args.out = device<AmpStepScalars>(*stepScalars);
+  auto scalarsFn = kernel("amp_optimizer_scalars");
+  if (!scalarsFn.ok()) return scalarsFn.status();
+  Action a = launch("amp_optimizer_scalars", s);
+  a.fn = *scalarsFn;
+  a.blocks = 1;
+  a.threads = 1;
+  a.arg(args);
+  actions_.push_back(std::move(a));
+  ++report_.multiTensorLaunches;
+
+  const std::string name = absl::StrCat("amp_mt_", adam ? "adam_" : "sgd_", *floatSuffix(gradType), "_none");
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  Action proto = launch(name, s);
+  proto.fn = *fn;
+  proto.what += absl::StrCat(" for steps ", s, "..", end - 1);
+  const DevicePtr scalarsPtr = *stepScalars;
+  auto extra = [&](Action& l, const MultiTensorLaunch&) { l.arg(device<const AmpStepScalars>(scalarsPtr)); };
+  // [grad, param, exp_avg, exp_avg_sq, copy] or [grad, param, momentum_buffer, copy]; no copy.
+  auto pointer = [&](int d, int32_t t) -> void* {
+    const PlanStep& st = entry_.steps[s + static_cast<size_t>(t)];
+    if (d == 0) return device<void>(ptr_[st.operands[1]]);
+    const size_t j = static_cast<size_t>(d - 1);
+    return j < states ? device<void>(ptr_[st.results[j]]) : nullptr;
+  };
+  absl::Status st = adam ? listLaunches<5>(actions_, report_, proto, numels, pointer, extra)
+                         : listLaunches<4>(actions_, report_, proto, numels, pointer, extra);
+  if (!st.ok()) return st;
+  return end - s;
+}
+
+}  // namespace amp::rt::cuda

@@ -1,0 +1,102 @@
+// The cuda device's lowering of plan steps to the operations its graph captures: kernel launches
+// (generated kernels, the multi-tensor scaler/optimizer kernels), cuBLASLt GEMMs, copies and fills.
+// Everything is decided at prepare time: device addresses, launch grids, argument bytes, GEMM
+// algorithms, multi-tensor argument blocks; capturing only replays the list.
+#ifndef AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
+#define AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt::cuda {
+
+// Device and pinned memory owned by an executor or an entry, released with it.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(GpuApi& api) : api_(api) {}
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  absl::StatusOr<DevicePtr> device(int64_t bytes);
+  absl::StatusOr<uint8_t*> pinned(int64_t bytes);
+
+ private:
+  GpuApi& api_;
+  std::vector<DevicePtr> device_;
+  std::vector<void*> pinned_;
+};
+
+// One captured operation.
+struct Action {
+  enum class Kind { Launch, Gemm, Copy, Fill, HostToDevice, DeviceToHost } kind = Kind::Launch;
+  std::string what;  // "step 12 amp.linear: gemm 256 x 128 x 784 RELU_BIAS", for reports and errors
+  // Launch: the kernel, its grid and the bytes of each argument in order.
+  KernelFn fn = nullptr;
+  int64_t blocks = 0;
+  int threads = 256;
+  std::vector<std::vector<uint8_t>> args;
+  // Gemm
+  GemmId gemm = -1;
+  DevicePtr a = 0, b = 0, bias = 0, d = 0;
+  // Copy, Fill, HostToDevice, DeviceToHost
+  DevicePtr dst = 0, src = 0;
+  int64_t bytes = 0;
+  uint32_t value = 0;
+  uint8_t* host = nullptr;
+
+  template <class T>
+  void arg(const T& v) {
+    std::vector<uint8_t> bytesOf(sizeof(T));
+    std::memcpy(bytesOf.data(), &v, sizeof(T));
+    args.push_back(std::move(bytesOf));
+  }
+  static Action hostToDevice(DevicePtr dst, uint8_t* host, int64_t bytes, std::string what);
+  static Action deviceToHost(uint8_t* host, DevicePtr src, int64_t bytes, std::string what);
+  absl::Status enqueue(GpuApi& api);
+};
+
+// Lowers the steps of one entry, appending to `actions`.
+class ActionBuilder {
+ public:
+  ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
+                std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report)
+      : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report) {}
+
+  // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
+  // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
+  // step it recognises but cannot run as given.
+  absl::StatusOr<size_t> lower(size_t s);
+  void copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::string what);
+
+ private:
+  absl::Status generated(size_t s);
+  absl::Status gemm(size_t s);
+  absl::Status unscaleCheck(size_t s);
+  absl::Status globalNorm(size_t s);
+  absl::Status clipGrads(size_t s);
+  absl::Status scalarKernel(size_t s);
+  absl::StatusOr<size_t> updates(size_t s);
+  absl::StatusOr<KernelFn> kernel(const std::string& name);
+  Action launch(const std::string& name, size_t s);
+  // A fresh device allocation of `bytes`, counted as scratch.
+  absl::StatusOr<DevicePtr> scratch(int64_t bytes);
+
+  GpuApi& api_;
+  const Plan& plan_;
+  const EntryPoint& entry_;
+  DeviceMemory& memory_;
+  std::vector<DevicePtr>& ptr_;
+  std::vector<Action>& actions_;
+  EntryReport& report_;
+  std::map<std::string, KernelFn> kernels_;
+};
+
+}  // namespace amp::rt::cuda
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H

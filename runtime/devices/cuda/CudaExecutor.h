@@ -1,0 +1,39 @@
+// The cuda device: the plan's steps as one CUDA Graph per entry, captured on the first call and
+// replayed after. Generated kernels (fused regions and lone elementwise ops, compiled by ampc into
+// the bundle's cubin/PTX), cuBLASLt GEMMs with bias/relu epilogues, and the multi-tensor
+// scaler/optimizer kernels; params and state live in device memory across calls and entries, and
+// reach the session's tensors through Executor::downloadPersistent. docs/cuda-device.md.
+#ifndef AMP_RUNTIME_DEVICES_CUDA_CUDAEXECUTOR_H
+#define AMP_RUNTIME_DEVICES_CUDA_CUDAEXECUTOR_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/exec/Executor.h"
+
+namespace amp::rt {
+
+// The cuda device on GPU 0, through the NVIDIA driver; a clear error without one.
+absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor();
+
+namespace cuda {
+
+// The cuda device over any GpuApi (the tests pass a recording one).
+std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api);
+
+// What prepare decided for one entry, for reports, the dry run and tests.
+struct EntryReport {
+  int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
+  int64_t arenaBytes = 0, scratchBytes = 0;
+  std::string code;                  // the code object chosen ("sm_90 cubin")
+  std::vector<std::string> actions;  // one line per captured operation, in capture order
+};
+// The report of a PreparedEntry made by the cuda executor (null for other executors' entries).
+const EntryReport* reportOf(const PreparedEntry& entry);
+
+}  // namespace cuda
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_CUDAEXECUTOR_H

@@ -1,0 +1,183 @@
+#include "runtime/devices/cuda/DryRunApi.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace amp::rt::cuda {
+
+GpuInfo DryRunApi::h200() {
+  GpuInfo g;
+  g.name = "dry run (no GPU; an H200's limits)";
+  g.ccMajor = 9;
+  g.ccMinor = 0;
+  g.driverVersion = 13000;
+  g.multiprocessors = 132;
+  return g;
+}
+
+DryRunApi::DryRunApi(GpuInfo gpu) : gpu_(std::move(gpu)) {}
+
+DryRunApi::~DryRunApi() {
+  for (const auto& [p, bytes] : allocations_) std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+}
+
+absl::StatusOr<DevicePtr> DryRunApi::allocate(int64_t bytes) {
+  if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
+  const size_t size = static_cast<size_t>((bytes + 255) / 256 * 256 + 256);
+  void* p = std::aligned_alloc(256, size);
+  if (!p) return absl::ResourceExhaustedError(absl::StrCat("dry run: cannot allocate ", bytes, " bytes"));
+  std::memset(p, 0, size);
+  const DevicePtr d = static_cast<DevicePtr>(reinterpret_cast<uintptr_t>(p));
+  allocations_[d] = bytes;
+  return d;
+}
+
+void DryRunApi::release(DevicePtr p) {
+  if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+}
+
+absl::StatusOr<void*> DryRunApi::allocatePinned(int64_t bytes) {
+  auto p = allocate(bytes);
+  if (!p.ok()) return p.status();
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(*p));
+}
+
+void DryRunApi::releasePinned(void* p) { release(static_cast<DevicePtr>(reinterpret_cast<uintptr_t>(p))); }
+
+bool DryRunApi::inside(DevicePtr p, int64_t bytes) const {
+  auto it = allocations_.upper_bound(p);
+  if (it == allocations_.begin()) return false;
+  --it;
+  return p >= it->first && bytes >= 0 && p - it->first + static_cast<uint64_t>(bytes) <= static_cast<uint64_t>(it->second);
+}
+
+absl::Status DryRunApi::checkRange(const std::string& what, DevicePtr p, int64_t bytes) const {
+  if (bytes == 0 || inside(p, bytes)) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("dry run: ", what, " touches ", bytes, " bytes at 0x", absl::Hex(p),
+                                          ", outside every allocation"));
+}
+
+absl::Status DryRunApi::record(std::string call) {
+  if (capturing_)
+    capture_.push_back(call);
+  calls_.push_back(std::move(call));
+  return absl::OkStatus();
+}
+
+absl::Status DryRunApi::loadModule(const std::vector<uint8_t>& image, bool ptx) {
+  if (loaded_) return absl::FailedPreconditionError("a code object is already loaded");
+  loaded_ = true;
+  ptx_ = ptx;
+  image_.assign(image.begin(), image.end());
+  return record(absl::StrCat("load ", ptx ? "ptx" : "cubin", " (", image.size(), " bytes)"));
+}
+
+absl::StatusOr<KernelFn> DryRunApi::function(const std::string& name) {
+  if (!loaded_) return absl::FailedPreconditionError("no code object loaded");
+  // PTX declares each kernel as `.entry NAME(`; a cubin (ELF) has NAME in its string table.
+  const bool present = ptx_ ? image_.find(".entry " + name + "(") != std::string::npos
+                            : image_.find(std::string(1, '\0') + name + std::string(1, '\0')) != std::string::npos;
+  if (!present)
+    return absl::NotFoundError(absl::StrCat("kernel ", name, " is not in the bundle's code object"));
+  auto [it, fresh] = functions_.emplace(name, static_cast<int>(names_.size()));
+  if (fresh) names_.push_back(name);
+  return reinterpret_cast<KernelFn>(static_cast<uintptr_t>(it->second + 1));
+}
+
+absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params) {
+  const size_t index = static_cast<size_t>(reinterpret_cast<uintptr_t>(fn)) - 1;
+  if (index >= names_.size()) return absl::InvalidArgumentError("dry run: launch of an unknown kernel");
+  if (blocks < 1 || blocks > (int64_t{1} << 31) - 1 || threads < 1 || threads > 1024)
+    return absl::InvalidArgumentError(absl::StrCat("dry run: ", names_[index], ": grid ", blocks, " x ", threads));
+  (void)params;
+  return record(absl::StrCat("launch ", names_[index], " ", blocks, "x", threads));
+}
+
+absl::Status DryRunApi::copyToDevice(DevicePtr dst, const void* src, int64_t bytes) {
+  if (auto s = checkRange("copy to device", dst, bytes); !s.ok()) return s;
+  if (!capturing_ && bytes > 0) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, static_cast<size_t>(bytes));
+  return record(absl::StrCat("copy to device ", bytes));
+}
+
+absl::Status DryRunApi::copyToHost(void* dst, DevicePtr src, int64_t bytes) {
+  if (auto s = checkRange("copy to host", src, bytes); !s.ok()) return s;
+  if (!capturing_ && bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), static_cast<size_t>(bytes));
+  return record(absl::StrCat("copy to host ", bytes));
+}
+
+absl::Status DryRunApi::copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) {
+  if (auto s = checkRange("copy (destination)", dst, bytes); !s.ok()) return s;
+  if (auto s = checkRange("copy (source)", src, bytes); !s.ok()) return s;
+  return record(absl::StrCat("copy on device ", bytes));
+}
+
+absl::Status DryRunApi::fill32(DevicePtr dst, uint32_t value, int64_t count) {
+  if (auto s = checkRange("fill", dst, 4 * count); !s.ok()) return s;
+  return record(absl::StrCat("fill ", count, " x ", value));
+}
+
+absl::StatusOr<GemmId> DryRunApi::prepareGemm(const GemmPlan& plan) {
+  gemms_.push_back(plan);
+  return static_cast<GemmId>(gemms_.size() - 1);
+}
+
+absl::Status DryRunApi::gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) {
+  if (id < 0 || static_cast<size_t>(id) >= gemms_.size()) return absl::InvalidArgumentError("dry run: unknown GEMM");
+  const GemmPlan& g = gemms_[static_cast<size_t>(id)];
+  const int64_t element = g.dtype == DType::F32 ? 4 : 2;
+  const int64_t batches = g.batch;
+  // Extent of each operand: the last batch's last column, in its leading dimension.
+  auto extent = [&](int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+    return element * ((batches - 1) * stride + (cols - 1) * ld + rows);
+  };
+  // cuBLASLt's A is the step's b, its B the step's a (GemmPlan.h).
+  if (auto s = checkRange("GEMM operand b", b,
+                          extent(g.transA ? g.k : g.m, g.transA ? g.m : g.k, g.lda, g.strideA));
+      !s.ok())
+    return s;
+  if (auto s = checkRange("GEMM operand a", a,
+                          extent(g.transB ? g.n : g.k, g.transB ? g.k : g.n, g.ldb, g.strideB));
+      !s.ok())
+    return s;
+  if (auto s = checkRange("GEMM result", d, extent(g.m, g.n, g.ldc, g.strideC)); !s.ok()) return s;
+  if (bias)
+    if (auto s = checkRange("GEMM bias", bias, element * g.m); !s.ok()) return s;
+  return record(absl::StrCat("gemm ", g.m, "x", g.n, "x", g.k, " ", std::string(gemmEpilogueName(g.epilogue))));
+}
+
+absl::Status DryRunApi::beginCapture() {
+  if (capturing_) return absl::FailedPreconditionError("dry run: capture already in progress");
+  capturing_ = true;
+  capture_.clear();
+  return record("begin capture");
+}
+
+absl::StatusOr<GraphId> DryRunApi::endCapture() {
+  if (!capturing_) return absl::FailedPreconditionError("dry run: no capture in progress");
+  capturing_ = false;
+  graphs_.push_back(capture_);
+  (void)record(absl::StrCat("end capture: graph ", graphs_.size() - 1, " of ", capture_.size(), " operations"));
+  return static_cast<GraphId>(graphs_.size() - 1);
+}
+
+absl::Status DryRunApi::launchGraph(GraphId graph) {
+  if (graph < 0 || static_cast<size_t>(graph) >= graphs_.size()) return absl::InvalidArgumentError("dry run: unknown graph");
+  ++graphLaunches_;
+  return record(absl::StrCat("graph ", graph));
+}
+
+absl::Status DryRunApi::recordEvent(int slot) { return record(absl::StrCat("event ", slot)); }
+bool DryRunApi::eventDone(int) { return true; }
+absl::Status DryRunApi::waitEvent(int slot) {
+  ++syncs_;
+  return record(absl::StrCat("wait event ", slot));
+}
+absl::Status DryRunApi::synchronize() {
+  if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
+  ++syncs_;
+  return record("sync");
+}
+
+}  // namespace amp::rt::cuda

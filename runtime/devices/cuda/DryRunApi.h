@@ -1,0 +1,77 @@
+// A GpuApi that runs nothing: it hands out host memory as "device" memory, records every call,
+// and checks what a GPU would trust blindly: each kernel exists in the bundle's code object, each
+// device address a call passes lies inside an allocation of the size it needs, graphs are captured
+// once and replayed. `amp-run --device=cuda --dry-run` prepares and "runs" a bundle through it on
+// any machine, printing the operations the GPU would execute; the tests use it to check capture
+// order and host synchronisations per step.
+#ifndef AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
+#define AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/devices/cuda/GpuApi.h"
+
+namespace amp::rt::cuda {
+
+class DryRunApi final : public GpuApi {
+ public:
+  // `gpu` is the GPU to pretend to be (an H200 by default).
+  explicit DryRunApi(GpuInfo gpu = h200());
+  ~DryRunApi() override;
+  static GpuInfo h200();
+
+  const GpuInfo& info() const override { return gpu_; }
+  absl::StatusOr<DevicePtr> allocate(int64_t bytes) override;
+  void release(DevicePtr p) override;
+  absl::StatusOr<void*> allocatePinned(int64_t bytes) override;
+  void releasePinned(void* p) override;
+  absl::Status loadModule(const std::vector<uint8_t>& image, bool ptx) override;
+  absl::StatusOr<KernelFn> function(const std::string& name) override;
+  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params) override;
+  absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) override;
+  absl::Status copyToHost(void* dst, DevicePtr src, int64_t bytes) override;
+  absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) override;
+  absl::Status fill32(DevicePtr dst, uint32_t value, int64_t count) override;
+  absl::StatusOr<GemmId> prepareGemm(const GemmPlan& plan) override;
+  absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) override;
+  absl::Status beginCapture() override;
+  absl::StatusOr<GraphId> endCapture() override;
+  absl::Status launchGraph(GraphId graph) override;
+  absl::Status recordEvent(int slot) override;
+  bool eventDone(int slot) override;
+  absl::Status waitEvent(int slot) override;
+  absl::Status synchronize() override;
+  int64_t hostSyncs() const override { return syncs_; }
+
+  // Every call in order, one line each ("launch amp_mt_adam_f32_none 1x256", "graph 0", "sync").
+  const std::vector<std::string>& calls() const { return calls_; }
+  void clearCalls() { calls_.clear(); }
+  int64_t graphsCaptured() const { return static_cast<int64_t>(graphs_.size()); }
+  int64_t graphLaunches() const { return graphLaunches_; }
+
+ private:
+  // Whether [p, p + bytes) lies inside one live allocation.
+  bool inside(DevicePtr p, int64_t bytes) const;
+  absl::Status record(std::string call);
+  absl::Status checkRange(const std::string& what, DevicePtr p, int64_t bytes) const;
+
+  GpuInfo gpu_;
+  std::map<DevicePtr, int64_t> allocations_;  // start -> bytes
+  std::string image_;                         // the loaded code object
+  bool ptx_ = false;
+  bool loaded_ = false;
+  std::map<std::string, int> functions_;      // name -> index into names_
+  std::vector<std::string> names_;
+  std::vector<GemmPlan> gemms_;
+  bool capturing_ = false;
+  std::vector<std::string> capture_;
+  std::vector<std::vector<std::string>> graphs_;
+  int64_t graphLaunches_ = 0, syncs_ = 0;
+  std::vector<std::string> calls_;
+};
+
+}  // namespace amp::rt::cuda
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H

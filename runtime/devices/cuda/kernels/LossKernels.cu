@@ -1,0 +1,249 @@
+// The CUDA device's cross-entropy kernels: amp.cross_entropy (the mean loss over the rows whose label
+// is not ignore_index, with label_smoothing) and amp.cross_entropy_grad, bit for bit the reference
+// executor's results (arithmetic in LossMath.h). ampc appends this file, after LossMath.h, to the
+// CUDA kernels of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
+// (codegen/emit/CudaFlavour.cpp).
+//
+// The reference's sums are sequential, in class order inside a row and in row order across rows,
+// and f32 addition does not reassociate, so the kernels keep those orders: a block of 256 threads
+// evaluates a row's terms (exp, -logp) 256 at a time into shared memory while its thread 0 adds
+// them in class order, and one thread adds the row losses for the mean. The row max, the only
+// reduction whose order cannot change a bit (LossMath.h), is a tree.
+//
+// Names end in the logits' type T (f32, bf16, f16) and the labels' type L (i64: long long, i32:
+// int). logits [N, C] (rows, classes; dense, row-major), loss, dloss and dlogits are device pointers
+// to elements of type T, bf16 and f16 as their 16-bit patterns. Every kernel with 256 threads needs
+// blockDim = (256, 1, 1) exactly, takes any gridDim.x >= 1 (rows are grid-strided: gridDim.x =
+// min(N, 2^31 - 1) is one row per block) and uses 5 KiB of static shared memory, no dynamic.
+//
+// amp.cross_entropy: two launches in this order on one stream, with a scratch of N floats
+// (4 * N bytes, need not be initialised) between them.
+//   amp_cross_entropy_<T>_<L>(const T* logits, const L* labels, float* rowLoss, long long rows,
+//                             long long classes, long long ignoreIndex, double labelSmoothing)
+//     grid (any, 1, 1), block (256, 1, 1). rowLoss[i] = row i's loss: (1 - eps) * -logp[label] +
+//     eps * mean_c(-logp_c) in f32, or -logp[label] at eps = 0; 0 for an ignored row and NaN for an
+//     invalid label (neither is read by the mean). With N = 0 it may be skipped.
+//   amp_cross_entropy_mean_<T>_<L>(const float* rowLoss, const L* labels, T* loss, long long rows,
+//                                  long long classes, long long ignoreIndex)
+//     grid (1, 1, 1), block (1, 1, 1). *loss = the counted rows' losses summed in row order from +0,
+//     divided by their number, rounded once to T: NaN when no row is counted (0 / 0, as the
+//     reference), and NaN when any label is neither ignore_index nor in [0, C) (the reference
+//     rejects the op instead).
+//
+// amp.cross_entropy_grad: two launches in this order on one stream, with a scratch of one long long
+// (8 bytes, need not be initialised) between them.
+//   amp_cross_entropy_count_<L>(const L* labels, long long rows, long long classes,
+//                               long long ignoreIndex, long long* counted)
+//     grid (1, 1, 1), block (256, 1, 1). *counted = the number of counted rows, or -1 when any
+//     label is invalid.
+//   amp_cross_entropy_grad_<T>_<L>(const T* logits, const L* labels, const T* dloss,
+//                                  const long long* counted, T* dlogits, long long rows,
+//                                  long long classes, long long ignoreIndex, double labelSmoothing)
+//     grid (any, 1, 1), block (256, 1, 1). Writes every element of dlogits [N, C]:
+//     (softmax - target) * (*dloss / counted) rounded to T on a counted row, +0 on an ignored one,
+//     and NaN everywhere when *counted is -1 (the reference rejects the op instead).
+
+#define AMP_CE_BLOCK 256
+
+// Logits, loss and gradients by type: 0 f32, 1 bf16, 2 f16.
+template <int T>
+__device__ __forceinline__ float amp_ce_load(const void* p, long long i) {
+  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
+  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
+  return ((const float*)p)[i];
+}
+template <int T>
+__device__ __forceinline__ void amp_ce_store(void* p, long long i, float x) {
+  if (T == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
+  if (T == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
+  if (T == 0) ((float*)p)[i] = x;
+}
+
+// What an invalid label produces where the reference reports an error.
+__device__ __forceinline__ float amp_ce_nan() { return __uint_as_float(0x7fffffffu); }
+
+// The row's max (softmaxSlice's m, to the bit), by the whole block: each thread scans its classes in
+// order, then a tree combines the partials. The caller synchronises before the arrays are reused.
+template <int T>
+__device__ float amp_ce_block_max(const void* logits, long long rowBase, long long classes, float* maxes,
+                                  long long* firstAt) {
+  float max = __uint_as_float(0xff800000u);  // -inf
+  long long at = AMP_CE_NO_CLASS;
+  for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK)
+    amp_ce_max_step(&max, &at, amp_ce_load<T>(logits, rowBase + j), j);
+  maxes[threadIdx.x] = max;
+  firstAt[threadIdx.x] = at;
+  __syncthreads();
+  for (int half = AMP_CE_BLOCK / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      max = maxes[threadIdx.x];
+      at = firstAt[threadIdx.x];
+      amp_ce_max_combine(&max, &at, maxes[threadIdx.x + half], firstAt[threadIdx.x + half]);
+      maxes[threadIdx.x] = max;
+      firstAt[threadIdx.x] = at;
+    }
+    __syncthreads();
+  }
+  return maxes[0];
+}
+
+// sum over j in [0, classes) of term(j), added in increasing j from +0 as the reference's loops do.
+// The block evaluates 256 terms into one half of `chunks` (2 * 256 floats) while thread 0 adds the
+// previous 256 from the other half: one barrier per chunk. The sum is thread 0's only; the caller
+// synchronises before `chunks` is reused.
+template <class Term>
+__device__ float amp_ce_ordered_sum(long long classes, float* chunks, const Term& term) {
+  float sum = 0.0f;
+  int half = 0;
+  for (long long base = 0; base < classes; base += AMP_CE_BLOCK, half ^= 1) {
+    float* chunk = chunks + half * AMP_CE_BLOCK;
+    const long long j = base + threadIdx.x;
+    if (j < classes) chunk[threadIdx.x] = term(j);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int n = classes - base < AMP_CE_BLOCK ? (int)(classes - base) : AMP_CE_BLOCK;
+      for (int i = 0; i < n; ++i) sum += chunk[i];
+    }
+  }
+  return sum;
+}
+
+template <int T, class L>
+__device__ void amp_ce_forward_rows(const void* logits, const L* labels, float* rowLoss, long long rows,
+                                    long long classes, long long ignoreIndex, double smoothing) {
+  __shared__ float maxes[AMP_CE_BLOCK];
+  __shared__ long long firstAt[AMP_CE_BLOCK];
+  __shared__ float chunks[2 * AMP_CE_BLOCK];
+  __shared__ float lseShared;
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long label = (long long)labels[row];
+    const AmpCeLabel state = amp_ce_label_state(label, classes, ignoreIndex);
+    if (state != AMP_CE_COUNTED) {  // the same for the whole block: no barrier is skipped unevenly
+      if (threadIdx.x == 0) rowLoss[row] = state == AMP_CE_INVALID ? amp_ce_nan() : 0.0f;
+      continue;
+    }
+    const long long base = row * classes;
+    const float max = amp_ce_block_max<T>(logits, base, classes, maxes, firstAt);
+    const float sumExp = amp_ce_ordered_sum(
+        classes, chunks, [&](long long j) { return amp_ce_exp(amp_ce_load<T>(logits, base + j), max); });
+    if (threadIdx.x == 0) lseShared = amp_ce_lse(sumExp);
+    __syncthreads();
+    const float lse = lseShared;
+    float negLogpSum = 0.0f;
+    if (smoothing > 0.0)
+      negLogpSum = amp_ce_ordered_sum(
+          classes, chunks, [&](long long j) { return amp_ce_neg_logp(amp_ce_load<T>(logits, base + j), max, lse); });
+    if (threadIdx.x == 0) {
+      const float nll = amp_ce_neg_logp(amp_ce_load<T>(logits, base + label), max, lse);
+      rowLoss[row] = amp_ce_row_loss(nll, negLogpSum, classes, smoothing);
+    }
+    __syncthreads();  // the next row reuses the shared arrays
+  }
+}
+
+template <int T, class L>
+__device__ void amp_ce_mean_of_rows(const float* rowLoss, const L* labels, void* loss, long long rows,
+                                    long long classes, long long ignoreIndex) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  float total = 0.0f;
+  long long counted = 0;
+  bool invalid = false;
+  for (long long row = 0; row < rows; ++row) {
+    const AmpCeLabel state = amp_ce_label_state((long long)labels[row], classes, ignoreIndex);
+    if (state == AMP_CE_INVALID) invalid = true;
+    if (state != AMP_CE_COUNTED) continue;
+    total = amp_ce_mean_add(total, rowLoss[row]);
+    ++counted;
+  }
+  amp_ce_store<T>(loss, 0, invalid ? amp_ce_nan() : amp_ce_mean(total, counted));
+}
+
+// Integer counts: any order gives the same result.
+template <class L>
+__device__ void amp_ce_count_rows(const L* labels, long long rows, long long classes, long long ignoreIndex,
+                                  long long* counted) {
+  __shared__ long long counts[AMP_CE_BLOCK];
+  __shared__ int anyInvalid;
+  if (blockIdx.x != 0) return;
+  if (threadIdx.x == 0) anyInvalid = 0;
+  __syncthreads();
+  long long mine = 0;
+  for (long long row = threadIdx.x; row < rows; row += AMP_CE_BLOCK) {
+    const AmpCeLabel state = amp_ce_label_state((long long)labels[row], classes, ignoreIndex);
+    if (state == AMP_CE_INVALID) anyInvalid = 1;
+    if (state == AMP_CE_COUNTED) ++mine;
+  }
+  counts[threadIdx.x] = mine;
+  __syncthreads();
+  for (int half = AMP_CE_BLOCK / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) counts[threadIdx.x] += counts[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *counted = anyInvalid ? -1 : counts[0];
+}
+
+template <int T, class L>
+__device__ void amp_ce_backward_rows(const void* logits, const L* labels, const void* dloss, const long long* counted,
+                                     void* dlogits, long long rows, long long classes, long long ignoreIndex,
+                                     double smoothing) {
+  __shared__ float maxes[AMP_CE_BLOCK];
+  __shared__ long long firstAt[AMP_CE_BLOCK];
+  __shared__ float chunks[2 * AMP_CE_BLOCK];
+  __shared__ float sumShared;
+  const long long numCounted = *counted;
+  const float coeff = amp_ce_grad_coeff(amp_ce_load<T>(dloss, 0), numCounted);
+  const float keepWeight = amp_ce_keep_weight(smoothing);
+  const float smoothWeight = amp_ce_grad_smooth_weight(smoothing, classes);
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long base = row * classes;
+    const long long label = (long long)labels[row];
+    const AmpCeLabel state = numCounted < 0 ? AMP_CE_INVALID : amp_ce_label_state(label, classes, ignoreIndex);
+    if (state != AMP_CE_COUNTED) {  // uniform across the block, like the forward's
+      const float fill = state == AMP_CE_INVALID ? amp_ce_nan() : 0.0f;
+      for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK) amp_ce_store<T>(dlogits, base + j, fill);
+      continue;
+    }
+    const float max = amp_ce_block_max<T>(logits, base, classes, maxes, firstAt);
+    const float sumExp = amp_ce_ordered_sum(
+        classes, chunks, [&](long long j) { return amp_ce_exp(amp_ce_load<T>(logits, base + j), max); });
+    if (threadIdx.x == 0) sumShared = sumExp;
+    __syncthreads();
+    const float sum = sumShared;
+    for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK) {
+      const float e = amp_ce_exp(amp_ce_load<T>(logits, base + j), max);  // the same bits the sum added
+      amp_ce_store<T>(dlogits, base + j, amp_ce_grad_element(e, sum, j == label, keepWeight, smoothWeight, coeff));
+    }
+    __syncthreads();  // the next row reuses the shared arrays
+  }
+}
+
+// The entry points, by logits type (f32, bf16, f16) and labels type (i64, i32).
+#define AMP_CE_KERNELS(tname, T, lname, L)                                                                          \
+  extern "C" __global__ void __launch_bounds__(256)                                                                 \
+      amp_cross_entropy_##tname##_##lname(const void* logits, const L* labels, float* rowLoss, long long rows,      \
+                                          long long classes, long long ignoreIndex, double labelSmoothing) {        \
+    amp_ce_forward_rows<T, L>(logits, labels, rowLoss, rows, classes, ignoreIndex, labelSmoothing);                 \
+  }                                                                                                                 \
+  extern "C" __global__ void amp_cross_entropy_mean_##tname##_##lname(const float* rowLoss, const L* labels,        \
+                                                                      void* loss, long long rows, long long classes, \
+                                                                      long long ignoreIndex) {                      \
+    amp_ce_mean_of_rows<T, L>(rowLoss, labels, loss, rows, classes, ignoreIndex);                                   \
+  }                                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(256) amp_cross_entropy_grad_##tname##_##lname(                       \
+      const void* logits, const L* labels, const void* dloss, const long long* counted, void* dlogits,              \
+      long long rows, long long classes, long long ignoreIndex, double labelSmoothing) {                            \
+    amp_ce_backward_rows<T, L>(logits, labels, dloss, counted, dlogits, rows, classes, ignoreIndex, labelSmoothing); \
+  }
+#define AMP_CE_COUNT_KERNEL(lname, L)                                                                     \
+  extern "C" __global__ void __launch_bounds__(256) amp_cross_entropy_count_##lname(                      \
+      const L* labels, long long rows, long long classes, long long ignoreIndex, long long* counted) {    \
+    amp_ce_count_rows<L>(labels, rows, classes, ignoreIndex, counted);                                    \
+  }
+AMP_CE_COUNT_KERNEL(i64, long long)
+AMP_CE_COUNT_KERNEL(i32, int)
+AMP_CE_KERNELS(f32, 0, i64, long long)
+AMP_CE_KERNELS(f32, 0, i32, int)
+AMP_CE_KERNELS(bf16, 1, i64, long long)
+AMP_CE_KERNELS(bf16, 1, i32, int)
+AMP_CE_KERNELS(f16, 2, i64, long long)
+AMP_CE_KERNELS(f16, 2, i32, int)

@@ -1,0 +1,98 @@
+// The per-row and per-element arithmetic of the CUDA device's cross-entropy kernels (LossKernels.cu),
+// written once for the GPU and the host. ampc compiles it into every CUDA bundle's kernels with
+// NVRTC; the host tests compile the same text as C++ and require bit-identical results against the
+// reference executor (amp.cross_entropy in runtime/exec/ReferenceLoss.cpp, amp.cross_entropy_grad in
+// ReferenceGrad.cpp, the log-softmax of softmaxSlice in ReferenceReduction.cpp), whose f32 operation
+// order every line below follows: values are f32, exp and log are evaluated in f64 and rounded once,
+// sums run in f32 in class order and in row order. label_smoothing is a Python float: f64, rounded
+// to f32 where it meets a tensor. Compile with no multiply-add contraction (nvrtc --fmad=false,
+// g++ -ffp-contract=off).
+#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
+#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
+
+// The same macro as TrainMath.h, which may come first in the translation unit.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#ifndef AMP_TM
+#define AMP_TM __device__ __forceinline__
+#endif
+#else
+#include <math.h>
+#ifndef AMP_TM
+#define AMP_TM inline
+#endif
+#endif
+
+// What a row's label makes of it. ignore_index is checked first, so it may lie inside [0, C).
+enum AmpCeLabel { AMP_CE_IGNORED = 0, AMP_CE_COUNTED = 1, AMP_CE_INVALID = 2 };
+
+AMP_TM AmpCeLabel amp_ce_label_state(long long label, long long classes, long long ignoreIndex) {
+  if (label == ignoreIndex) return AMP_CE_IGNORED;
+  return label < 0 || label >= classes ? AMP_CE_INVALID : AMP_CE_COUNTED;
+}
+
+// The position a max candidate has before any class raised it: loses every tie.
+#define AMP_CE_NO_CLASS 0x7fffffffffffffffLL
+
+// The row max as softmaxSlice takes it, m = x > m ? x : m from m = -inf in class order: NaN never
+// becomes the max (it reaches the result through x - m), and of equal values the first stays,
+// which decides the sign of a zero max. Each partial max remembers the first class holding it, so
+// partials over any split of the row combine into the sequential result's exact bits.
+AMP_TM void amp_ce_max_step(float* max, long long* at, float x, long long j) {
+  if (x > *max) {
+    *max = x;
+    *at = j;
+  }
+}
+AMP_TM void amp_ce_max_combine(float* max, long long* at, float otherMax, long long otherAt) {
+  if (otherMax > *max || (otherMax == *max && otherAt < *at)) {
+    *max = otherMax;
+    *at = otherAt;
+  }
+}
+
+// e_j = f32(exp(fl(x_j - m))); the row's sum s adds them in class order from +0.
+AMP_TM float amp_ce_exp(float x, float max) { return (float)exp((double)(x - max)); }
+
+// lse = f32(log(s)).
+AMP_TM float amp_ce_lse(float sumExp) { return (float)log((double)sumExp); }
+
+// -logp_j = -fl(fl(x_j - m) - lse); the smoothing term adds these in class order from +0.
+AMP_TM float amp_ce_neg_logp(float x, float max, float lse) { return -((x - max) - lse); }
+
+// The weights of the two parts of a smoothed loss: (1 - eps) on the label, eps on the mean over
+// classes (forward), eps / C on every class (gradient).
+AMP_TM float amp_ce_keep_weight(double smoothing) { return (float)(1.0 - smoothing); }
+AMP_TM float amp_ce_smooth_weight(double smoothing) { return (float)smoothing; }
+AMP_TM float amp_ce_grad_smooth_weight(double smoothing, long long classes) {
+  return (float)(smoothing / (double)classes);
+}
+
+// A counted row's loss from -logp[label] and the class-order sum of -logp_j:
+// (1 - eps) * nll + eps * (sum / C), the smoothing skipped entirely at eps = 0 (PyTorch too).
+AMP_TM float amp_ce_row_loss(float nll, float negLogpSum, long long classes, double smoothing) {
+  if (smoothing > 0.0) {
+    const float smooth = negLogpSum / (float)classes;
+    return amp_ce_keep_weight(smoothing) * nll + amp_ce_smooth_weight(smoothing) * smooth;
+  }
+  return nll;
+}
+
+// The mean over counted rows: their losses added in row order from +0, divided by their number.
+// No counted row: 0 / 0, NaN.
+AMP_TM float amp_ce_mean_add(float total, float rowLoss) { return total + rowLoss; }
+AMP_TM float amp_ce_mean(float total, long long counted) { return total / (float)counted; }
+
+// The gradient's common factor dloss / counted (infinite or NaN with no counted row, when no
+// element uses it).
+AMP_TM float amp_ce_grad_coeff(float dloss, long long counted) { return dloss / (float)counted; }
+
+// One element of a counted row's gradient: (softmax_j - target_j) * coeff with softmax_j = e_j / s
+// and target_j = (j == label ? 1 - eps : 0) + eps / C. Ignored rows are +0 without this.
+AMP_TM float amp_ce_grad_element(float e, float sumExp, bool isLabel, float keepWeight, float gradSmoothWeight,
+                                 float coeff) {
+  const float p = e / sumExp;
+  const float target = (isLabel ? keepWeight : 0.0f) + gradSmoothWeight;
+  return (p - target) * coeff;
+}
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H

@@ -1,0 +1,15 @@
+// amp-run --device=cuda --dry-run: the cuda device over a simulated GPU (runtime/devices/cuda/
+// DryRunApi.h). Every entry is prepared and called twice with zero-filled inputs, so its graph is
+// captured and replayed; the operations the GPU would run are printed per entry, with the host
+// synchronisations of a steady-state call. Checks everything short of executing a kernel.
+#ifndef AMP_TOOLS_AMPRUN_DRYRUN_H
+#define AMP_TOOLS_AMPRUN_DRYRUN_H
+
+#include <cstdint>
+
+#include "runtime/plan/Plan.h"
+
+// Returns the process exit status.
+int dryRunCuda(amp::rt::Plan plan, int64_t memoryLimit);
+
+#endif  // AMP_TOOLS_AMPRUN_DRYRUN_H
