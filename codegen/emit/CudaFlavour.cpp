@@ -274,12 +274,9 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       if (fresh)
         os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << k.symbol << text;
     }
-  // A training plan's scaler and optimizer steps run on the device's multi-tensor kernels
-  // (runtime/devices/cuda/kernels/), compiled into the same code object.
-  bool training = false;
-  for (const rt::EntryPoint& entry : plan.entries)
-    for (const rt::PlanStep& step : entry.steps) training |= step.kind == rt::StepKind::MultiTensor;
-  if (training) os << "\n// The CUDA device's loss-scaling and optimizer kernels.\n" << kCudaLibrarySource;
+  // The device's library kernels (runtime/devices/cuda/kernels/: loss scaling, optimizers,
+  // cross-entropy) go into the same code object.
+  os << "\n// The CUDA device's library kernels.\n" << kCudaLibrarySource;
   source = os.str();
   return true;
 }

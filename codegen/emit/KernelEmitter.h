@@ -79,8 +79,9 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error);
 // "cuda_vector_width" elements (16-byte loads and stores when every pointer is 16-byte aligned,
 // else element by element); bodies with row reductions run one thread per column, rows in order.
 // Fused steps are annotated with "cuda_symbol" and "cuda_vector_width" (and the flavour-independent
-// "row_length"/"reduced_results"); the C++ flavour's "symbol" is left alone. A plan with
-// multi-tensor (scaler/optimizer) steps also gets cudaLibrarySource() appended.
+// "row_length"/"reduced_results"); the C++ flavour's "symbol" is left alone. Lone elementwise
+// op steps the emitter can express become one-op kernels, annotated the same way. The unit ends
+// with cudaLibrarySource().
 bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error);
 
 // The prelude of the CUDA translation unit: the f16/bf16 conversions and the helper formulas. It
@@ -88,8 +89,9 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error);
 // against runtime/numerics without a GPU.
 const char* cudaPrelude();
 
-// The CUDA device's loss-scaling and optimizer kernels (runtime/devices/cuda/kernels/: the
-// multi-tensor argument block, the arithmetic shared with the host tests, the kernels), as text.
+// The CUDA device's library kernels (runtime/devices/cuda/kernels/: the multi-tensor argument
+// block, the loss-scaling/optimizer and cross-entropy arithmetic shared with the host tests, the
+// kernels), as text.
 const char* cudaLibrarySource();
 
 }  // namespace amp::codegen

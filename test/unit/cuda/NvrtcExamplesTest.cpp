@@ -55,9 +55,12 @@ TEST_P(NvrtcExamples, EveryKernelCompilesAndPassesPtxas) {
   // Every example is compiled for training, so its code object carries the device's loss-scaling
   // and optimizer kernels (runtime/devices/cuda/kernels/TrainKernels.cu), by gradient type and
   // low-precision copy.
-  std::vector<std::string> library = {"amp_step_finalize", "amp_update_scale_kernel"};
+  std::vector<std::string> library = {"amp_global_norm",          "amp_mt_clip",
+                                      "amp_step_counters_kernel", "amp_lr_schedule_kernel",
+                                      "amp_update_scale_kernel",  "amp_optimizer_scalars",
+                                      "amp_mt_sum_squares_f32"};
   for (const char* g : {"f32", "bf16", "f16"}) {
-    library.push_back(std::string("amp_mt_grad_stats_") + g);
+    library.push_back(std::string("amp_mt_unscale_check_") + g);
     for (const char* copy : {"none", "bf16", "f16"})
       for (const char* kind : {"adam", "sgd"}) library.push_back(std::string("amp_mt_") + kind + "_" + g + "_" + copy);
   }

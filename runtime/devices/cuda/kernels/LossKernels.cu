@@ -12,36 +12,37 @@
 //
 // Names end in the logits' type T (f32, bf16, f16) and the labels' type L (i64: long long, i32:
 // int). logits [N, C] (rows, classes; dense, row-major), loss, dloss and dlogits are device pointers
-// to elements of type T, bf16 and f16 as their 16-bit patterns. Every kernel with 256 threads needs
-// blockDim = (256, 1, 1) exactly, takes any gridDim.x >= 1 (rows are grid-strided: gridDim.x =
-// min(N, 2^31 - 1) is one row per block) and uses 5 KiB of static shared memory, no dynamic.
+// (void*) to elements of type T, bf16 and f16 as their 16-bit patterns; labels [N] are of type L.
+// The kernels launched with 256 threads need blockDim = (256, 1, 1) exactly, take any gridDim.x >= 1
+// (rows are grid-strided, one block per row at a time: gridDim.x = min(N, 2^31 - 1) gives every row
+// its own block) and use 5124 bytes of static shared memory (the count kernel 2052), no dynamic.
 //
 // amp.cross_entropy: two launches in this order on one stream, with a scratch of N floats
 // (4 * N bytes, need not be initialised) between them.
-//   amp_cross_entropy_<T>_<L>(const T* logits, const L* labels, float* rowLoss, long long rows,
+//   amp_cross_entropy_<T>_<L>(const void* logits, const L* labels, float* rowLoss, long long rows,
 //                             long long classes, long long ignoreIndex, double labelSmoothing)
-//     grid (any, 1, 1), block (256, 1, 1). rowLoss[i] = row i's loss: (1 - eps) * -logp[label] +
-//     eps * mean_c(-logp_c) in f32, or -logp[label] at eps = 0; 0 for an ignored row and NaN for an
-//     invalid label (neither is read by the mean). With N = 0 it may be skipped.
-//   amp_cross_entropy_mean_<T>_<L>(const float* rowLoss, const L* labels, T* loss, long long rows,
+//     grid (any, 1, 1), block (256, 1, 1). rowLoss[i] = row i's loss in f32: (1 - eps) * -logp[label]
+//     + eps * mean_c(-logp_c), or -logp[label] at eps = 0; 0 for an ignored row and NaN for an
+//     invalid label (the mean reads neither). With N = 0 it may be skipped.
+//   amp_cross_entropy_mean_<T>_<L>(const float* rowLoss, const L* labels, void* loss, long long rows,
 //                                  long long classes, long long ignoreIndex)
-//     grid (1, 1, 1), block (1, 1, 1). *loss = the counted rows' losses summed in row order from +0,
-//     divided by their number, rounded once to T: NaN when no row is counted (0 / 0, as the
-//     reference), and NaN when any label is neither ignore_index nor in [0, C) (the reference
-//     rejects the op instead).
+//     grid (1, 1, 1), block (1, 1, 1). *loss (a T scalar) = the counted rows' losses summed in row
+//     order from +0, divided by their number, rounded once to T: NaN when no row is counted (0 / 0,
+//     as the reference, N = 0 included), and NaN when any label is neither ignore_index nor in
+//     [0, C) (the reference rejects the op instead).
 //
 // amp.cross_entropy_grad: two launches in this order on one stream, with a scratch of one long long
 // (8 bytes, need not be initialised) between them.
 //   amp_cross_entropy_count_<L>(const L* labels, long long rows, long long classes,
 //                               long long ignoreIndex, long long* counted)
-//     grid (1, 1, 1), block (256, 1, 1). *counted = the number of counted rows, or -1 when any
-//     label is invalid.
-//   amp_cross_entropy_grad_<T>_<L>(const T* logits, const L* labels, const T* dloss,
-//                                  const long long* counted, T* dlogits, long long rows,
+//     grid (1, 1, 1), block (256, 1, 1). *counted = the number of counted rows (label not
+//     ignore_index and in [0, C)), or -1 when any label is invalid.
+//   amp_cross_entropy_grad_<T>_<L>(const void* logits, const L* labels, const void* dloss,
+//                                  const long long* counted, void* dlogits, long long rows,
 //                                  long long classes, long long ignoreIndex, double labelSmoothing)
-//     grid (any, 1, 1), block (256, 1, 1). Writes every element of dlogits [N, C]:
-//     (softmax - target) * (*dloss / counted) rounded to T on a counted row, +0 on an ignored one,
-//     and NaN everywhere when *counted is -1 (the reference rejects the op instead).
+//     grid (any, 1, 1), block (256, 1, 1). dloss is the upstream T scalar. Writes every element of
+//     dlogits [N, C] (T): (softmax - target) * (dloss / counted) on a counted row, +0 on an ignored
+//     one, and NaN everywhere when *counted is -1 (the reference rejects the op instead).
 
 #define AMP_CE_BLOCK 256
 

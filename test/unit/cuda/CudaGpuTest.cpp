@@ -1,0 +1,157 @@
+// The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
+// missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
+// one). The examples' cuda bundles train on the GPU and on the cpu device from the same initial
+// params and the same batches: the losses and final params agree within the GEMMs' summation-order
+// bound, a step whose gradients overflow changes no state bit, and a steady-state call is one graph
+// launch and one wait.
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/exec/Session.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/plan/Bundle.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+std::string bundlePath(const std::string& name) {
+  const char* dir = std::getenv("AMP_CUDA_BUNDLE_DIR");
+  return std::string(dir ? dir : AMP_TEST_CUDA_BUNDLE_DIR) + "/" + name + ".ampx";
+}
+
+// The GPU's session for a bundle, with the raw GpuApi for counting; skips without a GPU.
+struct GpuSession {
+  GpuApi* api = nullptr;
+  std::optional<Session> session;
+  std::string skip;
+};
+
+GpuSession openGpu(const Plan& plan) {
+  GpuSession g;
+  auto api = openDriverApi(0);
+  if (!api.ok()) {
+    g.skip = std::string(api.status().message());
+    return g;
+  }
+  g.api = api->get();
+  auto session = Session::create(plan, makeCudaExecutor(std::move(*api)));
+  EXPECT_TRUE(session.ok()) << session.status();
+  if (session.ok()) g.session.emplace(std::move(*session));
+  return g;
+}
+
+// Deterministic batches: normal inputs and uniform labels, seeded by the step.
+std::map<std::string, Tensor> batch(const Plan& plan, int step) {
+  std::mt19937 rng(1000 + step);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::map<std::string, Tensor> feeds;
+  for (const BufferDesc& b : plan.buffers) {
+    if (b.kind == BufferKind::Input) {
+      Tensor t(DType::F32, b.shape);
+      for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = normal(rng);
+      feeds.emplace(b.name, std::move(t));
+    } else if (b.kind == BufferKind::Label) {
+      Tensor t(DType::I64, b.shape);
+      for (int64_t i = 0; i < t.numel(); ++i) t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+      feeds.emplace(b.name, std::move(t));
+    }
+  }
+  return feeds;
+}
+
+double lossOf(const std::vector<NamedTensor>& out) {
+  for (const NamedTensor& t : out)
+    if (t.name == "loss") return loadAsF32(t.tensor.dtype(), t.tensor.data(), 0);
+  return NAN;
+}
+
+class CudaGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaGpu, TrainsLikeTheCpuDevice) {
+  auto plan = readBundle(bundlePath(GetParam()));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session);
+  auto cpu = Session::create(*plan, Device::Cpu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  std::printf("%s: %s\n", GetParam().c_str(), gpu.session->executor().description().c_str());
+  double firstLoss = 0, lastLoss = 0;
+  for (int step = 0; step < 30; ++step) {
+    auto feeds = batch(*plan, step % 4);
+    Session::RunOptions options;
+    options.step = step + 1;
+    auto g = gpu.session->run("train_step", feeds, options);
+    auto c = cpu->run("train_step", feeds, options);
+    ASSERT_TRUE(g.ok()) << g.status();
+    ASSERT_TRUE(c.ok()) << c.status();
+    const double gl = lossOf(*g), cl = lossOf(*c);
+    EXPECT_NEAR(gl, cl, 0.02 * std::fabs(cl) + 1e-3) << "step " << step;
+    if (step == 0) firstLoss = gl;
+    lastLoss = gl;
+  }
+  EXPECT_LT(lastLoss, firstLoss) << "the loss falls on the GPU";
+  ASSERT_TRUE(gpu.session->syncPersistent().ok());
+  const auto gp = gpu.session->params(), cp = cpu->params();
+  ASSERT_EQ(gp.size(), cp.size());
+  for (size_t i = 0; i < gp.size(); ++i) {
+    double maxAbs = 0, maxDiff = 0;
+    for (int64_t k = 0; k < gp[i].tensor->numel(); ++k) {
+      const float a = gp[i].tensor->as<float>()[k], b = cp[i].tensor->as<float>()[k];
+      maxAbs = std::max(maxAbs, static_cast<double>(std::fabs(b)));
+      maxDiff = std::max(maxDiff, static_cast<double>(std::fabs(a - b)));
+    }
+    EXPECT_LE(maxDiff, 0.02 * maxAbs + 1e-4) << gp[i].name << ": GPU and cpu params differ by " << maxDiff;
+  }
+}
+
+TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
+  auto plan = readBundle(bundlePath(GetParam()));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  if (plan->metadataValue("loss_scaling") != "dynamic") GTEST_SKIP() << "no loss scaling in this bundle";
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  for (int step = 0; step < 3; ++step) ASSERT_TRUE(gpu.session->run("train_step", batch(*plan, step)).ok());
+  ASSERT_TRUE(gpu.session->syncPersistent().ok());
+  std::map<std::string, std::vector<uint8_t>> before;
+  for (const NamedTensorRef& t : gpu.session->persistent())
+    before[t.name].assign(t.tensor->data(), t.tensor->data() + t.tensor->nbytes());
+  auto poisoned = batch(*plan, 3);
+  for (auto& [name, t] : poisoned)
+    if (t.dtype() == DType::F32) t.as<float>()[0] = INFINITY;
+  ASSERT_TRUE(gpu.session->run("train_step", poisoned).ok());
+  ASSERT_TRUE(gpu.session->syncPersistent().ok());
+  for (const NamedTensorRef& t : gpu.session->persistent()) {
+    const std::vector<uint8_t>& b = before[t.name];
+    const bool same = std::equal(b.begin(), b.end(), t.tensor->data());
+    if (t.name == "amp.loss_scale" || t.name == "amp.growth_tracker" || t.name == "amp.skipped_steps") {
+      EXPECT_FALSE(same && t.name != "amp.growth_tracker") << t.name << " records the skipped step";
+    } else {
+      EXPECT_TRUE(same) << t.name << " changed on a skipped step";
+    }
+  }
+}
+
+TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
+  auto plan = readBundle(bundlePath(GetParam()));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  auto feeds = batch(*plan, 0);
+  ASSERT_TRUE(gpu.session->run("train_step", feeds).ok());
+  const int64_t before = gpu.api->hostSyncs();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(gpu.session->run("train_step", feeds).ok());
+  EXPECT_EQ(gpu.api->hostSyncs() - before, 10) << "one wait per call: the results' copy";
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
+                         ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace amp::rt::cuda
