@@ -58,9 +58,16 @@ TEST_P(NvrtcExamples, EveryKernelCompilesAndPassesPtxas) {
   std::vector<std::string> library = {"amp_global_norm",          "amp_mt_clip",
                                       "amp_step_counters_kernel", "amp_lr_schedule_kernel",
                                       "amp_update_scale_kernel",  "amp_optimizer_scalars",
-                                      "amp_mt_sum_squares_f32"};
+                                      "amp_mt_sum_squares_f32",   "amp_cross_entropy_count_i64",
+                                      "amp_cross_entropy_count_i32"};
   for (const char* g : {"f32", "bf16", "f16"}) {
     library.push_back(std::string("amp_mt_unscale_check_") + g);
+    for (const char* op : {"sum", "mean", "max"}) library.push_back(std::string("amp_reduce_") + op + "_" + g);
+    for (const char* labels : {"i64", "i32"}) {
+      library.push_back(std::string("amp_cross_entropy_") + g + "_" + labels);
+      library.push_back(std::string("amp_cross_entropy_mean_") + g + "_" + labels);
+      library.push_back(std::string("amp_cross_entropy_grad_") + g + "_" + labels);
+    }
     for (const char* copy : {"none", "bf16", "f16"})
       for (const char* kind : {"adam", "sgd"}) library.push_back(std::string("amp_mt_") + kind + "_" + g + "_" + copy);
   }
