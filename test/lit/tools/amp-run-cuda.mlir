@@ -1,0 +1,44 @@
+// amp-run --device=cuda --dry-run: the cuda device prepares every entry of a cuda bundle on a
+// simulated GPU (no driver needed), captures each entry's graph, replays it, and prints what the
+// GPU would run (docs/cuda-device.md). Needs an ampc built with the CUDA toolkit (NVRTC); no GPU.
+// REQUIRES: nvrtc
+
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=bf16 --optimizer=adamw --target=cuda:sm_90 -o %t.ampx
+// RUN: amp-run %t.ampx --device=cuda --dry-run | FileCheck %s
+// CHECK: cuda dry run on cuda: dry run (no GPU; an H200's limits) (sm_90, 132 SMs), driver for CUDA 13.0
+// CHECK: entry eval: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 3 cuBLASLt GEMMs
+// CHECK-SAME: code sm_90 cubin
+// CHECK: copy in: the step's inputs
+// The forward GEMMs carry the bias (and the relu) in cuBLASLt's epilogue; D^T = W^T x^T, so m is
+// the layer's width and n the batch.
+// CHECK: amp.linear: cuBLASLt bf16 256 x 128 x 784 RELU_BIAS
+// CHECK: amp.linear: cuBLASLt bf16 10 x 128 x 256 BIAS
+// CHECK: amp.cross_entropy: amp_cross_entropy_f32_i64
+// CHECK: amp.cross_entropy: amp_cross_entropy_mean_f32_i64
+// CHECK: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+// CHECK: entry train_step: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 8 cuBLASLt GEMMs
+// CHECK: amp.unscale_check: found_inf = 0
+// CHECK: amp.unscale_check: amp_mt_unscale_check_f32 (6 tensors, 9 blocks)
+// CHECK: amp.step_counters: amp_step_counters_kernel
+// CHECK: amp.lr_schedule: amp_lr_schedule_kernel
+// CHECK: amp.adam_update: amp_optimizer_scalars
+// All six AdamW updates in one multi-tensor launch: 784x256 is 4 chunks of 65536, the rest 1 each.
+// CHECK: amp.adam_update: amp_mt_adam_f32_none for steps {{[0-9]+}}..{{[0-9]+}} (6 tensors, 9 blocks)
+// CHECK: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+
+// An sm_80 bundle on the simulated Hopper GPU runs its PTX, JIT-compiled by the driver.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --target=cuda:sm_80 -o %t.sm80.ampx
+// RUN: amp-run %t.sm80.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=JIT
+// JIT: code sm_80 PTX, JIT-compiled for sm_90
+// JIT: amp.update_scale: amp_update_scale_kernel
+
+// A model with ops the cuda device has no kernel for yet is refused by name, before anything runs.
+// RUN: ampc %amp_src_root/examples/transformer_lm.mlir --train --precision=bf16 --target=cuda:sm_90 -o %t.lm.ampx
+// RUN: not amp-run %t.lm.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=LM
+// LM: entry 'eval': the cuda device has no kernel yet for {{.*}}amp.layer_norm (3){{.*}}; run this model with --device=cpu
+
+// --dry-run is the cuda device's, and takes nothing that would run the model.
+// RUN: not amp-run %t.ampx --dry-run 2>&1 | FileCheck %s --check-prefix=NOTCUDA
+// NOTCUDA: --dry-run is for --device=cuda
+// RUN: not amp-run %t.ampx --device=cuda --dry-run --steps=3 --data=fashion-mnist 2>&1 | FileCheck %s --check-prefix=EXTRA
+// EXTRA: has no effect with --dry-run
