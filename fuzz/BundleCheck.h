@@ -13,11 +13,13 @@
 
 namespace amp::fuzz {
 
-inline void checkBundle(const std::string& path) {
+// `memoryLimit`: what a session may allocate (the sessions refuse a plan needing more before
+// allocating anything).
+inline void checkBundle(const std::string& path, int64_t memoryLimit = kSessionMemoryLimit) {
   auto plan = rt::readBundle(path);
   if (!plan.ok()) return;
   for (rt::Device device : {rt::Device::Reference, rt::Device::Cpu}) {
-    auto session = rt::Session::create(*plan, device, kSessionMemoryLimit);
+    auto session = rt::Session::create(*plan, device, memoryLimit);
     if (!session.ok()) continue;
     for (const rt::EntryPoint& e : session->plan().entries) (void)session->prepared(e.name);
   }
