@@ -66,9 +66,11 @@ class Executor {
                                                                  const EntryPoint& entry) = 0;
   // A device that keeps params and state in its own memory (cuda) copies its newer values into
   // the session's tensors here; the session calls it before anything reads them (checkpoints,
-  // logs of state, gathers). Host devices update those tensors in place and have nothing to do.
-  virtual absl::Status downloadPersistent(absl::Span<Tensor* const> persistent) {
+  // logs of state, gathers). `only` >= 0 copies that buffer alone (a logged scalar). Host devices
+  // update those tensors in place and have nothing to do.
+  virtual absl::Status downloadPersistent(absl::Span<Tensor* const> persistent, int32_t only = -1) {
     (void)persistent;
+    (void)only;
     return absl::OkStatus();
   }
   // The session replaced persistent values (params loaded, a checkpoint restored): a device

@@ -40,6 +40,10 @@ class Session {
   // Brings the session's param and state tensors up to date with a device that keeps its own
   // copies (the cuda device); call before reading them. Free on host devices.
   absl::Status syncPersistent() const { return executor_->downloadPersistent(absl::MakeConstSpan(persistentPtrs_)); }
+  // The same for buffer `id` alone (a scalar of state read every step).
+  absl::Status syncPersistent(int32_t id) const {
+    return executor_->downloadPersistent(absl::MakeConstSpan(persistentPtrs_), id);
+  }
   // Bytes of params and state (allocated once, updated in place).
   int64_t persistentBytes() const;
 

@@ -63,7 +63,8 @@ double scalarOf(const Tensor& t) {
 }
 
 std::optional<double> persistentScalarIfAny(const Session& s, const std::string& name) {
-  if (!s.syncPersistent().ok()) return std::nullopt;
+  std::optional<int32_t> id = s.plan().findBuffer(name);
+  if (!id || !s.syncPersistent(*id).ok()) return std::nullopt;
   for (const NamedTensorRef& r : s.persistent())
     if (r.name == name && r.tensor->numel() == 1) return scalarOf(*r.tensor);
   return std::nullopt;

@@ -88,15 +88,16 @@ class CudaExecutor final : public Executor {
     return std::unique_ptr<PreparedEntry>(std::move(prepared));
   }
 
-  absl::Status downloadPersistent(absl::Span<Tensor* const> persistent) override {
+  absl::Status downloadPersistent(absl::Span<Tensor* const> persistent, int32_t only) override {
     if (!deviceNewer_) return absl::OkStatus();
-    for (size_t id = 0; id < mirrors_.size() && id < persistent.size(); ++id)
-      if (mirrors_[id] && persistent[id])
-        if (auto s = api_->copyToHost(persistent[id]->data(), mirrors_[id], static_cast<int64_t>(persistent[id]->nbytes()));
-            !s.ok())
-          return s;
+    for (size_t id = 0; id < mirrors_.size() && id < persistent.size(); ++id) {
+      if (!mirrors_[id] || !persistent[id] || (only >= 0 && static_cast<int32_t>(id) != only)) continue;
+      if (auto s = api_->copyToHost(persistent[id]->data(), mirrors_[id], static_cast<int64_t>(persistent[id]->nbytes()));
+          !s.ok())
+        return s;
+    }
     if (auto s = api_->synchronize(); !s.ok()) return s;
-    deviceNewer_ = false;
+    if (only < 0) deviceNewer_ = false;  // one buffer read leaves the others stale
     return absl::OkStatus();
   }
   void persistentChanged() override { hostNewer_ = true; }
