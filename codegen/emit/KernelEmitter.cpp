@@ -44,6 +44,18 @@ InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool& ok) {
   size_t k = in.size() - lead;
   if (k <= space.size() && std::equal(in.begin() + lead, in.end(), space.end() - k))
     return {InputAccess::Suffix, n};
+  // An outer broadcast ([M, 1] against [M, N]: a per-row value): right-aligned, the input is the
+  // space's leading dims followed by ones, so element = i / (the space's trailing elements).
+  if (in.size() <= space.size()) {
+    rt::Shape padded(space.size() - in.size(), 1);
+    padded.insert(padded.end(), in.begin(), in.end());
+    size_t kept = padded.size();
+    while (kept > 0 && padded[kept - 1] == 1) --kept;
+    if (kept < padded.size() && std::equal(padded.begin(), padded.begin() + kept, space.begin())) {
+      const int64_t divisor = rt::numElements(rt::Shape(space.begin() + kept, space.end()));
+      if (divisor > 1) return {InputAccess::Outer, divisor};
+    }
+  }
   ok = false;
   return {};
 }
@@ -233,6 +245,7 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
     switch (k.inputs[i].kind) {
       case InputAccess::Full: index = "i"; break;
       case InputAccess::Scalar: index = "0"; break;
+      case InputAccess::Outer: index = "i / " + std::to_string(k.inputs[i].period); break;
       case InputAccess::Suffix:
         index = k.inputs[i].period == k.rowLength  ? "j"
                 : k.rowLength % k.inputs[i].period == 0 ? "j % " + std::to_string(k.inputs[i].period)

@@ -16,8 +16,10 @@ namespace amp::codegen {
 // How a kernel reads one input from the iteration space (flattened result index i, or the index j
 // within a row of `rowLength` elements).
 struct InputAccess {
-  enum Kind { Full, Scalar, Suffix } kind = Full;
-  int64_t period = 0;  // Suffix: the input's element count; element = j % period
+  enum Kind { Full, Scalar, Suffix, Outer } kind = Full;
+  // Suffix: the input's element count, element = j % period (a broadcast along leading dims).
+  // Outer: the space's elements per input element, element = i / period (a [M, 1] input).
+  int64_t period = 0;
 };
 
 // The element body of one fused step, independent of the flavour.

@@ -128,3 +128,40 @@ TEST(CudaFlavour, RefusesStepsTheBodyCannotIndex) {
 
 }  // namespace
 }  // namespace amp::rt
+
+namespace amp::rt {
+namespace {
+
+// A lone elementwise op becomes a one-op kernel; an operand broadcast per row ([M, 1] against
+// [M, N], the attention softmax's `x - max`) is read at i / N.
+TEST(CudaFlavour, LoneOpsBecomeKernelsWithRowBroadcasts) {
+  Plan plan;
+  plan.buffers = {{"x", DType::F32, {4, 8}, BufferKind::Input},
+                  {"m", DType::F32, {4, 1}, BufferKind::Input},
+                  {"%2", DType::F32, {4, 8}, BufferKind::Temp},
+                  {"%3", DType::F32, {4, 8}, BufferKind::Temp}};
+  EntryPoint e;
+  e.name = "eval";
+  PlanStep sub;
+  sub.op = "amp.sub";
+  sub.operands = {0, 1};
+  sub.results = {2};
+  PlanStep transpose;  // not elementwise: left for the device's library kernels
+  transpose.op = "amp.transpose";
+  transpose.operands = {2};
+  transpose.results = {3};
+  transpose.attrs.set("permutation", std::vector<int64_t>{0, 1});
+  e.steps = {sub, transpose};
+  e.results = {3};
+  plan.entries = {e};
+  std::string source, error;
+  ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
+  const PlanStep& step = plan.entries[0].steps[0];
+  ASSERT_TRUE(step.attrs.has("cuda_symbol"));
+  EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), "amp_eval_op0");
+  EXPECT_TRUE(contains(source, "const float v1 = in1[i / 8];")) << source;
+  EXPECT_FALSE(plan.entries[0].steps[1].attrs.has("cuda_symbol"));
+}
+
+}  // namespace
+}  // namespace amp::rt

@@ -1,0 +1,403 @@
+// The CUDA device's softmax and normalisation kernels: amp.softmax, amp.log_softmax, amp.layer_norm,
+// amp.layer_norm_grad, amp.rms_norm and amp.rms_norm_grad, bit for bit the reference executor's
+// results (arithmetic in NormMath.h). ampc appends this file, after NormMath.h, to the CUDA kernels
+// of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
+// (codegen/emit/CudaFlavour.cpp).
+//
+// The reference's sums are sequential, in element order inside a slice or group and in group order
+// across groups, and f32 addition does not reassociate, so the kernels keep those orders: a block
+// of 256 threads evaluates a row's terms 256 at a time into shared memory while its thread 0 adds
+// them in element order; the weight and bias gradients run one thread per column, adding the
+// groups in order (neighbouring threads read neighbouring columns: coalesced). The slice max, the
+// only reduction whose order cannot change a bit (NormMath.h), is a tree.
+//
+// Names end in the element type T (f32, bf16, f16) that every tensor operand and result of the op
+// shares; those are device pointers (void*) to dense row-major elements of type T, bf16 and f16 as
+// their 16-bit patterns. Values are loaded to f32, computed in f32 and rounded once to T on store.
+// Scratch buffers are f32 device memory, need not be initialised and are only read by the launch
+// that follows on the same stream. Every kernel needs blockDim = (256, 1, 1) exactly and takes any
+// gridDim = (x >= 1, 1, 1): work units are grid-strided, so gridDim.x = min(units, 2^31 - 1) gives
+// every unit its own block (the unit count is given per kernel). No dynamic shared memory; the
+// static shared memory is at most 4112 bytes per block. A kernel whose unit count is 0 may be
+// skipped unless said otherwise.
+//
+// amp.softmax / amp.log_softmax (x; attribute axis): one launch.
+//   amp_softmax_<T>(const void* x, void* y, long long outer, long long len, long long inner)
+//   amp_log_softmax_<T>(same parameters)
+//     x and y have the same shape; outer = product of the dims before `axis`, len = dims[axis],
+//     inner = product of the dims after it (each 1 when there are none): slice (o, i) is the len
+//     elements x[(o * len + j) * inner + i], j = 0 .. len - 1. Units: inner == 1: outer (one block
+//     per slice, all 256 threads on it); inner > 1: outer * ceil(inner / 256) (a block takes 256
+//     neighbouring slices of one o, one thread each). len == 0 writes nothing.
+//
+// amp.layer_norm (x, [weight], [bias]; normalized_ndim, eps, has_weight, has_bias): one launch.
+//   amp_layer_norm_<T>(const void* x, const void* weight, const void* bias, void* y, long long groups,
+//                      long long n, double eps)
+//     n = product of the trailing normalized_ndim dims of x, groups = numel(x) / n (0 when n is 0);
+//     weight and bias [n] are null when has_weight / has_bias is false; y has x's shape. Units:
+//     groups.
+//
+// amp.layer_norm_grad (x, [weight], dy -> dx, dweight, dbias; normalized_ndim, eps; the weight is
+// present iff the op has 3 operands): two launches in this order on one stream, with a scratch
+// `stats` of 2 * groups floats (8 * groups bytes) between them. Nothing to launch when n is 0.
+//   amp_layer_norm_grad_<T>(const void* x, const void* weight, const void* dy, void* dx, float* stats,
+//                           long long groups, long long n, double eps)
+//     weight [n] is null without a weight; dy and dx have x's shape. Writes dx and, per group g,
+//     stats[g] = mean and stats[groups + g] = rstd. Units: groups (skip it when groups is 0).
+//   amp_layer_norm_grad_affine_<T>(const void* x, const void* dy, const float* stats, void* dweight,
+//                                  void* dbias, long long groups, long long n)
+//     dweight [n] and dbias [n] (always produced; +0 when groups is 0, so launch it even then).
+//     Units: ceil(n / 256), one thread per column.
+//
+// amp.rms_norm (x, [weight]; normalized_ndim, eps, has_weight): one launch.
+//   amp_rms_norm_<T>(const void* x, const void* weight, void* y, long long groups, long long n,
+//                    double eps)
+//     as amp_layer_norm_<T>, without a bias. Units: groups.
+//
+// amp.rms_norm_grad (x, [weight], dy -> dx, dweight; normalized_ndim, eps; the weight is present iff
+// the op has 3 operands): two launches in this order on one stream, with a scratch `stats` of
+// groups floats (4 * groups bytes) between them. Nothing to launch when n is 0.
+//   amp_rms_norm_grad_<T>(const void* x, const void* weight, const void* dy, void* dx, float* stats,
+//                         long long groups, long long n, double eps)
+//     as amp_layer_norm_grad_<T>; stats[g] = rstd. Units: groups (skip it when groups is 0).
+//   amp_rms_norm_grad_affine_<T>(const void* x, const void* dy, const float* stats, void* dweight,
+//                                long long groups, long long n)
+//     dweight [n] (always produced; +0 when groups is 0, so launch it even then). Units:
+//     ceil(n / 256), one thread per column.
+
+#define AMP_NRM_BLOCK 256
+
+// Tensors by type: 0 f32, 1 bf16, 2 f16.
+template <int T>
+__device__ __forceinline__ float amp_nrm_load(const void* p, long long i) {
+  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
+  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
+  return ((const float*)p)[i];
+}
+template <int T>
+__device__ __forceinline__ void amp_nrm_store(void* p, long long i, float x) {
+  if (T == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
+  if (T == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
+  if (T == 0) ((float*)p)[i] = x;
+}
+
+// An optional operand's element j: the value is unused when the operand is absent.
+template <int T>
+__device__ __forceinline__ float amp_nrm_load_optional(const void* p, long long j) {
+  return p ? amp_nrm_load<T>(p, j) : 0.0f;
+}
+
+// The contiguous slice's max (softmaxSlice's m, to the bit), by the whole block: each thread scans
+// its elements in order, then a tree combines the partials. The caller synchronises before the
+// arrays are reused.
+template <int T>
+__device__ float amp_nrm_block_max(const void* x, long long base, long long len, float* maxes, long long* firstAt) {
+  float max = __uint_as_float(0xff800000u);  // -inf
+  long long at = AMP_NRM_NO_INDEX;
+  for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j), j);
+  maxes[threadIdx.x] = max;
+  firstAt[threadIdx.x] = at;
+  __syncthreads();
+  for (int half = AMP_NRM_BLOCK / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      max = maxes[threadIdx.x];
+      at = firstAt[threadIdx.x];
+      amp_nrm_max_combine(&max, &at, maxes[threadIdx.x + half], firstAt[threadIdx.x + half]);
+      maxes[threadIdx.x] = max;
+      firstAt[threadIdx.x] = at;
+    }
+    __syncthreads();
+  }
+  return maxes[0];
+}
+
+// sum over j in [0, len) of term(j), added in increasing j from +0 as the reference's loops do.
+// The block evaluates 256 terms into one half of `chunks` (2 * 256 floats) while thread 0 adds the
+// previous 256 from the other half: one barrier per chunk. The sum is thread 0's only; the caller
+// synchronises before `chunks` is reused.
+template <class Term>
+__device__ float amp_nrm_ordered_sum(long long len, float* chunks, const Term& term) {
+  float sum = 0.0f;
+  int half = 0;
+  for (long long base = 0; base < len; base += AMP_NRM_BLOCK, half ^= 1) {
+    float* chunk = chunks + half * AMP_NRM_BLOCK;
+    const long long j = base + threadIdx.x;
+    if (j < len) chunk[threadIdx.x] = term(j);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int count = len - base < AMP_NRM_BLOCK ? (int)(len - base) : AMP_NRM_BLOCK;
+      for (int i = 0; i < count; ++i) sum += chunk[i];
+    }
+  }
+  return sum;
+}
+
+// Two such sums over one pass (layer_norm_grad's sg and sgx): terms(j, a, b) sets both terms;
+// `chunks` holds 4 * 256 floats. Thread 0's two running sums are independent chains.
+template <class Terms>
+__device__ void amp_nrm_ordered_sum2(long long len, float* chunks, const Terms& terms, float* sumA, float* sumB) {
+  float a = 0.0f, b = 0.0f;
+  int half = 0;
+  for (long long base = 0; base < len; base += AMP_NRM_BLOCK, half ^= 1) {
+    float* chunkA = chunks + half * 2 * AMP_NRM_BLOCK;
+    float* chunkB = chunkA + AMP_NRM_BLOCK;
+    const long long j = base + threadIdx.x;
+    if (j < len) terms(j, chunkA[threadIdx.x], chunkB[threadIdx.x]);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int count = len - base < AMP_NRM_BLOCK ? (int)(len - base) : AMP_NRM_BLOCK;
+      for (int i = 0; i < count; ++i) {
+        a += chunkA[i];
+        b += chunkB[i];
+      }
+    }
+  }
+  *sumA = a;
+  *sumB = b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax / log_softmax
+
+template <int T, bool Log>
+__device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long long len, long long inner) {
+  __shared__ float maxes[AMP_NRM_BLOCK];
+  __shared__ long long firstAt[AMP_NRM_BLOCK];
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float sumShared;
+  if (inner == 1) {  // contiguous slices: the block shares each one
+    for (long long slice = blockIdx.x; slice < outer; slice += gridDim.x) {
+      const long long base = slice * len;
+      const float max = amp_nrm_block_max<T>(x, base, len, maxes, firstAt);
+      const float sumExp = amp_nrm_ordered_sum(
+          len, chunks, [&](long long j) { return amp_nrm_exp(amp_nrm_load<T>(x, base + j), max); });
+      if (threadIdx.x == 0) sumShared = Log ? amp_nrm_lse(sumExp) : sumExp;
+      __syncthreads();
+      const float shared = sumShared;  // s, or lse for log_softmax
+      for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) {
+        const float v = amp_nrm_load<T>(x, base + j);
+        // e_j is evaluated again: the same bits the sum added.
+        const float out = Log ? amp_nrm_log_softmax_out(v, max, shared) : amp_nrm_softmax_out(amp_nrm_exp(v, max), shared);
+        amp_nrm_store<T>(y, base + j, out);
+      }
+      __syncthreads();  // the next slice reuses the shared arrays
+    }
+    return;
+  }
+  // Strided slices: one thread each, the reference's sequential loops, and neighbouring threads on
+  // neighbouring i, so every load is coalesced. No barrier here, so idle threads may leave early.
+  const long long tiles = (inner + AMP_NRM_BLOCK - 1) / AMP_NRM_BLOCK;
+  for (long long unit = blockIdx.x; unit < outer * tiles; unit += gridDim.x) {
+    const long long i = unit % tiles * AMP_NRM_BLOCK + threadIdx.x;
+    if (i >= inner) continue;
+    const long long base = unit / tiles * len * inner + i;
+    float max = __uint_as_float(0xff800000u);  // -inf
+    long long at = AMP_NRM_NO_INDEX;
+    for (long long j = 0; j < len; ++j) amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j * inner), j);
+    float sumExp = 0.0f;
+    for (long long j = 0; j < len; ++j) sumExp += amp_nrm_exp(amp_nrm_load<T>(x, base + j * inner), max);
+    const float lse = Log ? amp_nrm_lse(sumExp) : 0.0f;
+    for (long long j = 0; j < len; ++j) {
+      const float v = amp_nrm_load<T>(x, base + j * inner);
+      const float out = Log ? amp_nrm_log_softmax_out(v, max, lse) : amp_nrm_softmax_out(amp_nrm_exp(v, max), sumExp);
+      amp_nrm_store<T>(y, base + j * inner, out);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// layer_norm / rms_norm: one block per group
+
+// layer_norm's statistics of the group at `base`: mean, then the centred sum of squares, each
+// broadcast through shared memory. Every thread returns both.
+template <int T>
+__device__ void amp_nrm_layer_stats(const void* x, long long base, long long n, double eps, float* chunks,
+                                    float* broadcast, float* mean, float* rstd) {
+  const float sum = amp_nrm_ordered_sum(n, chunks, [&](long long j) { return amp_nrm_load<T>(x, base + j); });
+  if (threadIdx.x == 0) broadcast[0] = amp_nrm_mean(sum, n);
+  __syncthreads();
+  const float m = broadcast[0];
+  const float sq = amp_nrm_ordered_sum(
+      n, chunks, [&](long long j) { return amp_nrm_centered_square(amp_nrm_load<T>(x, base + j), m); });
+  if (threadIdx.x == 0) broadcast[1] = amp_nrm_rstd(sq, n, eps);
+  __syncthreads();
+  *mean = m;
+  *rstd = broadcast[1];
+}
+
+// rms_norm's rstd of the group at `base`, broadcast through shared memory.
+template <int T>
+__device__ float amp_nrm_rms_stats(const void* x, long long base, long long n, double eps, float* chunks,
+                                   float* broadcast) {
+  const float sq =
+      amp_nrm_ordered_sum(n, chunks, [&](long long j) { return amp_nrm_square(amp_nrm_load<T>(x, base + j)); });
+  if (threadIdx.x == 0) broadcast[0] = amp_nrm_rstd(sq, n, eps);
+  __syncthreads();
+  return broadcast[0];
+}
+
+template <int T>
+__device__ void amp_nrm_layer_norm(const void* x, const void* weight, const void* bias, void* y, long long groups,
+                                   long long n, double eps) {
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[2];
+  const bool hasWeight = weight != nullptr, hasBias = bias != nullptr;
+  for (long long group = blockIdx.x; group < groups; group += gridDim.x) {
+    const long long base = group * n;
+    float mean, rstd;
+    amp_nrm_layer_stats<T>(x, base, n, eps, chunks, broadcast, &mean, &rstd);
+    for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
+      const float out = amp_nrm_layer_out(amp_nrm_load<T>(x, base + j), mean, rstd, hasWeight,
+                                          amp_nrm_load_optional<T>(weight, j), hasBias, amp_nrm_load_optional<T>(bias, j));
+      amp_nrm_store<T>(y, base + j, out);
+    }
+    __syncthreads();  // the next group reuses the shared arrays
+  }
+}
+
+template <int T>
+__device__ void amp_nrm_rms_norm(const void* x, const void* weight, void* y, long long groups, long long n,
+                                 double eps) {
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[1];
+  const bool hasWeight = weight != nullptr;
+  for (long long group = blockIdx.x; group < groups; group += gridDim.x) {
+    const long long base = group * n;
+    const float rstd = amp_nrm_rms_stats<T>(x, base, n, eps, chunks, broadcast);
+    for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
+      const float out = amp_nrm_rms_out(amp_nrm_load<T>(x, base + j), rstd, hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_nrm_store<T>(y, base + j, out);
+    }
+    __syncthreads();
+  }
+}
+
+template <int T>
+__device__ void amp_nrm_layer_norm_grad(const void* x, const void* weight, const void* dy, void* dx, float* stats,
+                                        long long groups, long long n, double eps) {
+  __shared__ float chunks[4 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[4];
+  const bool hasWeight = weight != nullptr;
+  for (long long group = blockIdx.x; group < groups; group += gridDim.x) {
+    const long long base = group * n;
+    float mean, rstd;
+    amp_nrm_layer_stats<T>(x, base, n, eps, chunks, broadcast, &mean, &rstd);
+    if (threadIdx.x == 0) {
+      stats[group] = mean;
+      stats[groups + group] = rstd;
+    }
+    float sumG, sumGXhat;
+    amp_nrm_ordered_sum2(
+        n, chunks,
+        [&](long long j, float& termG, float& termGXhat) {
+          const float xhat = amp_nrm_layer_xhat(amp_nrm_load<T>(x, base + j), mean, rstd);
+          const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+          termG = g;
+          termGXhat = amp_nrm_product(g, xhat);
+        },
+        &sumG, &sumGXhat);
+    if (threadIdx.x == 0) {
+      broadcast[2] = amp_nrm_mean(sumG, n);
+      broadcast[3] = amp_nrm_mean(sumGXhat, n);
+    }
+    __syncthreads();
+    const float meanG = broadcast[2], meanGXhat = broadcast[3];
+    for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
+      const float xhat = amp_nrm_layer_xhat(amp_nrm_load<T>(x, base + j), mean, rstd);
+      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_nrm_store<T>(dx, base + j, amp_nrm_layer_dx(g, xhat, rstd, meanG, meanGXhat));
+    }
+    __syncthreads();
+  }
+}
+
+template <int T>
+__device__ void amp_nrm_rms_norm_grad(const void* x, const void* weight, const void* dy, void* dx, float* stats,
+                                      long long groups, long long n, double eps) {
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[2];
+  const bool hasWeight = weight != nullptr;
+  for (long long group = blockIdx.x; group < groups; group += gridDim.x) {
+    const long long base = group * n;
+    const float rstd = amp_nrm_rms_stats<T>(x, base, n, eps, chunks, broadcast);
+    if (threadIdx.x == 0) stats[group] = rstd;
+    const float sumGXhat = amp_nrm_ordered_sum(n, chunks, [&](long long j) {
+      const float xhat = amp_nrm_rms_xhat(amp_nrm_load<T>(x, base + j), rstd);
+      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+      return amp_nrm_product(g, xhat);
+    });
+    if (threadIdx.x == 0) broadcast[1] = amp_nrm_mean(sumGXhat, n);
+    __syncthreads();
+    const float meanGXhat = broadcast[1];
+    for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
+      const float xhat = amp_nrm_rms_xhat(amp_nrm_load<T>(x, base + j), rstd);
+      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_nrm_store<T>(dx, base + j, amp_nrm_rms_dx(g, xhat, rstd, meanGXhat));
+    }
+    __syncthreads();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weight and bias gradients: one thread per column, the groups in order, xhat recomputed from the
+// row pass's stats (the same bits as the row pass's).
+
+template <int T, bool Layer>
+__device__ void amp_nrm_affine_grad(const void* x, const void* dy, const float* stats, void* dweight, void* dbias,
+                                    long long groups, long long n) {
+  const long long stride = (long long)gridDim.x * AMP_NRM_BLOCK;
+  for (long long j = (long long)blockIdx.x * AMP_NRM_BLOCK + threadIdx.x; j < n; j += stride) {
+    float dw = 0.0f, db = 0.0f;
+    for (long long group = 0; group < groups; ++group) {
+      const float xv = amp_nrm_load<T>(x, group * n + j), dyv = amp_nrm_load<T>(dy, group * n + j);
+      const float xhat = Layer ? amp_nrm_layer_xhat(xv, stats[group], stats[groups + group])
+                               : amp_nrm_rms_xhat(xv, stats[group]);
+      dw = amp_nrm_accumulate(dw, amp_nrm_product(dyv, xhat));
+      if (Layer) db = amp_nrm_accumulate(db, dyv);
+    }
+    amp_nrm_store<T>(dweight, j, dw);
+    if (Layer) amp_nrm_store<T>(dbias, j, db);
+  }
+}
+
+// The entry points, by element type (f32, bf16, f16).
+#define AMP_NRM_KERNELS(tname, T)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_softmax_##tname(const void* x, void* y, long long outer, long long len, long long inner) {              \
+    amp_nrm_softmax<T, false>(x, y, outer, len, inner);                                                            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_log_softmax_##tname(const void* x, void* y, long long outer, long long len, long long inner) {          \
+    amp_nrm_softmax<T, true>(x, y, outer, len, inner);                                                             \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256) amp_layer_norm_##tname(                                        \
+      const void* x, const void* weight, const void* bias, void* y, long long groups, long long n, double eps) {  \
+    amp_nrm_layer_norm<T>(x, weight, bias, y, groups, n, eps);                                                     \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_layer_norm_grad_##tname(const void* x, const void* weight, const void* dy, void* dx, float* stats,      \
+                                  long long groups, long long n, double eps) {                                     \
+    amp_nrm_layer_norm_grad<T>(x, weight, dy, dx, stats, groups, n, eps);                                          \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_layer_norm_grad_affine_##tname(const void* x, const void* dy, const float* stats, void* dweight,        \
+                                         void* dbias, long long groups, long long n) {                             \
+    amp_nrm_affine_grad<T, true>(x, dy, stats, dweight, dbias, groups, n);                                         \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256) amp_rms_norm_##tname(                                          \
+      const void* x, const void* weight, void* y, long long groups, long long n, double eps) {                     \
+    amp_nrm_rms_norm<T>(x, weight, y, groups, n, eps);                                                             \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_rms_norm_grad_##tname(const void* x, const void* weight, const void* dy, void* dx, float* stats,        \
+                                long long groups, long long n, double eps) {                                       \
+    amp_nrm_rms_norm_grad<T>(x, weight, dy, dx, stats, groups, n, eps);                                            \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_rms_norm_grad_affine_##tname(const void* x, const void* dy, const float* stats, void* dweight,          \
+                                       long long groups, long long n) {                                            \
+    amp_nrm_affine_grad<T, false>(x, dy, stats, dweight, nullptr, groups, n);                                      \
+  }
+AMP_NRM_KERNELS(f32, 0)
+AMP_NRM_KERNELS(bf16, 1)
+AMP_NRM_KERNELS(f16, 2)
