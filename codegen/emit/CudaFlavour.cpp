@@ -252,10 +252,10 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
         if (original.kind != rt::StepKind::Op) continue;
         single = singleOpRegion(plan, entry, index, original);
         std::string ignored;
-        if (!single || (emitBody(plan, *single, ignored), !ignored.empty())) continue;
+        if (!single || (emitBody(plan, *single, ignored, true), !ignored.empty())) continue;
       }
       rt::PlanStep& step = single ? *single : original;
-      KernelBody k = emitAnnotatedBody(plan, step, error);
+      KernelBody k = emitAnnotatedBody(plan, step, error, /*rowBroadcasts=*/true);
       if (!error.empty()) return false;
       const int64_t elements = rt::numElements(step.locals[step.body[0].results[0]].shape);
       int widest = 0;

@@ -34,7 +34,7 @@ std::string roundExpr(DType t, const std::string& value) {
   }
 }
 
-InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool& ok) {
+InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool rowBroadcasts, bool& ok) {
   ok = true;
   if (in == space) return {};
   int64_t n = rt::numElements(in);
@@ -46,7 +46,7 @@ InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool& ok) {
     return {InputAccess::Suffix, n};
   // An outer broadcast ([M, 1] against [M, N]: a per-row value): right-aligned, the input is the
   // space's leading dims followed by ones, so element = i / (the space's trailing elements).
-  if (in.size() <= space.size()) {
+  if (rowBroadcasts && in.size() <= space.size()) {
     rt::Shape padded(space.size() - in.size(), 1);
     padded.insert(padded.end(), in.begin(), in.end());
     size_t kept = padded.size();
@@ -191,7 +191,7 @@ std::string kernelSymbol(const std::string& kernel) {
   return s;
 }
 
-KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error) {
+KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error, bool rowBroadcasts) {
   KernelBody k;
   const rt::AttrValue* name = step.attrs.find("kernel");
   const std::string* kernel = name ? std::get_if<std::string>(name) : nullptr;
@@ -231,7 +231,7 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
       return error = *kernel + ": element type " + std::string(rt::dtypeName(l.dtype)) + " is not emitted", k;
   for (size_t i = 0; i < step.operands.size(); ++i) {
     bool ok;
-    InputAccess access = classify(plan.buffers[step.operands[i]].shape, space, ok);
+    InputAccess access = classify(plan.buffers[step.operands[i]].shape, space, rowBroadcasts, ok);
     if (!ok) return error = *kernel + ": input " + std::to_string(i) + " does not broadcast by leading dims", k;
     if (access.kind == InputAccess::Suffix && k.reductions.empty()) k.rowLength = std::max(k.rowLength, access.period);
     k.inputs.push_back(access);
@@ -276,8 +276,8 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
   return k;
 }
 
-KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error) {
-  KernelBody k = emitBody(plan, step, error);
+KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error, bool rowBroadcasts) {
+  KernelBody k = emitBody(plan, step, error, rowBroadcasts);
   if (!error.empty()) return k;
   step.attrs.set("row_length", k.rowLength);
   if (!k.reductions.empty()) {

@@ -51,10 +51,12 @@ struct KernelBody {
 
 // Nullopt-like: `error` is set when the step cannot be emitted (an op or dtype the emitter lacks,
 // an input that is not Full/Scalar/Suffix of the iteration space).
-KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error);
+// rowBroadcasts: accept Outer inputs (the CUDA flavour; the cpu device's kernels validate only
+// leading-dim broadcasts, so the C++ flavour refuses them).
+KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error, bool rowBroadcasts = false);
 // emitBody, plus the attributes every flavour's runtime reads from the step: "row_length" and,
 // for row reductions, "reduced_results".
-KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error);
+KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::string& error, bool rowBroadcasts = false);
 
 // Text shared by the flavours: the C type of an element in memory ("float", "unsigned short" for
 // f16/bf16, "unsigned char" for i1), the statement loading body value `value` from `element` (an

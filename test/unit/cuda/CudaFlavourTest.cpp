@@ -120,7 +120,8 @@ TEST(CudaFlavour, AnnotatesStepsNextToTheCpuFlavour) {
 }
 
 TEST(CudaFlavour, RefusesStepsTheBodyCannotIndex) {
-  Plan plan = fusedPlan({{{DType::F32, {64, 1}}, {DType::F32, {64, 30}}}, {64, 30}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
+  // A broadcast along a middle dim is neither a leading-dim (suffix) nor a per-row one.
+  Plan plan = fusedPlan({{{DType::F32, {64, 1, 5}}, {DType::F32, {64, 30, 5}}}, {64, 30, 5}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
   std::string source, error;
   EXPECT_FALSE(codegen::emitCudaSource(plan, source, error));
   EXPECT_TRUE(contains(error, "does not broadcast by leading dims")) << error;

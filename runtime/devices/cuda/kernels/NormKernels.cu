@@ -17,9 +17,10 @@
 // Scratch buffers are f32 device memory, need not be initialised and are only read by the launch
 // that follows on the same stream. Every kernel needs blockDim = (256, 1, 1) exactly and takes any
 // gridDim = (x >= 1, 1, 1): work units are grid-strided, so gridDim.x = min(units, 2^31 - 1) gives
-// every unit its own block (the unit count is given per kernel). No dynamic shared memory; the
-// static shared memory is at most 4112 bytes per block. A kernel whose unit count is 0 may be
-// skipped unless said otherwise.
+// every unit its own block (the unit count is given per kernel). No dynamic shared memory; static
+// shared memory per block: softmax and log_softmax 5124 bytes, layer_norm 2056, layer_norm_grad
+// 4112, rms_norm 2052, rms_norm_grad 2056, the *_affine kernels none. A kernel whose unit count is 0
+// may be skipped unless said otherwise.
 //
 // amp.softmax / amp.log_softmax (x; attribute axis): one launch.
 //   amp_softmax_<T>(const void* x, void* y, long long outer, long long len, long long inner)
@@ -94,7 +95,8 @@ template <int T>
 __device__ float amp_nrm_block_max(const void* x, long long base, long long len, float* maxes, long long* firstAt) {
   float max = __uint_as_float(0xff800000u);  // -inf
   long long at = AMP_NRM_NO_INDEX;
-  for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j), j);
+  for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK)
+    amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j), j);
   maxes[threadIdx.x] = max;
   firstAt[threadIdx.x] = at;
   __syncthreads();
@@ -177,7 +179,8 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
       for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) {
         const float v = amp_nrm_load<T>(x, base + j);
         // e_j is evaluated again: the same bits the sum added.
-        const float out = Log ? amp_nrm_log_softmax_out(v, max, shared) : amp_nrm_softmax_out(amp_nrm_exp(v, max), shared);
+        const float out =
+            Log ? amp_nrm_log_softmax_out(v, max, shared) : amp_nrm_softmax_out(amp_nrm_exp(v, max), shared);
         amp_nrm_store<T>(y, base + j, out);
       }
       __syncthreads();  // the next slice reuses the shared arrays
@@ -248,7 +251,8 @@ __device__ void amp_nrm_layer_norm(const void* x, const void* weight, const void
     amp_nrm_layer_stats<T>(x, base, n, eps, chunks, broadcast, &mean, &rstd);
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
       const float out = amp_nrm_layer_out(amp_nrm_load<T>(x, base + j), mean, rstd, hasWeight,
-                                          amp_nrm_load_optional<T>(weight, j), hasBias, amp_nrm_load_optional<T>(bias, j));
+                                          amp_nrm_load_optional<T>(weight, j), hasBias,
+                                          amp_nrm_load_optional<T>(bias, j));
       amp_nrm_store<T>(y, base + j, out);
     }
     __syncthreads();  // the next group reuses the shared arrays
@@ -265,7 +269,8 @@ __device__ void amp_nrm_rms_norm(const void* x, const void* weight, void* y, lon
     const long long base = group * n;
     const float rstd = amp_nrm_rms_stats<T>(x, base, n, eps, chunks, broadcast);
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
-      const float out = amp_nrm_rms_out(amp_nrm_load<T>(x, base + j), rstd, hasWeight, amp_nrm_load_optional<T>(weight, j));
+      const float out =
+          amp_nrm_rms_out(amp_nrm_load<T>(x, base + j), rstd, hasWeight, amp_nrm_load_optional<T>(weight, j));
       amp_nrm_store<T>(y, base + j, out);
     }
     __syncthreads();

@@ -163,35 +163,35 @@ __device__ void amp_shp_dropout_run(const void* x, void* y, long long n, long lo
 }
 
 // The entry points.
-#define AMP_SHP_EMBEDDING_KERNELS(tname, T, lname, L)                                                              \
-  extern "C" __global__ void __launch_bounds__(256) amp_embedding_##tname##_##lname(                              \
-      const void* table, const L* ids, void* out, long long tokens, long long numEmbeddings, long long dim) {     \
+#define AMP_SHP_EMBEDDING_KERNELS(tname, T, lname, L)                                                                 \
+  extern "C" __global__ void __launch_bounds__(256) amp_embedding_##tname##_##lname(                                  \
+      const void* table, const L* ids, void* out, long long tokens, long long numEmbeddings, long long dim) {         \
     amp_shp_embedding_run<T, L>(table, ids, out, tokens, numEmbeddings, dim);                                         \
-  }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(256) amp_embedding_grad_##tname##_##lname(                         \
-      const L* ids, const void* dy, float* acc, void* dtable, long long tokens, long long numEmbeddings,          \
-      long long dim) {                                                                                             \
+  }                                                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) amp_embedding_grad_##tname##_##lname(                             \
+      const L* ids, const void* dy, float* acc, void* dtable, long long tokens, long long numEmbeddings,              \
+      long long dim) {                                                                                                \
     amp_shp_embedding_grad_run<T, L>(ids, dy, acc, dtable, tokens, numEmbeddings, dim);                               \
   }
-#define AMP_SHP_FLOAT_KERNELS(tname, T)                                                                            \
-  extern "C" __global__ void __launch_bounds__(256)                                                                \
-      amp_gelu_grad_##tname(const void* x, const void* dy, void* dx, long long n) {                                \
-    amp_shp_gelu_grad_run<T, false>(x, dy, dx, n);                                                                     \
-  }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(256)                                                                \
-      amp_gelu_grad_tanh_##tname(const void* x, const void* dy, void* dx, long long n) {                           \
-    amp_shp_gelu_grad_run<T, true>(x, dy, dx, n);                                                                      \
-  }                                                                                                                \
-  extern "C" __global__ void __launch_bounds__(256) amp_dropout_##tname(                                          \
-      const void* x, void* y, long long n, long long seed, double rate, const long long* step) {                  \
-    amp_shp_dropout_run<T>(x, y, n, seed, rate, step);                                                                 \
-  }                                                                                                                \
-  AMP_SHP_EMBEDDING_KERNELS(tname, T, i64, long long)                                                              \
+#define AMP_SHP_FLOAT_KERNELS(tname, T)                                                                               \
+  extern "C" __global__ void __launch_bounds__(256)                                                                   \
+      amp_gelu_grad_##tname(const void* x, const void* dy, void* dx, long long n) {                                   \
+    amp_shp_gelu_grad_run<T, false>(x, dy, dx, n);                                                                    \
+  }                                                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256)                                                                   \
+      amp_gelu_grad_tanh_##tname(const void* x, const void* dy, void* dx, long long n) {                              \
+    amp_shp_gelu_grad_run<T, true>(x, dy, dx, n);                                                                     \
+  }                                                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256) amp_dropout_##tname(                                              \
+      const void* x, void* y, long long n, long long seed, double rate, const long long* step) {                      \
+    amp_shp_dropout_run<T>(x, y, n, seed, rate, step);                                                                \
+  }                                                                                                                   \
+  AMP_SHP_EMBEDDING_KERNELS(tname, T, i64, long long)                                                                 \
   AMP_SHP_EMBEDDING_KERNELS(tname, T, i32, int)
-#define AMP_SHP_TRANSPOSE_KERNEL(bytes, E)                                                                         \
-  extern "C" __global__ void __launch_bounds__(256)                                                                \
-      amp_transpose_##bytes(const void* in, void* out, AmpTransposeShape shape) {                                  \
-    amp_shp_transpose_run<E>(in, out, shape);                                                                          \
+#define AMP_SHP_TRANSPOSE_KERNEL(bytes, E)                                                                            \
+  extern "C" __global__ void __launch_bounds__(256)                                                                   \
+      amp_transpose_##bytes(const void* in, void* out, AmpTransposeShape shape) {                                     \
+    amp_shp_transpose_run<E>(in, out, shape);                                                                         \
   }
 AMP_SHP_FLOAT_KERNELS(f32, 0)
 AMP_SHP_FLOAT_KERNELS(bf16, 1)
