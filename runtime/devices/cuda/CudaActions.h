@@ -38,7 +38,7 @@ struct Action {
   std::string what;  // "step 12 amp.linear: gemm 256 x 128 x 784 RELU_BIAS", for reports and errors
   // Launch: the kernel, its grid and the bytes of each argument in order.
   KernelFn fn = nullptr;
-  int64_t blocks = 0;
+  int64_t blocks = 0, blocksY = 1;
   int threads = 256;
   std::vector<std::vector<uint8_t>> args;
   // Gemm
@@ -64,9 +64,12 @@ struct Action {
 // Lowers the steps of one entry, appending to `actions`.
 class ActionBuilder {
  public:
+  // `stepWord`: a device int64 holding the call's training step (dropout's RNG counter), written
+  // at the start of every replay.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
-                std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report)
-      : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report) {}
+                std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord)
+      : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
+        stepWord_(stepWord) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -83,6 +86,7 @@ class ActionBuilder {
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
   absl::Status reduce(size_t s);
+  absl::Status shapeOp(size_t s);
   absl::StatusOr<size_t> updates(size_t s);
   absl::StatusOr<KernelFn> kernel(const std::string& name);
   Action launch(const std::string& name, size_t s);
@@ -96,6 +100,7 @@ class ActionBuilder {
   std::vector<DevicePtr>& ptr_;
   std::vector<Action>& actions_;
   EntryReport& report_;
+  DevicePtr stepWord_;
   std::map<std::string, KernelFn> kernels_;
 };
 

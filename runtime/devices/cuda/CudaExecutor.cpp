@@ -46,6 +46,7 @@ class CudaEntry final : public PreparedEntry {
   std::vector<Action> actions_;
   std::vector<std::pair<int32_t, size_t>> feeds_;  // (buffer, offset in the feed staging)
   uint8_t* feedStaging_ = nullptr;
+  uint8_t* stepStaging_ = nullptr;  // the call's training step, copied in at every replay
   uint8_t* resultStaging_ = nullptr;
   std::vector<size_t> resultOffset_;
   std::optional<GraphId> graph_;
@@ -185,8 +186,15 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     report_.scratchBytes += static_cast<int64_t>(feedBytes);
   }
   for (const auto& [src, tgt] : memory.inPlaceUpdates) ptr[src] = ptr[tgt];
+  // The call's training step (dropout's RNG counter) reaches the device with every replay.
+  auto stepHost = memory_.pinned(8);
+  auto stepDevice = memory_.device(8);
+  if (!stepHost.ok()) return stepHost.status();
+  if (!stepDevice.ok()) return stepDevice.status();
+  stepStaging_ = *stepHost;
+  actions_.push_back(Action::hostToDevice(*stepDevice, stepStaging_, 8, "the training step"));
 
-  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_);
+  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice);
   std::map<std::string, int> unsupported;
   size_t s = 0;
   while (s < entry_.steps.size()) {
@@ -246,6 +254,7 @@ absl::Status CudaEntry::run(const RunArgs& args) {
   if (auto s = exec_.uploadIfChanged(args.persistent); !s.ok()) return s;
   for (const auto& [id, offset] : feeds_)
     std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(stepStaging_, &args.step, sizeof args.step);
   if (!graph_) {
     if (auto s = api_.beginCapture(); !s.ok()) return s;
     for (Action& a : actions_)

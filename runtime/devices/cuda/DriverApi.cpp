@@ -187,9 +187,10 @@ class DriverApi final : public GpuApi {
     return static_cast<KernelFn>(f);
   }
 
-  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params) override {
-    if (blocks <= 0) return absl::OkStatus();
-    return check(d_.cuLaunchKernel(static_cast<CUfunction>(fn), static_cast<unsigned>(blocks), 1, 1,
+  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) override {
+    if (blocks <= 0 || blocksY <= 0) return absl::OkStatus();
+    return check(d_.cuLaunchKernel(static_cast<CUfunction>(fn), static_cast<unsigned>(blocks),
+                                   static_cast<unsigned>(blocksY), 1,
                                    static_cast<unsigned>(threads), 1, 1, 0, stream_, params, nullptr),
                  "cuLaunchKernel");
   }

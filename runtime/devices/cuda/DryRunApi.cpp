@@ -86,13 +86,14 @@ absl::StatusOr<KernelFn> DryRunApi::function(const std::string& name) {
   return reinterpret_cast<KernelFn>(static_cast<uintptr_t>(it->second + 1));
 }
 
-absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params) {
+absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) {
   const size_t index = static_cast<size_t>(reinterpret_cast<uintptr_t>(fn)) - 1;
   if (index >= names_.size()) return absl::InvalidArgumentError("dry run: launch of an unknown kernel");
-  if (blocks < 1 || blocks > (int64_t{1} << 31) - 1 || threads < 1 || threads > 1024)
+  if (blocks < 1 || blocks > (int64_t{1} << 31) - 1 || blocksY < 1 || blocksY > 65535 || threads < 1 || threads > 1024)
     return absl::InvalidArgumentError(absl::StrCat("dry run: ", names_[index], ": grid ", blocks, " x ", threads));
   (void)params;
-  return record(absl::StrCat("launch ", names_[index], " ", blocks, "x", threads));
+  return record(absl::StrCat("launch ", names_[index], " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x",
+                             threads));
 }
 
 absl::Status DryRunApi::copyToDevice(DevicePtr dst, const void* src, int64_t bytes) {

@@ -29,7 +29,7 @@ class DryRunApi final : public GpuApi {
   void releasePinned(void* p) override;
   absl::Status loadModule(const std::vector<uint8_t>& image, bool ptx) override;
   absl::StatusOr<KernelFn> function(const std::string& name) override;
-  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params) override;
+  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) override;
   absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) override;
   absl::Status copyToHost(void* dst, DevicePtr src, int64_t bytes) override;
   absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) override;

@@ -40,7 +40,8 @@ class GpuApi {
   virtual absl::StatusOr<KernelFn> function(const std::string& name) = 0;
 
   // Stream-ordered work. `params` is cuLaunchKernel's array of pointers to the argument values.
-  virtual absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params) = 0;
+  // blocksY: a second grid dimension (1 for every kernel but embedding_grad's row chunks).
+  virtual absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY = 1) = 0;
   virtual absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) = 0;
   virtual absl::Status copyToHost(void* dst, DevicePtr src, int64_t bytes) = 0;
   virtual absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) = 0;

@@ -8,8 +8,11 @@
 // across groups, and f32 addition does not reassociate, so the kernels keep those orders: a block
 // of 256 threads evaluates a row's terms 256 at a time into shared memory while its thread 0 adds
 // them in element order; the weight and bias gradients run one thread per column, adding the
-// groups in order (neighbouring threads read neighbouring columns: coalesced). The slice max, the
-// only reduction whose order cannot change a bit (NormMath.h), is a tree.
+// groups in order (neighbouring threads read neighbouring columns: coalesced; few columns means
+// few threads, but splitting the groups would change the order and the bits). The slice max, the
+// only reduction whose order cannot change a bit (NormMath.h), is a tree. A NaN result is NaN
+// with the GPU's canonical bits: NaN payloads and signs are outside the numeric contract
+// (docs/numerics.md).
 //
 // Names end in the element type T (f32, bf16, f16) that every tensor operand and result of the op
 // shares; those are device pointers (void*) to dense row-major elements of type T, bf16 and f16 as

@@ -31,9 +31,10 @@
 
 // The slice max as softmaxSlice takes it, m = x > m ? x : m from m = -inf in element order: NaN
 // never becomes the max (it reaches the result through x - m), and of equal values the first
-// stays, which decides the sign of a zero max (and so of a log_softmax zero). Each partial max
-// remembers the first element holding it, so partials over any split of the slice combine into
-// the sequential result's exact bits.
+// stays, which decides the sign of a zero max. Each partial max remembers the first element
+// holding it, so partials over any split of the slice combine into the sequential result's exact
+// bits. (The outputs cannot show a zero max's sign: it changes x - m only for a zero x, whose e
+// is 1 either way and whose log_softmax subtracts lse >= log 2. The max is exact all the same.)
 AMP_TM void amp_nrm_max_step(float* max, long long* at, float x, long long j) {
   if (x > *max) {
     *max = x;

@@ -1,8 +1,11 @@
 // The CUDA device's kernels for amp.embedding, amp.embedding_grad, amp.transpose, amp.gelu_grad and
 // amp.dropout, bit for bit the reference executor's results (arithmetic and index math in
-// ShapeMath.h; exceptions: the f64 erf/exp/tanh of gelu_grad come from CUDA's math library, see
-// below). ampc appends this file, after ShapeMath.h, to the CUDA kernels of every cuda bundle,
-// behind the prelude's amp_ld_*/amp_st_* conversions (codegen/emit/CudaFlavour.cpp).
+// ShapeMath.h). Exceptions: gelu_grad's f64 erf/exp/tanh come from CUDA's math library (below), and
+// a NaN that arithmetic produces (gelu_grad, dropout, embedding_grad) is the GPU's canonical one
+// rather than an operand's payload, which the numeric contract exempts (docs/numerics.md); the bit
+// copies (embedding, transpose) keep every payload. ampc appends this file, after ShapeMath.h, to
+// the CUDA kernels of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
+// (codegen/emit/CudaFlavour.cpp).
 //
 // Names end in the element type T of the float tensors (f32, bf16, f16; bf16 and f16 passed as
 // their 16-bit patterns) and, for the embedding ops, the ids' type L (i64: long long, i32: int).
@@ -43,10 +46,10 @@
 // by element size B in bytes (1: i1/u8/f8, 2: f16/bf16, 4: f32/i32, 8: i64/f64).
 //   amp_transpose_<B>(const void* in, void* out, AmpTransposeShape shape)
 //     shape filled on the host by amp_shp_transpose_shape(&shape, rank, xShape, perm) (ShapeMath.h),
-//     which drops size-1 dims and merges runs contiguous in the input; it fails (returns 0) only
-//     when more than 8 dims remain, which the device must refuse. grid (any, 1, 1),
-//     work = shape.elements. out must not overlap in. (Reads are strided where the last dim moves:
-//     correct at any size, not bandwidth-optimal.)
+//     which drops size-1 dims and merges runs contiguous in the input; it fails (returns 0) for a
+//     perm that is not a permutation or when more than 8 dims remain, which the device must
+//     refuse. grid (any, 1, 1), work = shape.elements (0: skip). out must not overlap in. (Reads
+//     are strided where the last dim moves: correct at any size, not bandwidth-optimal.)
 //
 // amp.gelu_grad(x T, dy T) approximate = "none" (default) | "tanh" -> T, same shape:
 // f32(dy * gelu'(x)) evaluated in f64, rounded once to f32, then to T.

@@ -1,0 +1,596 @@
+// The arithmetic of the CUDA device's softmax and normalisation kernels
+// (runtime/devices/cuda/kernels/NormMath.h), compiled here as host C++ with -ffp-contract=off and
+// driven by host loops that do what the kernels in NormKernels.cu do, in their order (the block's
+// tree max or a thread's sequential max, thread 0's element-order sums, the per-group stats the row
+// pass hands to the column pass, the column pass's group-order sums), against the reference
+// executor's amp.softmax, amp.log_softmax, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm and
+// amp.rms_norm_grad: every result bit for bit, in f32, bf16 and f16, over several shapes, axes and
+// normalised dims, rows of length 1, large and tiny magnitudes, infinities and NaN. On the GPU the
+// same text runs through NVRTC with --fmad=false; only the f64 exp and log there come from CUDA's
+// math library (docs/kernels.md), and the bits of a NaN result are the GPU's own.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/cuda/kernels/NormMath.h"
+#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Convert.h"
+
+namespace amp::rt {
+namespace {
+
+constexpr int kBlock = 256;  // the kernels' threads per block
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const DType kTypes[] = {DType::F32, DType::BF16, DType::F16};
+
+const char* name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::BF16: return "bf16";
+    case DType::F16: return "f16";
+    default: return "?";
+  }
+}
+
+std::vector<float> widenAll(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = loadAsF32(t.dtype(), t.data(), i);
+  return v;
+}
+
+Tensor fromValues(DType t, const Shape& shape, const std::vector<float>& values) {
+  Tensor out(t, shape);
+  for (size_t i = 0; i < values.size(); ++i) storeFromF32(t, out.data(), static_cast<int64_t>(i), values[i]);
+  return out;
+}
+
+uint32_t elementBits(const Tensor& t, int64_t i) {
+  uint32_t u = 0;
+  const size_t size = t.dtype() == DType::F32 ? 4 : 2;
+  std::memcpy(&u, t.data() + i * size, size);
+  return u;
+}
+
+// Every bit of every element, except that a NaN matches any NaN: NaN payloads, sign included, are
+// outside the numeric contract (docs/numerics.md). Which of two NaN operands an f32 add returns
+// depends on the compiler's operand order, and the GPU makes canonical NaNs.
+void expectSameBits(const Tensor& device, const Tensor& ref, const char* what) {
+  ASSERT_EQ(device.dtype(), ref.dtype()) << what;
+  ASSERT_EQ(device.shape(), ref.shape()) << what;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const float got = loadAsF32(device.dtype(), device.data(), i), want = loadAsF32(ref.dtype(), ref.data(), i);
+    if (std::isnan(got) && std::isnan(want)) continue;
+    ASSERT_EQ(elementBits(device, i), elementBits(ref, i))
+        << what << "[" << i << "]: " << got << " vs reference " << want;
+  }
+}
+
+std::vector<Tensor> reference(std::string_view op, const std::vector<const Tensor*>& operands, const AttrMap& attrs,
+                              const std::vector<TensorType>& types) {
+  auto out = evalReferenceOp(op, operands, attrs, types, EvalContext{});
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok() || out->size() != types.size()) return std::vector<Tensor>(types.size());
+  return *std::move(out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the kernels do, on the host
+
+// amp_nrm_block_max: each of the block's threads scans elements t, t + 256, ... in order, then the
+// kernel's tree combines the partials.
+float blockMax(const float* slice, int64_t len) {
+  float maxes[kBlock];
+  long long firstAt[kBlock];
+  for (int t = 0; t < kBlock; ++t) {
+    maxes[t] = -kInf;
+    firstAt[t] = AMP_NRM_NO_INDEX;
+    for (int64_t j = t; j < len; j += kBlock) amp_nrm_max_step(&maxes[t], &firstAt[t], slice[j], j);
+  }
+  for (int half = kBlock / 2; half > 0; half /= 2)
+    for (int t = 0; t < half; ++t) amp_nrm_max_combine(&maxes[t], &firstAt[t], maxes[t + half], firstAt[t + half]);
+  return maxes[0];
+}
+
+// amp_nrm_ordered_sum: thread 0 adds the block's terms in element order, chunk after chunk.
+template <class Term>
+float orderedSum(int64_t len, const Term& term) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < len; ++j) sum += term(j);
+  return sum;
+}
+
+struct SoftmaxLayout {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+SoftmaxLayout softmaxLayout(const Shape& shape, int64_t axis) {
+  SoftmaxLayout l;
+  for (int64_t d = 0; d < axis; ++d) l.outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) l.inner *= shape[d];
+  l.len = shape[axis];
+  return l;
+}
+
+// amp_softmax_<T> / amp_log_softmax_<T>: the block path for contiguous slices, one thread per
+// slice otherwise.
+Tensor deviceSoftmax(const Tensor& input, int64_t axis, bool log) {
+  const SoftmaxLayout l = softmaxLayout(input.shape(), axis);
+  const std::vector<float> x = widenAll(input);
+  Tensor y(input.dtype(), input.shape());
+  auto store = [&](int64_t i, float v) { storeFromF32(y.dtype(), y.data(), i, v); };
+  if (l.inner == 1) {
+    for (int64_t slice = 0; slice < l.outer; ++slice) {
+      const float* xs = x.data() + slice * l.len;
+      const float max = blockMax(xs, l.len);
+      const float sumExp = orderedSum(l.len, [&](int64_t j) { return amp_nrm_exp(xs[j], max); });
+      const float shared = log ? amp_nrm_lse(sumExp) : sumExp;
+      for (int64_t j = 0; j < l.len; ++j)
+        store(slice * l.len + j, log ? amp_nrm_log_softmax_out(xs[j], max, shared)
+                                     : amp_nrm_softmax_out(amp_nrm_exp(xs[j], max), shared));
+    }
+    return y;
+  }
+  for (int64_t o = 0; o < l.outer; ++o)
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const int64_t base = o * l.len * l.inner + i;
+      auto at = [&](int64_t j) { return x[base + j * l.inner]; };
+      float max = -kInf;
+      long long first = AMP_NRM_NO_INDEX;
+      for (int64_t j = 0; j < l.len; ++j) amp_nrm_max_step(&max, &first, at(j), j);
+      float sumExp = 0.0f;
+      for (int64_t j = 0; j < l.len; ++j) sumExp += amp_nrm_exp(at(j), max);
+      const float lse = log ? amp_nrm_lse(sumExp) : 0.0f;
+      for (int64_t j = 0; j < l.len; ++j)
+        store(base + j * l.inner,
+              log ? amp_nrm_log_softmax_out(at(j), max, lse) : amp_nrm_softmax_out(amp_nrm_exp(at(j), max), sumExp));
+    }
+  return y;
+}
+
+struct Groups {
+  int64_t groups = 0, n = 0;
+  Shape trailing;
+};
+
+Groups groupsOf(const Shape& shape, int64_t ndim) {
+  Groups g;
+  g.trailing.assign(shape.end() - ndim, shape.end());
+  g.n = numElements(g.trailing);
+  g.groups = g.n ? numElements(shape) / g.n : 0;
+  return g;
+}
+
+// An optional operand widened, or empty.
+std::vector<float> widenOptional(const Tensor* t) { return t ? widenAll(*t) : std::vector<float>(); }
+float optionalAt(const std::vector<float>& v, int64_t j) { return v.empty() ? 0.0f : v[j]; }
+
+// amp_nrm_layer_stats: the mean, then rstd from the centred squares.
+void layerStats(const float* x, int64_t n, double eps, float* mean, float* rstd) {
+  *mean = amp_nrm_mean(orderedSum(n, [&](int64_t j) { return x[j]; }), n);
+  const float m = *mean;
+  *rstd = amp_nrm_rstd(orderedSum(n, [&](int64_t j) { return amp_nrm_centered_square(x[j], m); }), n, eps);
+}
+
+float rmsStats(const float* x, int64_t n, double eps) {
+  return amp_nrm_rstd(orderedSum(n, [&](int64_t j) { return amp_nrm_square(x[j]); }), n, eps);
+}
+
+// amp_layer_norm_<T>.
+Tensor deviceLayerNorm(const Tensor& input, const Tensor* weight, const Tensor* bias, int64_t ndim, double eps) {
+  const Groups s = groupsOf(input.shape(), ndim);
+  const std::vector<float> x = widenAll(input), w = widenOptional(weight), b = widenOptional(bias);
+  Tensor y(input.dtype(), input.shape());
+  for (int64_t g = 0; g < s.groups; ++g) {
+    const float* xg = x.data() + g * s.n;
+    float mean, rstd;
+    layerStats(xg, s.n, eps, &mean, &rstd);
+    for (int64_t j = 0; j < s.n; ++j)
+      storeFromF32(y.dtype(), y.data(), g * s.n + j,
+                   amp_nrm_layer_out(xg[j], mean, rstd, weight != nullptr, optionalAt(w, j), bias != nullptr,
+                                     optionalAt(b, j)));
+  }
+  return y;
+}
+
+// amp_rms_norm_<T>.
+Tensor deviceRmsNorm(const Tensor& input, const Tensor* weight, int64_t ndim, double eps) {
+  const Groups s = groupsOf(input.shape(), ndim);
+  const std::vector<float> x = widenAll(input), w = widenOptional(weight);
+  Tensor y(input.dtype(), input.shape());
+  for (int64_t g = 0; g < s.groups; ++g) {
+    const float* xg = x.data() + g * s.n;
+    const float rstd = rmsStats(xg, s.n, eps);
+    for (int64_t j = 0; j < s.n; ++j)
+      storeFromF32(y.dtype(), y.data(), g * s.n + j, amp_nrm_rms_out(xg[j], rstd, weight != nullptr, optionalAt(w, j)));
+  }
+  return y;
+}
+
+// amp_layer_norm_grad_<T> (dx and the stats scratch), then amp_layer_norm_grad_affine_<T>.
+std::vector<Tensor> deviceLayerNormGrad(const Tensor& input, const Tensor* weight, const Tensor& grad, int64_t ndim,
+                                        double eps) {
+  const Groups s = groupsOf(input.shape(), ndim);
+  const std::vector<float> x = widenAll(input), w = widenOptional(weight), dy = widenAll(grad);
+  const DType dt = input.dtype();
+  Tensor dx(dt, input.shape()), dw(dt, s.trailing), db(dt, s.trailing);
+  std::vector<float> stats(static_cast<size_t>(2 * s.groups));
+  for (int64_t g = 0; g < s.groups; ++g) {
+    const float* xg = x.data() + g * s.n;
+    const float* dyg = dy.data() + g * s.n;
+    float mean, rstd;
+    layerStats(xg, s.n, eps, &mean, &rstd);
+    stats[g] = mean;
+    stats[s.groups + g] = rstd;
+    auto xhat = [&](int64_t j) { return amp_nrm_layer_xhat(xg[j], mean, rstd); };
+    auto gradG = [&](int64_t j) { return amp_nrm_grad_g(dyg[j], weight != nullptr, optionalAt(w, j)); };
+    const float meanG = amp_nrm_mean(orderedSum(s.n, gradG), s.n);
+    const float meanGXhat =
+        amp_nrm_mean(orderedSum(s.n, [&](int64_t j) { return amp_nrm_product(gradG(j), xhat(j)); }), s.n);
+    for (int64_t j = 0; j < s.n; ++j)
+      storeFromF32(dt, dx.data(), g * s.n + j, amp_nrm_layer_dx(gradG(j), xhat(j), rstd, meanG, meanGXhat));
+  }
+  for (int64_t j = 0; j < s.n; ++j) {  // one thread per column
+    float dwj = 0.0f, dbj = 0.0f;
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const float xhat = amp_nrm_layer_xhat(x[g * s.n + j], stats[g], stats[s.groups + g]);
+      dwj = amp_nrm_accumulate(dwj, amp_nrm_product(dy[g * s.n + j], xhat));
+      dbj = amp_nrm_accumulate(dbj, dy[g * s.n + j]);
+    }
+    storeFromF32(dt, dw.data(), j, dwj);
+    storeFromF32(dt, db.data(), j, dbj);
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(dx));
+  out.push_back(std::move(dw));
+  out.push_back(std::move(db));
+  return out;
+}
+
+// amp_rms_norm_grad_<T> (dx and the stats scratch), then amp_rms_norm_grad_affine_<T>.
+std::vector<Tensor> deviceRmsNormGrad(const Tensor& input, const Tensor* weight, const Tensor& grad, int64_t ndim,
+                                      double eps) {
+  const Groups s = groupsOf(input.shape(), ndim);
+  const std::vector<float> x = widenAll(input), w = widenOptional(weight), dy = widenAll(grad);
+  const DType dt = input.dtype();
+  Tensor dx(dt, input.shape()), dw(dt, s.trailing);
+  std::vector<float> stats(static_cast<size_t>(s.groups));
+  for (int64_t g = 0; g < s.groups; ++g) {
+    const float* xg = x.data() + g * s.n;
+    const float* dyg = dy.data() + g * s.n;
+    const float rstd = rmsStats(xg, s.n, eps);
+    stats[g] = rstd;
+    auto xhat = [&](int64_t j) { return amp_nrm_rms_xhat(xg[j], rstd); };
+    auto gradG = [&](int64_t j) { return amp_nrm_grad_g(dyg[j], weight != nullptr, optionalAt(w, j)); };
+    const float meanGXhat =
+        amp_nrm_mean(orderedSum(s.n, [&](int64_t j) { return amp_nrm_product(gradG(j), xhat(j)); }), s.n);
+    for (int64_t j = 0; j < s.n; ++j)
+      storeFromF32(dt, dx.data(), g * s.n + j, amp_nrm_rms_dx(gradG(j), xhat(j), rstd, meanGXhat));
+  }
+  for (int64_t j = 0; j < s.n; ++j) {
+    float dwj = 0.0f;
+    for (int64_t g = 0; g < s.groups; ++g)
+      dwj = amp_nrm_accumulate(dwj, amp_nrm_product(dy[g * s.n + j], amp_nrm_rms_xhat(x[g * s.n + j], stats[g])));
+    storeFromF32(dt, dw.data(), j, dwj);
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(dx));
+  out.push_back(std::move(dw));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data
+
+// The largest scale a type holds well: f16 saturates at 65504.
+float bigScale(DType t) { return t == DType::F16 ? 3.0e4f : 1.0e18f; }
+
+// Uniform values in [-1, 1] times a scale that changes every `period` elements (so every slice or
+// group of a test meets several), some shifted far from zero (the two-pass variance matters
+// there); with `nonFinite`, about one element in 40 is -inf and a rare one +inf or NaN.
+std::vector<float> randomValues(DType t, int64_t count, int64_t period, bool nonFinite, std::mt19937& rng) {
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const float scales[] = {4.0f, 1e-3f, 300.0f, bigScale(t), 1.0f};
+  const float shifts[] = {0.0f, 0.0f, 0.0f, 0.0f, 1000.0f};
+  std::vector<float> v(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t kind = (i / std::max<int64_t>(period, 1)) % 5;
+    v[i] = unit(rng) * scales[kind] + shifts[kind];
+    if (nonFinite) {
+      const uint32_t r = rng() % 400;
+      if (r < 10) v[i] = -kInf;
+      else if (r == 10) v[i] = kInf;
+      else if (r == 11) v[i] = std::nanf("");
+    }
+  }
+  return v;
+}
+
+struct NormCase {
+  Shape shape;
+  int64_t ndim;
+};
+
+const NormCase kNormCases[] = {
+    {{4, 8}, 1},     {{3, 5, 7}, 2},   {{2, 300}, 1},  {{6, 1}, 1},   {{3, 1000}, 1}, {{1, 3, 1}, 3},
+    {{200, 3}, 1},   {{2, 2, 257}, 1}, {{9}, 1},       {{2, 3, 4}, 3}, {{0, 8}, 1},   {{3, 0}, 1},
+};
+const double kEps[] = {1e-5, 1e-12, 0.0};
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+// The block's tree gives softmaxSlice's sequential max to the bit (m = x > m ? x : m from -inf):
+// NaN skipped, the first of equal values kept.
+TEST(CudaNormMath, BlockMaxIsTheSequentialMax) {
+  std::mt19937 rng(43);
+  const float pool[] = {0.0f, -0.0f, -kInf, kInf, std::nanf(""), 1.0f, -1.0f, 3e38f, 1e-45f};
+  for (int64_t len : {int64_t{1}, int64_t{7}, int64_t{256}, int64_t{300}, int64_t{5000}})
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<float> slice(static_cast<size_t>(len));
+      const int kinds = 1 + trial % static_cast<int>(std::size(pool));  // fewer kinds: more ties
+      for (float& v : slice) v = pool[rng() % kinds];
+      float sequential = -kInf;
+      for (float v : slice) sequential = v > sequential ? v : sequential;
+      const float tree = blockMax(slice.data(), len);
+      uint32_t a, b;
+      std::memcpy(&a, &tree, 4);
+      std::memcpy(&b, &sequential, 4);
+      ASSERT_EQ(a, b) << "len " << len << " trial " << trial;
+    }
+}
+
+TEST(CudaNormMath, SoftmaxMatchesTheReferenceBitForBit) {
+  struct Case {
+    Shape shape;
+    int64_t axis;
+  };
+  const Case cases[] = {
+      {{7, 1}, 1},      {{1, 5}, 0},      {{3, 7}, 1},       {{3, 7}, 0},      {{4, 300}, 1},
+      {{2, 1000}, 1},   {{6, 5, 3}, 0},   {{6, 5, 3}, 1},    {{6, 5, 3}, 2},   {{2, 257, 4}, 1},
+      {{2, 3, 300}, 2}, {{300, 2}, 0},    {{3, 600, 300}, 1}, {{9}, 0},        {{0, 4}, 1},
+      {{4, 0}, 1},      {{4, 0, 3}, 1},
+  };
+  std::mt19937 rng(17);
+  for (DType t : kTypes)
+    for (const Case& c : cases)
+      for (bool nonFinite : {false, true})
+        for (const char* op : {"amp.softmax", "amp.log_softmax"}) {
+          SCOPED_TRACE(testing::Message() << op << " " << name(t) << " " << shapeToString(c.shape) << " axis "
+                                          << c.axis << (nonFinite ? " with inf/NaN" : ""));
+          const int64_t count = numElements(c.shape);
+          const Tensor x = fromValues(t, c.shape, randomValues(t, count, 97, nonFinite, rng));
+          const AttrMap attrs{{"axis", c.axis}};
+          const std::vector<Tensor> ref = reference(op, {&x}, attrs, {{t, c.shape}});
+          expectSameBits(deviceSoftmax(x, c.axis, std::string_view(op) == "amp.log_softmax"), ref[0], "y");
+        }
+}
+
+// Slices whose result a random batch rarely shows, each contiguous (block path) and strided.
+std::vector<std::vector<float>> awkwardSlices(int64_t len, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-8.0f, 8.0f);
+  auto random = [&](float scale) {
+    std::vector<float> r(static_cast<size_t>(len));
+    for (float& v : r) v = value(rng) * scale;
+    return r;
+  };
+  std::vector<std::vector<float>> slices = {random(1.0f), random(10.0f), random(1e-3f)};
+  slices.push_back(std::vector<float>(len, 80.0f));  // all equal, large
+  slices.push_back(std::vector<float>(len, -80.0f));
+  std::vector<float> r = random(1.0f);
+  for (float& v : r) v = -std::fabs(v) - 1.0f;
+  r[0] = -0.0f;  // the max is a zero of either sign, the first one kept
+  if (len > 1) r[len - 1] = 0.0f;
+  slices.push_back(r);
+  std::swap(r[0], r[len - 1]);
+  slices.push_back(r);
+  if (len > 300) {  // the first zero in a later thread of the block's tree than the second
+    r[0] = r[len - 1] = -1.0f;
+    r[300] = -0.0f;
+    r[100] = 0.0f;
+    slices.push_back(r);
+  }
+  r = std::vector<float>(len, -kInf);  // one finite element left
+  r[len / 2] = 1.5f;
+  slices.push_back(r);
+  slices.push_back(std::vector<float>(len, -kInf));  // max -inf: (-inf) - (-inf) = NaN
+  r = random(1.0f);
+  r[len / 3] = std::nanf("");
+  slices.push_back(r);
+  r = random(1.0f);
+  r[len - 1] = kInf;
+  slices.push_back(r);
+  slices.push_back(random(1e6f));  // f32 only: the others round these to inf
+  r = random(1.0f);
+  r[0] = 3e38f;
+  if (len > 1) r[1] = -3e38f;  // x - max overflows to -inf
+  slices.push_back(r);
+  return slices;
+}
+
+TEST(CudaNormMath, SoftmaxOfAwkwardSlicesMatchesTheReference) {
+  std::mt19937 rng(23);
+  for (DType t : kTypes)
+    for (int64_t len : {int64_t{1}, int64_t{2}, int64_t{10}, int64_t{1000}}) {
+      const std::vector<std::vector<float>> slices = awkwardSlices(len, rng);
+      for (size_t k = 0; k < slices.size(); ++k)
+        for (const char* op : {"amp.softmax", "amp.log_softmax"}) {
+          SCOPED_TRACE(testing::Message() << op << " " << name(t) << " len " << len << " slice " << k);
+          const bool log = std::string_view(op) == "amp.log_softmax";
+          const Tensor row = fromValues(t, {1, len}, slices[k]);
+          expectSameBits(deviceSoftmax(row, 1, log), reference(op, {&row}, {{"axis", int64_t{1}}}, {{t, {1, len}}})[0],
+                         "contiguous");
+          std::vector<float> columns;  // the slice three times side by side: inner = 3
+          for (float v : slices[k]) columns.insert(columns.end(), {v, v, v});
+          const Tensor column = fromValues(t, {len, 3}, columns);
+          expectSameBits(deviceSoftmax(column, 0, log),
+                         reference(op, {&column}, {{"axis", int64_t{0}}}, {{t, {len, 3}}})[0], "strided");
+        }
+    }
+}
+
+// Many short slices, one tensor each: every slice shows its f32(exp) and f32(log(s)) to the bit.
+TEST(CudaNormMath, ManySmallSlicesMatchTheReference) {
+  std::mt19937 rng(53);
+  std::uniform_int_distribution<int64_t> lengths(1, 16);
+  std::uniform_real_distribution<float> value(-6.0f, 6.0f);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const int64_t len = lengths(rng);
+    std::vector<float> x(static_cast<size_t>(len));
+    for (float& v : x) v = value(rng);
+    const char* op = trial % 2 ? "amp.log_softmax" : "amp.softmax";
+    SCOPED_TRACE(testing::Message() << "trial " << trial << " " << op << " len " << len);
+    const Tensor row = fromValues(DType::F32, {1, len}, x);
+    const Tensor ref = reference(op, {&row}, {{"axis", int64_t{1}}}, {{DType::F32, {1, len}}})[0];
+    expectSameBits(deviceSoftmax(row, 1, trial % 2), ref, "y");
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(CudaNormMath, LayerNormMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(29);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const NormCase& c : kNormCases)
+      for (bool hasWeight : {false, true})
+        for (bool hasBias : {false, true})
+          for (bool nonFinite : {false, true}) {
+            const double eps = kEps[round++ % std::size(kEps)];
+            SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << " ndim " << c.ndim << " eps "
+                                            << eps << " weight " << hasWeight << " bias " << hasBias
+                                            << (nonFinite ? " with inf/NaN" : ""));
+            const Groups s = groupsOf(c.shape, c.ndim);
+            const Tensor x = fromValues(t, c.shape, randomValues(t, numElements(c.shape), s.n, nonFinite, rng));
+            const Tensor w = fromValues(t, s.trailing, randomValues(t, s.n, 3, false, rng));
+            const Tensor b = fromValues(t, s.trailing, randomValues(t, s.n, 5, false, rng));
+            std::vector<const Tensor*> operands = {&x};
+            if (hasWeight) operands.push_back(&w);
+            if (hasBias) operands.push_back(&b);
+            const AttrMap attrs{
+                {"normalized_ndim", c.ndim}, {"eps", eps}, {"has_weight", hasWeight}, {"has_bias", hasBias}};
+            const std::vector<Tensor> ref = reference("amp.layer_norm", operands, attrs, {{t, c.shape}});
+            expectSameBits(deviceLayerNorm(x, hasWeight ? &w : nullptr, hasBias ? &b : nullptr, c.ndim, eps), ref[0],
+                           "y");
+          }
+}
+
+TEST(CudaNormMath, RmsNormMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(31);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const NormCase& c : kNormCases)
+      for (bool hasWeight : {false, true})
+        for (bool nonFinite : {false, true}) {
+          const double eps = kEps[round++ % std::size(kEps)];
+          SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << " ndim " << c.ndim << " eps "
+                                          << eps << " weight " << hasWeight << (nonFinite ? " with inf/NaN" : ""));
+          const Groups s = groupsOf(c.shape, c.ndim);
+          const Tensor x = fromValues(t, c.shape, randomValues(t, numElements(c.shape), s.n, nonFinite, rng));
+          const Tensor w = fromValues(t, s.trailing, randomValues(t, s.n, 3, false, rng));
+          std::vector<const Tensor*> operands = {&x};
+          if (hasWeight) operands.push_back(&w);
+          const AttrMap attrs{{"normalized_ndim", c.ndim}, {"eps", eps}, {"has_weight", hasWeight}};
+          const std::vector<Tensor> ref = reference("amp.rms_norm", operands, attrs, {{t, c.shape}});
+          expectSameBits(deviceRmsNorm(x, hasWeight ? &w : nullptr, c.ndim, eps), ref[0], "y");
+        }
+}
+
+TEST(CudaNormMath, LayerNormGradMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(37);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const NormCase& c : kNormCases)
+      for (bool hasWeight : {false, true})
+        for (bool nonFinite : {false, true}) {
+          const double eps = kEps[round++ % std::size(kEps)];
+          SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << " ndim " << c.ndim << " eps "
+                                          << eps << " weight " << hasWeight << (nonFinite ? " with inf/NaN" : ""));
+          const Groups s = groupsOf(c.shape, c.ndim);
+          const int64_t count = numElements(c.shape);
+          const Tensor x = fromValues(t, c.shape, randomValues(t, count, s.n, nonFinite, rng));
+          const Tensor dy = fromValues(t, c.shape, randomValues(t, count, 7, false, rng));
+          const Tensor w = fromValues(t, s.trailing, randomValues(t, s.n, 3, false, rng));
+          std::vector<const Tensor*> operands = {&x};
+          if (hasWeight) operands.push_back(&w);
+          operands.push_back(&dy);
+          const AttrMap attrs{{"normalized_ndim", c.ndim}, {"eps", eps}};
+          const std::vector<Tensor> ref =
+              reference("amp.layer_norm_grad", operands, attrs, {{t, c.shape}, {t, s.trailing}, {t, s.trailing}});
+          const std::vector<Tensor> dev = deviceLayerNormGrad(x, hasWeight ? &w : nullptr, dy, c.ndim, eps);
+          expectSameBits(dev[0], ref[0], "dx");
+          expectSameBits(dev[1], ref[1], "dweight");
+          expectSameBits(dev[2], ref[2], "dbias");
+        }
+}
+
+TEST(CudaNormMath, RmsNormGradMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(41);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const NormCase& c : kNormCases)
+      for (bool hasWeight : {false, true})
+        for (bool nonFinite : {false, true}) {
+          const double eps = kEps[round++ % std::size(kEps)];
+          SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << " ndim " << c.ndim << " eps "
+                                          << eps << " weight " << hasWeight << (nonFinite ? " with inf/NaN" : ""));
+          const Groups s = groupsOf(c.shape, c.ndim);
+          const int64_t count = numElements(c.shape);
+          const Tensor x = fromValues(t, c.shape, randomValues(t, count, s.n, nonFinite, rng));
+          const Tensor dy = fromValues(t, c.shape, randomValues(t, count, 7, false, rng));
+          const Tensor w = fromValues(t, s.trailing, randomValues(t, s.n, 3, false, rng));
+          std::vector<const Tensor*> operands = {&x};
+          if (hasWeight) operands.push_back(&w);
+          operands.push_back(&dy);
+          const AttrMap attrs{{"normalized_ndim", c.ndim}, {"eps", eps}};
+          const std::vector<Tensor> ref =
+              reference("amp.rms_norm_grad", operands, attrs, {{t, c.shape}, {t, s.trailing}});
+          const std::vector<Tensor> dev = deviceRmsNormGrad(x, hasWeight ? &w : nullptr, dy, c.ndim, eps);
+          expectSameBits(dev[0], ref[0], "dx");
+          expectSameBits(dev[1], ref[1], "dweight");
+        }
+}
+
+// Well-scaled groups with many rows: the column pass adds hundreds of groups per column, so a
+// different order of those sums (or of any group sum) would show in the low bits.
+TEST(CudaNormMath, GradientsOfManyGroupsMatchTheReference) {
+  std::mt19937 rng(47);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (DType t : kTypes)
+    for (const Shape& shape : {Shape{500, 64}, Shape{64, 3, 50}}) {
+      SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(shape));
+      const Groups s = groupsOf(shape, 1);
+      std::vector<float> xv(static_cast<size_t>(numElements(shape))), dyv(xv.size()), wv(static_cast<size_t>(s.n));
+      for (float& v : xv) v = value(rng) + 0.5f;
+      for (float& v : dyv) v = value(rng);
+      for (float& v : wv) v = value(rng);
+      const Tensor x = fromValues(t, shape, xv), dy = fromValues(t, shape, dyv), w = fromValues(t, s.trailing, wv);
+      const AttrMap attrs{{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}};
+      const std::vector<Tensor> refLayer =
+          reference("amp.layer_norm_grad", {&x, &w, &dy}, attrs, {{t, shape}, {t, s.trailing}, {t, s.trailing}});
+      const std::vector<Tensor> devLayer = deviceLayerNormGrad(x, &w, dy, 1, 1e-5);
+      for (int r = 0; r < 3; ++r) expectSameBits(devLayer[r], refLayer[r], "layer_norm_grad");
+      const std::vector<Tensor> refRms =
+          reference("amp.rms_norm_grad", {&x, &w, &dy}, attrs, {{t, shape}, {t, s.trailing}});
+      const std::vector<Tensor> devRms = deviceRmsNormGrad(x, &w, dy, 1, 1e-5);
+      for (int r = 0; r < 2; ++r) expectSameBits(devRms[r], refRms[r], "rms_norm_grad");
+    }
+}
+
+// With no groups the column pass still writes dweight and dbias: +0, as the reference.
+TEST(CudaNormMath, NoGroupsGiveZeroAffineGradients) {
+  for (DType t : kTypes) {
+    const Tensor x(t, {0, 5}), dy(t, {0, 5}), w = fromValues(t, {5}, {1, 2, 3, 4, 5});
+    const AttrMap attrs{{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}};
+    const std::vector<Tensor> dev = deviceLayerNormGrad(x, &w, dy, 1, 1e-5);
+    const std::vector<Tensor> ref =
+        reference("amp.layer_norm_grad", {&x, &w, &dy}, attrs, {{t, {0, 5}}, {t, {5}}, {t, {5}}});
+    for (int r = 1; r < 3; ++r) {
+      expectSameBits(dev[r], ref[r], "affine");
+      for (int64_t j = 0; j < 5; ++j) EXPECT_EQ(elementBits(dev[r], j), 0u) << name(t);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amp::rt
