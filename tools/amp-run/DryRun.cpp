@@ -24,6 +24,7 @@ int dryRunCuda(Plan plan, int64_t memoryLimit) {
   for (const BufferDesc& b : session->plan().buffers)
     if (b.kind == BufferKind::Input || b.kind == BufferKind::Label) feeds.emplace(b.name, Tensor(b.dtype, b.shape));
   std::printf("cuda dry run on %s\n", session->executor().description().c_str());
+  std::fflush(stdout);  // before any error on stderr
   int status = 0;
   for (const std::string& name : entries) {
     auto prepared = session->prepared(name);

@@ -127,10 +127,9 @@ static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, b
     return failure();
   }
   if (source) *source = text;
-  bool anyFused = false;
-  for (const auto& e : plan.entries)
-    for (const auto& st : e.steps) anyFused |= st.op == "amp.fused";
-  if (!compile || !cudaTarget || !anyFused || !nativeKernelsFlag) return success();
+  // Every cuda bundle gets a code object: besides the fused kernels it holds the device's library
+  // kernels (losses, reductions, norms, the scaler and optimizers) that any model needs.
+  if (!compile || !cudaTarget || !nativeKernelsFlag) return success();
   const std::string arch = target.getValue().drop_front(5).str();  // "cuda:sm_90" -> "sm_90"
   if (!::amp::codegen::isSupportedCudaArch(arch)) {
     module.emitError("ampc: target ") << target.getValue() << ": the CUDA kernels compile for cuda:sm_80 and cuda:sm_90";

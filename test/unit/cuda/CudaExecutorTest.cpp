@@ -78,6 +78,18 @@ TEST(CudaExecutor, EveryStepOfTheMlpLowers) {
   }
 }
 
+TEST(CudaExecutor, TheTransformerLowersAndReplays) {
+  OPEN_OR_SKIP(d, "transformer_lm_bf16_sm_90");
+  for (const EntryPoint& e : d.session->plan().entries) {
+    auto prepared = d.session->prepared(e.name);
+    ASSERT_TRUE(prepared.ok()) << e.name << ": " << prepared.status();
+  }
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  EXPECT_EQ(d.api->calls(), (std::vector<std::string>{"graph 0", "sync"}));
+}
+
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   auto first = d.session->run("train_step", d.feeds);

@@ -1,6 +1,6 @@
 // The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
 // missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
-// one). The examples' cuda bundles train on the GPU and on the cpu device from the same initial
+// one). The examples' cuda bundles (the MLP three ways, the transformer LM) train on the GPU and on the cpu device from the same initial
 // params and the same batches: the losses and final params agree within the GEMMs' summation-order
 // bound, a step whose gradients overflow changes no state bit, and a steady-state call is one graph
 // launch and one wait.
@@ -51,11 +51,12 @@ std::map<std::string, Tensor> batch(const Plan& plan, int step) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::map<std::string, Tensor> feeds;
   for (const BufferDesc& b : plan.buffers) {
-    if (b.kind == BufferKind::Input) {
+    if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+    if (isFloat(b.dtype)) {
       Tensor t(DType::F32, b.shape);
       for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = normal(rng);
       feeds.emplace(b.name, std::move(t));
-    } else if (b.kind == BufferKind::Label) {
+    } else {  // class labels and token ids: within every example's classes and vocabulary
       Tensor t(DType::I64, b.shape);
       for (int64_t i = 0; i < t.numel(); ++i) t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
       feeds.emplace(b.name, std::move(t));
@@ -150,7 +151,8 @@ TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
-                         ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80"),
+                         ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
+                                           "transformer_lm_bf16_sm_90"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

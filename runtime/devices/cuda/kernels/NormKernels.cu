@@ -38,8 +38,8 @@
 //   amp_layer_norm_<T>(const void* x, const void* weight, const void* bias, void* y, long long groups,
 //                      long long n, double eps)
 //     n = product of the trailing normalized_ndim dims of x, groups = numel(x) / n (0 when n is 0);
-//     weight and bias [n] are null when has_weight / has_bias is false; y has x's shape. Units:
-//     groups.
+//     weight and bias [n] are null when has_weight / has_bias is false; y has x's shape; eps is the
+//     op's f64 attribute as is (here and below). Units: groups.
 //
 // amp.layer_norm_grad (x, [weight], dy -> dx, dweight, dbias; normalized_ndim, eps; the weight is
 // present iff the op has 3 operands): two launches in this order on one stream, with a scratch
