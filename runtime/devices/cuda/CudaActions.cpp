@@ -40,6 +40,25 @@ bool sameAttr(const AttrValue& a, const AttrValue& b) {
       a);
 }
 
+// Whether a generated kernel over `space` can read an operand of shape `in`: the space itself, a
+// scalar, a broadcast along leading dims, or a per-row value ([M, 1] against [M, N]), the accesses
+// the CUDA flavour compiles (codegen/emit/KernelEmitter.h). The kernel's sizes are compiled in, so
+// an edited plan whose shapes disagree would make it read or write out of bounds.
+bool readableBy(const Shape& in, const Shape& space) {
+  if (in == space || numElements(in) == 1) return true;
+  size_t lead = 0;
+  while (lead < in.size() && in[lead] == 1) ++lead;
+  const size_t k = in.size() - lead;
+  if (k <= space.size() && std::equal(in.begin() + static_cast<std::ptrdiff_t>(lead), in.end(), space.end() - static_cast<std::ptrdiff_t>(k)))
+    return true;
+  if (in.size() > space.size()) return false;
+  Shape padded(space.size() - in.size(), 1);
+  padded.insert(padded.end(), in.begin(), in.end());
+  size_t kept = padded.size();
+  while (kept > 0 && padded[kept - 1] == 1) --kept;
+  return std::equal(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(kept), space.begin());
+}
+
 template <class T>
 T* device(DevicePtr p) {
   return reinterpret_cast<T*>(static_cast<uintptr_t>(p));
@@ -188,6 +207,22 @@ absl::Status ActionBuilder::generated(size_t s) {
                              ? step.locals[step.body[0].results[0]].shape
                              : plan_.buffers[step.results[0]].shape;
     items = workItems(numElements(space), static_cast<int>(*width));
+  }
+  {
+    const Shape& space = step.op == "amp.fused" && !step.body.empty() && !step.body[0].results.empty()
+                             ? step.locals[step.body[0].results[0]].shape
+                             : plan_.buffers[step.results[0]].shape;
+    for (int32_t id : step.operands)
+      if (!readableBy(plan_.buffers[id].shape, space))
+        return absl::InvalidArgumentError(absl::StrCat("operand ", plan_.buffers[id].name, " ",
+                                                       shapeToString(plan_.buffers[id].shape),
+                                                       " is not an access the kernel compiles for ", shapeToString(space)));
+    const bool reduces = step.attrs.has("reduced_results");
+    for (int32_t id : step.results)
+      if (plan_.buffers[id].shape != space && !(reduces && space.size() >= 1 && plan_.buffers[id].shape == Shape{space.back()}))
+        return absl::InvalidArgumentError(absl::StrCat("result ", plan_.buffers[id].name, " ",
+                                                       shapeToString(plan_.buffers[id].shape),
+                                                       " is not the kernel's iteration space ", shapeToString(space)));
   }
   auto fn = kernel(*symbol);
   if (!fn.ok()) return fn.status();

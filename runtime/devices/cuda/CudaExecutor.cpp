@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/dist/Communicator.h"
+#include "runtime/io/Sha256.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/numerics/Convert.h"
@@ -72,6 +73,11 @@ class CudaExecutor final : public Executor {
     if (!plan_) {
       auto choice = selectCudaCode(plan, api_->info());
       if (!choice.ok()) return choice.status();
+      // A code object runs on the GPU unchecked: a corrupted or swapped one is refused first.
+      const CodeObject& object = *choice->object;
+      if (sha256Hex(object.bytes.data(), object.bytes.size()) != object.sha256)
+        return absl::DataLossError(absl::StrCat("the bundle's code object ", object.tensorName(),
+                                                " fails its SHA-256 check (the bundle is corrupted); recompile it"));
       if (auto s = api_->loadModule(choice->object->bytes, choice->jit); !s.ok()) return s;
       code_ = choice->summary;
       mirrors_.assign(plan.buffers.size(), 0);

@@ -170,6 +170,41 @@ TEST(CudaExecutor, SaysWhatItCannotRun) {
   EXPECT_NE(refused.status().message().find("recompile with --target=cuda:sm_80"), std::string::npos) << refused.status();
 }
 
+// What a GPU would trust blindly is checked against the plan first: the code object's checksum,
+// and every generated kernel's operands against the accesses compiled into it.
+TEST(CudaExecutor, RefusesHostileBundlesBeforeLaunchingAnything) {
+  OPEN_OR_SKIP(d, "mlp_bf16_sm_90");
+  Plan corrupted = d.session->plan();
+  for (CodeObject& c : corrupted.code) c.bytes[c.bytes.size() / 2] ^= 0x40;
+  auto bad = Session::create(std::move(corrupted), makeCudaExecutor(std::make_unique<DryRunApi>()));
+  ASSERT_TRUE(bad.ok());
+  auto refused = bad->prepared("eval");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("fails its SHA-256 check"), std::string::npos) << refused.status();
+
+  Plan edited = d.session->plan();
+  bool changed = false;
+  for (EntryPoint& e : edited.entries)
+    for (PlanStep& st : e.steps)
+      if (!changed && st.op == "amp.fused" && !st.operands.empty()) {
+        Shape& shape = edited.buffers[st.operands[0]].shape;
+        shape.back() += 1;  // one more column than the kernel was compiled for
+        changed = true;
+      }
+  ASSERT_TRUE(changed);
+  auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
+  if (!session.ok()) return;  // plan validation already refused the edit: also fine
+  bool anyRefused = false;
+  for (const EntryPoint& e : session->plan().entries) {
+    auto p = session->prepared(e.name);
+    if (!p.ok()) {
+      anyRefused = true;
+      EXPECT_FALSE(p.status().message().empty());
+    }
+  }
+  EXPECT_TRUE(anyRefused) << "an entry with the edited shape was prepared";
+}
+
 TEST(CudaExecutor, WithoutADriverTheDeviceSaysSo) {
   if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver";
   auto e = ::amp::rt::makeCudaExecutor();
