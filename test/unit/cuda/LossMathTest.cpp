@@ -12,6 +12,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "test/unit/cuda/RowTestUtil.h"
 #include "runtime/devices/cuda/kernels/LossMath.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -45,28 +46,8 @@ std::vector<float> widenAll(const Tensor& t) {
   return v;
 }
 
-// amp_ce_block_max: each of the block's threads scans classes t, t + 256, ... in order, then the
-// kernel's tree combines the partials.
-float blockMax(const float* row, int64_t classes) {
-  float maxes[kBlock];
-  long long firstAt[kBlock];
-  for (int t = 0; t < kBlock; ++t) {
-    maxes[t] = -kInf;
-    firstAt[t] = AMP_CE_NO_CLASS;
-    for (int64_t j = t; j < classes; j += kBlock) amp_ce_max_step(&maxes[t], &firstAt[t], row[j], j);
-  }
-  for (int half = kBlock / 2; half > 0; half /= 2)
-    for (int t = 0; t < half; ++t) amp_ce_max_combine(&maxes[t], &firstAt[t], maxes[t + half], firstAt[t + half]);
-  return maxes[0];
-}
-
-// amp_ce_ordered_sum: thread 0 adds the block's terms in class order, chunk after chunk.
-template <class Term>
-float orderedSum(int64_t classes, const Term& term) {
-  float sum = 0.0f;
-  for (int64_t j = 0; j < classes; ++j) sum += term(j);
-  return sum;
-}
+using rowtest::blockMax;
+using rowtest::orderedSum;
 
 // amp_cross_entropy_<T>_<L> then amp_cross_entropy_mean_<T>_<L>: the scalar loss of the logits' type.
 Tensor deviceLoss(const Tensor& logits, const Tensor& labels, int64_t ignoreIndex, double smoothing) {

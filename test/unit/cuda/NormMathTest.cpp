@@ -14,6 +14,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
+#include "test/unit/cuda/RowTestUtil.h"
 #include "runtime/devices/cuda/kernels/NormMath.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -78,28 +79,8 @@ std::vector<Tensor> reference(std::string_view op, const std::vector<const Tenso
 // ---------------------------------------------------------------------------------------------
 // What the kernels do, on the host
 
-// amp_nrm_block_max: each of the block's threads scans elements t, t + 256, ... in order, then the
-// kernel's tree combines the partials.
-float blockMax(const float* slice, int64_t len) {
-  float maxes[kBlock];
-  long long firstAt[kBlock];
-  for (int t = 0; t < kBlock; ++t) {
-    maxes[t] = -kInf;
-    firstAt[t] = AMP_NRM_NO_INDEX;
-    for (int64_t j = t; j < len; j += kBlock) amp_nrm_max_step(&maxes[t], &firstAt[t], slice[j], j);
-  }
-  for (int half = kBlock / 2; half > 0; half /= 2)
-    for (int t = 0; t < half; ++t) amp_nrm_max_combine(&maxes[t], &firstAt[t], maxes[t + half], firstAt[t + half]);
-  return maxes[0];
-}
-
-// amp_nrm_ordered_sum: thread 0 adds the block's terms in element order, chunk after chunk.
-template <class Term>
-float orderedSum(int64_t len, const Term& term) {
-  float sum = 0.0f;
-  for (int64_t j = 0; j < len; ++j) sum += term(j);
-  return sum;
-}
+using rowtest::blockMax;
+using rowtest::orderedSum;
 
 struct SoftmaxLayout {
   int64_t outer = 1, len = 1, inner = 1;
@@ -137,8 +118,8 @@ Tensor deviceSoftmax(const Tensor& input, int64_t axis, bool log) {
       const int64_t base = o * l.len * l.inner + i;
       auto at = [&](int64_t j) { return x[base + j * l.inner]; };
       float max = -kInf;
-      long long first = AMP_NRM_NO_INDEX;
-      for (int64_t j = 0; j < l.len; ++j) amp_nrm_max_step(&max, &first, at(j), j);
+      long long first = AMP_ROW_NO_INDEX;
+      for (int64_t j = 0; j < l.len; ++j) amp_row_max_step(&max, &first, at(j), j);
       float sumExp = 0.0f;
       for (int64_t j = 0; j < l.len; ++j) sumExp += amp_nrm_exp(at(j), max);
       const float lse = log ? amp_nrm_lse(sumExp) : 0.0f;

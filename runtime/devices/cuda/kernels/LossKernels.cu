@@ -47,67 +47,10 @@
 #define AMP_CE_BLOCK 256
 
 // Logits, loss and gradients by type: 0 f32, 1 bf16, 2 f16.
-template <int T>
-__device__ __forceinline__ float amp_ce_load(const void* p, long long i) {
-  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
-  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
-  return ((const float*)p)[i];
-}
-template <int T>
-__device__ __forceinline__ void amp_ce_store(void* p, long long i, float x) {
-  if (T == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
-  if (T == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
-  if (T == 0) ((float*)p)[i] = x;
-}
 
 // What an invalid label produces where the reference reports an error.
 __device__ __forceinline__ float amp_ce_nan() { return __uint_as_float(0x7fffffffu); }
 
-// The row's max (softmaxSlice's m, to the bit), by the whole block: each thread scans its classes in
-// order, then a tree combines the partials. The caller synchronises before the arrays are reused.
-template <int T>
-__device__ float amp_ce_block_max(const void* logits, long long rowBase, long long classes, float* maxes,
-                                  long long* firstAt) {
-  float max = __uint_as_float(0xff800000u);  // -inf
-  long long at = AMP_CE_NO_CLASS;
-  for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK)
-    amp_ce_max_step(&max, &at, amp_ce_load<T>(logits, rowBase + j), j);
-  maxes[threadIdx.x] = max;
-  firstAt[threadIdx.x] = at;
-  __syncthreads();
-  for (int half = AMP_CE_BLOCK / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      max = maxes[threadIdx.x];
-      at = firstAt[threadIdx.x];
-      amp_ce_max_combine(&max, &at, maxes[threadIdx.x + half], firstAt[threadIdx.x + half]);
-      maxes[threadIdx.x] = max;
-      firstAt[threadIdx.x] = at;
-    }
-    __syncthreads();
-  }
-  return maxes[0];
-}
-
-// sum over j in [0, classes) of term(j), added in increasing j from +0 as the reference's loops do.
-// The block evaluates 256 terms into one half of `chunks` (2 * 256 floats) while thread 0 adds the
-// previous 256 from the other half: one barrier per chunk. The sum is thread 0's only; the caller
-// synchronises before `chunks` is reused.
-template <class Term>
-__device__ float amp_ce_ordered_sum(long long classes, float* chunks, const Term& term) {
-  float sum = 0.0f;
-  int half = 0;
-  for (long long base = 0; base < classes; base += AMP_CE_BLOCK, half ^= 1) {
-    float* chunk = chunks + half * AMP_CE_BLOCK;
-    const long long j = base + threadIdx.x;
-    if (j < classes) chunk[threadIdx.x] = term(j);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const int n = classes - base < AMP_CE_BLOCK ? (int)(classes - base) : AMP_CE_BLOCK;
-      for (int i = 0; i < n; ++i) sum += chunk[i];
-    }
-  }
-  return sum;
-}
 
 template <int T, class L>
 __device__ void amp_ce_forward_rows(const void* logits, const L* labels, float* rowLoss, long long rows,
@@ -124,18 +67,18 @@ __device__ void amp_ce_forward_rows(const void* logits, const L* labels, float* 
       continue;
     }
     const long long base = row * classes;
-    const float max = amp_ce_block_max<T>(logits, base, classes, maxes, firstAt);
-    const float sumExp = amp_ce_ordered_sum(
-        classes, chunks, [&](long long j) { return amp_ce_exp(amp_ce_load<T>(logits, base + j), max); });
+    const float max = amp_row_block_max<T>(logits, base, classes, maxes, firstAt);
+    const float sumExp = amp_row_ordered_sum(
+        classes, chunks, [&](long long j) { return amp_ce_exp(amp_load<T>(logits, base + j), max); });
     if (threadIdx.x == 0) lseShared = amp_ce_lse(sumExp);
     __syncthreads();
     const float lse = lseShared;
     float negLogpSum = 0.0f;
     if (smoothing > 0.0)
-      negLogpSum = amp_ce_ordered_sum(
-          classes, chunks, [&](long long j) { return amp_ce_neg_logp(amp_ce_load<T>(logits, base + j), max, lse); });
+      negLogpSum = amp_row_ordered_sum(
+          classes, chunks, [&](long long j) { return amp_ce_neg_logp(amp_load<T>(logits, base + j), max, lse); });
     if (threadIdx.x == 0) {
-      const float nll = amp_ce_neg_logp(amp_ce_load<T>(logits, base + label), max, lse);
+      const float nll = amp_ce_neg_logp(amp_load<T>(logits, base + label), max, lse);
       rowLoss[row] = amp_ce_row_loss(nll, negLogpSum, classes, smoothing);
     }
     __syncthreads();  // the next row reuses the shared arrays
@@ -156,7 +99,7 @@ __device__ void amp_ce_mean_of_rows(const float* rowLoss, const L* labels, void*
     total = amp_ce_mean_add(total, rowLoss[row]);
     ++counted;
   }
-  amp_ce_store<T>(loss, 0, invalid ? amp_ce_nan() : amp_ce_mean(total, counted));
+  amp_store<T>(loss, 0, invalid ? amp_ce_nan() : amp_ce_mean(total, counted));
 }
 
 // Integer counts: any order gives the same result.
@@ -192,7 +135,7 @@ __device__ void amp_ce_backward_rows(const void* logits, const L* labels, const 
   __shared__ float chunks[2 * AMP_CE_BLOCK];
   __shared__ float sumShared;
   const long long numCounted = *counted;
-  const float coeff = amp_ce_grad_coeff(amp_ce_load<T>(dloss, 0), numCounted);
+  const float coeff = amp_ce_grad_coeff(amp_load<T>(dloss, 0), numCounted);
   const float keepWeight = amp_ce_keep_weight(smoothing);
   const float smoothWeight = amp_ce_grad_smooth_weight(smoothing, classes);
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -201,18 +144,18 @@ __device__ void amp_ce_backward_rows(const void* logits, const L* labels, const 
     const AmpCeLabel state = numCounted < 0 ? AMP_CE_INVALID : amp_ce_label_state(label, classes, ignoreIndex);
     if (state != AMP_CE_COUNTED) {  // uniform across the block, like the forward's
       const float fill = state == AMP_CE_INVALID ? amp_ce_nan() : 0.0f;
-      for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK) amp_ce_store<T>(dlogits, base + j, fill);
+      for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK) amp_store<T>(dlogits, base + j, fill);
       continue;
     }
-    const float max = amp_ce_block_max<T>(logits, base, classes, maxes, firstAt);
-    const float sumExp = amp_ce_ordered_sum(
-        classes, chunks, [&](long long j) { return amp_ce_exp(amp_ce_load<T>(logits, base + j), max); });
+    const float max = amp_row_block_max<T>(logits, base, classes, maxes, firstAt);
+    const float sumExp = amp_row_ordered_sum(
+        classes, chunks, [&](long long j) { return amp_ce_exp(amp_load<T>(logits, base + j), max); });
     if (threadIdx.x == 0) sumShared = sumExp;
     __syncthreads();
     const float sum = sumShared;
     for (long long j = threadIdx.x; j < classes; j += AMP_CE_BLOCK) {
-      const float e = amp_ce_exp(amp_ce_load<T>(logits, base + j), max);  // the same bits the sum added
-      amp_ce_store<T>(dlogits, base + j, amp_ce_grad_element(e, sum, j == label, keepWeight, smoothWeight, coeff));
+      const float e = amp_ce_exp(amp_load<T>(logits, base + j), max);  // the same bits the sum added
+      amp_store<T>(dlogits, base + j, amp_ce_grad_element(e, sum, j == label, keepWeight, smoothWeight, coeff));
     }
     __syncthreads();  // the next row reuses the shared arrays
   }

@@ -10,16 +10,12 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
 
-// The same macro as TrainMath.h, which may come first in the translation unit.
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#ifndef AMP_TM
-#define AMP_TM __device__ __forceinline__
+#if !defined(__CUDACC_RTC__)  // NVRTC sees RowMath.h earlier in the same translation unit
+#include "runtime/devices/cuda/kernels/RowMath.h"
 #endif
-#else
-#include <math.h>
-#ifndef AMP_TM
-#define AMP_TM inline
-#endif
+
+#if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
+#include "runtime/devices/cuda/kernels/HostDevice.h"
 #endif
 
 // What a row's label makes of it. ignore_index is checked first, so it may lie inside [0, C).
@@ -28,26 +24,6 @@ enum AmpCeLabel { AMP_CE_IGNORED = 0, AMP_CE_COUNTED = 1, AMP_CE_INVALID = 2 };
 AMP_TM AmpCeLabel amp_ce_label_state(long long label, long long classes, long long ignoreIndex) {
   if (label == ignoreIndex) return AMP_CE_IGNORED;
   return label < 0 || label >= classes ? AMP_CE_INVALID : AMP_CE_COUNTED;
-}
-
-// The position a max candidate has before any class raised it: loses every tie.
-#define AMP_CE_NO_CLASS 0x7fffffffffffffffLL
-
-// The row max as softmaxSlice takes it, m = x > m ? x : m from m = -inf in class order: NaN never
-// becomes the max (it reaches the result through x - m), and of equal values the first stays,
-// which decides the sign of a zero max. Each partial max remembers the first class holding it, so
-// partials over any split of the row combine into the sequential result's exact bits.
-AMP_TM void amp_ce_max_step(float* max, long long* at, float x, long long j) {
-  if (x > *max) {
-    *max = x;
-    *at = j;
-  }
-}
-AMP_TM void amp_ce_max_combine(float* max, long long* at, float otherMax, long long otherAt) {
-  if (otherMax > *max || (otherMax == *max && otherAt < *at)) {
-    *max = otherMax;
-    *at = otherAt;
-  }
 }
 
 // e_j = f32(exp(fl(x_j - m))); the row's sum s adds them in class order from +0.

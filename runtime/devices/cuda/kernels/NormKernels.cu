@@ -72,75 +72,18 @@
 #define AMP_NRM_BLOCK 256
 
 // Tensors by type: 0 f32, 1 bf16, 2 f16.
-template <int T>
-__device__ __forceinline__ float amp_nrm_load(const void* p, long long i) {
-  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
-  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
-  return ((const float*)p)[i];
-}
-template <int T>
-__device__ __forceinline__ void amp_nrm_store(void* p, long long i, float x) {
-  if (T == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
-  if (T == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
-  if (T == 0) ((float*)p)[i] = x;
-}
 
 // An optional operand's element j: the value is unused when the operand is absent.
 template <int T>
 __device__ __forceinline__ float amp_nrm_load_optional(const void* p, long long j) {
-  return p ? amp_nrm_load<T>(p, j) : 0.0f;
+  return p ? amp_load<T>(p, j) : 0.0f;
 }
 
-// The contiguous slice's max (softmaxSlice's m, to the bit), by the whole block: each thread scans
-// its elements in order, then a tree combines the partials. The caller synchronises before the
-// arrays are reused.
-template <int T>
-__device__ float amp_nrm_block_max(const void* x, long long base, long long len, float* maxes, long long* firstAt) {
-  float max = __uint_as_float(0xff800000u);  // -inf
-  long long at = AMP_NRM_NO_INDEX;
-  for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK)
-    amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j), j);
-  maxes[threadIdx.x] = max;
-  firstAt[threadIdx.x] = at;
-  __syncthreads();
-  for (int half = AMP_NRM_BLOCK / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      max = maxes[threadIdx.x];
-      at = firstAt[threadIdx.x];
-      amp_nrm_max_combine(&max, &at, maxes[threadIdx.x + half], firstAt[threadIdx.x + half]);
-      maxes[threadIdx.x] = max;
-      firstAt[threadIdx.x] = at;
-    }
-    __syncthreads();
-  }
-  return maxes[0];
-}
-
-// sum over j in [0, len) of term(j), added in increasing j from +0 as the reference's loops do.
-// The block evaluates 256 terms into one half of `chunks` (2 * 256 floats) while thread 0 adds the
-// previous 256 from the other half: one barrier per chunk. The sum is thread 0's only; the caller
-// synchronises before `chunks` is reused.
-template <class Term>
-__device__ float amp_nrm_ordered_sum(long long len, float* chunks, const Term& term) {
-  float sum = 0.0f;
-  int half = 0;
-  for (long long base = 0; base < len; base += AMP_NRM_BLOCK, half ^= 1) {
-    float* chunk = chunks + half * AMP_NRM_BLOCK;
-    const long long j = base + threadIdx.x;
-    if (j < len) chunk[threadIdx.x] = term(j);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const int count = len - base < AMP_NRM_BLOCK ? (int)(len - base) : AMP_NRM_BLOCK;
-      for (int i = 0; i < count; ++i) sum += chunk[i];
-    }
-  }
-  return sum;
-}
 
 // Two such sums over one pass (layer_norm_grad's sg and sgx): terms(j, a, b) sets both terms;
 // `chunks` holds 4 * 256 floats. Thread 0's two running sums are independent chains.
 template <class Terms>
-__device__ void amp_nrm_ordered_sum2(long long len, float* chunks, const Terms& terms, float* sumA, float* sumB) {
+__device__ void amp_row_ordered_sum2(long long len, float* chunks, const Terms& terms, float* sumA, float* sumB) {
   float a = 0.0f, b = 0.0f;
   int half = 0;
   for (long long base = 0; base < len; base += AMP_NRM_BLOCK, half ^= 1) {
@@ -173,18 +116,18 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
   if (inner == 1) {  // contiguous slices: the block shares each one
     for (long long slice = blockIdx.x; slice < outer; slice += gridDim.x) {
       const long long base = slice * len;
-      const float max = amp_nrm_block_max<T>(x, base, len, maxes, firstAt);
-      const float sumExp = amp_nrm_ordered_sum(
-          len, chunks, [&](long long j) { return amp_nrm_exp(amp_nrm_load<T>(x, base + j), max); });
+      const float max = amp_row_block_max<T>(x, base, len, maxes, firstAt);
+      const float sumExp = amp_row_ordered_sum(
+          len, chunks, [&](long long j) { return amp_nrm_exp(amp_load<T>(x, base + j), max); });
       if (threadIdx.x == 0) sumShared = Log ? amp_nrm_lse(sumExp) : sumExp;
       __syncthreads();
       const float shared = sumShared;  // s, or lse for log_softmax
       for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) {
-        const float v = amp_nrm_load<T>(x, base + j);
+        const float v = amp_load<T>(x, base + j);
         // e_j is evaluated again: the same bits the sum added.
         const float out =
             Log ? amp_nrm_log_softmax_out(v, max, shared) : amp_nrm_softmax_out(amp_nrm_exp(v, max), shared);
-        amp_nrm_store<T>(y, base + j, out);
+        amp_store<T>(y, base + j, out);
       }
       __syncthreads();  // the next slice reuses the shared arrays
     }
@@ -198,15 +141,15 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
     if (i >= inner) continue;
     const long long base = unit / tiles * len * inner + i;
     float max = __uint_as_float(0xff800000u);  // -inf
-    long long at = AMP_NRM_NO_INDEX;
-    for (long long j = 0; j < len; ++j) amp_nrm_max_step(&max, &at, amp_nrm_load<T>(x, base + j * inner), j);
+    long long at = AMP_ROW_NO_INDEX;
+    for (long long j = 0; j < len; ++j) amp_row_max_step(&max, &at, amp_load<T>(x, base + j * inner), j);
     float sumExp = 0.0f;
-    for (long long j = 0; j < len; ++j) sumExp += amp_nrm_exp(amp_nrm_load<T>(x, base + j * inner), max);
+    for (long long j = 0; j < len; ++j) sumExp += amp_nrm_exp(amp_load<T>(x, base + j * inner), max);
     const float lse = Log ? amp_nrm_lse(sumExp) : 0.0f;
     for (long long j = 0; j < len; ++j) {
-      const float v = amp_nrm_load<T>(x, base + j * inner);
+      const float v = amp_load<T>(x, base + j * inner);
       const float out = Log ? amp_nrm_log_softmax_out(v, max, lse) : amp_nrm_softmax_out(amp_nrm_exp(v, max), sumExp);
-      amp_nrm_store<T>(y, base + j * inner, out);
+      amp_store<T>(y, base + j * inner, out);
     }
   }
 }
@@ -219,12 +162,12 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
 template <int T>
 __device__ void amp_nrm_layer_stats(const void* x, long long base, long long n, double eps, float* chunks,
                                     float* broadcast, float* mean, float* rstd) {
-  const float sum = amp_nrm_ordered_sum(n, chunks, [&](long long j) { return amp_nrm_load<T>(x, base + j); });
+  const float sum = amp_row_ordered_sum(n, chunks, [&](long long j) { return amp_load<T>(x, base + j); });
   if (threadIdx.x == 0) broadcast[0] = amp_nrm_mean(sum, n);
   __syncthreads();
   const float m = broadcast[0];
-  const float sq = amp_nrm_ordered_sum(
-      n, chunks, [&](long long j) { return amp_nrm_centered_square(amp_nrm_load<T>(x, base + j), m); });
+  const float sq = amp_row_ordered_sum(
+      n, chunks, [&](long long j) { return amp_nrm_centered_square(amp_load<T>(x, base + j), m); });
   if (threadIdx.x == 0) broadcast[1] = amp_nrm_rstd(sq, n, eps);
   __syncthreads();
   *mean = m;
@@ -236,7 +179,7 @@ template <int T>
 __device__ float amp_nrm_rms_stats(const void* x, long long base, long long n, double eps, float* chunks,
                                    float* broadcast) {
   const float sq =
-      amp_nrm_ordered_sum(n, chunks, [&](long long j) { return amp_nrm_square(amp_nrm_load<T>(x, base + j)); });
+      amp_row_ordered_sum(n, chunks, [&](long long j) { return amp_nrm_square(amp_load<T>(x, base + j)); });
   if (threadIdx.x == 0) broadcast[0] = amp_nrm_rstd(sq, n, eps);
   __syncthreads();
   return broadcast[0];
@@ -253,10 +196,10 @@ __device__ void amp_nrm_layer_norm(const void* x, const void* weight, const void
     float mean, rstd;
     amp_nrm_layer_stats<T>(x, base, n, eps, chunks, broadcast, &mean, &rstd);
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
-      const float out = amp_nrm_layer_out(amp_nrm_load<T>(x, base + j), mean, rstd, hasWeight,
+      const float out = amp_nrm_layer_out(amp_load<T>(x, base + j), mean, rstd, hasWeight,
                                           amp_nrm_load_optional<T>(weight, j), hasBias,
                                           amp_nrm_load_optional<T>(bias, j));
-      amp_nrm_store<T>(y, base + j, out);
+      amp_store<T>(y, base + j, out);
     }
     __syncthreads();  // the next group reuses the shared arrays
   }
@@ -273,8 +216,8 @@ __device__ void amp_nrm_rms_norm(const void* x, const void* weight, void* y, lon
     const float rstd = amp_nrm_rms_stats<T>(x, base, n, eps, chunks, broadcast);
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
       const float out =
-          amp_nrm_rms_out(amp_nrm_load<T>(x, base + j), rstd, hasWeight, amp_nrm_load_optional<T>(weight, j));
-      amp_nrm_store<T>(y, base + j, out);
+          amp_nrm_rms_out(amp_load<T>(x, base + j), rstd, hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_store<T>(y, base + j, out);
     }
     __syncthreads();
   }
@@ -295,11 +238,11 @@ __device__ void amp_nrm_layer_norm_grad(const void* x, const void* weight, const
       stats[groups + group] = rstd;
     }
     float sumG, sumGXhat;
-    amp_nrm_ordered_sum2(
+    amp_row_ordered_sum2(
         n, chunks,
         [&](long long j, float& termG, float& termGXhat) {
-          const float xhat = amp_nrm_layer_xhat(amp_nrm_load<T>(x, base + j), mean, rstd);
-          const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+          const float xhat = amp_nrm_layer_xhat(amp_load<T>(x, base + j), mean, rstd);
+          const float g = amp_nrm_grad_g(amp_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
           termG = g;
           termGXhat = amp_nrm_product(g, xhat);
         },
@@ -311,9 +254,9 @@ __device__ void amp_nrm_layer_norm_grad(const void* x, const void* weight, const
     __syncthreads();
     const float meanG = broadcast[2], meanGXhat = broadcast[3];
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
-      const float xhat = amp_nrm_layer_xhat(amp_nrm_load<T>(x, base + j), mean, rstd);
-      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
-      amp_nrm_store<T>(dx, base + j, amp_nrm_layer_dx(g, xhat, rstd, meanG, meanGXhat));
+      const float xhat = amp_nrm_layer_xhat(amp_load<T>(x, base + j), mean, rstd);
+      const float g = amp_nrm_grad_g(amp_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_store<T>(dx, base + j, amp_nrm_layer_dx(g, xhat, rstd, meanG, meanGXhat));
     }
     __syncthreads();
   }
@@ -329,18 +272,18 @@ __device__ void amp_nrm_rms_norm_grad(const void* x, const void* weight, const v
     const long long base = group * n;
     const float rstd = amp_nrm_rms_stats<T>(x, base, n, eps, chunks, broadcast);
     if (threadIdx.x == 0) stats[group] = rstd;
-    const float sumGXhat = amp_nrm_ordered_sum(n, chunks, [&](long long j) {
-      const float xhat = amp_nrm_rms_xhat(amp_nrm_load<T>(x, base + j), rstd);
-      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+    const float sumGXhat = amp_row_ordered_sum(n, chunks, [&](long long j) {
+      const float xhat = amp_nrm_rms_xhat(amp_load<T>(x, base + j), rstd);
+      const float g = amp_nrm_grad_g(amp_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
       return amp_nrm_product(g, xhat);
     });
     if (threadIdx.x == 0) broadcast[1] = amp_nrm_mean(sumGXhat, n);
     __syncthreads();
     const float meanGXhat = broadcast[1];
     for (long long j = threadIdx.x; j < n; j += AMP_NRM_BLOCK) {
-      const float xhat = amp_nrm_rms_xhat(amp_nrm_load<T>(x, base + j), rstd);
-      const float g = amp_nrm_grad_g(amp_nrm_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
-      amp_nrm_store<T>(dx, base + j, amp_nrm_rms_dx(g, xhat, rstd, meanGXhat));
+      const float xhat = amp_nrm_rms_xhat(amp_load<T>(x, base + j), rstd);
+      const float g = amp_nrm_grad_g(amp_load<T>(dy, base + j), hasWeight, amp_nrm_load_optional<T>(weight, j));
+      amp_store<T>(dx, base + j, amp_nrm_rms_dx(g, xhat, rstd, meanGXhat));
     }
     __syncthreads();
   }
@@ -357,14 +300,14 @@ __device__ void amp_nrm_affine_grad(const void* x, const void* dy, const float* 
   for (long long j = (long long)blockIdx.x * AMP_NRM_BLOCK + threadIdx.x; j < n; j += stride) {
     float dw = 0.0f, db = 0.0f;
     for (long long group = 0; group < groups; ++group) {
-      const float xv = amp_nrm_load<T>(x, group * n + j), dyv = amp_nrm_load<T>(dy, group * n + j);
+      const float xv = amp_load<T>(x, group * n + j), dyv = amp_load<T>(dy, group * n + j);
       const float xhat = Layer ? amp_nrm_layer_xhat(xv, stats[group], stats[groups + group])
                                : amp_nrm_rms_xhat(xv, stats[group]);
       dw = amp_nrm_accumulate(dw, amp_nrm_product(dyv, xhat));
       if (Layer) db = amp_nrm_accumulate(db, dyv);
     }
-    amp_nrm_store<T>(dweight, j, dw);
-    if (Layer) amp_nrm_store<T>(dbias, j, db);
+    amp_store<T>(dweight, j, dw);
+    if (Layer) amp_store<T>(dbias, j, db);
   }
 }
 

@@ -11,42 +11,18 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
 
-// The same macro as TrainMath.h and LossMath.h, which may come first in the translation unit.
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#ifndef AMP_TM
-#define AMP_TM __device__ __forceinline__
+#if !defined(__CUDACC_RTC__)  // NVRTC sees RowMath.h earlier in the same translation unit
+#include "runtime/devices/cuda/kernels/RowMath.h"
 #endif
-#else
-#include <math.h>
-#ifndef AMP_TM
-#define AMP_TM inline
-#endif
+
+#if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
+#include "runtime/devices/cuda/kernels/HostDevice.h"
 #endif
 
 // ---------------------------------------------------------------------------------------------
 // softmax / log_softmax
 
-// The position a max candidate has before any element raised it: loses every tie.
-#define AMP_NRM_NO_INDEX 0x7fffffffffffffffLL
-
-// The slice max as softmaxSlice takes it, m = x > m ? x : m from m = -inf in element order: NaN
-// never becomes the max (it reaches the result through x - m), and of equal values the first
-// stays, which decides the sign of a zero max. Each partial max remembers the first element
-// holding it, so partials over any split of the slice combine into the sequential result's exact
-// bits. (The outputs cannot show a zero max's sign: it changes x - m only for a zero x, whose e
-// is 1 either way and whose log_softmax subtracts lse >= log 2. The max is exact all the same.)
-AMP_TM void amp_nrm_max_step(float* max, long long* at, float x, long long j) {
-  if (x > *max) {
-    *max = x;
-    *at = j;
-  }
-}
-AMP_TM void amp_nrm_max_combine(float* max, long long* at, float otherMax, long long otherAt) {
-  if (otherMax > *max || (otherMax == *max && otherAt < *at)) {
-    *max = otherMax;
-    *at = otherAt;
-  }
-}
+// The slice max: amp_row_max_step / amp_row_max_combine (RowMath.h).
 
 // e_j = f32(exp(fl(x_j - m))); the slice's sum s adds them in element order from +0.
 AMP_TM float amp_nrm_exp(float x, float max) { return (float)exp((double)(x - max)); }

@@ -8,12 +8,6 @@
 //   block 256, no shared memory. ampc appends this file, after ReduceArgs.h, to every cuda bundle's
 //   kernels (codegen/emit/CudaFlavour.cpp).
 
-template <int T>
-__device__ __forceinline__ float amp_reduce_load(const void* p, long long i) {
-  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
-  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
-  return ((const float*)p)[i];
-}
 
 template <int Op, int T>
 __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
@@ -28,7 +22,7 @@ __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
     long long coord[AMP_REDUCE_MAX_DIMS] = {0};
     long long offset = base;
     for (long long k = 0; k < s.reducedCount; ++k) {
-      const float x = amp_reduce_load<T>(in, offset);
+      const float x = amp_load<T>(in, offset);
       if (Op == 2) {
         if (x > acc || isnan(x)) acc = x;
       } else {
@@ -43,9 +37,7 @@ __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
       }
     }
     if (Op == 1) acc = acc / (float)s.reducedCount;
-    if (T == 1) ((unsigned short*)out)[o] = amp_st_bf16(acc);
-    if (T == 2) ((unsigned short*)out)[o] = amp_st_f16(acc);
-    if (T == 0) ((float*)out)[o] = acc;
+    amp_store<T>(out, o, acc);
   }
 }
 

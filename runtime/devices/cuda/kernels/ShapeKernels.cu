@@ -72,18 +72,6 @@
 //     group g). grid (any, 1, 1), work = ceil(n / 4). y may be x (in place), no other overlap.
 
 // Float elements by type: 0 f32, 1 bf16, 2 f16.
-template <int T>
-__device__ __forceinline__ float amp_shp_load(const void* p, long long i) {
-  if (T == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
-  if (T == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
-  return ((const float*)p)[i];
-}
-template <int T>
-__device__ __forceinline__ void amp_shp_store(void* p, long long i, float x) {
-  if (T == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
-  if (T == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
-  if (T == 0) ((float*)p)[i] = x;
-}
 
 __device__ __forceinline__ long long amp_shp_first() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ long long amp_shp_stride() { return (long long)gridDim.x * blockDim.x; }
@@ -127,10 +115,10 @@ __device__ void amp_shp_embedding_grad_run(const L* ids, const void* dy, float* 
         continue;
       }
       if (id < v0 || id >= v1) continue;
-      acc[id * dim + d] = amp_shp_accumulate(acc[id * dim + d], amp_shp_load<T>(dy, i * dim + d));
+      acc[id * dim + d] = amp_shp_accumulate(acc[id * dim + d], amp_load<T>(dy, i * dim + d));
     }
     const float nan = __uint_as_float(amp_shp_nan_bits(0));
-    for (long long v = v0; v < v1; ++v) amp_shp_store<T>(dtable, v * dim + d, invalid ? nan : acc[v * dim + d]);
+    for (long long v = v0; v < v1; ++v) amp_store<T>(dtable, v * dim + d, invalid ? nan : acc[v * dim + d]);
   }
 }
 
@@ -143,8 +131,8 @@ __device__ void amp_shp_transpose_run(const void* in, void* out, const AmpTransp
 template <int T, bool Tanh>
 __device__ void amp_shp_gelu_grad_run(const void* x, const void* dy, void* dx, long long n) {
   for (long long i = amp_shp_first(); i < n; i += amp_shp_stride()) {
-    const float xv = amp_shp_load<T>(x, i), g = amp_shp_load<T>(dy, i);
-    amp_shp_store<T>(dx, i, Tanh ? amp_shp_gelu_grad_tanh(xv, g) : amp_shp_gelu_grad(xv, g));
+    const float xv = amp_load<T>(x, i), g = amp_load<T>(dy, i);
+    amp_store<T>(dx, i, Tanh ? amp_shp_gelu_grad_tanh(xv, g) : amp_shp_gelu_grad(xv, g));
   }
 }
 
@@ -160,7 +148,7 @@ __device__ void amp_shp_dropout_run(const void* x, void* y, long long n, long lo
 #pragma unroll
     for (int l = 0; l < 4; ++l) {
       const long long i = 4 * g + l;
-      if (i < n) amp_shp_store<T>(y, i, amp_drop_apply(amp_shp_load<T>(x, i), amp_drop_keep(bits[l], p), scale));
+      if (i < n) amp_store<T>(y, i, amp_drop_apply(amp_load<T>(x, i), amp_drop_keep(bits[l], p), scale));
     }
   }
 }

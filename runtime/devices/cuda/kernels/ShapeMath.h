@@ -11,16 +11,8 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_SHAPEMATH_H
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELS_SHAPEMATH_H
 
-// The same macro as TrainMath.h and LossMath.h, which may come first in the translation unit.
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#ifndef AMP_TM
-#define AMP_TM __device__ __forceinline__
-#endif
-#else
-#include <math.h>
-#ifndef AMP_TM
-#define AMP_TM inline
-#endif
+#if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
+#include "runtime/devices/cuda/kernels/HostDevice.h"
 #endif
 
 //===----------------------------------------------------------------------===//

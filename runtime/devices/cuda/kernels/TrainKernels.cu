@@ -11,31 +11,8 @@
 // bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp); the host fills the
 // argument blocks (runtime/devices/cuda/MultiTensor.h, CudaUpdate.cpp).
 
-template <int G>
-__device__ __forceinline__ float amp_mt_load(const void* p, long long i) {
-  if (G == 1) return amp_ld_bf16(((const unsigned short*)p)[i]);
-  if (G == 2) return amp_ld_f16(((const unsigned short*)p)[i]);
-  return ((const float*)p)[i];
-}
 // The value rounded to the gradient's type, as the unscaled gradient tensor holds it.
-template <int G>
-__device__ __forceinline__ float amp_mt_round(float x) {
-  if (G == 1) return amp_rn_bf16(x);
-  if (G == 2) return amp_rn_f16(x);
-  return x;
-}
-template <int C>
-__device__ __forceinline__ void amp_mt_store_copy(void* p, long long i, float x) {
-  if (C == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
-  if (C == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
-}
 
-template <int G>
-__device__ __forceinline__ void amp_mt_store(void* p, long long i, float x) {
-  if (G == 1) ((unsigned short*)p)[i] = amp_st_bf16(x);
-  if (G == 2) ((unsigned short*)p)[i] = amp_st_f16(x);
-  if (G == 0) ((float*)p)[i] = x;
-}
 
 // The elements [begin, end) block b of a launch covers.
 template <int D>
@@ -62,9 +39,9 @@ __device__ void amp_mt_unscale_check(const AmpTensorList<2>& list, const float* 
   void* out = list.ptr[1][t];
   bool found = false;
   for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const float v = amp_mt_load<G>(g, i);
+    const float v = amp_load<G>(g, i);
     if (!isfinite(v)) found = true;
-    amp_mt_store<G>(out, i, amp_unscale(v, invScale));
+    amp_store<G>(out, i, amp_unscale(v, invScale));
   }
   if (found) *foundInf = 1.0f;
 }
@@ -162,7 +139,7 @@ extern "C" __global__ void amp_optimizer_scalars(AmpOptimizerArgs a) {
 // gradient's type), times the clip coefficient when clipping (clip_grads takes f32 gradients).
 template <int G>
 __device__ __forceinline__ float amp_mt_applied_grad(const void* g, long long i, const AmpStepScalars& s) {
-  const float u = amp_mt_round<G>(amp_unscale(amp_mt_load<G>(g, i), s.invScale));
+  const float u = amp_round<G>(amp_unscale(amp_load<G>(g, i), s.invScale));
   return s.clip ? u * s.clipCoef : u;
 }
 
@@ -187,7 +164,7 @@ __device__ void amp_mt_adam(const AmpTensorList<5>& list, const AmpStepScalars* 
     p[i] = pi;
     m[i] = mi;
     v[i] = vi;
-    if (C && copy) amp_mt_store_copy<C>(copy, i, pi);
+    if (C && copy) amp_store<C>(copy, i, pi);
   }
 }
 
@@ -210,7 +187,7 @@ __device__ void amp_mt_sgd(const AmpTensorList<4>& list, const AmpStepScalars* s
     amp_sgd_element(&pi, buf ? &bi : 0, amp_mt_applied_grad<G>(list.ptr[0][t], i, s), s.sgd);
     p[i] = pi;
     if (buf) buf[i] = bi;
-    if (C && copy) amp_mt_store_copy<C>(copy, i, pi);
+    if (C && copy) amp_store<C>(copy, i, pi);
   }
 }
 

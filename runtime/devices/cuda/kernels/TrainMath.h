@@ -8,11 +8,8 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINMATH_H
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINMATH_H
 
-#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
-#define AMP_TM __device__ __forceinline__
-#else
-#include <math.h>
-#define AMP_TM inline
+#if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
+#include "runtime/devices/cuda/kernels/HostDevice.h"
 #endif
 
 // found_inf as GradScaler and the fused optimizers read it: any non-zero value (NaN included).
