@@ -44,7 +44,7 @@ if [ "$mode" = package ]; then
     "$build/bin/ampc" "$stage/mlp4096.mlir" --train --precision=$p --optimizer=sgd --lr=2e-3 --target=cuda:sm_90 \
       -o "$stage/bundles/bench_mlp4096_${p}_sm_90.ampx"
   done
-  cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$stage/bench/"
+  cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py "$stage/bench/"
   # Shared libraries outside the C runtime and the compiler's own (which any machine with GCC has).
   for b in "${bins[@]}"; do ldd "$build/bin/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
