@@ -118,6 +118,10 @@ bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::str
     out = "(" + a[0] + " " + comparisonOperator(*predicate) + " " + a[1] + ")";
   } else if (n == "amp.select") out = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
   else if (n == "amp.cast") out = a[0];
+  // A broadcast is its operand, read through the input's broadcast access (amp-fuse never puts
+  // one in a region; a lone one becomes a CUDA kernel). Float values pass through f32 exactly;
+  // only a signalling NaN comes out quiet, which the numeric contract exempts.
+  else if (n == "amp.broadcast_to") out = a[0];
   else return error = "op " + n + " cannot be emitted in a fused kernel", false;
   return true;
 }

@@ -45,6 +45,15 @@
 // LM-NEXT: amp.layer_norm_grad: amp_layer_norm_grad_affine_f32
 // LM: amp.embedding_grad: amp_embedding_grad_f32_i64
 
+// Gradient accumulation: the accumulate entry and the train_step that applies the sum are graphs
+// too (their broadcasts of the micro-batch count become one-op kernels).
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --accumulate=2 --target=cuda:sm_90 -o %t.acc.ampx
+// RUN: amp-run %t.acc.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=ACC
+// ACC: entry train_step:
+// ACC: amp.broadcast_to: amp_train_step_op
+// ACC: entry accumulate: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 8 cuBLASLt GEMMs
+// ACC: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+
 // A model with an op the cuda device has no kernel for yet is refused by name, before anything runs.
 // RUN: ampc %S/Inputs/conv.mlir --target=cuda:sm_90 -o %t.conv.ampx
 // RUN: not amp-run %t.conv.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=CONV
