@@ -179,4 +179,9 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
   return mp;
 }
 
+absl::StatusOr<MemoryPlan> entryMemoryPlan(const Plan& plan, const EntryPoint& entry) {
+  if (entry.memory) return adoptMemoryLayout(plan, entry, *entry.memory);
+  return planMemory(plan, entry, constantsOutsideArena(plan, entry));
+}
+
 }  // namespace amp::rt

@@ -27,6 +27,10 @@ namespace amp::rt {
 // Errors name the entry and the buffer.
 absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint& entry, const MemoryLayout& layout);
 
+// What a device allocates for `entry`: the bundle's layout once adoptMemoryLayout has proven it,
+// or, for plans built in memory without one, the planner's (constants outside the arena).
+absl::StatusOr<MemoryPlan> entryMemoryPlan(const Plan& plan, const EntryPoint& entry);
+
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_PLAN_MEMORYLAYOUT_H

@@ -113,14 +113,9 @@ class CpuEntry final : public PreparedEntry {
     }
     // The bundle's layout once it is proven sound for this entry; plans built in memory without
     // one get the same planner's layout here.
-    MemoryPlan memory;
-    if (entry_.memory) {
-      auto adopted = adoptMemoryLayout(plan_, entry_, *entry_.memory);
-      if (!adopted.ok()) return adopted.status();
-      memory = std::move(*adopted);
-    } else {
-      memory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
-    }
+    auto planned = entryMemoryPlan(plan_, entry_);
+    if (!planned.ok()) return planned.status();
+    MemoryPlan memory = std::move(*planned);
     inPlace_ = memory.inPlaceUpdates;
     report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
     absorbWeightCopies();

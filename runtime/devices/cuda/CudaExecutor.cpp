@@ -154,14 +154,9 @@ absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
 absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code) {
   report_.code = code;
   const size_t count = plan_.buffers.size();
-  MemoryPlan memory;
-  if (entry_.memory) {
-    auto adopted = adoptMemoryLayout(plan_, entry_, *entry_.memory);
-    if (!adopted.ok()) return adopted.status();
-    memory = std::move(*adopted);
-  } else {
-    memory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
-  }
+  auto planned = entryMemoryPlan(plan_, entry_);
+  if (!planned.ok()) return planned.status();
+  MemoryPlan memory = std::move(*planned);
   std::vector<DevicePtr> ptr(count, 0);
   for (size_t id = 0; id < count; ++id) ptr[id] = mirrors[id];
   report_.arenaBytes = memory.arenaBytes;

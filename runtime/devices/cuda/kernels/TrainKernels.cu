@@ -148,12 +148,9 @@ template <int G, int C>
 __device__ void amp_mt_adam(const AmpTensorList<5>& list, const AmpStepScalars* scalars) {
   const AmpStepScalars s = *scalars;
   if (amp_found(s.found)) return;  // a skipped step changes nothing, on every element
-  const int b = blockIdx.x;
-  if (b >= list.blocks) return;
-  const int t = list.blockTensor[b];
-  const long long begin = (long long)list.blockChunk[b] * AMP_MT_CHUNK;
-  long long end = begin + AMP_MT_CHUNK;
-  if (end > list.numel[t]) end = list.numel[t];
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
   float* p = (float*)list.ptr[1][t];
   float* m = (float*)list.ptr[2][t];
   float* v = (float*)list.ptr[3][t];
@@ -173,12 +170,9 @@ template <int G, int C>
 __device__ void amp_mt_sgd(const AmpTensorList<4>& list, const AmpStepScalars* scalars) {
   const AmpStepScalars s = *scalars;
   if (amp_found(s.found)) return;
-  const int b = blockIdx.x;
-  if (b >= list.blocks) return;
-  const int t = list.blockTensor[b];
-  const long long begin = (long long)list.blockChunk[b] * AMP_MT_CHUNK;
-  long long end = begin + AMP_MT_CHUNK;
-  if (end > list.numel[t]) end = list.numel[t];
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
   float* p = (float*)list.ptr[1][t];
   float* buf = (float*)list.ptr[2][t];
   void* copy = list.ptr[3][t];
