@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/Tensor.h"
@@ -51,6 +52,26 @@ class PreparedEntry {
   virtual const void* resultData(size_t r) const = 0;
   // Bytes of per-call memory this entry holds (its arena), as allocated.
   virtual int64_t workspaceBytes() const = 0;
+
+  // Asynchronous calls, on a device with a stream (cuda); host devices keep the defaults and the
+  // session runs them synchronously behind the same interface (Session::enqueue).
+  // enqueue starts a call and returns without waiting for the device. The call's scalar log
+  // (runtime/exec/ScalarLog.h, in scalarLogLayout's layout) is delivered later by poll, in call
+  // order, tagged with `ticket`; resultData is not set by an enqueued call. poll delivers every
+  // finished call without blocking, or with `wait` every call still in flight. An error of an
+  // enqueued call surfaces at a later poll.
+  virtual bool asynchronous() const { return false; }
+  using LogSink = absl::FunctionRef<void(int64_t ticket, absl::Span<const uint8_t> log)>;
+  virtual absl::Status enqueue(const RunArgs& args, int64_t ticket) {
+    (void)args;
+    (void)ticket;
+    return absl::UnimplementedError("this device runs calls synchronously");
+  }
+  virtual absl::Status poll(bool wait, LogSink deliver) {
+    (void)wait;
+    (void)deliver;
+    return absl::OkStatus();
+  }
 };
 
 class Executor {
@@ -76,6 +97,9 @@ class Executor {
   // The session replaced persistent values (params loaded, a checkpoint restored): a device
   // holding its own copies uploads them before its next run.
   virtual void persistentChanged() {}
+  // Times the host has waited for the device so far (a device with a stream: stream
+  // synchronisations and event waits; host devices never wait for anything).
+  virtual int64_t hostSyncs() const { return 0; }
 };
 
 // The executor for a device (the registry lives with the devices: runtime/devices/Devices.cpp).

@@ -168,14 +168,11 @@ int64_t Session::workspaceBytes() const {
 
 static bool isIntegral(DType t) { return t == DType::I64 || t == DType::I32 || t == DType::U8; }
 
-absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName,
-                                                      const std::map<std::string, Tensor>& feeds,
-                                                      const RunOptions& options) {
-  auto entry = prepared(entryName);
-  if (!entry.ok()) return entry.status();
+absl::Status Session::bindFeeds(const std::map<std::string, Tensor>& feeds, const RunOptions& options,
+                               std::vector<Tensor>& converted, std::vector<const Tensor*>& bound) const {
   const Plan& p = *plan_;
-  std::vector<Tensor> converted(p.buffers.size());
-  std::vector<const Tensor*> bound(p.buffers.size(), nullptr);
+  converted.assign(p.buffers.size(), Tensor());
+  bound.assign(p.buffers.size(), nullptr);
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const BufferDesc& b = p.buffers[i];
     if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
@@ -206,15 +203,32 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
                                                      std::string(dtypeName(fed.dtype()))));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Session::runBound(PreparedEntry& entry, absl::Span<const Tensor* const> bound, const RunOptions& options) {
   // Devices update state in place; a numerics failure may stop a call after an update, so a
   // checked call keeps a copy of params and state to restore (all or nothing, as documented).
   std::vector<Tensor> snapshot;
   if (options.checkNumerics) snapshot = persistent_;
-  if (auto status = (*entry)->run(args(bound, options)); !status.ok()) {
+  if (auto status = entry.run(args(bound, options)); !status.ok()) {
     for (size_t i = 0; i < snapshot.size(); ++i)
       if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
     return status;
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName,
+                                                      const std::map<std::string, Tensor>& feeds,
+                                                      const RunOptions& options) {
+  auto entry = prepared(entryName);
+  if (!entry.ok()) return entry.status();
+  const Plan& p = *plan_;
+  std::vector<Tensor> converted;
+  std::vector<const Tensor*> bound;
+  if (auto s = bindFeeds(feeds, options, converted, bound); !s.ok()) return s;
+  if (auto s = runBound(**entry, bound, options); !s.ok()) return s;
   const EntryPoint& e = *p.findEntry(entryName);
   std::vector<NamedTensor> out;
   for (size_t r = 0; r < e.results.size(); ++r) {
@@ -225,6 +239,57 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
     out.push_back({e.resultNames[r], std::move(t)});
   }
   return out;
+}
+
+
+Session::EntryLog& Session::logOf(std::string_view entryName) {
+  auto it = logs_.find(entryName);
+  if (it == logs_.end()) {
+    EntryLog log;
+    log.entry = plan_->findEntry(entryName);
+    log.layout = scalarLogLayout(*plan_, *log.entry);
+    it = logs_.emplace(std::string(entryName), std::move(log)).first;
+  }
+  return it->second;
+}
+
+absl::Status Session::enqueue(std::string_view entryName, const std::map<std::string, Tensor>& feeds,
+                              const RunOptions& options, int64_t ticket) {
+  auto entry = prepared(entryName);
+  if (!entry.ok()) return entry.status();
+  std::vector<Tensor> converted;
+  std::vector<const Tensor*> bound;
+  if (auto s = bindFeeds(feeds, options, converted, bound); !s.ok()) return s;
+  EntryLog& log = logOf(entryName);
+  if ((*entry)->asynchronous() && !options.checkNumerics) return (*entry)->enqueue(args(bound, options), ticket);
+  std::vector<uint8_t> bytes(static_cast<size_t>(log.layout.bytes), 0);
+  auto logState = [&](ScalarLogItem::When when) {
+    for (const ScalarLogItem& item : log.layout.items)
+      if (item.when == when)
+        std::memcpy(bytes.data() + item.offset, persistent_[item.buffer].data(), persistent_[item.buffer].nbytes());
+  };
+  logState(ScalarLogItem::When::Before);
+  if (auto s = runBound(**entry, bound, options); !s.ok()) return s;
+  logState(ScalarLogItem::When::After);
+  for (const ScalarLogItem& item : log.layout.items)
+    if (item.when == ScalarLogItem::When::Result)
+      std::memcpy(bytes.data() + item.offset, (*entry)->resultData(item.result),
+                  static_cast<size_t>(plan_->buffers[item.buffer].byteSize()));
+  log.ready.emplace_back(ticket, std::move(bytes));
+  return absl::OkStatus();
+}
+
+absl::Status Session::poll(std::string_view entryName, bool wait, absl::FunctionRef<void(const LoggedCall&)> deliver) {
+  auto it = prepared_.find(entryName);
+  if (it == prepared_.end()) return absl::OkStatus();  // never enqueued
+  EntryLog& log = logOf(entryName);
+  while (!log.ready.empty()) {
+    deliver(LoggedCall(*plan_, *log.entry, log.layout, log.ready.front().first, log.ready.front().second));
+    log.ready.pop_front();
+  }
+  return it->second->poll(wait, [&](int64_t ticket, absl::Span<const uint8_t> bytes) {
+    deliver(LoggedCall(*plan_, *log.entry, log.layout, ticket, bytes));
+  });
 }
 
 }  // namespace amp::rt

@@ -3,6 +3,7 @@
 #ifndef AMP_RUNTIME_EXEC_SESSION_H
 #define AMP_RUNTIME_EXEC_SESSION_H
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/ScalarLog.h"
 #include "runtime/io/IoCommon.h"
 #include "runtime/plan/Plan.h"
 
@@ -68,6 +70,16 @@ class Session {
     return run(entry, feeds, RunOptions{});
   }
 
+  // Asynchronous calls (the trainer's steps): enqueue starts entry `entry` like run, without
+  // waiting for a device with a stream to finish it, and poll delivers each call's scalar log
+  // (runtime/exec/ScalarLog.h) in call order, tagged with `ticket`: every finished call, or with
+  // `wait` every call. On host devices, and with checkNumerics, the call runs synchronously and
+  // its log waits for the next poll. Until a call is delivered, read params and state only
+  // through syncPersistent (which waits for the device). The LoggedCall is valid during the call.
+  absl::Status enqueue(std::string_view entry, const std::map<std::string, Tensor>& feeds,
+                       const RunOptions& options, int64_t ticket);
+  absl::Status poll(std::string_view entry, bool wait, absl::FunctionRef<void(const LoggedCall&)> deliver);
+
   // The prepared form of an entry, for callers that run it many times without allocating: bind
   // feeds with feedSlots() and call entry->run(args()).
   absl::StatusOr<PreparedEntry*> prepared(std::string_view entry);
@@ -81,6 +93,18 @@ class Session {
       : plan_(std::move(plan)), executor_(std::move(executor)) {}
   // Sets every state initialised as #amp.init<cast, from = P> to P rounded to its dtype.
   absl::Status refreshCasts();
+  // Checks and converts `feeds` for the plan's inputs and labels; `bound` is indexed by buffer id.
+  absl::Status bindFeeds(const std::map<std::string, Tensor>& feeds, const RunOptions& options,
+                         std::vector<Tensor>& converted, std::vector<const Tensor*>& bound) const;
+  // Runs a prepared entry on bound feeds; a failed checked call restores params and state.
+  absl::Status runBound(PreparedEntry& entry, absl::Span<const Tensor* const> bound, const RunOptions& options);
+  // The scalar logs of one entry's calls: its layout, and the logs of synchronous calls not yet polled.
+  struct EntryLog {
+    const EntryPoint* entry = nullptr;
+    ScalarLogLayout layout;
+    std::deque<std::pair<int64_t, std::vector<uint8_t>>> ready;
+  };
+  EntryLog& logOf(std::string_view entry);
   // Plan and tensors live behind pointers that moving the session keeps: prepared entries hold
   // references to the plan and the addresses of the persistent buffers.
   std::unique_ptr<Plan> plan_;
@@ -88,6 +112,7 @@ class Session {
   std::vector<Tensor> persistent_;         // indexed like plan_->buffers; empty for per-call buffers
   std::vector<Tensor*> persistentPtrs_;    // non-null for params and state
   std::map<std::string, std::unique_ptr<PreparedEntry>, std::less<>> prepared_;
+  std::map<std::string, EntryLog, std::less<>> logs_;
 };
 
 }  // namespace amp::rt

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <filesystem>
 
 #include "absl/strings/numbers.h"
@@ -47,12 +48,6 @@ absl::StatusOr<std::map<std::string, Tensor>> makeFeeds(const Bindings& b, const
   feeds[b.input->name] = std::move(*x);
   feeds[b.label->name] = std::move(*y);
   return feeds;
-}
-
-const Tensor* findNamed(const std::vector<NamedTensor>& outs, const std::string& name) {
-  for (const NamedTensor& t : outs)
-    if (t.name == name) return &t.tensor;
-  return nullptr;
 }
 
 double scalarOf(const Tensor& t) {
@@ -209,13 +204,6 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
 
 namespace {
 
-// The scalar result `name` of an entry's outputs, if the plan computes it.
-std::optional<double> namedScalar(const std::vector<NamedTensor>& outs, const std::string& name) {
-  const Tensor* t = findNamed(outs, name);
-  if (!t || t->numel() != 1) return std::nullopt;
-  return scalarOf(*t);
-}
-
 // Every rank's hash of its params and state, compared: replicas that diverged (a collective that
 // was skipped, a non-deterministic kernel) are an error, not a silent checkpoint of rank 0's copy.
 absl::Status checkReplicasAgree(const std::vector<NamedTensorRef>& whole, Communicator& comm, int64_t step) {
@@ -343,13 +331,114 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   std::vector<double> stepMs;
   int64_t cachedEpoch = -1;
   std::vector<int64_t> order;
-  auto windowStart = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  auto windowStart = Clock::now();
   int64_t windowSteps = 0;
+
+  // Steps are enqueued and their records completed from the scalar logs the device delivers
+  // (Session::enqueue/poll): on a device with a stream the host runs ahead and reads each step's
+  // loss, scale and found_inf a step or more late, without waiting. Evaluations, checkpoints and
+  // the end wait for every step in flight first; host devices deliver each step at once.
+  struct PendingStep {
+    StepRecord record;
+    Clock::time_point launched;
+    double lossSum = 0;
+    int64_t logs = 0;  // micro-step logs delivered (complete at `accumulate`)
+    std::optional<double> skippedAfter;
+    GradientOverflow overflow;
+  };
+  std::deque<PendingStep> pending;
+  Clock::time_point lastDelivery = Clock::now();
+  auto deliver = [&](const LoggedCall& call, bool trainStep) {
+    if (pending.empty()) return;
+    const int64_t index = call.ticket() / accumulate - (pending.front().record.step - 1);
+    if (index < 0 || index >= static_cast<int64_t>(pending.size())) return;
+    PendingStep& p = pending[static_cast<size_t>(index)];
+    std::optional<double> loss = call.result("loss");
+    if (!loss) loss = call.firstResult();
+    if (loss) p.lossSum += windowLoss ? (trainStep ? *loss * accumulate : 0.0) : *loss;
+    ++p.logs;
+    if (!trainStep) return;
+    p.record.scale = call.stateBefore("amp.loss_scale");
+    p.record.nextScale = call.stateAfter("amp.loss_scale");
+    if (auto t = call.stateAfter("amp.growth_tracker")) p.record.growthTracker = static_cast<int64_t>(*t);
+    p.record.foundInf = call.result("found_inf").value_or(0) != 0;
+    p.record.gradNorm = call.result("grad_norm");
+    p.record.lr = call.result("lr");
+    p.skippedAfter = call.stateAfter("amp.skipped_steps");
+  };
+  auto isLogPoint = [&](int64_t s) { return s % std::max<int64_t>(1, options.logEvery) == 0 || s == lastStep; };
+  auto progress = [&](const PendingStep& done, std::optional<double> evalAccuracy) {
+    if (!callbacks.onProgress) return;
+    double secs = std::chrono::duration<double>(Clock::now() - windowStart).count();
+    TrainProgress p;
+    p.step = done.record.step;
+    p.totalSteps = lastStep;
+    p.epoch = done.record.epoch;
+    p.loss = done.record.loss;
+    p.scale = done.record.nextScale.value_or(1.0);
+    p.skippedSteps = static_cast<int64_t>(done.skippedAfter.value_or(static_cast<double>(report.overflowSteps)));
+    p.samplesPerSecond = secs > 0 ? static_cast<double>(windowSteps * perStep * world) / secs : 0;  // all ranks
+    p.evalAccuracy = evalAccuracy;
+    callbacks.onProgress(p);
+    windowStart = Clock::now();
+    windowSteps = 0;
+  };
+  // Delivered logs, then every step whose logs are all in, oldest first. `held`: the step whose
+  // progress waits for its evaluation and checkpoint (kept as the last completed one).
+  std::optional<PendingStep> heldStep;
+  auto collect = [&](bool wait, int64_t held) -> absl::Status {
+    for (const char* name : {"accumulate", "train_step"}) {
+      const bool trainStep = std::string_view(name) == "train_step";
+      if (auto s = session.poll(name, wait, [&](const LoggedCall& c) { deliver(c, trainStep); }); !s.ok())
+        return absl::Status(s.code(), absl::StrCat("training step ", pending.empty() ? step : pending.front().record.step,
+                                                   " or later: ", s.message()));
+    }
+    while (!pending.empty() && pending.front().logs == accumulate) {
+      PendingStep& done = pending.front();
+      const Clock::time_point now = Clock::now();
+      // A step's time: from its launch, or from the previous step's completion when the device
+      // was still busy with that one (steps overlap on a device with a stream).
+      done.record.stepTimeMs =
+          std::chrono::duration<double, std::milli>(now - std::max(done.launched, lastDelivery)).count();
+      lastDelivery = now;
+      done.record.loss = done.lossSum / accumulate;
+      StepRecord& record = done.record;
+      if (done.overflow.seen) {
+        if (!report.firstGradientOverflowStep)
+          report.firstGradientOverflowStep = record.step, report.firstGradientOverflow = done.overflow;
+        ++report.gradientOverflowSteps;
+      }
+      stepMs.push_back(record.stepTimeMs);
+      report.losses.push_back(record.loss);
+      report.scales.push_back(record.nextScale.value_or(1.0));
+      report.skipped.push_back(record.foundInf);
+      if (record.foundInf) {
+        ++report.overflowSteps;
+        if (report.firstOverflowSteps.size() < kOverflowStepsListed) report.firstOverflowSteps.push_back(record.step);
+      }
+      if (callbacks.onStep)
+        if (auto s = callbacks.onStep(record); !s.ok()) return s;
+      ++windowSteps;
+      if (record.step == held) {
+        heldStep = std::move(done);
+      } else if (isLogPoint(record.step)) {
+        progress(done, std::nullopt);
+      }
+      pending.pop_front();
+    }
+    if (wait && !pending.empty())
+      return absl::InternalError(absl::StrCat("training step ", pending.front().record.step,
+                                              ": the device delivered no log for it"));
+    return absl::OkStatus();
+  };
+
   for (; step < lastStep; ++step) {
     auto stop = agreeToStop(comm, options.stopRequested && options.stopRequested->load());
     if (!stop.ok()) return stop.status();
     if (*stop) {
       // Stop cleanly between steps: the state is that of a finished step, so it is saved as one.
+      if (auto s = collect(true, -1); !s.ok()) return s;
       lastStep = step;
       report.interrupted = true;
       if (!options.checkpointDir.empty())
@@ -364,15 +453,12 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       order = rankShard(order, rank, world);
       cachedEpoch = epoch;
     }
-    StepRecord record;
-    record.step = step + 1;
-    record.epoch = epoch;
-    record.scale = persistentScalarIfAny(session, "amp.loss_scale");
-    auto t0 = std::chrono::steady_clock::now();
-    double lossSum = 0;
-    std::vector<NamedTensor> outs;
-    GradientOverflow overflow;
-    run.gradientOverflow = options.checkNumerics ? &overflow : nullptr;
+    pending.emplace_back();
+    PendingStep& launching = pending.back();  // a deque keeps references across emplace_back
+    launching.record.step = step + 1;
+    launching.record.epoch = epoch;
+    launching.launched = Clock::now();
+    run.gradientOverflow = options.checkNumerics ? &launching.overflow : nullptr;
     for (int64_t k = 0; k < accumulate; ++k) {
       std::vector<int64_t> idx(order.begin() + offset + k * b->batch, order.begin() + offset + (k + 1) * b->batch);
       auto feeds = makeFeeds(*b, data, idx);
@@ -381,75 +467,40 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       const bool last = k + 1 == accumulate;
       const TrainReport::CollectiveCalls before = callsOf(comm);
       const double secondsBefore = comm ? comm->collectiveSeconds() : 0;
-      auto result = session.run(last ? "train_step" : "accumulate", *feeds, run);
+      auto result = session.enqueue(last ? "train_step" : "accumulate", *feeds, run, run.step);
       if (comm) report.collectiveSeconds += comm->collectiveSeconds() - secondsBefore;
       const TrainReport::CollectiveCalls after = callsOf(comm);
       TrainReport::CollectiveCalls& calls = last ? report.trainStepCalls : report.accumulateCalls;
       calls.allReduce += after.allReduce - before.allReduce;
       calls.reduceScatter += after.reduceScatter - before.reduceScatter;
       calls.allGather += after.allGather - before.allGather;
-      if (!result.ok()) return absl::Status(result.status().code(), absl::StrCat("step ", step + 1, ": ", result.status().message()));
-      outs = std::move(*result);
-      const Tensor* loss = findNamed(outs, "loss");
-      if (!loss && !outs.empty()) loss = &outs[0].tensor;
-      if (loss) lossSum += windowLoss ? (last ? scalarOf(*loss) * accumulate : 0.0) : scalarOf(*loss);
+      if (!result.ok()) return absl::Status(result.code(), absl::StrCat("step ", step + 1, ": ", result.message()));
     }
-    record.stepTimeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (overflow.seen) {
-      if (!report.firstGradientOverflowStep) report.firstGradientOverflowStep = step + 1, report.firstGradientOverflow = overflow;
-      ++report.gradientOverflowSteps;
-    }
-    stepMs.push_back(record.stepTimeMs);
-    record.loss = lossSum / accumulate;
-    record.foundInf = namedScalar(outs, "found_inf").value_or(0) != 0;
-    record.nextScale = persistentScalarIfAny(session, "amp.loss_scale");
-    if (auto t = persistentScalarIfAny(session, "amp.growth_tracker")) record.growthTracker = static_cast<int64_t>(*t);
-    record.gradNorm = namedScalar(outs, "grad_norm");
-    record.lr = namedScalar(outs, "lr");
-    double scale = record.nextScale.value_or(1.0);
-    report.losses.push_back(record.loss);
-    report.scales.push_back(scale);
-    report.skipped.push_back(record.foundInf);
-    if (record.foundInf) {
-      ++report.overflowSteps;
-      if (report.firstOverflowSteps.size() < kOverflowStepsListed) report.firstOverflowSteps.push_back(record.step);
-    }
-    if (callbacks.onStep)
-      if (auto s = callbacks.onStep(record); !s.ok()) return s;
-    ++windowSteps;
 
     bool endOfEpoch = (step + 1) % stepsPerEpoch == 0;
     bool doEval = eval && rankZero && ((options.evalEvery > 0 && (step + 1) % options.evalEvery == 0) ||
                            (options.evalEvery == 0 && endOfEpoch) || step + 1 == lastStep);
-    TrainProgress p;
+    bool doCheckpoint = !options.checkpointDir.empty() &&
+                        ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep);
+    const bool syncPoint = doEval || doCheckpoint || step + 1 == lastStep;
+    if (auto s = collect(syncPoint, syncPoint ? step + 1 : -1); !s.ok()) return s;
+    if (!syncPoint) continue;
+    std::optional<double> evalAccuracy;
     if (doEval) {
       auto r = evaluate(session, *eval);
       if (!r.ok()) return r.status();
       report.evalAccuracy = r->accuracy;
       report.evalLoss = r->loss;
-      p.evalAccuracy = r->accuracy;
+      evalAccuracy = r->accuracy;
       if (callbacks.onEval)
         if (auto s = callbacks.onEval({step + 1, epoch, r->accuracy, r->loss}); !s.ok()) return s;
     }
-    if (!options.checkpointDir.empty() &&
-        ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep))
+    if (doCheckpoint)
       if (auto s = checkpoint(step + 1); !s.ok()) return s;
-    if (callbacks.onProgress &&
-        ((step + 1) % std::max<int64_t>(1, options.logEvery) == 0 || step + 1 == lastStep || doEval)) {
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - windowStart).count();
-      p.step = step + 1;
-      p.totalSteps = lastStep;
-      p.epoch = epoch;
-      p.loss = record.loss;
-      p.scale = scale;
-      p.skippedSteps = static_cast<int64_t>(
-          persistentScalarIfAny(session, "amp.skipped_steps").value_or(static_cast<double>(report.overflowSteps)));
-      p.samplesPerSecond = secs > 0 ? static_cast<double>(windowSteps * perStep * world) / secs : 0;  // all ranks
-      callbacks.onProgress(p);
-      windowStart = std::chrono::steady_clock::now();
-      windowSteps = 0;
-    }
+    if (heldStep && (isLogPoint(step + 1) || doEval)) progress(*heldStep, evalAccuracy);
+    heldStep.reset();
   }
+  if (auto s = collect(true, -1); !s.ok()) return s;
   report.steps = lastStep;
   if (report.losses.empty()) return absl::CancelledError(absl::StrCat("stopped before the first step (", step, ")"));
   // Measured, not estimated: the persistent buffers and the workspaces the device allocated for

@@ -9,6 +9,8 @@
 #include "runtime/io/Sha256.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
+#include "runtime/devices/cuda/LogRing.h"
+#include "runtime/exec/ScalarLog.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/MemoryPlan.h"
@@ -30,14 +32,37 @@ class CudaEntry final : public PreparedEntry {
   CudaEntry(CudaExecutor& exec, GpuApi& api, const Plan& plan, const EntryPoint& entry)
       : exec_(exec), api_(api), plan_(plan), entry_(entry), memory_(api) {}
 
-  absl::Status prepare(const std::vector<DevicePtr>& mirrors, const std::string& code);
+  absl::Status prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent);
   absl::Status run(const RunArgs& args) override;
   const void* resultData(size_t r) const override { return resultStaging_ + resultOffset_[r]; }
   int64_t workspaceBytes() const override { return report_.arenaBytes + report_.scratchBytes; }
   const EntryReport& report() const { return report_; }
 
+  bool asynchronous() const override { return true; }
+  absl::Status enqueue(const RunArgs& args, int64_t ticket) override;
+  absl::Status poll(bool wait, LogSink deliver) override;
+
+  // The ring's slots, each: the call's inputs, its training step, its scalar log.
+  static constexpr int kLogDepth = 4;
+
  private:
   absl::Status prepareConstant(size_t s, DevicePtr& out);
+  absl::Status prepareLog(const std::vector<DevicePtr>& ptr, const std::vector<DevicePtr>& mirrors, int firstEvent);
+  absl::Status checkRunnable(const RunArgs& args);
+  // The call's inputs and step from page-locked `feeds` and `step`, then the entry's graph
+  // (captured on the first call).
+  absl::Status launch(const uint8_t* feeds, const uint8_t* step);
+
+  // The ring's events: the first error of a wait is kept for poll to return.
+  struct RingEvents {
+    GpuApi* api;
+    int first;
+    absl::Status* error;
+    bool done(int slot) const { return api->eventDone(first + slot); }
+    void wait(int slot) const {
+      if (auto s = api->waitEvent(first + slot); !s.ok() && error->ok()) *error = s;
+    }
+  };
 
   CudaExecutor& exec_;
   GpuApi& api_;
@@ -46,12 +71,24 @@ class CudaEntry final : public PreparedEntry {
   DeviceMemory memory_;
   std::vector<Action> actions_;
   std::vector<std::pair<int32_t, size_t>> feeds_;  // (buffer, offset in the feed staging)
-  uint8_t* feedStaging_ = nullptr;
-  uint8_t* stepStaging_ = nullptr;  // the call's training step, copied in at every replay
+  int64_t feedBytes_ = 0;
+  DevicePtr feedDevice_ = 0, stepDevice_ = 0;
+  uint8_t* feedStaging_ = nullptr;  // run's: the inputs and the training step, copied before the graph
+  uint8_t* stepStaging_ = nullptr;
   uint8_t* resultStaging_ = nullptr;
   std::vector<size_t> resultOffset_;
+  std::vector<std::pair<DevicePtr, int64_t>> resultCopies_;  // (source, bytes) per result
   std::optional<GraphId> graph_;
   EntryReport report_;
+  // Asynchronous calls: the scalar log the graph gathers into logDevice_, and the ring of
+  // page-locked slots it is copied to behind each call.
+  ScalarLogLayout log_;
+  DevicePtr logDevice_ = 0;
+  int64_t slotBytes_ = 0, slotStepOffset_ = 0, slotLogOffset_ = 0;
+  absl::Status ringError_;
+  std::optional<LogRing<RingEvents>> ring_;
+  // Logs delivered early, when a call claimed a slot the caller had not polled yet.
+  std::vector<std::pair<int64_t, std::vector<uint8_t>>> early_;
 };
 
 class CudaExecutor final : public Executor {
@@ -91,7 +128,8 @@ class CudaExecutor final : public Executor {
       plan_ = &plan;
     }
     auto prepared = std::make_unique<CudaEntry>(*this, *api_, plan, entry);
-    if (auto s = prepared->prepare(mirrors_, code_); !s.ok()) return s;
+    if (auto s = prepared->prepare(mirrors_, code_, nextEvent_); !s.ok()) return s;
+    nextEvent_ += CudaEntry::kLogDepth;  // each entry's ring has events of its own
     return std::unique_ptr<PreparedEntry>(std::move(prepared));
   }
 
@@ -108,6 +146,7 @@ class CudaExecutor final : public Executor {
     return absl::OkStatus();
   }
   void persistentChanged() override { hostNewer_ = true; }
+  int64_t hostSyncs() const override { return api_->hostSyncs(); }
 
   // Before a run: the session's values reach the device once, and again only after it changed them.
   absl::Status uploadIfChanged(absl::Span<Tensor* const> persistent) {
@@ -129,6 +168,7 @@ class CudaExecutor final : public Executor {
   const Plan* plan_ = nullptr;
   std::string code_;
   std::vector<DevicePtr> mirrors_;  // by buffer id: params and state in device memory
+  int nextEvent_ = 0;               // the first event slot of the next entry's ring
   bool hostNewer_ = true;           // the session's tensors hold values the device has not seen
   bool deviceNewer_ = false;        // the device holds values the session's tensors have not seen
 };
@@ -151,7 +191,7 @@ absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
   return absl::OkStatus();
 }
 
-absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code) {
+absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent) {
   report_.code = code;
   const size_t count = plan_.buffers.size();
   auto planned = entryMemoryPlan(plan_, entry_);
@@ -166,7 +206,8 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     for (size_t id = 0; id < count; ++id)
       if (memory.offset[id] >= 0) ptr[id] = *arena + static_cast<DevicePtr>(memory.offset[id]);
   }
-  // Inputs and labels: device buffers filled from one pinned staging area at the graph's start.
+  // Inputs and labels: device buffers filled from one page-locked staging area before the graph
+  // (run's, or the ring slot of an enqueued call).
   size_t feedBytes = 0;
   std::vector<char> isFed(count, 0);
   for (const PlanStep& step : entry_.steps)
@@ -182,8 +223,9 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     feedStaging_ = *staging;
     auto device = memory_.device(static_cast<int64_t>(feedBytes));
     if (!device.ok()) return device.status();
+    feedDevice_ = *device;
+    feedBytes_ = static_cast<int64_t>(feedBytes);
     for (const auto& [id, offset] : feeds_) ptr[id] = *device + offset;
-    actions_.push_back(Action::hostToDevice(*device, feedStaging_, static_cast<int64_t>(feedBytes), "the step's inputs"));
     report_.scratchBytes += static_cast<int64_t>(feedBytes);
   }
   for (const auto& [src, tgt] : memory.inPlaceUpdates) ptr[src] = ptr[tgt];
@@ -193,7 +235,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   if (!stepHost.ok()) return stepHost.status();
   if (!stepDevice.ok()) return stepDevice.status();
   stepStaging_ = *stepHost;
-  actions_.push_back(Action::hostToDevice(*stepDevice, stepStaging_, 8, "the training step"));
+  stepDevice_ = *stepDevice;
 
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice);
   std::map<std::string, int> unsupported;
@@ -238,24 +280,61 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   auto staging = memory_.pinned(static_cast<int64_t>(resultBytes > 0 ? resultBytes : 1));
   if (!staging.ok()) return staging.status();
   resultStaging_ = *staging;
-  for (size_t r = 0; r < entry_.results.size(); ++r) {
-    const int32_t id = entry_.results[r];
-    actions_.push_back(Action::deviceToHost(resultStaging_ + resultOffset_[r], ptr[id], plan_.buffers[id].byteSize(),
-                                            absl::StrCat("result ", entry_.resultNames.size() > r ? entry_.resultNames[r] : "")));
-  }
+  for (int32_t id : entry_.results) resultCopies_.emplace_back(ptr[id], plan_.buffers[id].byteSize());
+  if (auto st = prepareLog(ptr, mirrors, firstEvent); !st.ok()) return st;
   for (const Action& a : actions_) report_.actions.push_back(a.what);
   return absl::OkStatus();
 }
 
-absl::Status CudaEntry::run(const RunArgs& args) {
+absl::Status CudaEntry::prepareLog(const std::vector<DevicePtr>& ptr, const std::vector<DevicePtr>& mirrors,
+                                   int firstEvent) {
+  log_ = scalarLogLayout(plan_, entry_);
+  if (log_.bytes > 0) {
+    auto block = memory_.device(log_.bytes);
+    if (!block.ok()) return block.status();
+    logDevice_ = *block;
+    report_.scratchBytes += log_.bytes;
+  }
+  // The graph gathers the log: state before its first kernel, results and state after its last.
+  std::vector<Action> before;
+  for (const ScalarLogItem& item : log_.items) {
+    const BufferDesc& b = plan_.buffers[item.buffer];
+    Action a;
+    a.kind = Action::Kind::Copy;
+    a.dst = logDevice_ + static_cast<DevicePtr>(item.offset);
+    a.src = item.when == ScalarLogItem::When::Result ? ptr[item.buffer] : mirrors[item.buffer];
+    a.bytes = b.byteSize();
+    const char* when = item.when == ScalarLogItem::When::Result  ? "result "
+                       : item.when == ScalarLogItem::When::Before ? "state before the call: "
+                                                                  : "state after the call: ";
+    const bool named = item.when == ScalarLogItem::When::Result && static_cast<size_t>(item.result) < entry_.resultNames.size();
+    a.what = absl::StrCat("log ", when, named ? entry_.resultNames[item.result] : b.name);
+    (item.when == ScalarLogItem::When::Before ? before : actions_).push_back(std::move(a));
+  }
+  actions_.insert(actions_.begin(), std::make_move_iterator(before.begin()), std::make_move_iterator(before.end()));
+  // The ring: per slot the inputs, the training step and the log, each 256-byte aligned.
+  auto round = [](int64_t n) { return (n + 255) / 256 * 256; };
+  slotStepOffset_ = round(feedBytes_);
+  slotLogOffset_ = slotStepOffset_ + 256;
+  slotBytes_ = slotLogOffset_ + round(log_.bytes);
+  auto ring = memory_.pinned(kLogDepth * slotBytes_);
+  if (!ring.ok()) return ring.status();
+  ring_.emplace(kLogDepth, *ring, slotBytes_, RingEvents{&api_, firstEvent, &ringError_});
+  return absl::OkStatus();
+}
+
+absl::Status CudaEntry::checkRunnable(const RunArgs& args) {
   if (args.checkNumerics)
     return absl::UnimplementedError("--check-numerics is not available on the cuda device yet; use --device=cpu");
   if (args.communicator && args.communicator->worldSize() > 1)
     return absl::UnimplementedError("data-parallel training on the cuda device needs NCCL, which is not built yet");
-  if (auto s = exec_.uploadIfChanged(args.persistent); !s.ok()) return s;
-  for (const auto& [id, offset] : feeds_)
-    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
-  std::memcpy(stepStaging_, &args.step, sizeof args.step);
+  return exec_.uploadIfChanged(args.persistent);
+}
+
+absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step) {
+  if (feedBytes_ > 0)
+    if (auto s = api_.copyToDevice(feedDevice_, feeds, feedBytes_); !s.ok()) return s;
+  if (auto s = api_.copyToDevice(stepDevice_, step, 8); !s.ok()) return s;
   if (!graph_) {
     if (auto s = api_.beginCapture(); !s.ok()) return s;
     for (Action& a : actions_)
@@ -268,9 +347,55 @@ absl::Status CudaEntry::run(const RunArgs& args) {
     graph_ = *graph;
   }
   if (auto s = api_.launchGraph(*graph_); !s.ok()) return s;
-  // The results are read by the caller when run returns: the one wait of a step.
-  if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
   if (!entry_.updates.empty()) exec_.ranAnUpdate();
+  return absl::OkStatus();
+}
+
+absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
+  if (auto s = checkRunnable(args); !s.ok()) return s;
+  // A slot whose call the caller has not polled yet is delivered here and kept for its poll.
+  const int slot = ring_->claim([&](int64_t t, absl::Span<const uint8_t> bytes) {
+    early_.emplace_back(t, std::vector<uint8_t>(bytes.begin() + slotLogOffset_, bytes.begin() + slotLogOffset_ + log_.bytes));
+  });
+  if (!ringError_.ok()) return ringError_;
+  uint8_t* base = ring_->slotData(slot);
+  for (const auto& [id, offset] : feeds_)
+    std::memcpy(base + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(base + slotStepOffset_, &args.step, sizeof args.step);
+  if (auto s = launch(base, base + slotStepOffset_); !s.ok()) return s;
+  if (log_.bytes > 0)
+    if (auto s = api_.copyToHost(base + slotLogOffset_, logDevice_, log_.bytes); !s.ok()) return s;
+  if (auto s = api_.recordEvent(ring_->events().first + slot); !s.ok()) return s;
+  ring_->filled(slot, ticket);
+  return absl::OkStatus();
+}
+
+absl::Status CudaEntry::poll(bool wait, LogSink deliver) {
+  for (const auto& [ticket, bytes] : early_) deliver(ticket, bytes);
+  early_.clear();
+  auto sink = [&](int64_t ticket, absl::Span<const uint8_t> slot) {
+    deliver(ticket, slot.subspan(static_cast<size_t>(slotLogOffset_), static_cast<size_t>(log_.bytes)));
+  };
+  if (wait) {
+    ring_->drain(sink);
+  } else {
+    ring_->poll(sink);
+  }
+  if (!ringError_.ok()) return absl::Status(ringError_.code(), absl::StrCat("entry '", entry_.name, "': ", ringError_.message()));
+  return absl::OkStatus();
+}
+
+absl::Status CudaEntry::run(const RunArgs& args) {
+  if (auto s = checkRunnable(args); !s.ok()) return s;
+  for (const auto& [id, offset] : feeds_)
+    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(stepStaging_, &args.step, sizeof args.step);
+  if (auto s = launch(feedStaging_, stepStaging_); !s.ok()) return s;
+  for (size_t r = 0; r < resultCopies_.size(); ++r)
+    if (auto s = api_.copyToHost(resultStaging_ + resultOffset_[r], resultCopies_[r].first, resultCopies_[r].second); !s.ok())
+      return s;
+  // The caller reads the results when run returns: the one wait of a synchronous call.
+  if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
   return absl::OkStatus();
 }
 

@@ -111,11 +111,30 @@ absl::Status DryRunApi::copyToHost(void* dst, DevicePtr src, int64_t bytes) {
 absl::Status DryRunApi::copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) {
   if (auto s = checkRange("copy (destination)", dst, bytes); !s.ok()) return s;
   if (auto s = checkRange("copy (source)", src, bytes); !s.ok()) return s;
+  memoryOp({false, dst, src, bytes, 0});
   return record(absl::StrCat("copy on device ", bytes));
+}
+
+void DryRunApi::perform(const MemoryOp& op) {
+  auto* dst = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(op.dst));
+  if (!op.fill) {
+    std::memmove(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(op.src)), static_cast<size_t>(op.bytes));
+    return;
+  }
+  for (int64_t i = 0; i < op.bytes / 4; ++i) std::memcpy(dst + 4 * i, &op.value, 4);
+}
+
+void DryRunApi::memoryOp(const MemoryOp& op) {
+  if (capturing_) {
+    captureMemory_.push_back(op);
+  } else {
+    perform(op);
+  }
 }
 
 absl::Status DryRunApi::fill32(DevicePtr dst, uint32_t value, int64_t count) {
   if (auto s = checkRange("fill", dst, 4 * count); !s.ok()) return s;
+  memoryOp({true, dst, 0, 4 * count, value});
   return record(absl::StrCat("fill ", count, " x ", value));
 }
 
@@ -152,6 +171,7 @@ absl::Status DryRunApi::beginCapture() {
   if (capturing_) return absl::FailedPreconditionError("dry run: capture already in progress");
   capturing_ = true;
   capture_.clear();
+  captureMemory_.clear();
   return record("begin capture");
 }
 
@@ -159,6 +179,7 @@ absl::StatusOr<GraphId> DryRunApi::endCapture() {
   if (!capturing_) return absl::FailedPreconditionError("dry run: no capture in progress");
   capturing_ = false;
   graphs_.push_back(capture_);
+  graphMemory_.push_back(captureMemory_);
   (void)record(absl::StrCat("end capture: graph ", graphs_.size() - 1, " of ", capture_.size(), " operations"));
   return static_cast<GraphId>(graphs_.size() - 1);
 }
@@ -166,6 +187,7 @@ absl::StatusOr<GraphId> DryRunApi::endCapture() {
 absl::Status DryRunApi::launchGraph(GraphId graph) {
   if (graph < 0 || static_cast<size_t>(graph) >= graphs_.size()) return absl::InvalidArgumentError("dry run: unknown graph");
   ++graphLaunches_;
+  for (const MemoryOp& op : graphMemory_[static_cast<size_t>(graph)]) perform(op);
   return record(absl::StrCat("graph ", graph));
 }
 

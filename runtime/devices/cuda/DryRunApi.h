@@ -1,4 +1,5 @@
-// A GpuApi that runs nothing: it hands out host memory as "device" memory, records every call,
+// A GpuApi that runs no kernel: it hands out host memory as "device" memory, performs copies and
+// fills (also when a graph replays them, so data paths around the kernels are real), records every call,
 // and checks what a GPU would trust blindly: each kernel exists in the bundle's code object, each
 // device address a call passes lies inside an allocation of the size it needs, graphs are captured
 // once and replayed. `amp-run --device=cuda --dry-run` prepares and "runs" a bundle through it on
@@ -56,6 +57,15 @@ class DryRunApi final : public GpuApi {
   bool inside(DevicePtr p, int64_t bytes) const;
   absl::Status record(std::string call);
   absl::Status checkRange(const std::string& what, DevicePtr p, int64_t bytes) const;
+  // A copy or fill on device memory: done now, or at each replay of the graph being captured.
+  struct MemoryOp {
+    bool fill = false;
+    DevicePtr dst = 0, src = 0;
+    int64_t bytes = 0;
+    uint32_t value = 0;
+  };
+  void memoryOp(const MemoryOp& op);
+  static void perform(const MemoryOp& op);
 
   GpuInfo gpu_;
   std::map<DevicePtr, int64_t> allocations_;  // start -> bytes
@@ -68,6 +78,8 @@ class DryRunApi final : public GpuApi {
   bool capturing_ = false;
   std::vector<std::string> capture_;
   std::vector<std::vector<std::string>> graphs_;
+  std::vector<MemoryOp> captureMemory_;
+  std::vector<std::vector<MemoryOp>> graphMemory_;
   int64_t graphLaunches_ = 0, syncs_ = 0;
   std::vector<std::string> calls_;
 };

@@ -8,7 +8,6 @@
 // CHECK: cuda dry run on cuda: dry run (no GPU; an H200's limits) (sm_90, 132 SMs), driver for CUDA 13.0
 // CHECK: entry eval: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 3 cuBLASLt GEMMs
 // CHECK-SAME: code sm_90 cubin
-// CHECK: copy in: the step's inputs
 // The forward GEMMs carry the bias (and the relu) in cuBLASLt's epilogue; D^T = W^T x^T, so m is
 // the layer's width and n the batch.
 // CHECK: amp.linear: cuBLASLt bf16 256 x 128 x 784 RELU_BIAS
@@ -16,6 +15,7 @@
 // CHECK: amp.cross_entropy: amp_cross_entropy_f32_i64
 // CHECK: amp.cross_entropy: amp_cross_entropy_mean_f32_i64
 // CHECK: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+// CHECK: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call; 8 of 8 scalar logs delivered
 // CHECK: entry train_step: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 8 cuBLASLt GEMMs
 // CHECK: amp.unscale_check: found_inf = 0
 // CHECK: amp.unscale_check: amp_mt_unscale_check_f32 (6 tensors, 9 blocks)
@@ -24,7 +24,11 @@
 // CHECK: amp.adam_update: amp_optimizer_scalars
 // All six AdamW updates in one multi-tensor launch: 784x256 is 4 chunks of 65536, the rest 1 each.
 // CHECK: amp.adam_update: amp_mt_adam_f32_none for steps {{[0-9]+}}..{{[0-9]+}} (6 tensors, 9 blocks)
+// The graph gathers the step's scalar log (results, and state after the update) for the host.
+// CHECK: log result loss
+// CHECK: log state after the call: amp.step
 // CHECK: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+// CHECK: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call; 8 of 8 scalar logs delivered
 
 // An sm_80 bundle on the simulated Hopper GPU runs its PTX, JIT-compiled by the driver.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --target=cuda:sm_80 -o %t.sm80.ampx
@@ -53,6 +57,7 @@
 // ACC: amp.broadcast_to: amp_train_step_op
 // ACC: entry accumulate: {{[0-9]+}} operations in one graph ({{[0-9]+}} generated kernels, 8 cuBLASLt GEMMs
 // ACC: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
+// ACC: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call
 
 // A model with an op the cuda device has no kernel for yet is refused by name, before anything runs.
 // RUN: ampc %S/Inputs/conv.mlir --target=cuda:sm_90 -o %t.conv.ampx

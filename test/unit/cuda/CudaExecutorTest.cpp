@@ -52,6 +52,21 @@ int64_t count(const std::vector<std::string>& calls, const std::string& prefix) 
   return n;
 }
 
+// A steady-state call: its inputs and training step copied in, one graph launch and nothing else
+// on the GPU (every kernel and GEMM inside the graph), then `end` ("sync": a synchronous call).
+void expectOneReplay(const std::vector<std::string>& calls, const std::string& end) {
+  EXPECT_EQ(count(calls, "graph "), 1);
+  EXPECT_EQ(count(calls, "graph 0"), 1);
+  EXPECT_EQ(count(calls, "launch"), 0);
+  EXPECT_EQ(count(calls, "gemm"), 0);
+  EXPECT_EQ(count(calls, "sync"), end == "sync" ? 1 : 0);
+  ASSERT_GE(calls.size(), 3u);
+  EXPECT_EQ(calls[0].rfind("copy to device", 0), 0u) << calls[0];
+  EXPECT_EQ(calls[1], "copy to device 8") << "the training step";
+  EXPECT_EQ(calls[2], "graph 0");
+  EXPECT_EQ(calls.back(), end);
+}
+
 TEST(CudaExecutor, EveryStepOfTheMlpLowers) {
   for (const char* name : {"mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80"}) {
     SCOPED_TRACE(name);
@@ -87,7 +102,7 @@ TEST(CudaExecutor, TheTransformerLowersAndReplays) {
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   d.api->clearCalls();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
-  EXPECT_EQ(d.api->calls(), (std::vector<std::string>{"graph 0", "sync"}));
+  expectOneReplay(d.api->calls(), "sync");
 }
 
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
@@ -100,13 +115,73 @@ TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
   auto second = d.session->run("train_step", d.feeds);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(d.api->graphsCaptured(), 1) << "a steady-state call captures nothing";
-  EXPECT_EQ(d.api->calls(), (std::vector<std::string>{"graph 0", "sync"}))
-      << "a steady-state call is one graph launch and the wait for its results";
-  EXPECT_EQ(d.api->hostSyncs() - syncs, 1);
+  expectOneReplay(d.api->calls(), "sync");
+  EXPECT_EQ(d.api->hostSyncs() - syncs, 1) << "a synchronous call waits once, for its results";
+}
+
+TEST(CudaExecutor, EnqueuedStepsNeverWaitAndDeliverTheirLogsInOrder) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  const Plan& plan = d.session->plan();
+  Session::RunOptions options;
+  ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, 0).ok());  // captures the graph
+  std::vector<int64_t> tickets;
+  std::vector<double> scalesBefore, stepsAfter;
+  auto collect = [&](const LoggedCall& c) {
+    tickets.push_back(c.ticket());
+    scalesBefore.push_back(c.stateBefore("amp.loss_scale").value_or(-1));
+    stepsAfter.push_back(c.stateAfter("amp.step").value_or(-1));
+    EXPECT_TRUE(c.result("loss").has_value());
+    EXPECT_TRUE(c.result("found_inf").has_value());
+  };
+  ASSERT_TRUE(d.session->poll("train_step", false, collect).ok());
+  d.api->clearCalls();
+  const int64_t syncs = d.api->hostSyncs();
+  for (int64_t t = 1; t <= 20; ++t) {
+    options.step = t;
+    ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, t).ok());
+    ASSERT_TRUE(d.session->poll("train_step", false, collect).ok());
+  }
+  EXPECT_EQ(d.api->hostSyncs(), syncs) << "a steady-state step does not wait for the GPU";
+  EXPECT_EQ(d.session->executor().hostSyncs(), d.api->hostSyncs());
+  // Each step: its inputs and training step in, the graph, its log out behind an event.
+  const std::vector<std::string>& calls = d.api->calls();
+  ASSERT_EQ(calls.size(), 20u * 5);
+  for (size_t i = 0; i < calls.size(); i += 5) {
+    EXPECT_EQ(calls[i].rfind("copy to device", 0), 0u) << calls[i];
+    EXPECT_EQ(calls[i + 1], "copy to device 8");
+    EXPECT_EQ(calls[i + 2], "graph 0");
+    EXPECT_EQ(calls[i + 3].rfind("copy to host", 0), 0u) << calls[i + 3];
+    EXPECT_EQ(calls[i + 4].rfind("event ", 0), 0u) << calls[i + 4];
+  }
+  ASSERT_EQ(tickets.size(), 21u);
+  // The dry run executes no kernel, so the logged state is what the session uploaded.
+  ASSERT_TRUE(d.session->syncPersistent().ok());
+  double scale = -1, step = -1;
+  for (const NamedTensorRef& t : d.session->persistent()) {
+    if (t.name == "amp.loss_scale") scale = t.tensor->as<float>()[0];
+    if (t.name == "amp.step") step = static_cast<double>(t.tensor->as<int64_t>()[0]);
+  }
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    EXPECT_EQ(tickets[i], static_cast<int64_t>(i));
+    EXPECT_EQ(scalesBefore[i], scale);
+    EXPECT_EQ(stepsAfter[i], step);
+  }
+  EXPECT_GT(scale, 1.0) << "the f16 bundle scales its loss";
+  (void)plan;
+}
+
+TEST(CudaExecutor, AHostThatNeverPollsStillGetsEveryLogInOrder) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  Session::RunOptions options;
+  for (int64_t t = 0; t < 11; ++t) ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, t).ok());
+  std::vector<int64_t> tickets;
+  ASSERT_TRUE(d.session->poll("train_step", true, [&](const LoggedCall& c) { tickets.push_back(c.ticket()); }).ok());
+  ASSERT_EQ(tickets.size(), 11u) << "slots reclaimed before a poll keep their logs";
+  for (size_t i = 0; i < tickets.size(); ++i) EXPECT_EQ(tickets[i], static_cast<int64_t>(i));
 }
 
 // Copies to the device a first call makes besides the persistent upload: each constant once at
-// prepare, and the copies of the inputs and of the training step the captured graph starts with.
+// prepare, and the copies of the inputs and of the training step before the graph.
 int64_t firstCallCopies(const Plan& plan, const std::string& entry) {
   int64_t n = 2;
   for (const PlanStep& s : plan.findEntry(entry)->steps) n += s.op == "amp.constant";
@@ -141,7 +216,7 @@ TEST(CudaExecutor, ParamsAndStateStayOnTheDeviceUntilTheSessionAsks) {
   ASSERT_TRUE(d.session->restore(state).ok());
   d.api->clearCalls();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
-  EXPECT_EQ(count(d.api->calls(), "copy to device"), persistent);
+  EXPECT_EQ(count(d.api->calls(), "copy to device"), persistent + 2) << "the params and state, the inputs, the step";
   EXPECT_EQ(count(d.api->calls(), "graph 0"), 1);
 }
 

@@ -1,6 +1,7 @@
 // The pinned-memory logging ring (runtime/devices/cuda/LogRing.h) against a simulated stream
 // that completes steps some time after the host enqueues them: every step is delivered once, in
 // order, with its own values, and the host waits only when it runs a whole ring ahead.
+#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -8,6 +9,18 @@
 
 namespace amp::rt::cuda {
 namespace {
+
+// A slot's log, as a device would write it.
+struct LoggedScalars {
+  float loss = 0.0f;
+  float scale = 0.0f;
+  float foundInf = 0.0f;
+  int32_t pad = 0;
+};
+struct LoggedStep {
+  int64_t step = 0;
+  LoggedScalars scalars;
+};
 
 // A stream that lands slot copies in order, `lag` host steps after they were enqueued.
 struct SimulatedStream {
@@ -49,11 +62,17 @@ void run(int depth, int lag, int steps, int64_t& hostWaits, std::vector<LoggedSt
   std::vector<int64_t> written(depth, -1);
   SimulatedStream stream{&pinned, &written, {}, {}, -1};
   int64_t waits = 0;
-  LogRing<Events> ring(depth, pinned.data(), Events{&stream, &waits});
-  auto deliver = [&](const LoggedStep& s) { delivered.push_back(s); };
+  LogRing<Events> ring(depth, reinterpret_cast<const uint8_t*>(pinned.data()), sizeof(LoggedScalars),
+                       Events{&stream, &waits});
+  auto deliver = [&](int64_t ticket, absl::Span<const uint8_t> bytes) {
+    ASSERT_EQ(bytes.size(), sizeof(LoggedScalars));
+    LoggedStep s{ticket, {}};
+    std::memcpy(&s.scalars, bytes.data(), sizeof s.scalars);
+    delivered.push_back(s);
+  };
   for (int64_t step = 0; step < steps; ++step) {
     ring.poll(deliver);
-    const int slot = ring.claim(step, deliver);
+    const int slot = ring.claim(deliver);
     EXPECT_EQ(slot, step % depth);
     LoggedScalars v;
     v.loss = static_cast<float>(step) + 0.5f;
