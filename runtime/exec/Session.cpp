@@ -241,7 +241,6 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
   return out;
 }
 
-
 Session::EntryLog& Session::logOf(std::string_view entryName) {
   auto it = logs_.find(entryName);
   if (it == logs_.end()) {
