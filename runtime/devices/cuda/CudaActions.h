@@ -65,11 +65,13 @@ struct Action {
 class ActionBuilder {
  public:
   // `stepWord`: a device int64 holding the call's training step (dropout's RNG counter), written
-  // at the start of every replay.
+  // at the start of every replay. `planStep[s]`: the number of step s in the plan's own entry,
+  // which reports and errors use (`entry` may be a device rewrite of it); empty: the same.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
-                std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord)
+                std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord,
+                const std::vector<size_t>& planStep)
       : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
-        stepWord_(stepWord) {}
+        stepWord_(stepWord), planStep_(planStep) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -82,6 +84,8 @@ class ActionBuilder {
   absl::Status gemm(size_t s);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
+  absl::Status gradStats(size_t s);
+  absl::Status combineNorm(size_t s, DevicePtr partials, const std::vector<int32_t>& slotRange, DevicePtr out);
   absl::Status clipGrads(size_t s);
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
@@ -93,6 +97,7 @@ class ActionBuilder {
   Action launch(const std::string& name, size_t s);
   // A fresh device allocation of `bytes`, counted as scratch.
   absl::StatusOr<DevicePtr> scratch(int64_t bytes);
+  size_t number(size_t s) const { return s < planStep_.size() ? planStep_[s] : s; }
 
   GpuApi& api_;
   const Plan& plan_;
@@ -102,6 +107,7 @@ class ActionBuilder {
   std::vector<Action>& actions_;
   EntryReport& report_;
   DevicePtr stepWord_;
+  const std::vector<size_t>& planStep_;
   std::map<std::string, KernelFn> kernels_;
 };
 

@@ -8,6 +8,7 @@
 #include "runtime/dist/Communicator.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/devices/cuda/CudaActions.h"
+#include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/LogRing.h"
 #include "runtime/exec/ScalarLog.h"
@@ -20,9 +21,11 @@ namespace amp::rt {
 namespace cuda {
 namespace {
 
-std::string where(const EntryPoint& entry, size_t s) {
+// `planStep`: the plan's numbers of a device rewrite's steps (empty: the entry is the plan's).
+std::string where(const EntryPoint& entry, size_t s, const std::vector<size_t>& planStep = {}) {
   const PlanStep& step = entry.steps[s];
-  return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s, " (", step.op, ")");
+  return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ",
+                      s < planStep.size() ? planStep[s] : s, " (", step.op, ")");
 }
 
 class CudaExecutor;
@@ -67,7 +70,8 @@ class CudaEntry final : public PreparedEntry {
   CudaExecutor& exec_;
   GpuApi& api_;
   const Plan& plan_;
-  const EntryPoint& entry_;
+  EntryPoint entry_;  // the plan's entry, or its rewrite with the gradient pipeline fused
+  std::vector<size_t> planStep_;  // of the rewrite's steps: their numbers in the plan's entry
   DeviceMemory memory_;
   std::vector<Action> actions_;
   std::vector<std::pair<int32_t, size_t>> feeds_;  // (buffer, offset in the feed staging)
@@ -176,9 +180,9 @@ class CudaExecutor final : public Executor {
 absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
   const PlanStep& step = entry_.steps[s];
   auto value = step.attrs.getTensor(step.op, "value");
-  if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s), ": ", value.status().message()));
+  if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s, planStep_), ": ", value.status().message()));
   if (step.results.size() != 1 || !step.operands.empty() || (*value)->shape() != plan_.buffers[step.results[0]].shape)
-    return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": the value's shape must be the result's"));
+    return absl::InvalidArgumentError(absl::StrCat(where(entry_, s, planStep_), ": the value's shape must be the result's"));
   const BufferDesc& b = plan_.buffers[step.results[0]];
   std::vector<uint8_t> data(static_cast<size_t>(b.byteSize()) + 1);
   convertBuffer((*value)->dtype(), (*value)->data(), b.dtype, data.data(), b.numel());
@@ -194,7 +198,16 @@ absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
 absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent) {
   report_.code = code;
   const size_t count = plan_.buffers.size();
-  auto planned = entryMemoryPlan(plan_, entry_);
+  // The fused pipeline keeps gradients live until the optimizer reads them, so its memory is
+  // planned again: the bundle's layout is proven for the unfused entry only.
+  std::optional<MemoryPlan> fusedMemory;
+  if (auto fused = fuseGradPipeline(plan_, entry_)) {
+    entry_ = std::move(fused->entry);
+    planStep_ = std::move(fused->planStep);
+    report_.fusion = std::move(fused->summary);
+    fusedMemory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
+  }
+  auto planned = fusedMemory ? absl::StatusOr<MemoryPlan>(std::move(*fusedMemory)) : entryMemoryPlan(plan_, entry_);
   if (!planned.ok()) return planned.status();
   MemoryPlan memory = std::move(*planned);
   std::vector<DevicePtr> ptr(count, 0);
@@ -237,7 +250,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepStaging_ = *stepHost;
   stepDevice_ = *stepDevice;
 
-  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice);
+  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_);
   std::map<std::string, int> unsupported;
   size_t s = 0;
   while (s < entry_.steps.size()) {
@@ -253,7 +266,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     }
     auto consumed = builder.lower(s);
     if (!consumed.ok())
-      return absl::Status(consumed.status().code(), absl::StrCat(where(entry_, s), ": ", consumed.status().message()));
+      return absl::Status(consumed.status().code(), absl::StrCat(where(entry_, s, planStep_), ": ", consumed.status().message()));
     if (*consumed == 0) {
       ++unsupported[step.op];
       ++s;

@@ -28,6 +28,7 @@ struct EntryReport {
   int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
   int64_t arenaBytes = 0, scratchBytes = 0;
   std::string code;                  // the code object chosen ("sm_90 cubin")
+  std::string fusion;                // what the device fused beyond the plan (GradPipeline.h), or empty
   std::vector<std::string> actions;  // one line per captured operation, in capture order
 };
 // The report of a PreparedEntry made by the cuda executor (null for other executors' entries).

@@ -20,11 +20,15 @@ struct AmpStepScalars {
 };
 
 // The optimizer-scalars kernel's inputs: the update ops' step, lr and found_inf operands and their
-// attributes.
+// attributes; for a fused pass (runtime/devices/cuda/GradPipeline.h) also the loss scale to unscale
+// by and the global norm to clip by.
 struct AmpOptimizerArgs {
   const long long* step;  // adam: the applied-step count (>= 1 on an applied step)
   const float* lr;
   const float* foundInf;
+  const float* scale;     // null: the gradients arrive unscaled
+  const float* norm;      // null: no clipping in this pass
+  double maxNorm;
   int optimizer;          // 1 adam, 2 sgd
   double beta1, beta2, eps, weightDecay, momentum;
   int decoupled, nesterov;

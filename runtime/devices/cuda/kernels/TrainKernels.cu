@@ -1,18 +1,15 @@
-// The CUDA device's loss-scaling, clipping and optimizer kernels, one per plan op and in the plan's
-// order, with every scalar in device memory so no step waits for the host: amp.unscale_check as a
-// multi-tensor pass writing found_inf and the unscaled gradients; amp.global_norm as per-block sums
-// of squares plus a one-block combine; amp.clip_grads as a multi-tensor scaling; step_counters,
-// lr_schedule and update_scale as one-thread kernels; and each run of adam/sgd updates as a
-// one-thread kernel for the step's constants followed by one multi-tensor pass that updates the
-// f32 masters and moments in place (and writes a low-precision copy when given one), leaving every
-// bit untouched on a skipped step. The optimizer pass can also unscale and clip on the fly
-// (AmpStepScalars), for a device that skips materialising those gradients. ampc appends this file,
-// after MultiTensorArgs.h, TrainMath.h and TrainArgs.h, to the CUDA kernels of every training
-// bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp); the host fills the
-// argument blocks (runtime/devices/cuda/MultiTensor.h, CudaUpdate.cpp).
-
-// The value rounded to the gradient's type, as the unscaled gradient tensor holds it.
-
+// The CUDA device's loss-scaling, clipping and optimizer kernels, with every scalar in device
+// memory so no step waits for the host. In the plan's order: amp.unscale_check as a multi-tensor
+// pass writing found_inf and the unscaled gradients; amp.global_norm as per-block sums of squares
+// plus a one-block combine; amp.clip_grads as a multi-tensor scaling; step_counters, lr_schedule and
+// update_scale as one-thread kernels; and each run of adam/sgd updates as a one-thread kernel for
+// the step's constants followed by one multi-tensor pass that updates the f32 masters and moments
+// in place, leaving every bit untouched on a skipped step. Fused (runtime/devices/cuda/
+// GradPipeline.h): cuda.grad_stats reads each stored gradient once for found_inf and the sums of
+// squares, and the optimizer pass unscales, clips and writes the low-precision weight copy itself.
+// ampc appends this file, after MultiTensorArgs.h, TrainMath.h and TrainArgs.h, to the CUDA
+// kernels of every training bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp);
+// the host fills the argument blocks (runtime/devices/cuda/MultiTensor.h, CudaActions.cpp).
 
 // The elements [begin, end) block b of a launch covers.
 template <int D>
@@ -66,13 +63,51 @@ __device__ void amp_mt_sum_squares(const AmpTensorList<1>& list, float* partials
   if (threadIdx.x == 0) partials[list.firstSlot + blockIdx.x] = sums[0];
 }
 
-// amp.global_norm from the partial sums: one block of 256 threads, the tensors' norms in parallel,
-// then thread 0 combines them in tensor order as vector_norm(stack(norms)).
+// The unscaled gradient value as the plan's unscaled tensor holds it: the stored gradient (type
+// L) times the inverse scale, rounded to type R (L, or f32 where the plan widened it first).
+template <int L, int R>
+__device__ __forceinline__ float amp_mt_unscaled(const void* g, long long i, float invScale) {
+  return amp_round<R>(amp_unscale(amp_load<L>(g, i), invScale));
+}
+
+// cuda.grad_stats over [stored grad]: found_inf, and (partials non-null) each block's sum of
+// squares of the unscaled values in amp_mt_sum_squares's tree, so the norm is the unfused bits.
+template <int L, int R>
+__device__ void amp_mt_grad_stats(const AmpTensorList<1>& list, const float* scale, float* foundInf, float* partials) {
+  __shared__ float sums[AMP_MT_BLOCK_THREADS];
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
+  const float invScale = scale ? amp_inv_scale(*scale) : 1.0f;
+  const void* g = list.ptr[0][t];
+  bool found = false;
+  float acc = 0.0f;
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    if (!isfinite(amp_load<L>(g, i))) found = true;
+    if (partials) {
+      const float u = amp_mt_unscaled<L, R>(g, i, invScale);
+      acc += u * u;
+    }
+  }
+  if (found) *foundInf = 1.0f;
+  if (!partials) return;
+  sums[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[list.firstSlot + blockIdx.x] = sums[0];
+}
+
+// amp.global_norm from the partial sums: one block of 256 threads, the tensors' norms in parallel
+// (tensor t's slots are [slotRange[2t], slotRange[2t + 1])), then thread 0 combines them in tensor
+// order as vector_norm(stack(norms)).
 extern "C" __global__ void __launch_bounds__(256)
-    amp_global_norm(const float* partials, const int* tensorFirstSlot, int tensors, float* norms, float* out) {
+    amp_global_norm(const float* partials, const int* slotRange, int tensors, float* norms, float* out) {
   for (int t = threadIdx.x; t < tensors; t += blockDim.x) {
     float sum = 0.0f;
-    for (int s = tensorFirstSlot[t]; s < tensorFirstSlot[t + 1]; ++s) sum += partials[s];
+    for (int s = slotRange[2 * t]; s < slotRange[2 * t + 1]; ++s) sum += partials[s];
     norms[t] = sqrtf(sum);
   }
   __syncthreads();
@@ -124,9 +159,9 @@ extern "C" __global__ void amp_update_scale_kernel(const float* scaleIn, const i
 extern "C" __global__ void amp_optimizer_scalars(AmpOptimizerArgs a) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   AmpStepScalars s;
-  s.invScale = 1.0f;
-  s.clipCoef = 1.0f;
-  s.clip = 0;
+  s.invScale = a.scale ? amp_inv_scale(*a.scale) : 1.0f;
+  s.clip = a.norm != 0;
+  s.clipCoef = a.norm ? amp_clip_coef(*a.norm, a.maxNorm) : 1.0f;
   s.found = *a.foundInf;
   s.lr = *a.lr;
   if (a.optimizer == 1 && !amp_found(s.found))
@@ -135,19 +170,27 @@ extern "C" __global__ void amp_optimizer_scalars(AmpOptimizerArgs a) {
   *a.out = s;
 }
 
-// The unscaled, clipped gradient the optimizer applies: the unscale_check result (rounded to the
-// gradient's type), times the clip coefficient when clipping (clip_grads takes f32 gradients).
-template <int G>
+// The unscaled, clipped gradient the optimizer applies: the stored gradient (type L) unscaled and
+// rounded to R as unscale_check would store it, times the clip coefficient when clipping
+// (clip_grads takes f32 gradients). Unfused, the gradient arrives unscaled: L = R, invScale 1.
+template <int L, int R>
 __device__ __forceinline__ float amp_mt_applied_grad(const void* g, long long i, const AmpStepScalars& s) {
-  const float u = amp_round<G>(amp_unscale(amp_load<G>(g, i), s.invScale));
+  const float u = amp_mt_unscaled<L, R>(g, i, s.invScale);
   return s.clip ? u * s.clipCoef : u;
 }
 
+// The low-precision copy of a master that a skipped step leaves as it was: the cast the plan
+// runs after the optimizer, which the fused pass writes instead.
+template <int C>
+__device__ __forceinline__ void amp_mt_copy_only(const float* p, void* copy, long long begin, long long end) {
+  if (C && copy)
+    for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) amp_store<C>(copy, i, p[i]);
+}
+
 // Adam/AdamW over [grad, param, exp_avg, exp_avg_sq, low-precision copy (may be null)].
-template <int G, int C>
+template <int L, int R, int C>
 __device__ void amp_mt_adam(const AmpTensorList<5>& list, const AmpStepScalars* scalars) {
   const AmpStepScalars s = *scalars;
-  if (amp_found(s.found)) return;  // a skipped step changes nothing, on every element
   int t;
   long long begin, end;
   if (!amp_mt_block(list, t, begin, end)) return;
@@ -155,9 +198,10 @@ __device__ void amp_mt_adam(const AmpTensorList<5>& list, const AmpStepScalars* 
   float* m = (float*)list.ptr[2][t];
   float* v = (float*)list.ptr[3][t];
   void* copy = list.ptr[4][t];
+  if (amp_found(s.found)) return amp_mt_copy_only<C>(p, copy, begin, end);  // no state bit changes
   for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
     float pi = p[i], mi = m[i], vi = v[i];
-    amp_adam_element(&pi, &mi, &vi, amp_mt_applied_grad<G>(list.ptr[0][t], i, s), s.adam);
+    amp_adam_element(&pi, &mi, &vi, amp_mt_applied_grad<L, R>(list.ptr[0][t], i, s), s.adam);
     p[i] = pi;
     m[i] = mi;
     v[i] = vi;
@@ -166,26 +210,28 @@ __device__ void amp_mt_adam(const AmpTensorList<5>& list, const AmpStepScalars* 
 }
 
 // SGD over [grad, param, momentum_buffer (null without momentum), low-precision copy (may be null)].
-template <int G, int C>
+template <int L, int R, int C>
 __device__ void amp_mt_sgd(const AmpTensorList<4>& list, const AmpStepScalars* scalars) {
   const AmpStepScalars s = *scalars;
-  if (amp_found(s.found)) return;
   int t;
   long long begin, end;
   if (!amp_mt_block(list, t, begin, end)) return;
   float* p = (float*)list.ptr[1][t];
   float* buf = (float*)list.ptr[2][t];
   void* copy = list.ptr[3][t];
+  if (amp_found(s.found)) return amp_mt_copy_only<C>(p, copy, begin, end);
   for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
     float pi = p[i], bi = buf ? buf[i] : 0.0f;
-    amp_sgd_element(&pi, buf ? &bi : 0, amp_mt_applied_grad<G>(list.ptr[0][t], i, s), s.sgd);
+    amp_sgd_element(&pi, buf ? &bi : 0, amp_mt_applied_grad<L, R>(list.ptr[0][t], i, s), s.sgd);
     p[i] = pi;
     if (buf) buf[i] = bi;
     if (C && copy) amp_store<C>(copy, i, pi);
   }
 }
 
-// The entry points, by gradient type (f32, bf16, f16) and low-precision copy (none, bf16, f16).
+// The entry points. Gradients by stored type and the type the plan unscales into: f32, bf16 and
+// f16 as stored, bf16w and f16w read as stored where the plan widened them to f32 (fused). Copies:
+// none, bf16, f16.
 #define AMP_UNSCALE_CHECK(name, G)                                                                       \
   extern "C" __global__ void __launch_bounds__(256)                                                      \
       amp_mt_unscale_check_##name(AmpTensorList<2> list, const float* scale, float* foundInf) {          \
@@ -199,18 +245,31 @@ extern "C" __global__ void __launch_bounds__(256) amp_mt_sum_squares_f32(AmpTens
   amp_mt_sum_squares(list, partials);
 }
 
-#define AMP_OPTIMIZER(kind, depth, gname, G, cname, C)                                                  \
+#define AMP_GRAD_STATS(name, L, R)                                                                       \
+  extern "C" __global__ void __launch_bounds__(256)                                                      \
+      amp_mt_grad_stats_##name(AmpTensorList<1> list, const float* scale, float* foundInf, float* partials) { \
+    amp_mt_grad_stats<L, R>(list, scale, foundInf, partials);                                            \
+  }
+AMP_GRAD_STATS(f32, 0, 0)
+AMP_GRAD_STATS(bf16, 1, 1)
+AMP_GRAD_STATS(f16, 2, 2)
+AMP_GRAD_STATS(bf16w, 1, 0)
+AMP_GRAD_STATS(f16w, 2, 0)
+
+#define AMP_OPTIMIZER(kind, depth, gname, L, R, cname, C)                                               \
   extern "C" __global__ void __launch_bounds__(256)                                                    \
       amp_mt_##kind##_##gname##_##cname(AmpTensorList<depth> list, const AmpStepScalars* scalars) {    \
-    amp_mt_##kind<G, C>(list, scalars);                                                                \
+    amp_mt_##kind<L, R, C>(list, scalars);                                                             \
   }
-#define AMP_OPTIMIZER_COPIES(kind, depth, gname, G) \
-  AMP_OPTIMIZER(kind, depth, gname, G, none, 0)     \
-  AMP_OPTIMIZER(kind, depth, gname, G, bf16, 1)     \
-  AMP_OPTIMIZER(kind, depth, gname, G, f16, 2)
-AMP_OPTIMIZER_COPIES(adam, 5, f32, 0)
-AMP_OPTIMIZER_COPIES(adam, 5, bf16, 1)
-AMP_OPTIMIZER_COPIES(adam, 5, f16, 2)
-AMP_OPTIMIZER_COPIES(sgd, 4, f32, 0)
-AMP_OPTIMIZER_COPIES(sgd, 4, bf16, 1)
-AMP_OPTIMIZER_COPIES(sgd, 4, f16, 2)
+#define AMP_OPTIMIZER_COPIES(kind, depth, gname, L, R) \
+  AMP_OPTIMIZER(kind, depth, gname, L, R, none, 0)     \
+  AMP_OPTIMIZER(kind, depth, gname, L, R, bf16, 1)     \
+  AMP_OPTIMIZER(kind, depth, gname, L, R, f16, 2)
+#define AMP_OPTIMIZER_GRADS(kind, depth)              \
+  AMP_OPTIMIZER_COPIES(kind, depth, f32, 0, 0)        \
+  AMP_OPTIMIZER_COPIES(kind, depth, bf16, 1, 1)       \
+  AMP_OPTIMIZER_COPIES(kind, depth, f16, 2, 2)        \
+  AMP_OPTIMIZER_COPIES(kind, depth, bf16w, 1, 0)      \
+  AMP_OPTIMIZER_COPIES(kind, depth, f16w, 2, 0)
+AMP_OPTIMIZER_GRADS(adam, 5)
+AMP_OPTIMIZER_GRADS(sgd, 4)
