@@ -179,6 +179,8 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   } else if (step.op == "amp.embedding" || step.op == "amp.embedding_grad" || step.op == "amp.transpose" ||
              step.op == "amp.gelu_grad" || step.op == "amp.dropout") {
     status = shapeOp(s);
+  } else if (step.op == "amp.mse_loss") {
+    status = mseLoss(s);
   } else if (step.op == "amp.cross_entropy" || step.op == "amp.cross_entropy_grad") {
     status = crossEntropy(s);
   } else if (step.op == "amp.adam_update" || step.op == "amp.sgd_update") {
@@ -973,6 +975,51 @@ absl::Status ActionBuilder::crossEntropy(size_t s) {
     a.arg(static_cast<long long>(*ignore));
     a.arg(*smoothing);
   });
+}
+
+// amp.mse_loss: per-block sums of squares in a fixed tree, then their mean (LossKernels.cu).
+absl::Status ActionBuilder::mseLoss(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  if (step.operands.size() != 2 || step.results.size() != 1) return absl::InvalidArgumentError("expected (pred, target) -> loss");
+  const BufferDesc& pred = plan_.buffers[step.operands[0]];
+  const BufferDesc& target = plan_.buffers[step.operands[1]];
+  const BufferDesc& loss = plan_.buffers[step.results[0]];
+  auto type = floatSuffix(pred.dtype);
+  if (!type || target.dtype != pred.dtype || target.shape != pred.shape || loss.dtype != pred.dtype || loss.numel() != 1)
+    return absl::InvalidArgumentError("pred and target must have one float type and shape, the loss a scalar of it");
+  constexpr int64_t kChunk = 16384;  // AMP_MSE_CHUNK
+  const long long n = pred.numel();
+  const long long blocks = (n + kChunk - 1) / kChunk;
+  if (blocks > int64_t{2147483647}) return absl::InvalidArgumentError("mse_loss over more than 2^31 - 1 chunks");
+  auto partials = scratch(4 * std::max<int64_t>(blocks, 1));
+  if (!partials.ok()) return partials.status();
+  if (blocks > 0) {
+    auto fn = kernel("amp_mse_partials_" + *type);
+    if (!fn.ok()) return fn.status();
+    Action a = launch("amp_mse_partials_" + *type, s);
+    a.fn = *fn;
+    a.blocks = blocks;
+    a.threads = 256;
+    a.arg(device<const void>(ptr_[step.operands[0]]));
+    a.arg(device<const void>(ptr_[step.operands[1]]));
+    a.arg(n);
+    a.arg(device<float>(*partials));
+    actions_.push_back(std::move(a));
+    ++report_.kernels;
+  }
+  auto fn = kernel("amp_mse_mean_" + *type);
+  if (!fn.ok()) return fn.status();
+  Action a = launch("amp_mse_mean_" + *type, s);
+  a.fn = *fn;
+  a.blocks = 1;
+  a.threads = 1;
+  a.arg(device<const float>(*partials));
+  a.arg(blocks);
+  a.arg(n);
+  a.arg(device<void>(ptr_[step.results[0]]));
+  actions_.push_back(std::move(a));
+  ++report_.kernels;
+  return absl::OkStatus();
 }
 
 // A run of adam (or sgd) updates sharing their attributes, scalar operands and gradient type: the

@@ -89,6 +89,7 @@ class ActionBuilder {
   absl::Status clipGrads(size_t s);
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
+  absl::Status mseLoss(size_t s);
   absl::Status reduce(size_t s);
   absl::Status shapeOp(size_t s);
   absl::Status normOp(size_t s);

@@ -105,6 +105,28 @@ TEST(CudaExecutor, TheTransformerLowersAndReplays) {
   expectOneReplay(d.api->calls(), "sync");
 }
 
+// PyTorch's AMP recipe model: its MSE loss is a per-block tree of squares and a mean of the blocks.
+TEST(CudaExecutor, TheAmpRecipeMlpLowersWithItsMseLoss) {
+  OPEN_OR_SKIP(d, "amp_recipe_mlp_f16_sm_90");
+  for (const char* entry : {"eval", "train_step"}) {
+    auto prepared = d.session->prepared(entry);
+    ASSERT_TRUE(prepared.ok()) << entry << ": " << prepared.status();
+    const EntryReport* r = reportOf(**prepared);
+    ASSERT_NE(r, nullptr);
+    int64_t partials = 0, means = 0;
+    for (const std::string& a : r->actions) {
+      partials += a.find("amp.mse_loss: amp_mse_partials_f32") != std::string::npos;
+      means += a.find("amp.mse_loss: amp_mse_mean_f32") != std::string::npos;
+    }
+    EXPECT_EQ(partials, 1) << entry;
+    EXPECT_EQ(means, 1) << entry;
+  }
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  expectOneReplay(d.api->calls(), "sync");
+}
+
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   auto first = d.session->run("train_step", d.feeds);

@@ -1,9 +1,10 @@
 // The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
 // missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
-// one). The examples' cuda bundles (the MLP three ways, the transformer LM) train on the GPU and on the cpu device from the same initial
-// params and the same batches: the losses and final params agree within the GEMMs' summation-order
-// bound, a step whose gradients overflow changes no state bit, and a steady-state call is one graph
-// launch and one wait.
+// one). The examples' cuda bundles (the MLP three ways, the transformer LM, the AMP recipe's MSE
+// regression MLP) train on the GPU and on the cpu device from the same initial params and the same
+// batches: the losses and final params agree within the GEMMs' summation-order bound, a step whose
+// gradients overflow changes no state bit, a steady-state synchronous call is one graph launch and
+// one wait, and an enqueued one waits for nothing.
 #include <unistd.h>
 
 #include <cmath>
@@ -150,9 +151,50 @@ TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
   EXPECT_EQ(gpu.api->hostSyncs() - before, 10) << "one wait per call: the results' copy";
 }
 
+// Training as amp-run does it: each step enqueued, its scalar log read when the GPU has written
+// it. A host that never gets ahead of the GPU (here: it waits for the previous step's log by
+// polling, which never blocks) makes no host synchronisation at all, and the logged losses are
+// the cpu device's.
+TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
+  auto plan = readBundle(bundlePath(GetParam()));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  auto cpu = Session::create(*plan, Device::Cpu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  constexpr int kSteps = 20;
+  std::vector<double> cpuLoss, gpuLoss;
+  for (int step = 0; step < kSteps; ++step) {
+    Session::RunOptions options;
+    options.step = step + 1;
+    auto c = cpu->run("train_step", batch(*plan, step % 4), options);
+    ASSERT_TRUE(c.ok()) << c.status();
+    cpuLoss.push_back(lossOf(*c));
+  }
+  auto deliver = [&](const LoggedCall& call) {
+    EXPECT_EQ(call.ticket(), static_cast<int64_t>(gpuLoss.size())) << "logs arrive in call order";
+    gpuLoss.push_back(call.result("loss").value_or(NAN));
+  };
+  int64_t syncsAfterFirst = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    Session::RunOptions options;
+    options.step = step + 1;
+    const int64_t before = gpu.api->hostSyncs();
+    ASSERT_TRUE(gpu.session->enqueue("train_step", batch(*plan, step % 4), options, step).ok());
+    for (int spin = 0; spin < 1000000 && static_cast<int>(gpuLoss.size()) < step + 1; ++spin)
+      ASSERT_TRUE(gpu.session->poll("train_step", false, deliver).ok());
+    if (step > 0) syncsAfterFirst += gpu.api->hostSyncs() - before;
+  }
+  ASSERT_TRUE(gpu.session->poll("train_step", true, deliver).ok());
+  EXPECT_EQ(syncsAfterFirst, 0) << "a steady-state step waits for nothing";
+  ASSERT_EQ(gpuLoss.size(), cpuLoss.size());
+  for (int step = 0; step < kSteps; ++step)
+    EXPECT_NEAR(gpuLoss[step], cpuLoss[step], 0.02 * std::fabs(cpuLoss[step]) + 1e-3) << "step " << step;
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
                          ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
-                                           "transformer_lm_bf16_sm_90"),
+                                           "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The CUDA device's cross-entropy kernels: amp.cross_entropy (the mean loss over the rows whose label
+// The CUDA device's loss kernels. Cross-entropy: amp.cross_entropy (the mean loss over the rows whose label
 // is not ignore_index, with label_smoothing) and amp.cross_entropy_grad, bit for bit the reference
 // executor's results (arithmetic in LossMath.h). ampc appends this file, after LossMath.h, to the
 // CUDA kernels of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
@@ -191,3 +191,55 @@ AMP_CE_KERNELS(bf16, 1, i64, long long)
 AMP_CE_KERNELS(bf16, 1, i32, int)
 AMP_CE_KERNELS(f16, 2, i64, long long)
 AMP_CE_KERNELS(f16, 2, i32, int)
+
+// amp.mse_loss: mean((pred - target)^2) over n elements of type T, in two launches on one stream
+// with a scratch of ceil(n / AMP_MSE_CHUNK) floats between them. The reference adds the squares in
+// one sequential f32 sum, which a GPU cannot run in parallel; these kernels add them in a fixed
+// tree instead (each block's chunk by 256 strided sequential sums and a shared-memory tree, then
+// the blocks in order), so the loss is the same bits on every run and GPU, within summation-order
+// bounds of the reference's (docs/cuda-device.md). Each square is the reference's fl(fl(p - t)^2).
+//   amp_mse_partials_<T>(const void* pred, const void* target, long long n, float* partials)
+//     grid (ceil(n / AMP_MSE_CHUNK), 1, 1), block (256, 1, 1).
+//   amp_mse_mean_<T>(const float* partials, long long blocks, long long n, void* loss)
+//     grid (1, 1, 1), block (1, 1, 1). *loss = (the partials summed in order from +0) / n, rounded
+//     once to T: NaN for n = 0 (0 / 0, as the reference).
+#define AMP_MSE_CHUNK 16384
+
+template <int T>
+__device__ void amp_mse_partials(const void* pred, const void* target, long long n, float* partials) {
+  __shared__ float sums[AMP_CE_BLOCK];
+  const long long begin = (long long)blockIdx.x * AMP_MSE_CHUNK;
+  const long long end = begin + AMP_MSE_CHUNK < n ? begin + AMP_MSE_CHUNK : n;
+  float acc = 0.0f;
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const float d = amp_load<T>(pred, i) - amp_load<T>(target, i);
+    acc += d * d;
+  }
+  sums[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = sums[0];
+}
+
+template <int T>
+__device__ void amp_mse_mean(const float* partials, long long blocks, long long n, void* loss) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  float sum = 0.0f;
+  for (long long b = 0; b < blocks; ++b) sum += partials[b];
+  amp_store<T>(loss, 0, sum / (float)n);
+}
+
+#define AMP_MSE_KERNELS(tname, T)                                                                              \
+  extern "C" __global__ void __launch_bounds__(256)                                                            \
+      amp_mse_partials_##tname(const void* pred, const void* target, long long n, float* partials) {           \
+    amp_mse_partials<T>(pred, target, n, partials);                                                            \
+  }                                                                                                            \
+  extern "C" __global__ void amp_mse_mean_##tname(const float* partials, long long blocks, long long n, void* loss) { \
+    amp_mse_mean<T>(partials, blocks, n, loss);                                                                \
+  }
+AMP_MSE_KERNELS(f32, 0)
+AMP_MSE_KERNELS(bf16, 1)
+AMP_MSE_KERNELS(f16, 2)
