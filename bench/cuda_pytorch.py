@@ -5,7 +5,8 @@
 
 Prints JSON lines: an `env` line, `gemm` lines (torch.matmul at N^3 in bf16 and f16, TFLOP/s from
 CUDA events, the mean of --reps after 5 warm-ups) and `step` lines: median ms of one training step
-of the MLP bench/gen_mlp.py writes (Linear + ReLU layers, softmax cross-entropy, SGD lr 2e-3) in
+of the MLP bench/gen_mlp.py writes (Linear + ReLU layers, SGD lr 2e-3; by default the AMP recipe's
+mean squared error against a random f32 target, --loss cross_entropy for softmax cross-entropy) in
 eager fp32, tf32, bf16 autocast, f16 autocast with GradScaler, and torch.compile of the bf16 step.
 Each step ends with torch.cuda.synchronize(), as amp-run's steps end with reading their results.
 """
@@ -42,12 +43,16 @@ def mlp(widths):
     return torch.nn.Sequential(*layers).cuda()
 
 
-def step_times(widths, batch, steps, mode):
+def step_times(widths, batch, steps, mode, loss_name="mse"):
     torch.manual_seed(0)
     model = mlp(widths)
     opt = torch.optim.SGD(model.parameters(), lr=2e-3)
     x = torch.rand(batch, widths[0], device="cuda")
-    y = torch.randint(0, widths[-1], (batch,), device="cuda")
+    if loss_name == "mse":
+        y = torch.rand(batch, widths[-1], device="cuda")
+    else:
+        y = torch.randint(0, widths[-1], (batch,), device="cuda")
+    loss_fn = F.mse_loss if loss_name == "mse" else F.cross_entropy
     torch.backends.cuda.matmul.allow_tf32 = mode == "tf32"
     scaler = torch.amp.GradScaler("cuda") if mode == "f16" else None
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "compile-bf16": torch.bfloat16}.get(mode)
@@ -55,7 +60,7 @@ def step_times(widths, batch, steps, mode):
     def one():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=dtype, enabled=dtype is not None):
-            loss = F.cross_entropy(model(x), y)
+            loss = loss_fn(model(x), y)
         if scaler:
             scaler.scale(loss).backward()
             scaler.step(opt)
@@ -87,6 +92,7 @@ def main():
     ap.add_argument("--gemm-size", type=int, default=4096)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--modes", default="fp32,tf32,bf16,f16,compile-bf16")
+    ap.add_argument("--loss", choices=["mse", "cross_entropy"], default="mse")
     a = ap.parse_args()
     widths = [int(w) for w in a.widths.split(",")]
     print(json.dumps({"kind": "env", "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}), flush=True)
@@ -96,7 +102,7 @@ def main():
                           "tflops": tflops}), flush=True)
     for mode in a.modes.split(","):
         try:
-            ms = step_times(widths, a.batch, a.steps, mode)
+            ms = step_times(widths, a.batch, a.steps, mode, a.loss)
             print(json.dumps({"kind": "step", "impl": "torch", "mode": mode, "ms": ms}), flush=True)
         except Exception as e:  # torch.compile needs a working Triton; report, do not stop
             print(json.dumps({"kind": "step", "impl": "torch", "mode": mode, "error": str(e)[:300]}), flush=True)

@@ -5,7 +5,8 @@
 
 1. GEMM: amp-bench-cuda-gemm (our cuBLASLt path) against torch.matmul at 4096^3, bf16 and f16.
 2. Training step: the bench bundles (bench/gen_mlp.py's MLP 4096 -> 4096 -> 4096 -> 4096, batch 512,
-   softmax cross-entropy, SGD; compiled here for cuda:sm_90 in f32, bf16 and f16) trained by
+   mean squared error, SGD: the model of PyTorch's AMP recipe; compiled here for cuda:sm_90 in f32,
+   bf16 and f16) trained by
    `amp-run --device=cuda` on synthetic data (amp-run's median step time, each step ending with its
    results on the host), against bench/cuda_pytorch.py's eager fp32, tf32, bf16 autocast, f16 with
    GradScaler and torch.compile'd bf16 steps of the same model.
@@ -19,7 +20,21 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ampc_step import write_mlp_npz  # noqa: E402
+from ampc_step import npy_bytes  # noqa: E402
+
+
+def write_regression_npz(path, rows, features, outputs, seed=0):
+    """Inputs "image" and f32 targets "target" in [0, 1), as bench/gen_mlp.py --loss mse names them."""
+    import array
+    import random
+    import zipfile
+    rng = random.Random(seed)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for name, cols in (("image", features), ("target", outputs)):
+            a = array.array("f", (rng.random() for _ in range(rows * cols)))
+            if sys.byteorder != "little":
+                a.byteswap()
+            z.writestr(name + ".npy", npy_bytes("<f4", (rows, cols), a.tobytes()))
 
 
 def json_lines(cmd, env=None, timeout=240):
@@ -56,9 +71,9 @@ def main():
         elif r["kind"] == "step":
             results["step"][("torch", r["mode"])] = r.get("ms")
 
-    data = os.path.join(a.workdir, "mlp4096.npz")
+    data = os.path.join(a.workdir, "mlp4096_mse.npz")
     if not os.path.exists(data):
-        write_mlp_npz(data, 4 * 512, 4096, 4096)
+        write_regression_npz(data, 2 * 512, 4096, 4096)
     for precision in ("f32", "bf16", "f16"):
         bundle = os.path.join(a.bundles, "bench_mlp4096_%s_sm_90.ampx" % precision)
         if not os.path.exists(bundle):
@@ -84,7 +99,7 @@ def main():
     for dtype in ("bf16", "f16"):
         o, t = results["gemm"].get(("ampc", dtype)), results["gemm"].get(("torch", dtype))
         print("  %-24s %8s %8s %12s" % (dtype, o and "%.1f" % o, t and "%.1f" % t, ratio(o, t, True)))
-    print("\nMLP 4096x3, batch 512, step (ms)   ours     torch    speed-up")
+    print("\nMLP 4096x3 + MSE, batch 512, step (ms)   ours     torch    speed-up")
     pairs = [("f32", "fp32"), ("f32", "tf32"), ("bf16", "bf16"), ("bf16", "compile-bf16"), ("f16", "f16")]
     for ours, theirs in pairs:
         o, t = results["step"].get(("ampc", ours)), results["step"].get(("torch", theirs))
