@@ -433,7 +433,10 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     return absl::OkStatus();
   };
 
+  const int64_t runStart = step;
+  int64_t steadySteps = 0, steadySyncs = 0;
   for (; step < lastStep; ++step) {
+    const int64_t syncsBefore = session.executor().hostSyncs();
     auto stop = agreeToStop(comm, options.stopRequested && options.stopRequested->load());
     if (!stop.ok()) return stop.status();
     if (*stop) {
@@ -484,6 +487,10 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
                         ((options.checkpointEvery > 0 && (step + 1) % options.checkpointEvery == 0) || step + 1 == lastStep);
     const bool syncPoint = doEval || doCheckpoint || step + 1 == lastStep;
     if (auto s = collect(syncPoint, syncPoint ? step + 1 : -1); !s.ok()) return s;
+    if (!syncPoint && step > runStart) {
+      ++steadySteps;
+      steadySyncs += session.executor().hostSyncs() - syncsBefore;
+    }
     if (!syncPoint) continue;
     std::optional<double> evalAccuracy;
     if (doEval) {
@@ -521,6 +528,9 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   std::vector<double> sorted = stepMs;
   std::sort(sorted.begin(), sorted.end());
   report.stepTimeMsMedian = sorted[sorted.size() / 2];
+  auto trainEntry = session.prepared("train_step");
+  if (steadySteps > 0 && trainEntry.ok() && (*trainEntry)->asynchronous())
+    report.hostSyncsPerStep = static_cast<double>(steadySyncs) / static_cast<double>(steadySteps);
   return report;
 }
 

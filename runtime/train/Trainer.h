@@ -73,6 +73,10 @@ struct TrainReport {
   double finalScale = 1;      // loss scale after the last step (1 without loss scaling)
   std::optional<double> evalAccuracy, evalLoss;
   double stepTimeMsMedian = 0;
+  // Devices that run calls asynchronously (cuda): the host synchronisations per steady-state step,
+  // counted over this run's steps after its first that neither evaluate nor checkpoint (where the
+  // trainer waits by design). Empty on host devices, and when no step qualified.
+  std::optional<double> hostSyncsPerStep;
   // Bytes the session holds: params and state (persistentBytes) plus the per-call workspaces the
   // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants).
   int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;

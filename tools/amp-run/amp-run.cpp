@@ -283,6 +283,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   summary.set("eval_accuracy", report->evalAccuracy ? JsonValue::number(*report->evalAccuracy) : JsonValue());
   summary.set("eval_loss", report->evalLoss ? floatValue(*report->evalLoss) : JsonValue());
   summary.set("step_time_ms", JsonValue::number(report->stepTimeMsMedian));
+  summary.set("host_syncs_per_step", report->hostSyncsPerStep ? JsonValue::number(*report->hostSyncsPerStep) : JsonValue());
+  if (report->hostSyncsPerStep)
+    std::printf("host synchronisations per steady-state step: %.2f (steps that neither evaluate nor checkpoint)\n",
+                *report->hostSyncsPerStep);
   summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
   summary.set("persistent_bytes", JsonValue::integer(report->persistentBytes));
   summary.set("workspace_bytes", JsonValue::integer(report->workspaceBytes));

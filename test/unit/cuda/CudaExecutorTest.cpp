@@ -13,6 +13,7 @@
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/train/Trainer.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -125,6 +126,31 @@ TEST(CudaExecutor, TheAmpRecipeMlpLowersWithItsMseLoss) {
   d.api->clearCalls();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   expectOneReplay(d.api->calls(), "sync");
+}
+
+// The trainer on the simulated GPU: steps are enqueued, and the report counts the host
+// synchronisations of the steady-state steps (those that neither evaluate nor checkpoint).
+TEST(CudaExecutor, TheTrainerReportsZeroHostSyncsPerSteadyStateStep) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  Dataset data;
+  data.name = "zeros";
+  data.inputs = Tensor(DType::F32, {512, 784});
+  data.labels = Tensor(DType::I64, {512});
+  TrainOptions options;
+  options.steps = 12;
+  options.evalEvery = 5;  // steps 5 and 10 wait for their evaluation and are not counted
+  auto report = train(*d.session, data, &data, options, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->hostSyncsPerStep.has_value());
+  EXPECT_EQ(*report->hostSyncsPerStep, 0.0);
+  EXPECT_EQ(report->losses.size(), 12u);
+  // A host device runs every call synchronously and reports no such count.
+  auto cpu = Session::create(d.session->plan(), Device::Cpu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  options.steps = 3;
+  auto onCpu = train(*cpu, data, nullptr, options, {});
+  ASSERT_TRUE(onCpu.ok()) << onCpu.status();
+  EXPECT_FALSE(onCpu->hostSyncsPerStep.has_value());
 }
 
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
