@@ -43,24 +43,30 @@ __device__ void amp_mt_unscale_check(const AmpTensorList<2>& list, const float* 
   if (found) *foundInf = 1.0f;
 }
 
-// Per-block sums of squares of f32 gradients (amp.global_norm's first pass). Each block reduces in
-// a fixed tree, so the sums are the same bits on every run; the global-norm kernel then adds each
-// tensor's blocks in order.
-__device__ void amp_mt_sum_squares(const AmpTensorList<1>& list, float* partials) {
+// The block's threads' values added in one fixed tree, written by thread 0 to *out: every block
+// sum of squares goes through here, so the fused statistics pass gives the unfused norm's bits.
+__device__ __forceinline__ void amp_mt_block_sum(float acc, float* out) {
   __shared__ float sums[AMP_MT_BLOCK_THREADS];
-  int t;
-  long long begin, end;
-  if (!amp_mt_block(list, t, begin, end)) return;
-  const float* g = (const float*)list.ptr[0][t];
-  float acc = 0.0f;
-  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) acc += g[i] * g[i];
   sums[threadIdx.x] = acc;
   __syncthreads();
   for (int half = blockDim.x / 2; half > 0; half /= 2) {
     if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
     __syncthreads();
   }
-  if (threadIdx.x == 0) partials[list.firstSlot + blockIdx.x] = sums[0];
+  if (threadIdx.x == 0) *out = sums[0];
+}
+
+// Per-block sums of squares of f32 gradients (amp.global_norm's first pass). Each block reduces in
+// a fixed tree, so the sums are the same bits on every run; the global-norm kernel then adds each
+// tensor's blocks in order.
+__device__ void amp_mt_sum_squares(const AmpTensorList<1>& list, float* partials) {
+  int t;
+  long long begin, end;
+  if (!amp_mt_block(list, t, begin, end)) return;
+  const float* g = (const float*)list.ptr[0][t];
+  float acc = 0.0f;
+  for (long long i = begin + threadIdx.x; i < end; i += blockDim.x) acc += g[i] * g[i];
+  amp_mt_block_sum(acc, partials + list.firstSlot + blockIdx.x);
 }
 
 // The unscaled gradient value as the plan's unscaled tensor holds it: the stored gradient (type
@@ -74,7 +80,6 @@ __device__ __forceinline__ float amp_mt_unscaled(const void* g, long long i, flo
 // squares of the unscaled values in amp_mt_sum_squares's tree, so the norm is the unfused bits.
 template <int L, int R>
 __device__ void amp_mt_grad_stats(const AmpTensorList<1>& list, const float* scale, float* foundInf, float* partials) {
-  __shared__ float sums[AMP_MT_BLOCK_THREADS];
   int t;
   long long begin, end;
   if (!amp_mt_block(list, t, begin, end)) return;
@@ -91,13 +96,7 @@ __device__ void amp_mt_grad_stats(const AmpTensorList<1>& list, const float* sca
   }
   if (found) *foundInf = 1.0f;
   if (!partials) return;
-  sums[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partials[list.firstSlot + blockIdx.x] = sums[0];
+  amp_mt_block_sum(acc, partials + list.firstSlot + blockIdx.x);
 }
 
 // amp.global_norm from the partial sums: one block of 256 threads, the tensors' norms in parallel
