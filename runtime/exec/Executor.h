@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
@@ -39,6 +40,20 @@ struct RunArgs {
   GradientOverflow* gradientOverflow = nullptr;
   // The data-parallel job the entry's amp.all_reduce steps run in; null: one rank.
   Communicator* communicator = nullptr;
+};
+
+// Where one call of an entry spends its device time (PreparedEntry::profile), by category of
+// operation: "GEMM", "fused" (generated kernels), "scaler/optimizer", "other" (library kernels,
+// copies, fills).
+struct EntryProfile {
+  struct Category {
+    std::string name;
+    double ms = 0;           // per call: the median over the profiled calls
+    int64_t operations = 0;  // per call
+  };
+  std::vector<Category> categories;
+  double callMs = 0;  // one call as it normally runs (the cuda device: its graph), median
+  int calls = 0;
 };
 
 class PreparedEntry {
@@ -72,6 +87,13 @@ class PreparedEntry {
     (void)deliver;
     return absl::OkStatus();
   }
+  // Runs `calls` profiled calls and times their operations. They change params and state like
+  // any call; Session::profile puts the session's values back.
+  virtual absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) {
+    (void)args;
+    (void)calls;
+    return absl::UnimplementedError("this device has no profiler (--profile is for --device=cuda)");
+  }
 };
 
 class Executor {
@@ -94,8 +116,9 @@ class Executor {
     (void)only;
     return absl::OkStatus();
   }
-  // The session replaced persistent values (params loaded, a checkpoint restored): a device
-  // holding its own copies uploads them before its next run.
+  // The session replaced persistent values (params loaded, a checkpoint restored, a profile
+  // undone), having first synced them: a device holding its own copies uploads them before its
+  // next run, and its own values are no longer the newer ones.
   virtual void persistentChanged() {}
   // Times the host has waited for the device so far (a device with a stream: stream
   // synchronisations and event waits; host devices never wait for anything).

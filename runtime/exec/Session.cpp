@@ -79,6 +79,8 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::ve
         return absl::InvalidArgumentError(absl::StrCat("param '", nt.name, "': element ", i, " is ", v[i],
                                                        "; parameter values must be finite"));
   }
+  // The device's newer state must not be lost: the session's copies are completed first.
+  if (auto s = syncPersistent(); !s.ok()) return s;
   // Copied into the existing storage: prepared entries keep the buffers' addresses.
   for (const NamedTensor& nt : tensors) {
     int32_t id = *plan_->findBuffer(nt.name);
@@ -239,6 +241,24 @@ absl::StatusOr<std::vector<NamedTensor>> Session::run(std::string_view entryName
     out.push_back({e.resultNames[r], std::move(t)});
   }
   return out;
+}
+
+absl::StatusOr<EntryProfile> Session::profile(std::string_view entryName, const std::map<std::string, Tensor>& feeds,
+                                              const RunOptions& options, int calls) {
+  auto entry = prepared(entryName);
+  if (!entry.ok()) return entry.status();
+  if (calls < 1) return absl::InvalidArgumentError("profile at least one call");
+  std::vector<Tensor> converted;
+  std::vector<const Tensor*> bound;
+  if (auto s = bindFeeds(feeds, options, converted, bound); !s.ok()) return s;
+  // The values before: synced from the device and kept, written back after the profiled calls.
+  if (auto s = syncPersistent(); !s.ok()) return s;
+  std::vector<Tensor> snapshot = persistent_;
+  auto result = (*entry)->profile(args(bound, options), calls);
+  for (size_t i = 0; i < snapshot.size(); ++i)
+    if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
+  executor_->persistentChanged();
+  return result;
 }
 
 Session::EntryLog& Session::logOf(std::string_view entryName) {

@@ -80,6 +80,11 @@ class Session {
                        const RunOptions& options, int64_t ticket);
   absl::Status poll(std::string_view entry, bool wait, absl::FunctionRef<void(const LoggedCall&)> deliver);
 
+  // Profiles `calls` calls of `entry` on `feeds` (PreparedEntry::profile) and then restores params
+  // and state to what they were before, so profiling changes no training result.
+  absl::StatusOr<EntryProfile> profile(std::string_view entry, const std::map<std::string, Tensor>& feeds,
+                                       const RunOptions& options, int calls);
+
   // The prepared form of an entry, for callers that run it many times without allocating: bind
   // feeds with feedSlots() and call entry->run(args()).
   absl::StatusOr<PreparedEntry*> prepared(std::string_view entry);

@@ -434,6 +434,8 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   };
 
   const int64_t runStart = step;
+  std::map<std::string, Tensor> profileFeeds;  // the last train_step's batch, for the profile
+  int64_t profileStep = 0;
   int64_t steadySteps = 0, steadySyncs = 0;
   for (; step < lastStep; ++step) {
     const int64_t syncsBefore = session.executor().hostSyncs();
@@ -468,6 +470,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       if (!feeds.ok()) return feeds.status();
       run.step = step * accumulate + k;
       const bool last = k + 1 == accumulate;
+      if (last && options.profileCalls > 0) profileFeeds = *feeds, profileStep = run.step;
       const TrainReport::CollectiveCalls before = callsOf(comm);
       const double secondsBefore = comm ? comm->collectiveSeconds() : 0;
       auto result = session.enqueue(last ? "train_step" : "accumulate", *feeds, run, run.step);
@@ -528,6 +531,13 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   std::vector<double> sorted = stepMs;
   std::sort(sorted.begin(), sorted.end());
   report.stepTimeMsMedian = sorted[sorted.size() / 2];
+  if (options.profileCalls > 0 && !profileFeeds.empty()) {
+    Session::RunOptions profileRun;
+    profileRun.step = profileStep;
+    auto profile = session.profile("train_step", profileFeeds, profileRun, options.profileCalls);
+    if (!profile.ok()) return profile.status();
+    report.profile = std::move(*profile);
+  }
   auto trainEntry = session.prepared("train_step");
   if (steadySteps > 0 && trainEntry.ok() && (*trainEntry)->asynchronous())
     report.hostSyncsPerStep = static_cast<double>(steadySyncs) / static_cast<double>(steadySteps);

@@ -28,6 +28,9 @@ struct TrainOptions {
   bool resume = false;
   bool checkNumerics = false;
   bool shuffle = true;          // false: every epoch in file order (a resumed run keeps the checkpoint's)
+  // After training, profile this many calls of train_step on its last batch (Session::profile:
+  // params and state are put back, so no result changes); 0: no profile.
+  int profileCalls = 0;
   // Set (e.g. by a SIGINT/SIGTERM handler) to stop after the current step: training saves a
   // checkpoint of the last finished step (when checkpointing) and returns with `interrupted`.
   const std::atomic<bool>* stopRequested = nullptr;
@@ -77,6 +80,7 @@ struct TrainReport {
   // counted over this run's steps after its first that neither evaluate nor checkpoint (where the
   // trainer waits by design). Empty on host devices, and when no step qualified.
   std::optional<double> hostSyncsPerStep;
+  std::optional<EntryProfile> profile;  // TrainOptions::profileCalls
   // Bytes the session holds: params and state (persistentBytes) plus the per-call workspaces the
   // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants).
   int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;

@@ -6,10 +6,11 @@
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/exec/Session.h"
+#include "tools/amp-run/ProfileReport.h"
 
 using namespace amp::rt;
 
-int dryRunCuda(Plan plan, int64_t memoryLimit) {
+int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile) {
   auto owned = std::make_unique<cuda::DryRunApi>();
   cuda::DryRunApi* api = owned.get();
   std::vector<std::string> entries;
@@ -76,6 +77,15 @@ int dryRunCuda(Plan plan, int64_t memoryLimit) {
                 static_cast<long long>((api->graphLaunches() - asyncLaunches) / kCalls),
                 static_cast<long long>(steadySyncs / kCalls), static_cast<long long>(delivered),
                 static_cast<long long>(kCalls));
+    if (profile && name == "train_step") {
+      auto p = session->profile(name, feeds, {}, 2);
+      if (!p.ok()) {
+        std::fprintf(stderr, "amp-run: entry '%s': %s\n", name.c_str(), std::string(p.status().message()).c_str());
+        status = 1;
+        continue;
+      }
+      printProfile(name, *p, false);
+    }
   }
   return status;
 }

@@ -2,6 +2,7 @@
 // DryRunApi.h). Every entry is prepared and called twice with zero-filled inputs, so its graph is
 // captured and replayed; the operations the GPU would run are printed per entry, with the host
 // synchronisations of a steady-state call. Checks everything short of executing a kernel.
+// `profile`: also train_step's profile path (its operation counts; the dry run has no clock).
 #ifndef AMP_TOOLS_AMPRUN_DRYRUN_H
 #define AMP_TOOLS_AMPRUN_DRYRUN_H
 
@@ -10,6 +11,6 @@
 #include "runtime/plan/Plan.h"
 
 // Returns the process exit status.
-int dryRunCuda(amp::rt::Plan plan, int64_t memoryLimit);
+int dryRunCuda(amp::rt::Plan plan, int64_t memoryLimit, bool profile);
 
 #endif  // AMP_TOOLS_AMPRUN_DRYRUN_H

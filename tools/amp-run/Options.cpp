@@ -8,7 +8,7 @@ namespace {
 
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
-                                       "resume", "memory-limit", "dry-run"};
+                                       "resume", "memory-limit", "dry-run", "profile"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -90,6 +90,10 @@ void describe(CLI::App& app, RunCommandLine& cl) {
       ->type_name("SECONDS")
       ->check(CLI::Range(0.001, 86400.0))
       ->group(train);
+  app.add_flag("--profile", cl.profile,
+               "--device=cuda: after training (or with --dry-run), train_step's device time by category (GEMM, "
+               "fused, scaler/optimizer, other) over 10 calls on the last batch; params and state are put back")
+      ->group(train);
   app.add_option("--metrics", cl.metrics, "one JSON record per optimizer step and per evaluation")->type_name("FILE.jsonl")
       ->group(train);
 }
@@ -128,9 +132,12 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
         cl.mode == RunMode::Train ? " for running one entry, not for training (--epochs/--steps)"
                                   : " for training: give --epochs=N or --steps=N (with --data)"));
   if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
+  if (cl.profile && cl.device != "cuda") return absl::InvalidArgumentError("--profile is for --device=cuda");
+  if (cl.profile && cl.mode != RunMode::Train && !cl.dryRun)
+    return absl::InvalidArgumentError("--profile profiles training: give --steps=N or --epochs=N (or --dry-run)");
   if (cl.dryRun)
     for (const std::string& name : cl.given)
-      if (name != "device" && name != "dry-run" && name != "memory-limit")
+      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile")
         return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
   if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
   if (cl.mode == RunMode::Train && cl.data.empty())

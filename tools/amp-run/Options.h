@@ -24,6 +24,7 @@ struct RunCommandLine {
   std::string params, output, data, summary, metrics;
   bool checkNumerics = false;
   bool dryRun = false;            // --device=cuda on a simulated GPU: prepare, capture, print
+  bool profile = false;           // --device=cuda: train_step's device time by category
   int64_t memoryLimit = 0;        // bytes; 0: physical memory
   // Training (a bundle with a train_step entry and --data).
   int64_t epochs = 0, steps = 0, batch = 0, logEvery = 50, evalEvery = 0, checkpointEvery = 0;

@@ -32,6 +32,7 @@
 #include "runtime/train/MetricsLog.h"
 #include "runtime/train/Trainer.h"
 #include "tools/amp-run/DryRun.h"
+#include "tools/amp-run/ProfileReport.h"
 #include "tools/amp-run/Options.h"
 
 namespace fs = std::filesystem;
@@ -224,6 +225,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.seed = cl.seed;
   options.shuffle = cl.shuffle;
   options.logEvery = cl.logEvery;
+  options.profileCalls = cl.profile ? 10 : 0;
   options.evalEvery = cl.evalEvery;
   options.checkpointDir = cl.checkpoint;
   options.checkpointEvery = cl.checkpointEvery;
@@ -287,6 +289,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   if (report->hostSyncsPerStep)
     std::printf("host synchronisations per steady-state step: %.2f (steps that neither evaluate nor checkpoint)\n",
                 *report->hostSyncsPerStep);
+  if (report->profile) printProfile("train_step", *report->profile, true);
   summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
   summary.set("persistent_bytes", JsonValue::integer(report->persistentBytes));
   summary.set("workspace_bytes", JsonValue::integer(report->workspaceBytes));
@@ -483,7 +486,7 @@ int main(int argc, char** argv) {
                                   ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
-  if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit);
+  if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile);
   auto session = Session::create(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
 

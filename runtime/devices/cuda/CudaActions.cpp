@@ -130,9 +130,23 @@ absl::StatusOr<KernelFn> ActionBuilder::kernel(const std::string& name) {
   return *fn;
 }
 
+const char* Action::categoryName(Category c) {
+  switch (c) {
+    case Category::Gemm: return "GEMM";
+    case Category::Fused: return "fused";
+    case Category::ScalerOptimizer: return "scaler/optimizer";
+    case Category::Other: return "other";
+  }
+  return "other";
+}
+
 Action ActionBuilder::launch(const std::string& name, size_t s) {
   Action a;
   a.kind = Action::Kind::Launch;
+  const PlanStep& step = entry_.steps[s];
+  a.category = step.attrs.has("cuda_symbol")                                                ? Action::Category::Fused
+               : step.kind == StepKind::MultiTensor || step.op == kGradStatsOp ? Action::Category::ScalerOptimizer
+                                                                                        : Action::Category::Other;
   a.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", name);
   return a;
 }
@@ -284,6 +298,7 @@ absl::Status ActionBuilder::gemm(size_t s) {
   if (!id.ok()) return id.status();
   Action a;
   a.kind = Action::Kind::Gemm;
+  a.category = Action::Category::Gemm;
   a.what = absl::StrCat("step ", number(s), " ", step.op, ": cuBLASLt ", std::string(dtypeName(p.dtype)), " ", plan->m, " x ",
                         plan->n, " x ", plan->k, plan->batch > 1 ? absl::StrCat(" in ", plan->batch, " batches") : "",
                         " ", std::string(gemmEpilogueName(plan->epilogue)));
@@ -335,6 +350,7 @@ absl::Status ActionBuilder::unscaleCheck(size_t s) {
   fill.dst = found;
   fill.bytes = 4;
   fill.what = absl::StrCat("step ", number(s), " amp.unscale_check: found_inf = 0");
+  fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
   ++report_.fills;
   // One launch sequence per gradient type.
@@ -441,6 +457,7 @@ absl::Status ActionBuilder::gradStats(size_t s) {
   fill.dst = found;
   fill.bytes = 4;
   fill.what = absl::StrCat("step ", number(s), " ", step.op, ": found_inf = 0");
+  fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
   ++report_.fills;
   std::map<std::string, std::vector<size_t>> byKernel;

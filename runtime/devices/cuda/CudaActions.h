@@ -35,6 +35,9 @@ class DeviceMemory {
 // One captured operation.
 struct Action {
   enum class Kind { Launch, Gemm, Copy, Fill, HostToDevice, DeviceToHost } kind = Kind::Launch;
+  // What --profile adds its time to.
+  enum class Category { Gemm, Fused, ScalerOptimizer, Other } category = Category::Other;
+  static const char* categoryName(Category c);
   std::string what;  // "step 12 amp.linear: gemm 256 x 128 x 784 RELU_BIAS", for reports and errors
   // Launch: the kernel, its grid and the bytes of each argument in order.
   KernelFn fn = nullptr;

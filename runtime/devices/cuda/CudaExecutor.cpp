@@ -1,5 +1,6 @@
 #include "runtime/devices/cuda/CudaExecutor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -44,6 +45,7 @@ class CudaEntry final : public PreparedEntry {
   bool asynchronous() const override { return true; }
   absl::Status enqueue(const RunArgs& args, int64_t ticket) override;
   absl::Status poll(bool wait, LogSink deliver) override;
+  absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override;
 
   // The ring's slots, each: the call's inputs, its training step, its scalar log.
   static constexpr int kLogDepth = 4;
@@ -149,7 +151,10 @@ class CudaExecutor final : public Executor {
     if (only < 0) deviceNewer_ = false;  // one buffer read leaves the others stale
     return absl::OkStatus();
   }
-  void persistentChanged() override { hostNewer_ = true; }
+  void persistentChanged() override {
+    hostNewer_ = true;
+    deviceNewer_ = false;
+  }
   int64_t hostSyncs() const override { return api_->hostSyncs(); }
 
   // Before a run: the session's values reach the device once, and again only after it changed them.
@@ -410,6 +415,60 @@ absl::Status CudaEntry::run(const RunArgs& args) {
   // The caller reads the results when run returns: the one wait of a synchronous call.
   if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
   return absl::OkStatus();
+}
+
+// Each profiled call runs twice on the stream: once as its graph, between two timers (the call's
+// time as training runs it), then operation by operation with a timer before each and one after
+// the last. A launch from the host takes a few microseconds, so an operation shorter than that
+// may include some of the wait for the next launch; the graph's time has no such gaps.
+absl::StatusOr<EntryProfile> CudaEntry::profile(const RunArgs& args, int calls) {
+  if (auto s = checkRunnable(args); !s.ok()) return s;
+  for (const auto& [id, offset] : feeds_)
+    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(stepStaging_, &args.step, sizeof args.step);
+  constexpr int kCategories = 4;
+  const int n = static_cast<int>(actions_.size());
+  std::vector<std::vector<double>> categoryMs(kCategories);
+  std::vector<double> callMs;
+  std::vector<int64_t> operations(kCategories, 0);
+  for (const Action& a : actions_) ++operations[static_cast<int>(a.category)];
+  auto failed = [&](const absl::Status& s) { return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "' (profile): ", s.message())); };
+  for (int c = 0; c < calls; ++c) {
+    if (auto s = api_.recordTimer(0); !s.ok()) return failed(s);
+    if (auto s = launch(feedStaging_, stepStaging_); !s.ok()) return failed(s);  // captures on a first call
+    if (auto s = api_.recordTimer(1); !s.ok()) return failed(s);
+    if (feedBytes_ > 0)
+      if (auto s = api_.copyToDevice(feedDevice_, feedStaging_, feedBytes_); !s.ok()) return failed(s);
+    if (auto s = api_.copyToDevice(stepDevice_, stepStaging_, 8); !s.ok()) return failed(s);
+    for (int i = 0; i < n; ++i) {
+      if (auto s = api_.recordTimer(2 + i); !s.ok()) return failed(s);
+      if (auto s = actions_[static_cast<size_t>(i)].enqueue(api_); !s.ok())
+        return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", actions_[static_cast<size_t>(i)].what, ": ", s.message()));
+    }
+    if (auto s = api_.recordTimer(2 + n); !s.ok()) return failed(s);
+    if (auto s = api_.synchronize(); !s.ok()) return failed(s);
+    auto graph = api_.elapsedMs(0, 1);
+    if (!graph.ok()) return failed(graph.status());
+    callMs.push_back(*graph);
+    std::vector<double> sums(kCategories, 0.0);
+    for (int i = 0; i < n; ++i) {
+      auto ms = api_.elapsedMs(2 + i, 3 + i);
+      if (!ms.ok()) return failed(ms.status());
+      sums[static_cast<size_t>(actions_[static_cast<size_t>(i)].category)] += *ms;
+    }
+    for (int k = 0; k < kCategories; ++k) categoryMs[static_cast<size_t>(k)].push_back(sums[static_cast<size_t>(k)]);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  EntryProfile out;
+  out.calls = calls;
+  out.callMs = median(callMs);
+  for (int k = 0; k < kCategories; ++k)
+    out.categories.push_back({Action::categoryName(static_cast<Action::Category>(k)), median(categoryMs[static_cast<size_t>(k)]),
+                              operations[static_cast<size_t>(k)]});
+  return out;
 }
 
 }  // namespace

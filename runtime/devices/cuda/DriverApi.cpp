@@ -38,7 +38,8 @@ namespace {
   X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemcpyHtoDAsync)        \
   X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuStreamBeginCapture) X(cuStreamEndCapture)   \
   X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate)      \
-  X(cuEventRecord) X(cuEventQuery) X(cuEventSynchronize) X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString)
+  X(cuEventRecord) X(cuEventQuery) X(cuEventSynchronize) X(cuEventDestroy) X(cuEventElapsedTime)            \
+  X(cuGetErrorName) X(cuGetErrorString)
 
 #define AMP_LT_FUNCTIONS(X)                                                                              \
   X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy)          \
@@ -111,6 +112,7 @@ class DriverApi final : public GpuApi {
     }
     for (CUgraphExec g : graphs_) d_.cuGraphExecDestroy(g);
     for (CUevent e : events_) d_.cuEventDestroy(e);
+    for (CUevent e : timers_) d_.cuEventDestroy(e);
     if (workspace_) d_.cuMemFree(workspace_);
     if (lt_) d_.cublasLtDestroy(lt_);
     if (module_) d_.cuModuleUnload(module_);
@@ -308,6 +310,21 @@ class DriverApi final : public GpuApi {
     ++syncs_;
     return check(d_.cuStreamSynchronize(stream_), "the GPU's work");
   }
+  absl::Status recordTimer(int timer) override {
+    while (static_cast<int>(timers_.size()) <= timer) {
+      CUevent e = nullptr;
+      if (CUresult r = d_.cuEventCreate(&e, CU_EVENT_DEFAULT); r != CUDA_SUCCESS) return fail(r, "cuEventCreate");
+      timers_.push_back(e);
+    }
+    return check(d_.cuEventRecord(timers_[timer], stream_), "cuEventRecord");
+  }
+  absl::StatusOr<float> elapsedMs(int from, int to) override {
+    if (from < 0 || to < 0 || from >= static_cast<int>(timers_.size()) || to >= static_cast<int>(timers_.size()))
+      return absl::InvalidArgumentError("elapsedMs: a timer never recorded");
+    float ms = 0;
+    if (auto s = check(d_.cuEventElapsedTime(&ms, timers_[from], timers_[to]), "cuEventElapsedTime"); !s.ok()) return s;
+    return ms;
+  }
   int64_t hostSyncs() const override { return syncs_; }
 
  private:
@@ -345,6 +362,7 @@ class DriverApi final : public GpuApi {
       ids_;
   std::vector<CUgraphExec> graphs_;
   std::vector<CUevent> events_;
+  std::vector<CUevent> timers_;  // profiling: timing enabled
   int64_t syncs_ = 0;
 };
 

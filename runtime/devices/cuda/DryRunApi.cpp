@@ -197,6 +197,20 @@ absl::Status DryRunApi::waitEvent(int slot) {
   ++syncs_;
   return record(absl::StrCat("wait event ", slot));
 }
+absl::Status DryRunApi::recordTimer(int timer) {
+  if (capturing_) return absl::FailedPreconditionError("dry run: a timer recorded during capture");
+  if (timer < 0) return absl::InvalidArgumentError("dry run: negative timer");
+  if (static_cast<size_t>(timer) >= timers_.size()) timers_.resize(static_cast<size_t>(timer) + 1, 0);
+  timers_[static_cast<size_t>(timer)] = 1;
+  return record(absl::StrCat("timer ", timer));
+}
+
+absl::StatusOr<float> DryRunApi::elapsedMs(int from, int to) {
+  auto recorded = [&](int t) { return t >= 0 && static_cast<size_t>(t) < timers_.size() && timers_[static_cast<size_t>(t)]; };
+  if (!recorded(from) || !recorded(to)) return absl::InvalidArgumentError("dry run: elapsedMs of a timer never recorded");
+  return 0.0f;
+}
+
 absl::Status DryRunApi::synchronize() {
   if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
   ++syncs_;

@@ -45,6 +45,9 @@ class DryRunApi final : public GpuApi {
   absl::Status waitEvent(int slot) override;
   absl::Status synchronize() override;
   int64_t hostSyncs() const override { return syncs_; }
+  // Timers are recorded, never timed: every interval is 0 ms.
+  absl::Status recordTimer(int timer) override;
+  absl::StatusOr<float> elapsedMs(int from, int to) override;
 
   // Every call in order, one line each ("launch amp_mt_adam_f32_none 1x256", "graph 0", "sync").
   const std::vector<std::string>& calls() const { return calls_; }
@@ -81,6 +84,7 @@ class DryRunApi final : public GpuApi {
   std::vector<MemoryOp> captureMemory_;
   std::vector<std::vector<MemoryOp>> graphMemory_;
   int64_t graphLaunches_ = 0, syncs_ = 0;
+  std::vector<char> timers_;  // recorded timers
   std::vector<std::string> calls_;
 };
 

@@ -63,6 +63,11 @@ class GpuApi {
   virtual absl::Status waitEvent(int slot) = 0;  // blocks: counted in hostSyncs
   virtual absl::Status synchronize() = 0;        // blocks: counted in hostSyncs
   virtual int64_t hostSyncs() const = 0;
+
+  // Profiling (--profile): timing events recorded on the stream, outside any capture; elapsedMs
+  // reads the device time between two of them once both have completed.
+  virtual absl::Status recordTimer(int timer) = 0;
+  virtual absl::StatusOr<float> elapsedMs(int from, int to) = 0;
 };
 
 // The GPU `ordinal` through the NVIDIA driver (libcuda.so.1) and cuBLASLt, both loaded at run

@@ -72,6 +72,19 @@
 // RUN: not amp-run %t.conv.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=CONV
 // CONV: entry 'eval': the cuda device has no kernel yet for amp.conv2d (1); run this model with --device=cpu
 
+// --profile: train_step's operations by category (on a GPU with their device time; the dry run
+// has no clock).
+// RUN: amp-run %t.ampx --device=cuda --dry-run --profile | FileCheck %s --check-prefix=PROFILE
+// PROFILE: profile of train_step: 2 call(s), each timed as its graph, then operation by operation (the dry run has no clock: operation counts only)
+// PROFILE-NEXT: GEMM              8 operation(s)
+// PROFILE-NEXT: fused             {{[1-9][0-9]*}} operation(s)
+// PROFILE-NEXT: scaler/optimizer  {{[1-9][0-9]*}} operation(s)
+// PROFILE-NEXT: other             {{[1-9][0-9]*}} operation(s)
+// RUN: not amp-run %t.ampx --profile --steps=1 --data=fashion-mnist 2>&1 | FileCheck %s --check-prefix=PROFILECPU
+// PROFILECPU: --profile is for --device=cuda
+// RUN: not amp-run %t.ampx --device=cuda --profile 2>&1 | FileCheck %s --check-prefix=PROFILEENTRY
+// PROFILEENTRY: --profile profiles training: give --steps=N or --epochs=N (or --dry-run)
+
 // --dry-run is the cuda device's, and takes nothing that would run the model.
 // RUN: not amp-run %t.ampx --dry-run 2>&1 | FileCheck %s --check-prefix=NOTCUDA
 // NOTCUDA: --dry-run is for --device=cuda

@@ -153,6 +153,60 @@ TEST(CudaExecutor, TheTrainerReportsZeroHostSyncsPerSteadyStateStep) {
   EXPECT_FALSE(onCpu->hostSyncsPerStep.has_value());
 }
 
+// --profile: each call runs as its graph between two timers, then operation by operation with a
+// timer before each; the session's params and state are put back afterwards.
+TEST(CudaExecutor, AProfileTimesEveryOperationAndPutsTheStateBack) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  auto prepared = d.session->prepared("train_step");
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const EntryReport* r = reportOf(**prepared);
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  ASSERT_TRUE(d.session->syncPersistent().ok());
+  std::map<std::string, std::vector<uint8_t>> before;
+  for (const NamedTensorRef& t : d.session->persistent())
+    before[t.name].assign(t.tensor->data(), t.tensor->data() + t.tensor->nbytes());
+  d.api->clearCalls();
+  auto profile = d.session->profile("train_step", d.feeds, {}, 3);
+  ASSERT_TRUE(profile.ok()) << profile.status();
+  EXPECT_EQ(profile->calls, 3);
+  std::map<std::string, int64_t> operations;
+  int64_t total = 0;
+  for (const EntryProfile::Category& c : profile->categories) {
+    operations[c.name] = c.operations;
+    total += c.operations;
+    EXPECT_EQ(c.ms, 0.0) << "the dry run has no clock";
+  }
+  EXPECT_EQ(total, static_cast<int64_t>(r->actions.size()));
+  EXPECT_EQ(operations["GEMM"], r->gemms);
+  EXPECT_GT(operations["fused"], 0);
+  EXPECT_GT(operations["scaler/optimizer"], 0);
+  // Per call: a timer on each side of the graph, one before each operation and one after the last.
+  EXPECT_EQ(count(d.api->calls(), "timer "), 3 * (2 + total + 1));
+  EXPECT_EQ(count(d.api->calls(), "graph 0"), 3);
+  // The session's values are those before the profile, and go up again before the next call.
+  for (const NamedTensorRef& t : d.session->persistent()) {
+    const std::vector<uint8_t>& b = before[t.name];
+    EXPECT_TRUE(std::equal(b.begin(), b.end(), t.tensor->data())) << t.name;
+  }
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->syncPersistent().ok());
+  EXPECT_EQ(count(d.api->calls(), "copy to host"), 0) << "the profiled calls' values never reach the session";
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  EXPECT_GE(count(d.api->calls(), "copy to device"), static_cast<int64_t>(before.size()));
+  // The trainer profiles train_step after training, on its last batch.
+  Dataset data;
+  data.name = "zeros";
+  data.inputs = Tensor(DType::F32, {256, 784});
+  data.labels = Tensor(DType::I64, {256});
+  TrainOptions options;
+  options.steps = 2;
+  options.profileCalls = 2;
+  auto report = train(*d.session, data, nullptr, options, {});
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->profile.has_value());
+  EXPECT_EQ(report->profile->calls, 2);
+}
+
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   auto first = d.session->run("train_step", d.feeds);
