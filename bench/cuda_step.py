@@ -15,6 +15,7 @@ Prints one table with the ratios and the targets of docs/cuda-device.md, and the
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -81,14 +82,23 @@ def main():
         summary = os.path.join(a.workdir, "summary_%s.json" % precision)
         p = subprocess.run([os.path.join(a.bindir, "amp-run"), bundle, "--device=cuda", "--steps=%d" % a.steps,
                             "--data=" + data, "--summary=" + summary, "--log-every=1000000",
-                            "--eval-every=1000000"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=300)
+                            "--eval-every=1000000", "--profile"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, timeout=300)
         if p.returncode != 0:
             print("amp-run %s failed:\n%s" % (precision, p.stdout[-2000:]))
             results["step"][("ampc", precision)] = None
             continue
         with open(summary) as f:
-            results["step"][("ampc", precision)] = json.load(f).get("step_time_ms")
+            s = json.load(f)
+        results["step"][("ampc", precision)] = s.get("step_time_ms")
+        results.setdefault("syncs", {})[precision] = s.get("host_syncs_per_step")
+        # amp-run --profile's table: "  scaler/optimizer      0.123 ms    4.5%  7 operation(s)"
+        for line in p.stdout.splitlines():
+            m = re.match(r"^  (\S+)\s+([0-9.]+) ms\s+([0-9.]+)%\s+(\d+) operation", line)
+            if m:
+                results.setdefault("profile", {}).setdefault(precision, {})[m.group(1)] = {
+                    "ms": float(m.group(2)), "share": float(m.group(3)), "operations": int(m.group(4))}
+        print(p.stdout[p.stdout.find("profile of"):] if "profile of" in p.stdout else "", end="")
 
     def ratio(ours, theirs, higher_is_better):
         if not ours or not theirs:
@@ -106,9 +116,16 @@ def main():
         target = {"bf16": ">= 1.3", "compile-bf16": ">= 1.0"}.get(theirs, "")
         print("  %-6s vs torch %-14s %8s %8s %10s  %s" % (ours, theirs, o and "%.3f" % o, t and "%.3f" % t,
                                                          ratio(o, t, False), target))
+    print("\nscaler + optimizer share of the step (amp-run --profile)   target < 5%; host syncs per step, target 0")
+    for precision in ("f32", "bf16", "f16"):
+        share = results.get("profile", {}).get(precision, {}).get("scaler/optimizer", {}).get("share")
+        syncs = results.get("syncs", {}).get(precision)
+        print("  %-6s %8s %24s" % (precision, "n/a" if share is None else "%.1f%%" % share,
+                                    "n/a" if syncs is None else "%.2f syncs/step" % syncs))
     if a.json:
         flat = {"gemm": {"%s_%s" % k: v for k, v in results["gemm"].items()},
-                "step": {"%s_%s" % k: v for k, v in results["step"].items()}}
+                "step": {"%s_%s" % k: v for k, v in results["step"].items()},
+                "profile": results.get("profile", {}), "host_syncs_per_step": results.get("syncs", {})}
         with open(a.json, "w") as f:
             json.dump(flat, f, indent=1)
     # Nothing measured on our side is a failure of the run (a target missed is not: it is reported).
