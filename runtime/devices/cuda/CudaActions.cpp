@@ -109,9 +109,14 @@ absl::Status Action::enqueue(GpuApi& api) {
   switch (kind) {
     case Kind::Launch: {
       std::vector<void*> params;
+      std::vector<size_t> sizes;
       params.reserve(args.size());
-      for (std::vector<uint8_t>& v : args) params.push_back(v.data());
-      return api.launch(fn, blocks, threads, params.data(), blocksY);
+      sizes.reserve(args.size());
+      for (std::vector<uint8_t>& v : args) {
+        params.push_back(v.data());
+        sizes.push_back(v.size());
+      }
+      return api.launch(fn, blocks, threads, params.data(), blocksY, sizes);
     }
     case Kind::Gemm: return api.gemm(gemm, a, b, bias, d);
     case Kind::Copy: return api.copyOnDevice(dst, src, bytes);

@@ -122,6 +122,8 @@ class CudaExecutor final : public Executor {
         return absl::DataLossError(absl::StrCat("the bundle's code object ", object.tensorName(),
                                                 " fails its SHA-256 check (the bundle is corrupted); recompile it"));
       if (auto s = api_->loadModule(choice->object->bytes, choice->jit); !s.ok()) return s;
+      for (const CodeObject& c : plan.code)  // the kernels' parameter lists, for a checking GpuApi
+        if (c.isa == object.isa && c.format == "ptx") api_->kernelSignatures(c.bytes);
       code_ = choice->summary;
       mirrors_.assign(plan.buffers.size(), 0);
       for (size_t id = 0; id < plan.buffers.size(); ++id) {

@@ -189,7 +189,8 @@ class DriverApi final : public GpuApi {
     return static_cast<KernelFn>(f);
   }
 
-  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) override {
+  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
+                      absl::Span<const size_t>) override {
     if (blocks <= 0 || blocksY <= 0) return absl::OkStatus();
     return check(d_.cuLaunchKernel(static_cast<CUfunction>(fn), static_cast<unsigned>(blocks),
                                    static_cast<unsigned>(blocksY), 1,

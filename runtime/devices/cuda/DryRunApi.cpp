@@ -1,9 +1,12 @@
 #include "runtime/devices/cuda/DryRunApi.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace amp::rt::cuda {
 
@@ -86,14 +89,65 @@ absl::StatusOr<KernelFn> DryRunApi::function(const std::string& name) {
   return reinterpret_cast<KernelFn>(static_cast<uintptr_t>(it->second + 1));
 }
 
-absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) {
+namespace {
+
+// Bytes of a PTX parameter type (.u64, .f32, .b8, ...).
+size_t ptxTypeBytes(absl::string_view type) {
+  if (type.size() < 3 || type[0] != '.') return 0;
+  const absl::string_view bits = type.substr(2);
+  if (bits == "8") return 1;
+  if (bits == "16") return 2;
+  if (bits == "32") return 4;
+  if (bits == "64") return 8;
+  return 0;
+}
+
+}  // namespace
+
+// `.visible .entry NAME(\n\t.param .u64 NAME_param_0,\n\t.param .align 8 .b8 NAME_param_1[3712]\n)`
+void DryRunApi::kernelSignatures(const std::vector<uint8_t>& ptx) {
+  const std::string text(ptx.begin(), ptx.end());
+  size_t at = 0;
+  while ((at = text.find(".entry ", at)) != std::string::npos) {
+    const size_t nameBegin = at + 7;
+    const size_t open = text.find('(', nameBegin);
+    const size_t close = text.find(')', nameBegin);
+    if (open == std::string::npos || close == std::string::npos || close < open) break;
+    const std::string name = text.substr(nameBegin, open - nameBegin);
+    std::vector<size_t> sizes;
+    for (absl::string_view param : absl::StrSplit(absl::string_view(text).substr(open + 1, close - open - 1), ',')) {
+      size_t bytes = 0, count = 1;
+      for (absl::string_view token : absl::StrSplit(param, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+        if (token == ".param" || token == ".align" || token == ".ptr" || token == ".global") continue;
+        if (size_t b = ptxTypeBytes(token)) {
+          bytes = b;
+        } else if (size_t bracket = token.find('['); bracket != absl::string_view::npos) {
+          count = static_cast<size_t>(std::strtoull(std::string(token.substr(bracket + 1)).c_str(), nullptr, 10));
+        }
+      }
+      if (bytes) sizes.push_back(bytes * count);
+    }
+    signatures_[name] = std::move(sizes);
+    at = close;
+  }
+}
+
+absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
+                               absl::Span<const size_t> paramBytes) {
   const size_t index = static_cast<size_t>(reinterpret_cast<uintptr_t>(fn)) - 1;
   if (index >= names_.size()) return absl::InvalidArgumentError("dry run: launch of an unknown kernel");
+  const std::string& name = names_[index];
   if (blocks < 1 || blocks > (int64_t{1} << 31) - 1 || blocksY < 1 || blocksY > 65535 || threads < 1 || threads > 1024)
-    return absl::InvalidArgumentError(absl::StrCat("dry run: ", names_[index], ": grid ", blocks, " x ", threads));
-  (void)params;
-  return record(absl::StrCat("launch ", names_[index], " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x",
-                             threads));
+    return absl::InvalidArgumentError(absl::StrCat("dry run: ", name, ": grid ", blocks, " x ", threads));
+  if (auto it = signatures_.find(name); it != signatures_.end()) {
+    const std::vector<size_t>& expected = it->second;
+    if (!std::equal(expected.begin(), expected.end(), paramBytes.begin(), paramBytes.end()))
+      return absl::InvalidArgumentError(absl::StrCat("dry run: kernel ", name, " takes parameters of [",
+                                                     absl::StrJoin(expected, ", "), "] bytes; the launch passes [",
+                                                     absl::StrJoin(paramBytes, ", "), "]"));
+  }
+  if (!params && !paramBytes.empty()) return absl::InvalidArgumentError("dry run: arguments without values");
+  return record(absl::StrCat("launch ", name, " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x", threads));
 }
 
 absl::Status DryRunApi::copyToDevice(DevicePtr dst, const void* src, int64_t bytes) {

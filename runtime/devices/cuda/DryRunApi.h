@@ -1,7 +1,7 @@
 // A GpuApi that runs no kernel: it hands out host memory as "device" memory, performs copies and
 // fills (also when a graph replays them, so data paths around the kernels are real), records every call,
 // and checks what a GPU would trust blindly: each kernel exists in the bundle's code object, each
-// device address a call passes lies inside an allocation of the size it needs, graphs are captured
+// launch passes the parameter sizes its PTX declares (kernelSignatures), each device address a call passes lies inside an allocation of the size it needs, graphs are captured
 // once and replayed. `amp-run --device=cuda --dry-run` prepares and "runs" a bundle through it on
 // any machine, printing the operations the GPU would execute; the tests use it to check capture
 // order and host synchronisations per step.
@@ -30,7 +30,10 @@ class DryRunApi final : public GpuApi {
   void releasePinned(void* p) override;
   absl::Status loadModule(const std::vector<uint8_t>& image, bool ptx) override;
   absl::StatusOr<KernelFn> function(const std::string& name) override;
-  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY) override;
+  // Parses each `.entry`'s parameter sizes; launches of those kernels must pass exactly them.
+  void kernelSignatures(const std::vector<uint8_t>& ptx) override;
+  absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
+                      absl::Span<const size_t> paramBytes) override;
   absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) override;
   absl::Status copyToHost(void* dst, DevicePtr src, int64_t bytes) override;
   absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) override;
@@ -54,6 +57,8 @@ class DryRunApi final : public GpuApi {
   void clearCalls() { calls_.clear(); }
   int64_t graphsCaptured() const { return static_cast<int64_t>(graphs_.size()); }
   int64_t graphLaunches() const { return graphLaunches_; }
+  // Kernels whose launches are checked against their PTX parameter lists.
+  size_t signaturesKnown() const { return signatures_.size(); }
 
  private:
   // Whether [p, p + bytes) lies inside one live allocation.
@@ -77,6 +82,7 @@ class DryRunApi final : public GpuApi {
   bool loaded_ = false;
   std::map<std::string, int> functions_;      // name -> index into names_
   std::vector<std::string> names_;
+  std::map<std::string, std::vector<size_t>> signatures_;  // kernel -> parameter bytes, from the PTX
   std::vector<GemmPlan> gemms_;
   bool capturing_ = false;
   std::vector<std::string> capture_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "runtime/devices/cuda/CodeSelect.h"
 #include "runtime/devices/cuda/GemmPlan.h"
 
@@ -39,9 +40,16 @@ class GpuApi {
   virtual absl::Status loadModule(const std::vector<uint8_t>& image, bool ptx) = 0;
   virtual absl::StatusOr<KernelFn> function(const std::string& name) = 0;
 
-  // Stream-ordered work. `params` is cuLaunchKernel's array of pointers to the argument values.
-  // blocksY: a second grid dimension (1 for every kernel but embedding_grad's row chunks).
-  virtual absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY = 1) = 0;
+  // The PTX of the loaded code object (its text: each kernel's `.entry` parameter list), which
+  // the recording implementation checks every launch's argument sizes against. The driver needs
+  // nothing of it.
+  virtual void kernelSignatures(const std::vector<uint8_t>& ptx) { (void)ptx; }
+
+  // Stream-ordered work. `params` is cuLaunchKernel's array of pointers to the argument values,
+  // `paramBytes` their sizes. blocksY: a second grid dimension (1 for every kernel but
+  // embedding_grad's row chunks).
+  virtual absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
+                              absl::Span<const size_t> paramBytes) = 0;
   virtual absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) = 0;
   virtual absl::Status copyToHost(void* dst, DevicePtr src, int64_t bytes) = 0;
   virtual absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) = 0;

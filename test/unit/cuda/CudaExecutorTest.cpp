@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
+#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/train/Trainer.h"
@@ -378,6 +379,33 @@ TEST(CudaExecutor, RefusesHostileBundlesBeforeLaunchingAnything) {
     }
   }
   EXPECT_TRUE(anyRefused) << "an entry with the edited shape was prepared";
+}
+
+// Every launch passes exactly the parameter sizes the kernel's PTX declares: a struct or scalar
+// that disagrees between host and kernel would be garbage on a GPU.
+TEST(CudaExecutor, EveryLaunchMatchesItsKernelsParameterList) {
+  OPEN_OR_SKIP(d, "mlp_sgd_clip_f16_sm_80");
+  for (const EntryPoint& e : d.session->plan().entries) ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;
+  EXPECT_GT(d.api->signaturesKnown(), 100u) << "the bundle's PTX lists every kernel";
+  // The checker itself: the fused SGD kernel takes its tensor list by value and one pointer.
+  const Plan& plan = d.session->plan();
+  const CodeObject* ptx = nullptr;
+  for (const CodeObject& c : plan.code)
+    if (c.format == "ptx") ptx = &c;
+  ASSERT_NE(ptx, nullptr);
+  DryRunApi api;
+  ASSERT_TRUE(api.loadModule(ptx->bytes, true).ok());
+  api.kernelSignatures(ptx->bytes);
+  auto fn = api.function("amp_mt_sgd_f16w_f16");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  std::vector<uint8_t> list(sizeof(AmpTensorList<4>)), pointer(8);
+  void* params[] = {list.data(), pointer.data()};
+  const size_t right[] = {sizeof(AmpTensorList<4>), 8}, shortList[] = {sizeof(AmpTensorList<4>) - 8, 8};
+  EXPECT_TRUE(api.launch(*fn, 1, 256, params, 1, right).ok());
+  auto wrong = api.launch(*fn, 1, 256, params, 1, shortList);
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.message().find("amp_mt_sgd_f16w_f16 takes parameters of"), std::string::npos) << wrong.message();
+  EXPECT_FALSE(api.launch(*fn, 1, 256, params, 1, absl::MakeConstSpan(right, 1)).ok()) << "a missing argument";
 }
 
 TEST(CudaExecutor, WithoutADriverTheDeviceSaysSo) {
