@@ -6,10 +6,12 @@
 1. GEMM: amp-bench-cuda-gemm (our cuBLASLt path) against torch.matmul at 4096^3, bf16 and f16.
 2. Training step: the bench bundles (bench/gen_mlp.py's MLP 4096 -> 4096 -> 4096 -> 4096, batch 512,
    mean squared error, SGD: the model of PyTorch's AMP recipe; compiled here for cuda:sm_90 in f32,
-   bf16 and f16) trained by
-   `amp-run --device=cuda` on synthetic data (amp-run's median step time, each step ending with its
-   results on the host), against bench/cuda_pytorch.py's eager fp32, tf32, bf16 autocast, f16 with
-   GradScaler and torch.compile'd bf16 steps of the same model.
+   bf16 and f16), and examples/transformer_lm.mlir (batch 8 x 32, AdamW lr 3e-3, on make_lm_data.py's
+   sequences) in the same three precisions, each trained by
+   `amp-run --device=cuda` on synthetic data (amp-run's median step time: steps are enqueued and
+   timed by the delivery of their logs), against bench/cuda_pytorch.py's eager fp32, tf32, bf16
+   autocast, f16 with GradScaler and torch.compile'd bf16 steps of the same model (steps back to
+   back, one synchronisation at the end).
 Prints one table with the ratios and the targets of docs/cuda-device.md, and the JSON lines it read.
 """
 import argparse
@@ -49,6 +51,36 @@ def json_lines(cmd, env=None, timeout=240):
     return p.returncode, out
 
 
+# The step benchmarks: (model key, our bundle name pattern, title of its table).
+MODELS = (("mlp", "bench_mlp4096_%s_sm_90.ampx", "MLP 4096x3 + MSE, batch 512, SGD"),
+          ("transformer", "bench_lm_%s_sm_90.ampx", "examples/transformer_lm.mlir, batch 8 x 32, AdamW"))
+
+
+def amp_run_step(a, bundle, data, tag, results, model, precision):
+    """amp-run --device=cuda --profile on `bundle`: its median step, host syncs and profile."""
+    summary = os.path.join(a.workdir, "summary_%s.json" % tag)
+    p = subprocess.run([os.path.join(a.bindir, "amp-run"), bundle, "--device=cuda", "--steps=%d" % a.steps,
+                        "--data=" + data, "--summary=" + summary, "--log-every=1000000",
+                        "--eval-every=1000000", "--profile"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    key = (model, precision)
+    if p.returncode != 0:
+        print("amp-run %s failed:\n%s" % (tag, p.stdout[-2000:]))
+        results["step"][("ampc",) + key] = None
+        return
+    with open(summary) as f:
+        s = json.load(f)
+    results["step"][("ampc",) + key] = s.get("step_time_ms")
+    results["syncs"][key] = s.get("host_syncs_per_step")
+    # amp-run --profile's table: "  scaler/optimizer      0.123 ms    4.5%  7 operation(s)"
+    for line in p.stdout.splitlines():
+        m = re.match(r"^  (\S+)\s+([0-9.]+) ms\s+([0-9.]+)%\s+(\d+) operation", line)
+        if m:
+            results["profile"].setdefault(key, {})[m.group(1)] = {
+                "ms": float(m.group(2)), "share": float(m.group(3)), "operations": int(m.group(4))}
+    print("== %s\n%s" % (tag, p.stdout[p.stdout.find("profile of"):] if "profile of" in p.stdout else ""), end="")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bindir", required=True)
@@ -59,7 +91,7 @@ def main():
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    results = {"gemm": {}, "step": {}}
+    results = {"gemm": {}, "step": {}, "syncs": {}, "profile": {}}
 
     rc, lines = json_lines([os.path.join(a.bindir, "amp-bench-cuda-gemm")])
     for r in lines:
@@ -70,35 +102,21 @@ def main():
         if r["kind"] == "gemm":
             results["gemm"][("torch", r["dtype"])] = r["tflops"]
         elif r["kind"] == "step":
-            results["step"][("torch", r["mode"])] = r.get("ms")
+            results["step"][("torch", r.get("model", "mlp"), r["mode"])] = r.get("ms")
 
-    data = os.path.join(a.workdir, "mlp4096_mse.npz")
-    if not os.path.exists(data):
-        write_regression_npz(data, 2 * 512, 4096, 4096)
-    for precision in ("f32", "bf16", "f16"):
-        bundle = os.path.join(a.bundles, "bench_mlp4096_%s_sm_90.ampx" % precision)
-        if not os.path.exists(bundle):
-            continue
-        summary = os.path.join(a.workdir, "summary_%s.json" % precision)
-        p = subprocess.run([os.path.join(a.bindir, "amp-run"), bundle, "--device=cuda", "--steps=%d" % a.steps,
-                            "--data=" + data, "--summary=" + summary, "--log-every=1000000",
-                            "--eval-every=1000000", "--profile"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True, timeout=300)
-        if p.returncode != 0:
-            print("amp-run %s failed:\n%s" % (precision, p.stdout[-2000:]))
-            results["step"][("ampc", precision)] = None
-            continue
-        with open(summary) as f:
-            s = json.load(f)
-        results["step"][("ampc", precision)] = s.get("step_time_ms")
-        results.setdefault("syncs", {})[precision] = s.get("host_syncs_per_step")
-        # amp-run --profile's table: "  scaler/optimizer      0.123 ms    4.5%  7 operation(s)"
-        for line in p.stdout.splitlines():
-            m = re.match(r"^  (\S+)\s+([0-9.]+) ms\s+([0-9.]+)%\s+(\d+) operation", line)
-            if m:
-                results.setdefault("profile", {}).setdefault(precision, {})[m.group(1)] = {
-                    "ms": float(m.group(2)), "share": float(m.group(3)), "operations": int(m.group(4))}
-        print(p.stdout[p.stdout.find("profile of"):] if "profile of" in p.stdout else "", end="")
+    data = {"mlp": os.path.join(a.workdir, "mlp4096_mse.npz"), "transformer": os.path.join(a.workdir, "lm.npz")}
+    if not os.path.exists(data["mlp"]):
+        write_regression_npz(data["mlp"], 2 * 512, 4096, 4096)
+    if not os.path.exists(data["transformer"]):
+        # Next to this script in the GPU check's package; in the repository, in examples/.
+        maker = next(p for p in (os.path.join(HERE, "make_lm_data.py"), os.path.join(HERE, "..", "examples", "make_lm_data.py"))
+                     if os.path.exists(p))
+        subprocess.run([sys.executable, maker, data["transformer"], "--sequences", "256"], check=True)
+    for model, pattern, _ in MODELS:
+        for precision in ("f32", "bf16", "f16"):
+            bundle = os.path.join(a.bundles, pattern % precision)
+            if os.path.exists(bundle):
+                amp_run_step(a, bundle, data[model], "%s_%s" % (model, precision), results, model, precision)
 
     def ratio(ours, theirs, higher_is_better):
         if not ours or not theirs:
@@ -109,28 +127,28 @@ def main():
     for dtype in ("bf16", "f16"):
         o, t = results["gemm"].get(("ampc", dtype)), results["gemm"].get(("torch", dtype))
         print("  %-24s %8s %8s %12s" % (dtype, o and "%.1f" % o, t and "%.1f" % t, ratio(o, t, True)))
-    print("\nMLP 4096x3 + MSE, batch 512, step (ms)   ours     torch    speed-up")
     pairs = [("f32", "fp32"), ("f32", "tf32"), ("bf16", "bf16"), ("bf16", "compile-bf16"), ("f16", "f16")]
-    for ours, theirs in pairs:
-        o, t = results["step"].get(("ampc", ours)), results["step"].get(("torch", theirs))
-        target = {"bf16": ">= 1.3", "compile-bf16": ">= 1.0"}.get(theirs, "")
-        print("  %-6s vs torch %-14s %8s %8s %10s  %s" % (ours, theirs, o and "%.3f" % o, t and "%.3f" % t,
-                                                         ratio(o, t, False), target))
-    print("\nscaler + optimizer share of the step (amp-run --profile)   target < 5%; host syncs per step, target 0")
-    for precision in ("f32", "bf16", "f16"):
-        share = results.get("profile", {}).get(precision, {}).get("scaler/optimizer", {}).get("share")
-        syncs = results.get("syncs", {}).get(precision)
-        print("  %-6s %8s %24s" % (precision, "n/a" if share is None else "%.1f%%" % share,
-                                    "n/a" if syncs is None else "%.2f syncs/step" % syncs))
+    for model, _, title in MODELS:
+        print("\n%s: step (ms)   ours     torch    speed-up" % title)
+        for ours, theirs in pairs:
+            o, t = results["step"].get(("ampc", model, ours)), results["step"].get(("torch", model, theirs))
+            target = {"bf16": ">= 1.3", "compile-bf16": ">= 1.0"}.get(theirs, "")
+            print("  %-6s vs torch %-14s %8s %8s %10s  %s" % (ours, theirs, o and "%.3f" % o, t and "%.3f" % t,
+                                                             ratio(o, t, False), target))
+        print("  scaler + optimizer share of our step (amp-run --profile), target < 5%; host syncs per step, target 0")
+        for precision in ("f32", "bf16", "f16"):
+            share = results["profile"].get((model, precision), {}).get("scaler/optimizer", {}).get("share")
+            syncs = results["syncs"].get((model, precision))
+            print("    %-6s %8s %24s" % (precision, "n/a" if share is None else "%.1f%%" % share,
+                                        "n/a" if syncs is None else "%.2f syncs/step" % syncs))
     if a.json:
-        flat = {"gemm": {"%s_%s" % k: v for k, v in results["gemm"].items()},
-                "step": {"%s_%s" % k: v for k, v in results["step"].items()},
-                "profile": results.get("profile", {}), "host_syncs_per_step": results.get("syncs", {})}
+        flat = {name: {"_".join(k) if isinstance(k, tuple) else k: v for k, v in results[name].items()}
+                for name in ("gemm", "step", "syncs", "profile")}
         with open(a.json, "w") as f:
             json.dump(flat, f, indent=1)
     # Nothing measured on our side is a failure of the run (a target missed is not: it is reported).
     ours = [results["gemm"].get(("ampc", d)) for d in ("bf16", "f16")] + \
-           [results["step"].get(("ampc", p)) for p in ("f32", "bf16", "f16")]
+           [results["step"].get(("ampc", m, p)) for m, _, _ in MODELS for p in ("f32", "bf16", "f16")]
     missing = sum(1 for v in ours if not v)
     if missing:
         print("\n%d of our measurements are missing (see the errors above)" % missing)

@@ -41,11 +41,15 @@ if [ "$mode" = package ]; then
   # The benchmark model, PyTorch's AMP recipe: bench/gen_mlp.py's 4096-wide MLP, batch 512, MSE, SGD,
   # for sm_90 in each precision.
   python3 "$root/bench/gen_mlp.py" --batch 512 --widths 4096,4096,4096,4096 --loss mse -o "$stage/mlp4096.mlir"
+  # And the examples' transformer block, AdamW, as bench/cuda_pytorch.py's TransformerLM.
   for p in f32 bf16 f16; do
     "$build/bin/ampc" "$stage/mlp4096.mlir" --train --precision=$p --optimizer=sgd --lr=2e-3 --target=cuda:sm_90 \
       -o "$stage/bundles/bench_mlp4096_${p}_sm_90.ampx"
+    "$build/bin/ampc" "$root/examples/transformer_lm.mlir" --train --precision=$p --optimizer=adamw --lr=3e-3 \
+      --target=cuda:sm_90 -o "$stage/bundles/bench_lm_${p}_sm_90.ampx"
   done
-  cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py "$stage/bench/"
+  cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py \
+    "$root"/examples/make_lm_data.py "$stage/bench/"
   # Shared libraries outside the C runtime and the compiler's own (which any machine with GCC has).
   for b in "${bins[@]}"; do ldd "$build/bin/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
