@@ -210,12 +210,17 @@ absl::Status Session::bindFeeds(const std::map<std::string, Tensor>& feeds, cons
 
 absl::Status Session::runBound(PreparedEntry& entry, absl::Span<const Tensor* const> bound, const RunOptions& options) {
   // Devices update state in place; a numerics failure may stop a call after an update, so a
-  // checked call keeps a copy of params and state to restore (all or nothing, as documented).
+  // checked call keeps a copy of params and state to restore (all or nothing, as documented). A
+  // device holding its own copies (cuda) is synced first and given the restored values after.
   std::vector<Tensor> snapshot;
-  if (options.checkNumerics) snapshot = persistent_;
+  if (options.checkNumerics) {
+    if (auto s = syncPersistent(); !s.ok()) return s;
+    snapshot = persistent_;
+  }
   if (auto status = entry.run(args(bound, options)); !status.ok()) {
     for (size_t i = 0; i < snapshot.size(); ++i)
       if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
+    if (!snapshot.empty()) executor_->persistentChanged();
     return status;
   }
   return absl::OkStatus();
@@ -287,8 +292,17 @@ absl::Status Session::enqueue(std::string_view entryName, const std::map<std::st
       if (item.when == when)
         std::memcpy(bytes.data() + item.offset, persistent_[item.buffer].data(), persistent_[item.buffer].nbytes());
   };
+  // A device holding params and state (a checked cuda call runs here) brings the logged ones over.
+  auto syncLogged = [&](ScalarLogItem::When when) -> absl::Status {
+    for (const ScalarLogItem& item : log.layout.items)
+      if (item.when == when)
+        if (auto s = syncPersistent(item.buffer); !s.ok()) return s;
+    return absl::OkStatus();
+  };
+  if (auto s = syncLogged(ScalarLogItem::When::Before); !s.ok()) return s;
   logState(ScalarLogItem::When::Before);
   if (auto s = runBound(**entry, bound, options); !s.ok()) return s;
+  if (auto s = syncLogged(ScalarLogItem::When::After); !s.ok()) return s;
   logState(ScalarLogItem::When::After);
   for (const ScalarLogItem& item : log.layout.items)
     if (item.when == ScalarLogItem::When::Result)

@@ -12,6 +12,7 @@
 #include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/LogRing.h"
+#include "runtime/devices/cuda/NumericsChecks.h"
 #include "runtime/exec/ScalarLog.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/MemoryLayout.h"
@@ -34,7 +35,7 @@ class CudaExecutor;
 class CudaEntry final : public PreparedEntry {
  public:
   CudaEntry(CudaExecutor& exec, GpuApi& api, const Plan& plan, const EntryPoint& entry)
-      : exec_(exec), api_(api), plan_(plan), entry_(entry), memory_(api) {}
+      : exec_(exec), api_(api), plan_(plan), planEntry_(entry), entry_(entry), memory_(api) {}
 
   absl::Status prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent);
   absl::Status run(const RunArgs& args) override;
@@ -54,9 +55,13 @@ class CudaEntry final : public PreparedEntry {
   absl::Status prepareConstant(size_t s, DevicePtr& out);
   absl::Status prepareLog(const std::vector<DevicePtr>& ptr, const std::vector<DevicePtr>& mirrors, int firstEvent);
   absl::Status checkRunnable(const RunArgs& args);
-  // The call's inputs and step from page-locked `feeds` and `step`, then the entry's graph
-  // (captured on the first call).
-  absl::Status launch(const uint8_t* feeds, const uint8_t* step);
+  // The call's inputs and step from page-locked `feeds` and `step`, then the graph of `actions`
+  // (captured into `graph` on its first call): the entry's, or its checked one.
+  absl::Status launch(const uint8_t* feeds, const uint8_t* step) { return launch(feeds, step, actions_, graph_); }
+  absl::Status launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions, std::optional<GraphId>& graph);
+  // --check-numerics: the entry's operations with a check of each float result after its step.
+  absl::Status buildChecked();
+  absl::Status runChecked(const RunArgs& args);
 
   // The ring's events: the first error of a wait is kept for poll to return.
   struct RingEvents {
@@ -72,6 +77,7 @@ class CudaEntry final : public PreparedEntry {
   CudaExecutor& exec_;
   GpuApi& api_;
   const Plan& plan_;
+  const EntryPoint& planEntry_;
   EntryPoint entry_;  // the plan's entry, or its rewrite with the gradient pipeline fused
   std::vector<size_t> planStep_;  // of the rewrite's steps: their numbers in the plan's entry
   DeviceMemory memory_;
@@ -95,6 +101,15 @@ class CudaEntry final : public PreparedEntry {
   std::optional<LogRing<RingEvents>> ring_;
   // Logs delivered early, when a call claimed a slot the caller had not polled yet.
   std::vector<std::pair<int64_t, std::vector<uint8_t>>> early_;
+  // --check-numerics: each check's result, where its storage is at its step, and the action it
+  // follows; the checked graph and the words its kernels leave (device and page-locked copies).
+  std::vector<ResultCheck> checks_;
+  std::vector<DevicePtr> checkPtr_;
+  std::vector<size_t> checkAfter_;
+  std::vector<Action> checkedActions_;
+  std::optional<GraphId> checkedGraph_;
+  DevicePtr checkWords_ = 0;
+  uint64_t* checkHost_ = nullptr;
 };
 
 class CudaExecutor final : public Executor {
@@ -259,6 +274,10 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
 
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_);
   std::map<std::string, int> unsupported;
+  checks_ = resultChecks(plan_, entry_);
+  checkPtr_.assign(checks_.size(), 0);
+  checkAfter_.assign(checks_.size(), 0);
+  size_t nextCheck = 0;
   size_t s = 0;
   while (s < entry_.steps.size()) {
     const PlanStep& step = entry_.steps[s];
@@ -278,6 +297,11 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
       ++unsupported[step.op];
       ++s;
       continue;
+    }
+    // The checks of the steps just lowered follow their operations.
+    for (; nextCheck < checks_.size() && checks_[nextCheck].step < s + *consumed; ++nextCheck) {
+      checkPtr_[nextCheck] = ptr[checks_[nextCheck].buffer];
+      checkAfter_[nextCheck] = actions_.size();
     }
     s += *consumed;
   }
@@ -302,6 +326,10 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   resultStaging_ = *staging;
   for (int32_t id : entry_.results) resultCopies_.emplace_back(ptr[id], plan_.buffers[id].byteSize());
   if (auto st = prepareLog(ptr, mirrors, firstEvent); !st.ok()) return st;
+  // prepareLog put the "before" half of the log ahead of every operation.
+  size_t logAhead = 0;
+  for (const ScalarLogItem& item : log_.items) logAhead += item.when == ScalarLogItem::When::Before;
+  for (size_t& at : checkAfter_) at += logAhead;
   for (const Action& a : actions_) report_.actions.push_back(a.what);
   return absl::OkStatus();
 }
@@ -344,34 +372,35 @@ absl::Status CudaEntry::prepareLog(const std::vector<DevicePtr>& ptr, const std:
 }
 
 absl::Status CudaEntry::checkRunnable(const RunArgs& args) {
-  if (args.checkNumerics)
-    return absl::UnimplementedError("--check-numerics is not available on the cuda device yet; use --device=cpu");
   if (args.communicator && args.communicator->worldSize() > 1)
     return absl::UnimplementedError("data-parallel training on the cuda device needs NCCL, which is not built yet");
   return exec_.uploadIfChanged(args.persistent);
 }
 
-absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step) {
+absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions,
+                               std::optional<GraphId>& graph) {
   if (feedBytes_ > 0)
     if (auto s = api_.copyToDevice(feedDevice_, feeds, feedBytes_); !s.ok()) return s;
   if (auto s = api_.copyToDevice(stepDevice_, step, 8); !s.ok()) return s;
-  if (!graph_) {
+  if (!graph) {
     if (auto s = api_.beginCapture(); !s.ok()) return s;
-    for (Action& a : actions_)
+    for (Action& a : actions)
       if (auto s = a.enqueue(api_); !s.ok()) {
         (void)api_.endCapture();  // leave the stream out of capture mode
         return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", a.what, ": ", s.message()));
       }
-    auto graph = api_.endCapture();
-    if (!graph.ok()) return graph.status();
-    graph_ = *graph;
+    auto captured = api_.endCapture();
+    if (!captured.ok()) return captured.status();
+    graph = *captured;
   }
-  if (auto s = api_.launchGraph(*graph_); !s.ok()) return s;
+  if (auto s = api_.launchGraph(*graph); !s.ok()) return s;
   if (!entry_.updates.empty()) exec_.ranAnUpdate();
   return absl::OkStatus();
 }
 
 absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
+  if (args.checkNumerics)  // the session runs checked calls synchronously
+    return absl::InvalidArgumentError("a --check-numerics call waits for its verdict: run it, do not enqueue it");
   if (auto s = checkRunnable(args); !s.ok()) return s;
   // A slot whose call the caller has not polled yet is delivered here and kept for its poll.
   const int slot = ring_->claim([&](int64_t t, absl::Span<const uint8_t> bytes) {
@@ -405,8 +434,69 @@ absl::Status CudaEntry::poll(bool wait, LogSink deliver) {
   return absl::OkStatus();
 }
 
+absl::Status CudaEntry::buildChecked() {
+  const int64_t bytes = static_cast<int64_t>(8 * std::max<size_t>(checks_.size(), 1));
+  auto words = memory_.device(bytes);
+  if (!words.ok()) return words.status();
+  auto host = memory_.pinned(bytes);
+  if (!host.ok()) return host.status();
+  checkWords_ = *words;
+  checkHost_ = reinterpret_cast<uint64_t*>(*host);
+  report_.scratchBytes += bytes;
+  Action fill;
+  fill.kind = Action::Kind::Fill;
+  fill.dst = checkWords_;
+  fill.bytes = bytes;
+  fill.value = 0xffffffffu;  // kAllFinite in every word
+  fill.what = "check-numerics: every result finite so far";
+  checkedActions_.push_back(fill);
+  std::map<DType, KernelFn> kernels;
+  for (const char* type : {"f32", "bf16", "f16"}) {
+    auto fn = api_.function(std::string("amp_check_finite_") + type);
+    if (!fn.ok()) return fn.status();
+    kernels[std::string(type) == "f32" ? DType::F32 : std::string(type) == "bf16" ? DType::BF16 : DType::F16] = *fn;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i <= actions_.size(); ++i) {
+    for (; k < checks_.size() && checkAfter_[k] == i; ++k) {
+      const BufferDesc& b = plan_.buffers[checks_[k].buffer];
+      Action a;
+      a.kind = Action::Kind::Launch;
+      a.fn = kernels.at(b.dtype);
+      a.threads = 256;
+      a.blocks = std::max<int64_t>(1, std::min<int64_t>((b.numel() + 255) / 256, int64_t{8} * api_.info().multiprocessors));
+      a.arg(checkPtr_[k]);
+      a.arg(static_cast<long long>(b.numel()));
+      a.arg(checkWords_ + static_cast<DevicePtr>(8 * k));
+      a.what = absl::StrCat("check-numerics: ", b.name);
+      checkedActions_.push_back(std::move(a));
+    }
+    if (i < actions_.size()) checkedActions_.push_back(actions_[i]);
+  }
+  return absl::OkStatus();
+}
+
+// A checked call runs the checked graph and waits for its results and check words; its verdict
+// is the first failing check in plan order. The session restores params and state when it fails.
+absl::Status CudaEntry::runChecked(const RunArgs& args) {
+  if (checkedActions_.empty())
+    if (auto s = buildChecked(); !s.ok()) return s;
+  for (const auto& [id, offset] : feeds_)
+    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(stepStaging_, &args.step, sizeof args.step);
+  if (auto s = launch(feedStaging_, stepStaging_, checkedActions_, checkedGraph_); !s.ok()) return s;
+  for (size_t r = 0; r < resultCopies_.size(); ++r)
+    if (auto s = api_.copyToHost(resultStaging_ + resultOffset_[r], resultCopies_[r].first, resultCopies_[r].second); !s.ok())
+      return s;
+  if (!checks_.empty())
+    if (auto s = api_.copyToHost(checkHost_, checkWords_, static_cast<int64_t>(8 * checks_.size())); !s.ok()) return s;
+  if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
+  return judgeChecks(plan_, planEntry_, planStep_, checks_, checkHost_, args.gradientOverflow);
+}
+
 absl::Status CudaEntry::run(const RunArgs& args) {
   if (auto s = checkRunnable(args); !s.ok()) return s;
+  if (args.checkNumerics) return runChecked(args);
   for (const auto& [id, offset] : feeds_)
     std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
   std::memcpy(stepStaging_, &args.step, sizeof args.step);

@@ -8,9 +8,12 @@
 #include <map>
 #include <regex>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
+#include "runtime/devices/cuda/GradPipeline.h"
+#include "runtime/devices/cuda/NumericsChecks.h"
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
@@ -323,11 +326,6 @@ TEST(CudaExecutor, ParamsAndStateStayOnTheDeviceUntilTheSessionAsks) {
 
 TEST(CudaExecutor, SaysWhatItCannotRun) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
-  Session::RunOptions numerics;
-  numerics.checkNumerics = true;
-  auto r = d.session->run("train_step", d.feeds, numerics);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("--check-numerics is not available on the cuda device"), std::string::npos);
   // A bundle for a cpu target carries no CUDA code.
   Plan cpu = d.session->plan();
   cpu.code.clear();
@@ -406,6 +404,92 @@ TEST(CudaExecutor, EveryLaunchMatchesItsKernelsParameterList) {
   EXPECT_FALSE(wrong.ok());
   EXPECT_NE(wrong.message().find("amp_mt_sgd_f16w_f16 takes parameters of"), std::string::npos) << wrong.message();
   EXPECT_FALSE(api.launch(*fn, 1, 256, params, 1, absl::MakeConstSpan(right, 1)).ok()) << "a missing argument";
+}
+
+// --check-numerics: a checked graph with one check kernel per float result after its step, the
+// words read back with the results in one wait, and a steady-state checked call replays it.
+TEST(CudaExecutor, ACheckedCallTestsEveryFloatResultAfterItsStep) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());  // graph 0: the entry's own
+  Session::RunOptions numerics;
+  numerics.checkNumerics = true;
+  d.api->clearCalls();
+  auto first = d.session->run("train_step", d.feeds, numerics);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int64_t checkLaunches = count(d.api->calls(), "launch amp_check_finite_");
+  d.api->clearCalls();
+  auto again = d.session->run("train_step", d.feeds, numerics);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(count(d.api->calls(), "graph 1"), 1) << "the checked graph, captured once";
+  EXPECT_EQ(count(d.api->calls(), "begin capture"), 0);
+  // Two waits: params and state come to the session first (what a failed call restores), then
+  // the results and the check words.
+  EXPECT_EQ(count(d.api->calls(), "sync"), 2);
+  EXPECT_GT(count(d.api->calls(), "copy to host"), 0);
+  const Plan& plan = d.session->plan();
+  auto prepared = d.session->prepared("train_step");
+  ASSERT_TRUE(prepared.ok());
+  // Every float result of the device's entry is checked: the plan's, less what the fused gradient
+  // pipeline never materialises.
+  const EntryReport* r = reportOf(**prepared);
+  ASSERT_NE(r, nullptr);
+  ASSERT_FALSE(r->fusion.empty());
+  auto fused = fuseGradPipeline(plan, *plan.findEntry("train_step"));
+  ASSERT_TRUE(fused.has_value());
+  const std::vector<ResultCheck> checks = resultChecks(plan, fused->entry);
+  EXPECT_GT(checks.size(), 20u);
+  EXPECT_EQ(checkLaunches, static_cast<int64_t>(checks.size())) << "one check kernel per float result";
+  // The normal graph is untouched: an unchecked call still replays graph 0.
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  expectOneReplay(d.api->calls(), "sync");
+  // Enqueued checked calls run synchronously (the session's choice), and still deliver logs.
+  ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, numerics, 7).ok());
+  int delivered = 0;
+  ASSERT_TRUE(d.session->poll("train_step", true, [&](const LoggedCall& c) { delivered += c.ticket() == 7; }).ok());
+  EXPECT_EQ(delivered, 1);
+}
+
+// What a check word says: the first failing check in plan order decides, with the plan's numbers.
+TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  const Plan& plan = d.session->plan();
+  const EntryPoint& train = *plan.findEntry("train_step");
+  auto fused = fuseGradPipeline(plan, train);
+  ASSERT_TRUE(fused.has_value());
+  const std::vector<ResultCheck> checks = resultChecks(plan, fused->entry);
+  std::vector<uint64_t> words(checks.size(), kAllFinite);
+  GradientOverflow overflow;
+  EXPECT_TRUE(judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow).ok());
+  EXPECT_FALSE(overflow.seen);
+  size_t forward = checks.size(), backward = checks.size(), update = checks.size();
+  for (size_t k = 0; k < checks.size(); ++k) {
+    const std::string& phase = fused->entry.steps[checks[k].step].phase;
+    if (phase == "forward" && forward == checks.size()) forward = k;
+    if (phase == "backward" && backward == checks.size()) backward = k;
+    if (phase == "update" && update == checks.size() && plan.buffers[checks[k].buffer].numel() > 1) update = k;
+  }
+  ASSERT_LT(forward, checks.size());
+  ASSERT_LT(backward, checks.size());
+  ASSERT_LT(update, checks.size());
+  // A gradient overflow of this loss-scaled plan is recorded; the call goes on.
+  words[backward] = 5;
+  EXPECT_TRUE(judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow).ok());
+  EXPECT_TRUE(overflow.seen);
+  EXPECT_EQ(overflow.buffer, plan.buffers[checks[backward].buffer].name);
+  // Then a non-finite updated param is an error, named with the plan's step number.
+  words[update] = 3;
+  auto updateError = judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow);
+  ASSERT_FALSE(updateError.ok());
+  const size_t planUpdate = fused->planStep[checks[update].step];
+  EXPECT_NE(updateError.message().find(absl::StrCat("step ", planUpdate, " (")), std::string::npos) << updateError.message();
+  EXPECT_NE(updateError.message().find("at element 3 of"), std::string::npos) << updateError.message();
+  EXPECT_NE(updateError.message().find("in the optimizer step"), std::string::npos) << updateError.message();
+  // A forward overflow comes first and says no loss scale cures it.
+  words[forward] = 0;
+  auto forwardError = judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow);
+  ASSERT_FALSE(forwardError.ok());
+  EXPECT_NE(forwardError.message().find("in the forward pass"), std::string::npos) << forwardError.message();
 }
 
 TEST(CudaExecutor, WithoutADriverTheDeviceSaysSo) {

@@ -192,6 +192,44 @@ TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
     EXPECT_NEAR(gpuLoss[step], cpuLoss[step], 0.02 * std::fabs(cpuLoss[step]) + 1e-3) << "step " << step;
 }
 
+// --check-numerics gives the cpu device's verdict: an input of 1e30 overflows wherever the model
+// casts it to f16 (the same step and message on both devices), and a failed call changes no
+// param or state bit.
+TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
+  auto plan = readBundle(bundlePath(GetParam()));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  auto cpu = Session::create(*plan, Device::Cpu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  Session::RunOptions checked;
+  checked.checkNumerics = true;
+  auto clean = batch(*plan, 0);
+  auto g = gpu.session->run("train_step", clean, checked);
+  auto c = cpu->run("train_step", clean, checked);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_NEAR(lossOf(*g), lossOf(*c), 0.02 * std::fabs(lossOf(*c)) + 1e-3);
+  ASSERT_TRUE(gpu.session->syncPersistent().ok());
+  std::map<std::string, std::vector<uint8_t>> before;
+  for (const NamedTensorRef& t : gpu.session->persistent())
+    before[t.name].assign(t.tensor->data(), t.tensor->data() + t.tensor->nbytes());
+  auto poisoned = batch(*plan, 1);
+  for (auto& [name, t] : poisoned)
+    if (t.dtype() == DType::F32) t.as<float>()[0] = 1e30f;
+  auto gp = gpu.session->run("train_step", poisoned, checked);
+  auto cp = cpu->run("train_step", poisoned, checked);
+  ASSERT_EQ(gp.ok(), cp.ok()) << (gp.ok() ? cp.status() : gp.status());
+  if (!gp.ok()) {
+    EXPECT_EQ(gp.status().message(), cp.status().message());
+    ASSERT_TRUE(gpu.session->syncPersistent().ok());
+    for (const NamedTensorRef& t : gpu.session->persistent()) {
+      const std::vector<uint8_t>& b = before[t.name];
+      EXPECT_TRUE(std::equal(b.begin(), b.end(), t.tensor->data())) << t.name << " changed by a failed checked call";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
                          ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90"),
