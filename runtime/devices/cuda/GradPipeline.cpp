@@ -19,7 +19,7 @@ bool isUpdate(const std::string& op) { return op == "amp.adam_update" || op == "
 size_t foundOperand(const PlanStep& update) { return update.op == "amp.adam_update" ? 6 : 3; }
 bool isHalf(DType t) { return t == DType::BF16 || t == DType::F16; }
 
-// A lone cast from `from`'s type class to `to`'s, one operand and one result of one shape.
+// A lone cast: one operand and one result of one shape.
 bool isLoneCast(const Plan& plan, const PlanStep& step) {
   return step.op == "amp.cast" && step.operands.size() == 1 && step.results.size() == 1 &&
          plan.buffers[step.operands[0]].shape == plan.buffers[step.results[0]].shape;
@@ -133,7 +133,6 @@ std::optional<FusedGradPipeline> fuseGradPipeline(const Plan& plan, const EntryP
       }
     }
   }
-  dropped[*unscale] = 0;
   if (norm) dropped[*norm] = 1;
   if (clip) dropped[*clip] = 1;
 
