@@ -8,6 +8,7 @@
 #include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/MultiTensor.h"
+#include "runtime/devices/cuda/kernels/ConvMath.h"
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/devices/cuda/kernels/ReduceArgs.h"
 #include "runtime/devices/cuda/kernels/ShapeMath.h"
@@ -198,6 +199,11 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   } else if (step.op == "amp.embedding" || step.op == "amp.embedding_grad" || step.op == "amp.transpose" ||
              step.op == "amp.gelu_grad" || step.op == "amp.dropout") {
     status = shapeOp(s);
+  } else if (step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight") {
+    status = convOp(s);
+  } else if (step.op == "amp.max_pool2d" || step.op == "amp.avg_pool2d" || step.op == "amp.max_pool2d_grad" ||
+             step.op == "amp.avg_pool2d_grad") {
+    status = poolOp(s);
   } else if (step.op == "amp.mse_loss") {
     status = mseLoss(s);
   } else if (step.op == "amp.cross_entropy" || step.op == "amp.cross_entropy_grad") {
@@ -997,6 +1003,117 @@ absl::Status ActionBuilder::crossEntropy(size_t s) {
     a.arg(static_cast<long long>(*ignore));
     a.arg(*smoothing);
   });
+}
+
+namespace {
+
+// A pair attribute ([h, w]) of a conv or pooling step, every value at least `least`.
+absl::StatusOr<std::pair<long long, long long>> pairAttr(const PlanStep& step, const char* name, long long least) {
+  auto v = step.attrs.getInts(step.op, name);
+  if (!v.ok()) return v.status();
+  if (v->size() != 2 || (*v)[0] < least || (*v)[1] < least)
+    return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' must be two integers >= ", least));
+  return std::make_pair(static_cast<long long>((*v)[0]), static_cast<long long>((*v)[1]));
+}
+
+}  // namespace
+
+// One thread per result element, a wave of the GPU at a time (grid-strided).
+Action ActionBuilder::elementKernel(const std::string& name, size_t s, int64_t elements, KernelFn fn) {
+  Action a = launch(name, s);
+  a.fn = fn;
+  a.threads = 256;
+  a.blocks = std::max<int64_t>(1, std::min<int64_t>((elements + 255) / 256, int64_t{8} * api_.info().multiprocessors));
+  return a;
+}
+
+// amp.conv2d and its gradients (ConvKernels.cu): the direct, exact form.
+absl::Status ActionBuilder::convOp(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const bool forward = step.op == "amp.conv2d", gradInput = step.op == "amp.conv2d_grad_input";
+  if (step.results.size() != 1 || step.operands.size() < 2 || step.operands.size() > (forward ? 3u : 2u))
+    return absl::InvalidArgumentError("unexpected operands for the convolution");
+  // The shapes: x and w of the forward; dy and w (dx the result); x and dy (dw the result).
+  const BufferDesc& r = plan_.buffers[step.results[0]];
+  const BufferDesc& a = plan_.buffers[step.operands[0]];
+  const BufferDesc& b = plan_.buffers[step.operands[1]];
+  const Shape& xs = forward || !gradInput ? a.shape : r.shape;
+  const Shape& ws = forward || gradInput ? b.shape : r.shape;
+  const Shape& ys = forward ? r.shape : gradInput ? a.shape : b.shape;
+  auto type = floatSuffix(r.dtype);
+  if (!type || a.dtype != r.dtype || b.dtype != r.dtype || xs.size() != 4 || ws.size() != 4 || ys.size() != 4)
+    return absl::InvalidArgumentError("convolution tensors must be NCHW of one float type");
+  auto stride = pairAttr(step, "stride", 1), pad = pairAttr(step, "padding", 0), dil = pairAttr(step, "dilation", 1);
+  auto groups = step.attrs.getInt(step.op, "groups");
+  for (const absl::Status& st : {stride.status(), pad.status(), dil.status(), groups.status()})
+    if (!st.ok()) return st;
+  AmpConvShape c{};
+  c.N = xs[0], c.C = xs[1], c.H = xs[2], c.W = xs[3];
+  c.O = ws[0], c.CG = ws[1], c.KH = ws[2], c.KW = ws[3], c.OH = ys[2], c.OW = ys[3];
+  c.strideH = stride->first, c.strideW = stride->second, c.padH = pad->first, c.padW = pad->second;
+  c.dilH = dil->first, c.dilW = dil->second;
+  // The shapes must be the ones the kernels' index math assumes (validated plans are).
+  const bool consistent = *groups >= 1 && c.C % *groups == 0 && c.O % *groups == 0 && c.CG == c.C / *groups &&
+                          ys[0] == c.N && ys[1] == c.O && c.KH >= 1 && c.KW >= 1 &&
+                          c.OH == (c.H + 2 * c.padH - c.dilH * (c.KH - 1) - 1) / c.strideH + 1 &&
+                          c.OW == (c.W + 2 * c.padW - c.dilW * (c.KW - 1) - 1) / c.strideW + 1 &&
+                          c.H + 2 * c.padH - c.dilH * (c.KH - 1) - 1 >= 0 && c.W + 2 * c.padW - c.dilW * (c.KW - 1) - 1 >= 0;
+  if (!consistent) return absl::InvalidArgumentError("convolution shapes disagree with its attributes");
+  c.OG = c.O / *groups;
+  if (forward && step.operands.size() == 3) {
+    const BufferDesc& bias = plan_.buffers[step.operands[2]];
+    if (bias.dtype != r.dtype || bias.shape != Shape{c.O}) return absl::InvalidArgumentError("bias must be [O] of the type");
+  }
+  const std::string name = absl::StrCat(forward ? "amp_conv2d_" : gradInput ? "amp_conv2d_grad_input_" : "amp_conv2d_grad_weight_", *type);
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  Action k = elementKernel(name, s, r.numel(), *fn);
+  k.arg(device<const void>(ptr_[step.operands[0]]));
+  k.arg(device<const void>(ptr_[step.operands[1]]));
+  if (forward) k.arg(device<const void>(step.operands.size() == 3 ? ptr_[step.operands[2]] : 0));
+  k.arg(device<void>(ptr_[step.results[0]]));
+  k.arg(c);
+  actions_.push_back(std::move(k));
+  ++report_.kernels;
+  return absl::OkStatus();
+}
+
+// amp.max_pool2d, amp.avg_pool2d and their gradients (ConvKernels.cu).
+absl::Status ActionBuilder::poolOp(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const bool grad = step.op == "amp.max_pool2d_grad" || step.op == "amp.avg_pool2d_grad";
+  const bool isMax = step.op == "amp.max_pool2d" || step.op == "amp.max_pool2d_grad";
+  const size_t operands = step.op == "amp.max_pool2d_grad" ? 2 : 1;
+  if (step.results.size() != 1 || step.operands.size() != operands)
+    return absl::InvalidArgumentError("unexpected operands for the pooling");
+  const BufferDesc& r = plan_.buffers[step.results[0]];
+  const Shape& xs = grad ? r.shape : plan_.buffers[step.operands[0]].shape;
+  const Shape& ys = grad ? plan_.buffers[step.operands.back()].shape : r.shape;
+  auto type = floatSuffix(r.dtype);
+  for (int32_t id : step.operands)
+    if (plan_.buffers[id].dtype != r.dtype) type.reset();
+  if (!type || xs.size() != 4 || ys.size() != 4) return absl::InvalidArgumentError("pooling tensors must be NCHW of one float type");
+  auto k = pairAttr(step, "kernel", 1), stride = pairAttr(step, "stride", 1), pad = pairAttr(step, "padding", 0);
+  for (const absl::Status& st : {k.status(), stride.status(), pad.status()})
+    if (!st.ok()) return st;
+  AmpPoolShape p{};
+  p.NC = xs[0] * xs[1], p.H = xs[2], p.W = xs[3], p.OH = ys[2], p.OW = ys[3];
+  p.KH = k->first, p.KW = k->second, p.strideH = stride->first, p.strideW = stride->second;
+  p.padH = pad->first, p.padW = pad->second;
+  const bool consistent = ys[0] == xs[0] && ys[1] == xs[1] && p.padH <= p.KH / 2 && p.padW <= p.KW / 2 &&
+                          p.H + 2 * p.padH - p.KH >= 0 && p.W + 2 * p.padW - p.KW >= 0 &&
+                          p.OH == (p.H + 2 * p.padH - p.KH) / p.strideH + 1 && p.OW == (p.W + 2 * p.padW - p.KW) / p.strideW + 1;
+  if (!consistent) return absl::InvalidArgumentError("pooling shapes disagree with its attributes");
+  const std::string name = absl::StrCat(isMax ? "amp_max_pool2d_" : "amp_avg_pool2d_", grad ? "grad_" : "", *type);
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  Action a = elementKernel(name, s, r.numel(), *fn);
+  for (int32_t id : step.operands) a.arg(device<const void>(ptr_[id]));
+  a.arg(device<void>(ptr_[step.results[0]]));
+  a.arg(p);
+  actions_.push_back(std::move(a));
+  ++report_.kernels;
+  return absl::OkStatus();
 }
 
 // amp.mse_loss: per-block sums of squares in a fixed tree, then their mean (LossKernels.cu).

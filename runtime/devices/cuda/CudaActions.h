@@ -93,6 +93,9 @@ class ActionBuilder {
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
   absl::Status mseLoss(size_t s);
+  absl::Status convOp(size_t s);
+  absl::Status poolOp(size_t s);
+  Action elementKernel(const std::string& name, size_t s, int64_t elements, KernelFn fn);
   absl::Status reduce(size_t s);
   absl::Status shapeOp(size_t s);
   absl::Status normOp(size_t s);

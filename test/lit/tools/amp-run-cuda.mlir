@@ -68,9 +68,14 @@
 // ACC: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call
 
 // A model with an op the cuda device has no kernel for yet is refused by name, before anything runs.
+// RUN: ampc %S/Inputs/slice.mlir --target=cuda:sm_90 -o %t.slice.ampx
+// RUN: not amp-run %t.slice.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=SLICE
+// SLICE: entry 'eval': the cuda device has no kernel yet for amp.concat (1), amp.slice (2); run this model with --device=cpu
+
+// Convolutions and pooling run as the exact direct kernels (kernels/ConvKernels.cu).
 // RUN: ampc %S/Inputs/conv.mlir --target=cuda:sm_90 -o %t.conv.ampx
-// RUN: not amp-run %t.conv.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=CONV
-// CONV: entry 'eval': the cuda device has no kernel yet for amp.conv2d (1); run this model with --device=cpu
+// RUN: amp-run %t.conv.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=CONV
+// CONV: amp.conv2d: amp_conv2d_bf16
 
 // --profile: train_step's operations by category (on a GPU with their device time; the dry run
 // has no clock).

@@ -5,6 +5,7 @@
 // synchronisations, params and state resident on the device until the session asks for them.
 #include <unistd.h>
 
+#include <cstring>
 #include <map>
 #include <regex>
 
@@ -209,6 +210,33 @@ TEST(CudaExecutor, AProfileTimesEveryOperationAndPutsTheStateBack) {
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_TRUE(report->profile.has_value());
   EXPECT_EQ(report->profile->calls, 2);
+}
+
+// A CNN: convolutions, pooling and their gradients as the direct kernels, in every entry.
+TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
+  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90");
+  for (const EntryPoint& e : d.session->plan().entries) ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;
+  auto prepared = d.session->prepared("train_step");
+  ASSERT_TRUE(prepared.ok());
+  const EntryReport* r = reportOf(**prepared);
+  ASSERT_NE(r, nullptr);
+  std::map<std::string, int> kernels;
+  for (const std::string& a : r->actions)
+    for (const char* k : {"amp_conv2d_f16", "amp_conv2d_grad_input_f16", "amp_conv2d_grad_weight_f16", "amp_max_pool2d_f16",
+                          "amp_avg_pool2d_f16", "amp_max_pool2d_grad_f16", "amp_avg_pool2d_grad_f16"})
+      if (a.size() >= std::strlen(k) && a.compare(a.size() - std::strlen(k), std::strlen(k), k) == 0) ++kernels[k];
+  EXPECT_EQ(kernels["amp_conv2d_f16"], 2);
+  EXPECT_EQ(kernels["amp_conv2d_grad_weight_f16"], 2);
+  EXPECT_EQ(kernels["amp_conv2d_grad_input_f16"], 1) << "the first conv's input is the image";
+  EXPECT_EQ(kernels["amp_max_pool2d_f16"], 1);
+  EXPECT_EQ(kernels["amp_max_pool2d_grad_f16"], 1);
+  EXPECT_EQ(kernels["amp_avg_pool2d_f16"], 1);
+  EXPECT_EQ(kernels["amp_avg_pool2d_grad_f16"], 1);
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  EXPECT_EQ(count(d.api->calls(), "graph "), 1) << "a replay of train_step's graph";
+  EXPECT_EQ(count(d.api->calls(), "launch"), 0);
+  EXPECT_EQ(count(d.api->calls(), "sync"), 1);
 }
 
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {

@@ -1,7 +1,7 @@
 // The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
 // missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
 // one). The examples' cuda bundles (the MLP three ways, the transformer LM, the AMP recipe's MSE
-// regression MLP) train on the GPU and on the cpu device from the same initial params and the same
+// regression MLP, a small CNN) train on the GPU and on the cpu device from the same initial params and the same
 // batches: the losses and final params agree within the GEMMs' summation-order bound, a step whose
 // gradients overflow changes no state bit, a steady-state synchronous call is one graph launch and
 // one wait, and an enqueued one waits for nothing.
@@ -232,7 +232,7 @@ TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
                          ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
-                                           "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90"),
+                                           "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -1,4 +1,4 @@
-// A convolution: an op the cuda device has no kernel for yet (test/lit/tools/amp-run-cuda.mlir).
+// A convolution (test/lit/tools/amp-run-cuda.mlir: the cuda device runs it as a direct kernel).
 func.func @conv(%x: tensor<2x1x8x8xf32> {amp.role = "input", amp.name = "image"},
                 %w: tensor<4x1x3x3xf32> {amp.role = "param", amp.name = "conv.weight",
                                          amp.init = #amp.init<kaiming_uniform, seed = 1>}) -> tensor<f32> {
