@@ -197,7 +197,7 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
              step.op == "amp.layer_norm_grad" || step.op == "amp.rms_norm" || step.op == "amp.rms_norm_grad") {
     status = normOp(s);
   } else if (step.op == "amp.embedding" || step.op == "amp.embedding_grad" || step.op == "amp.transpose" ||
-             step.op == "amp.gelu_grad" || step.op == "amp.dropout") {
+             step.op == "amp.gelu_grad" || step.op == "amp.dropout" || step.op == "amp.slice" || step.op == "amp.concat") {
     status = shapeOp(s);
   } else if (step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight") {
     status = convOp(s);
@@ -805,6 +805,62 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
     ++report_.kernels;
     return absl::OkStatus();
   };
+  if (step.op == "amp.slice") {
+    auto starts = step.attrs.getInts(step.op, "starts");
+    auto limits = step.attrs.getInts(step.op, "limits");
+    auto steps = step.attrs.getInts(step.op, "strides");
+    for (const absl::Status& st : {starts.status(), limits.status(), steps.status()})
+      if (!st.ok()) return st;
+    const size_t rank = in0.shape.size();
+    if (starts->size() != rank || limits->size() != rank || steps->size() != rank || out.dtype != in0.dtype)
+      return absl::InvalidArgumentError("starts, limits and strides must cover the input's dims");
+    std::vector<long long> shape(in0.shape.begin(), in0.shape.end()), b(starts->begin(), starts->end()),
+        e(limits->begin(), limits->end()), st(steps->begin(), steps->end());
+    AmpTransposeShape t = {};
+    long long offset = 0;
+    if (!amp_shp_slice_shape(&t, static_cast<int>(rank), shape.data(), b.data(), e.data(), st.data(), &offset))
+      return absl::UnimplementedError("a slice out of bounds, or with more than 8 dims after merging");
+    if (t.elements != out.numel()) return absl::InvalidArgumentError("the slice's size is not the result's");
+    if (t.elements == 0) return absl::OkStatus();
+    const DevicePtr from = ptr_[step.operands[0]] + static_cast<DevicePtr>(offset * static_cast<long long>(dtypeSize(in0.dtype)));
+    return emit(absl::StrCat("amp_transpose_", dtypeSize(in0.dtype)), t.elements, [&](Action& a) {
+      a.arg(device<const void>(from));
+      a.arg(device<void>(ptr_[step.results[0]]));
+      a.arg(t);
+    });
+  }
+  if (step.op == "amp.concat") {
+    auto axis = step.attrs.getInt(step.op, "axis");
+    if (!axis.ok()) return axis.status();
+    const int64_t rank = static_cast<int64_t>(out.shape.size());
+    if (*axis < 0 || *axis >= rank) return absl::InvalidArgumentError("axis out of range");
+    int64_t inner = 1;
+    for (int64_t d = *axis + 1; d < rank; ++d) inner *= out.shape[static_cast<size_t>(d)];
+    const long long row = out.shape[static_cast<size_t>(*axis)] * inner;
+    long long at = 0, total = 0;
+    for (int32_t id : step.operands) {
+      const BufferDesc& in = plan_.buffers[id];
+      bool fits = in.dtype == out.dtype && static_cast<int64_t>(in.shape.size()) == rank;
+      for (int64_t d = 0; fits && d < rank; ++d) fits = d == *axis || in.shape[static_cast<size_t>(d)] == out.shape[static_cast<size_t>(d)];
+      if (!fits) return absl::InvalidArgumentError("operands must match the result outside the axis");
+      const long long chunk = in.shape[static_cast<size_t>(*axis)] * inner;
+      total += in.numel();
+      if (in.numel() > 0)
+        if (auto st = emit(absl::StrCat("amp_concat_part_", dtypeSize(in.dtype)), in.numel(), [&](Action& a) {
+              a.arg(device<const void>(ptr_[id]));
+              a.arg(device<void>(ptr_[step.results[0]]));
+              a.arg(static_cast<long long>(in.numel()));
+              a.arg(chunk);
+              a.arg(row);
+              a.arg(at);
+            });
+            !st.ok())
+          return st;
+      at += chunk;
+    }
+    if (total != out.numel()) return absl::InvalidArgumentError("the operands' sizes do not add up to the result's");
+    return absl::OkStatus();
+  }
   if (step.op == "amp.transpose") {
     auto perm = step.attrs.getInts(step.op, "permutation");
     if (!perm.ok()) return perm.status();

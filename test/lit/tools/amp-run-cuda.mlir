@@ -67,10 +67,18 @@
 // ACC: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
 // ACC: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call
 
-// A model with an op the cuda device has no kernel for yet is refused by name, before anything runs.
+// A model with an op the cuda device has no kernel for yet (the collectives of a data-parallel
+// bundle: NCCL is not built) is refused by name, before anything runs.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --data-parallel --target=cuda:sm_90 -o %t.dp.ampx
+// RUN: not amp-run %t.dp.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=DP
+// DP: entry 'train_step': the cuda device has no kernel yet for amp.all_reduce (3); run this model with --device=cpu
+
+// Slices and concatenations are bit copies (the transpose kernel, amp_concat_part).
 // RUN: ampc %S/Inputs/slice.mlir --target=cuda:sm_90 -o %t.slice.ampx
-// RUN: not amp-run %t.slice.ampx --device=cuda --dry-run 2>&1 | FileCheck %s --check-prefix=SLICE
-// SLICE: entry 'eval': the cuda device has no kernel yet for amp.concat (1), amp.slice (2); run this model with --device=cpu
+// RUN: amp-run %t.slice.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=SLICE
+// SLICE: step 0 amp.slice: amp_transpose_4
+// SLICE: step 2 amp.concat: amp_concat_part_4
+// SLICE-NEXT: step 2 amp.concat: amp_concat_part_4
 
 // Convolutions and pooling run as the exact direct kernels (kernels/ConvKernels.cu).
 // RUN: ampc %S/Inputs/conv.mlir --target=cuda:sm_90 -o %t.conv.ampx

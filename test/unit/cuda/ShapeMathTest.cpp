@@ -351,6 +351,67 @@ void checkTranspose(const Tensor& x, const std::vector<int64_t>& perm) {
   expectSameBits(deviceTranspose(x, perm, s), ref, "transpose");
 }
 
+// amp.slice as the transpose kernel's gather from x + offset; amp.concat as one amp_concat_part
+// launch per operand: bit copies, against the reference, over ranks 1-4, steps and every axis.
+TEST(CudaShapeMath, SliceAndConcatMatchTheReference) {
+  std::mt19937 rng(29);
+  for (DType t : {DType::F32, DType::BF16, DType::I64, DType::U8})
+    for (int rank = 1; rank <= 4; ++rank)
+      for (int trial = 0; trial < 6; ++trial) {
+        Shape shape(rank);
+        for (auto& d : shape) d = 1 + static_cast<int64_t>(rng() % 5);
+        const Tensor x = randomBytes(t, shape, rng);
+        std::vector<int64_t> starts(rank), limits(rank), steps(rank);
+        Shape outShape(rank);
+        for (int d = 0; d < rank; ++d) {
+          starts[d] = static_cast<int64_t>(rng() % shape[d]);
+          limits[d] = starts[d] + 1 + static_cast<int64_t>(rng() % (shape[d] - starts[d]));
+          steps[d] = 1 + static_cast<int64_t>(rng() % 3);
+          outShape[d] = (limits[d] - starts[d] + steps[d] - 1) / steps[d];
+        }
+        SCOPED_TRACE(testing::Message() << name(t) << shapeToString(shape) << " starts " << shapeToString(starts)
+                                        << " limits " << shapeToString(limits) << " strides " << shapeToString(steps));
+        std::vector<long long> xs(shape.begin(), shape.end()), b(starts.begin(), starts.end()),
+            e(limits.begin(), limits.end()), st(steps.begin(), steps.end());
+        AmpTransposeShape sl;
+        long long offset = -1;
+        ASSERT_TRUE(amp_shp_slice_shape(&sl, rank, xs.data(), b.data(), e.data(), st.data(), &offset));
+        Tensor sliced(t, outShape);
+        ASSERT_EQ(sl.elements, sliced.numel());
+        const size_t es = dtypeSize(t);
+        for (long long o = 0; o < sl.elements; ++o)
+          std::memcpy(sliced.data() + o * es, x.data() + (offset + amp_shp_transpose_source(&sl, o)) * es, es);
+        expectSameBits(sliced, reference("amp.slice", {&x}, {{"starts", starts}, {"limits", limits}, {"strides", steps}},
+                                         {t, outShape}),
+                       "slice");
+        // Concatenate x with a second tensor along each axis.
+        for (int axis = 0; axis < rank; ++axis) {
+          Shape otherShape = shape;
+          otherShape[axis] = 1 + static_cast<int64_t>(rng() % 3);
+          const Tensor y = randomBytes(t, otherShape, rng);
+          Shape catShape = shape;
+          catShape[axis] += otherShape[axis];
+          long long inner = 1;
+          for (int d = axis + 1; d < rank; ++d) inner *= shape[d];
+          const long long row = catShape[axis] * inner;
+          Tensor cat(t, catShape);
+          long long at = 0;
+          for (const Tensor* part : {&x, &y}) {
+            const long long chunk = part->shape()[axis] * inner;
+            for (long long i = 0; i < part->numel(); ++i)
+              std::memcpy(cat.data() + amp_shp_concat_target(i, chunk, row, at) * es, part->data() + i * es, es);
+            at += chunk;
+          }
+          expectSameBits(cat, reference("amp.concat", {&x, &y}, {{"axis", int64_t{axis}}}, {t, catShape}), "concat");
+        }
+      }
+  // Out-of-range bounds are refused.
+  AmpTransposeShape sl;
+  long long offset = 0;
+  const long long shape[] = {4}, b[] = {3}, e[] = {5}, st[] = {1};
+  EXPECT_FALSE(amp_shp_slice_shape(&sl, 1, shape, b, e, st, &offset));
+}
+
 TEST(CudaShapeMath, TransposeMatchesTheReferenceForEveryPermutationOfSmallRanks) {
   std::mt19937 rng(13);
   const int64_t sizes[] = {1, 2, 3, 5};

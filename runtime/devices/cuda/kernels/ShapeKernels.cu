@@ -51,6 +51,14 @@
 //     refuse. grid (any, 1, 1), work = shape.elements (0: skip). out must not overlap in. (Reads
 //     are strided where the last dim moves: correct at any size, not bandwidth-optimal.)
 //
+// amp.slice(x) starts, limits, strides: the transpose kernel above, on x + offset with the shape
+//   amp_shp_slice_shape fills (ShapeMath.h).
+// amp.concat(x_0, ..., x_k) axis: one launch per operand, a bit copy by element size B.
+//   amp_concat_part_<B>(const void* in, void* out, long long n, long long chunk, long long row,
+//                       long long at)
+//     n = numel(operand), chunk = its elements from the axis on (its [outer, chunk] view), row =
+//     the result's, at = the elements of the operands before it in a row. grid (any, 1, 1), work n.
+//
 // amp.gelu_grad(x T, dy T) approximate = "none" (default) | "tanh" -> T, same shape:
 // f32(dy * gelu'(x)) evaluated in f64, rounded once to f32, then to T.
 //   amp_gelu_grad_<T>(const void* x, const void* dy, void* dx, long long n)        "none"
@@ -128,6 +136,12 @@ __device__ void amp_shp_transpose_run(const void* in, void* out, const AmpTransp
     ((E*)out)[o] = ((const E*)in)[amp_shp_transpose_source(&s, o)];
 }
 
+template <class E>
+__device__ void amp_shp_concat_run(const void* in, void* out, long long n, long long chunk, long long row, long long at) {
+  for (long long i = amp_shp_first(); i < n; i += amp_shp_stride())
+    ((E*)out)[amp_shp_concat_target(i, chunk, row, at)] = ((const E*)in)[i];
+}
+
 template <int T, bool Tanh>
 __device__ void amp_shp_gelu_grad_run(const void* x, const void* dy, void* dx, long long n) {
   for (long long i = amp_shp_first(); i < n; i += amp_shp_stride()) {
@@ -183,6 +197,10 @@ __device__ void amp_shp_dropout_run(const void* x, void* y, long long n, long lo
   extern "C" __global__ void __launch_bounds__(256)                                                                   \
       amp_transpose_##bytes(const void* in, void* out, AmpTransposeShape shape) {                                     \
     amp_shp_transpose_run<E>(in, out, shape);                                                                         \
+  }                                                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256)                                                                   \
+      amp_concat_part_##bytes(const void* in, void* out, long long n, long long chunk, long long row, long long at) {  \
+    amp_shp_concat_run<E>(in, out, n, chunk, row, at);                                                                \
   }
 AMP_SHP_FLOAT_KERNELS(f32, 0)
 AMP_SHP_FLOAT_KERNELS(bf16, 1)

@@ -1,5 +1,5 @@
-// The arithmetic and index math of the CUDA device's embedding, embedding_grad, transpose,
-// gelu_grad and dropout kernels (ShapeKernels.cu), written once for the GPU and the host. ampc
+// The arithmetic and index math of the CUDA device's embedding, embedding_grad, transpose (and
+// slice, a strided transpose), concat, gelu_grad and dropout kernels (ShapeKernels.cu), written once for the GPU and the host. ampc
 // compiles it into every CUDA bundle's kernels with NVRTC; the host tests compile the same text as
 // C++ (test/unit/cuda/ShapeMathTest.cpp) and require bit-identical results against the reference
 // executor: amp.embedding and amp.transpose (runtime/exec/ReferenceShape.cpp), amp.dropout
@@ -102,6 +102,52 @@ AMP_TM long long amp_shp_transpose_source(const AmpTransposeShape* s, long long 
     o = q;
   }
   return offset;
+}
+
+// amp.slice as the transpose kernel's strided gather: result dim d has (limits - starts + steps
+// - 1) / steps elements read every steps[d] along input dim d, from *offset (elements) on. Size-1
+// dims are dropped and contiguous neighbours merged, as above. Returns 0 when a bound is out of
+// range (0 <= start <= limit <= size, step >= 1) or more than AMP_SHP_MAX_DIMS dims remain.
+AMP_TM int amp_shp_slice_shape(AmpTransposeShape* s, int rank, const long long* inShape, const long long* starts,
+                               const long long* limits, const long long* steps, long long* offset) {
+  s->rank = 0;
+  s->elements = 1;
+  *offset = 0;
+  long long inStride = 1;
+  long long strides[AMP_SHP_MAX_DIMS * 4];  // per input dim, innermost last; rank <= 32 checked below
+  if (rank > AMP_SHP_MAX_DIMS * 4) return 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = inStride;
+    inStride *= inShape[d];
+  }
+  for (int d = 0; d < rank; ++d) {
+    if (starts[d] < 0 || starts[d] > limits[d] || limits[d] > inShape[d] || steps[d] < 1) return 0;
+    s->elements *= (limits[d] - starts[d] + steps[d] - 1) / steps[d];
+    *offset += starts[d] * strides[d];
+  }
+  if (s->elements == 0) return 1;
+  for (int d = 0; d < rank; ++d) {
+    const long long size = (limits[d] - starts[d] + steps[d] - 1) / steps[d];
+    if (size == 1) continue;
+    const long long stride = strides[d] * steps[d];
+    if (s->rank > 0 && s->stride[s->rank - 1] == stride * size) {
+      s->size[s->rank - 1] *= size;
+      s->stride[s->rank - 1] = stride;
+      continue;
+    }
+    if (s->rank == AMP_SHP_MAX_DIMS) return 0;
+    s->size[s->rank] = size;
+    s->stride[s->rank] = stride;
+    ++s->rank;
+  }
+  return 1;
+}
+
+// amp.concat: element j of row o of an operand (its [outer, chunk] view around the axis) lands at
+// this element of the result, whose rows are `row` elements and hold the operand from `at` on.
+AMP_TM long long amp_shp_concat_target(long long i, long long chunk, long long row, long long at) {
+  const long long o = i / chunk;
+  return o * row + at + (i - o * chunk);
 }
 
 //===----------------------------------------------------------------------===//
