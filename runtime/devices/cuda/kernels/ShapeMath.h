@@ -59,6 +59,22 @@ struct AmpTransposeShape {
   long long elements;  // of the result (= of the input)
 };
 
+// Appends an output dim of `size` elements `stride` apart in the input, merged into the previous
+// one when they are contiguous there: idx_a * T_a + idx_b * T_b with T_a == T_b * S_b is one index
+// of size S_a * S_b and stride T_b. Returns 0 when AMP_SHP_MAX_DIMS dims are already in use.
+AMP_TM int amp_shp_push_dim(AmpTransposeShape* s, long long size, long long stride) {
+  if (s->rank > 0 && s->stride[s->rank - 1] == stride * size) {
+    s->size[s->rank - 1] *= size;
+    s->stride[s->rank - 1] = stride;
+    return 1;
+  }
+  if (s->rank == AMP_SHP_MAX_DIMS) return 0;
+  s->size[s->rank] = size;
+  s->stride[s->rank] = stride;
+  ++s->rank;
+  return 1;
+}
+
 // Fills *s for amp.transpose of an input of shape inShape[0..rank) with result dim d = input dim
 // perm[d] (the reference's "permutation" attribute). Returns 0 (leaving *s unusable) when perm is
 // not a permutation of [0, rank), a dim is negative, or more than AMP_SHP_MAX_DIMS dims remain
@@ -79,16 +95,7 @@ AMP_TM int amp_shp_transpose_shape(AmpTransposeShape* s, int rank, const long lo
     if (size == 1) continue;  // contributes index 0 only
     long long stride = 1;     // row-major stride of input dim `from`
     for (int e = from + 1; e < rank; ++e) stride *= inShape[e];
-    // idx_a * T_a + idx_b * T_b with T_a == T_b * S_b is one index of size S_a * S_b and stride T_b.
-    if (s->rank > 0 && s->stride[s->rank - 1] == stride * size) {
-      s->size[s->rank - 1] *= size;
-      s->stride[s->rank - 1] = stride;
-      continue;
-    }
-    if (s->rank == AMP_SHP_MAX_DIMS) return 0;
-    s->size[s->rank] = size;
-    s->stride[s->rank] = stride;
-    ++s->rank;
+    if (!amp_shp_push_dim(s, size, stride)) return 0;
   }
   return 1;
 }
@@ -130,15 +137,7 @@ AMP_TM int amp_shp_slice_shape(AmpTransposeShape* s, int rank, const long long* 
     const long long size = (limits[d] - starts[d] + steps[d] - 1) / steps[d];
     if (size == 1) continue;
     const long long stride = strides[d] * steps[d];
-    if (s->rank > 0 && s->stride[s->rank - 1] == stride * size) {
-      s->size[s->rank - 1] *= size;
-      s->stride[s->rank - 1] = stride;
-      continue;
-    }
-    if (s->rank == AMP_SHP_MAX_DIMS) return 0;
-    s->size[s->rank] = size;
-    s->stride[s->rank] = stride;
-    ++s->rank;
+    if (!amp_shp_push_dim(s, size, stride)) return 0;
   }
   return 1;
 }
