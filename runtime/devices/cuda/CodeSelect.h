@@ -7,6 +7,7 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_CODESELECT_H
 #define AMP_RUNTIME_DEVICES_CUDA_CODESELECT_H
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,7 @@ struct GpuInfo {
   int ccMajor = 0, ccMinor = 0;
   int driverVersion = 0;   // cuDriverGetVersion: 1000 * major + 10 * minor (13000 = 13.0)
   int multiprocessors = 0;
+  int64_t memoryBytes = 0;  // the GPU's memory (cuDeviceTotalMem); 0: unknown
 };
 
 struct CodeChoice {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/devices/cuda/GpuMemory.h"
 
 #ifdef AMP_HAVE_CUDA
 #include <cublasLt.h>
@@ -33,6 +34,7 @@ namespace {
 // the ABI version it declares).
 #define AMP_CU_FUNCTIONS(X)                                                                                     \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) \
+  X(cuDeviceTotalMem) X(cuMemGetInfo)                                                                           \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuStreamCreate)                 \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemHostAlloc) X(cuMemFreeHost)       \
   X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemcpyHtoDAsync)        \
@@ -136,6 +138,8 @@ class DriverApi final : public GpuApi {
     d_.cuDeviceGetAttribute(&info_.ccMinor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
     d_.cuDeviceGetAttribute(&info_.multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
     d_.cuDriverGetVersion(&info_.driverVersion);
+    size_t total = 0;
+    if (d_.cuDeviceTotalMem(&total, device_) == CUDA_SUCCESS) info_.memoryBytes = static_cast<int64_t>(total);
     if ((r = d_.cuDevicePrimaryCtxRetain(&context_, device_)) != CUDA_SUCCESS) return fail(r, "cuDevicePrimaryCtxRetain");
     if ((r = d_.cuCtxSetCurrent(context_)) != CUDA_SUCCESS) return fail(r, "cuCtxSetCurrent");
     if ((r = d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING)) != CUDA_SUCCESS) return fail(r, "cuStreamCreate");
@@ -151,8 +155,12 @@ class DriverApi final : public GpuApi {
 
   absl::StatusOr<DevicePtr> allocate(int64_t bytes) override {
     CUdeviceptr p = 0;
-    if (CUresult r = d_.cuMemAlloc(&p, static_cast<size_t>(bytes > 0 ? bytes : 1)); r != CUDA_SUCCESS)
+    if (CUresult r = d_.cuMemAlloc(&p, static_cast<size_t>(bytes > 0 ? bytes : 1)); r != CUDA_SUCCESS) {
+      size_t freeBytes = 0, total = 0;
+      if (r == CUDA_ERROR_OUT_OF_MEMORY && d_.cuMemGetInfo(&freeBytes, &total) == CUDA_SUCCESS)
+        return gpuOutOfMemory(bytes, static_cast<int64_t>(freeBytes), static_cast<int64_t>(total));
       return fail(r, absl::StrCat("cuMemAlloc(", bytes, " bytes)"));
+    }
     return static_cast<DevicePtr>(p);
   }
   void release(DevicePtr p) override { d_.cuMemFree(static_cast<CUdeviceptr>(p)); }

@@ -1,5 +1,7 @@
 #include "runtime/devices/cuda/DryRunApi.h"
 
+#include "runtime/devices/cuda/GpuMemory.h"
+
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -17,6 +19,7 @@ GpuInfo DryRunApi::h200() {
   g.ccMinor = 0;
   g.driverVersion = 13000;
   g.multiprocessors = 132;
+  g.memoryBytes = int64_t{143771} << 20;  // what nvidia-smi reports for an H200: 143771 MiB
   return g;
 }
 
@@ -28,6 +31,17 @@ DryRunApi::~DryRunApi() {
 
 absl::StatusOr<DevicePtr> DryRunApi::allocate(int64_t bytes) {
   if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
+  if (gpu_.memoryBytes > 0 && deviceBytes_ + bytes > gpu_.memoryBytes)
+    return gpuOutOfMemory(bytes, gpu_.memoryBytes - deviceBytes_, gpu_.memoryBytes);
+  auto p = hostAllocate(bytes);
+  if (p.ok()) {
+    deviceBytes_ += bytes;
+    deviceAllocations_.insert(*p);
+  }
+  return p;
+}
+
+absl::StatusOr<DevicePtr> DryRunApi::hostAllocate(int64_t bytes) {
   const size_t size = static_cast<size_t>((bytes + 255) / 256 * 256 + 256);
   void* p = std::aligned_alloc(256, size);
   if (!p) return absl::ResourceExhaustedError(absl::StrCat("dry run: cannot allocate ", bytes, " bytes"));
@@ -38,11 +52,16 @@ absl::StatusOr<DevicePtr> DryRunApi::allocate(int64_t bytes) {
 }
 
 void DryRunApi::release(DevicePtr p) {
-  if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
+  auto it = allocations_.find(p);
+  if (it == allocations_.end()) return;
+  if (deviceAllocations_.erase(p)) deviceBytes_ -= it->second;
+  allocations_.erase(it);
+  std::free(reinterpret_cast<void*>(static_cast<uintptr_t>(p)));
 }
 
 absl::StatusOr<void*> DryRunApi::allocatePinned(int64_t bytes) {
-  auto p = allocate(bytes);
+  if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
+  auto p = hostAllocate(bytes);
   if (!p.ok()) return p.status();
   return reinterpret_cast<void*>(static_cast<uintptr_t>(*p));
 }

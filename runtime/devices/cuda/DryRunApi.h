@@ -9,6 +9,7 @@
 #define AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ class DryRunApi final : public GpuApi {
   size_t signaturesKnown() const { return signatures_.size(); }
 
  private:
+  // Host memory standing in for device or pinned memory (device memory counts against the GPU's).
+  absl::StatusOr<DevicePtr> hostAllocate(int64_t bytes);
   // Whether [p, p + bytes) lies inside one live allocation.
   bool inside(DevicePtr p, int64_t bytes) const;
   absl::Status record(std::string call);
@@ -77,6 +80,8 @@ class DryRunApi final : public GpuApi {
 
   GpuInfo gpu_;
   std::map<DevicePtr, int64_t> allocations_;  // start -> bytes
+  std::set<DevicePtr> deviceAllocations_;     // those standing for device memory
+  int64_t deviceBytes_ = 0;
   std::string image_;                         // the loaded code object
   bool ptx_ = false;
   bool loaded_ = false;

@@ -370,6 +370,16 @@ TEST(CudaExecutor, SaysWhatItCannotRun) {
   auto refused = older->prepared("eval");
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("recompile with --target=cuda:sm_80"), std::string::npos) << refused.status();
+  // A GPU too small for the bundle: the allocation that does not fit is refused with the sizes.
+  GpuInfo tiny = DryRunApi::h200();
+  tiny.memoryBytes = int64_t{2} << 20;
+  auto small = Session::create(d.session->plan(), makeCudaExecutor(std::make_unique<DryRunApi>(tiny)));
+  ASSERT_TRUE(small.ok());
+  auto full = small->prepared("train_step");
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(full.status().message().find("the GPU is out of memory"), std::string::npos) << full.status();
+  EXPECT_NE(full.status().message().find("free of 2.0 MiB"), std::string::npos) << full.status();
 }
 
 // What a GPU would trust blindly is checked against the plan first: the code object's checksum,
