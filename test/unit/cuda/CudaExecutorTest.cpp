@@ -530,6 +530,44 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   EXPECT_NE(forwardError.message().find("in the forward pass"), std::string::npos) << forwardError.message();
 }
 
+// Edited convolution and pooling attributes never reach a kernel whose index math assumes
+// them: plan validation or the lowering refuses each with a message.
+TEST(CudaExecutor, RefusesConvolutionAndPoolingAttributesThatDisagreeWithTheShapes) {
+  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90");
+  struct Edit {
+    const char* op;
+    const char* attr;
+    std::vector<int64_t> value;
+  };
+  const Edit edits[] = {{"amp.conv2d", "stride", {3, 3}},     {"amp.conv2d", "padding", {0, 0}},
+                        {"amp.conv2d", "dilation", {0, 1}},   {"amp.conv2d_grad_weight", "stride", {1, 1}},
+                        {"amp.max_pool2d", "kernel", {3, 3}}, {"amp.max_pool2d", "padding", {2, 2}},
+                        {"amp.avg_pool2d_grad", "kernel", {3, 3}}};
+  for (const Edit& edit : edits) {
+    SCOPED_TRACE(std::string(edit.op) + " " + edit.attr);
+    Plan edited = d.session->plan();
+    bool changed = false;
+    for (EntryPoint& e : edited.entries)
+      for (PlanStep& st : e.steps)
+        if (st.op == edit.op) {
+          st.attrs.set(edit.attr, edit.value);
+          changed = true;
+        }
+    ASSERT_TRUE(changed);
+    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
+    if (!session.ok()) continue;  // plan validation refused the edit
+    bool anyRefused = false;
+    for (const EntryPoint& e : session->plan().entries) {
+      auto p = session->prepared(e.name);
+      if (!p.ok()) {
+        anyRefused = true;
+        EXPECT_FALSE(p.status().message().empty());
+      }
+    }
+    EXPECT_TRUE(anyRefused) << "an entry with the edited attribute was prepared";
+  }
+}
+
 TEST(CudaExecutor, WithoutADriverTheDeviceSaysSo) {
   if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver";
   auto e = ::amp::rt::makeCudaExecutor();
