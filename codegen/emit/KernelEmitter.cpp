@@ -55,6 +55,20 @@ InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool rowBroadc
       const int64_t divisor = rt::numElements(rt::Shape(space.begin() + kept, space.end()));
       if (divisor > 1) return {InputAccess::Outer, divisor};
     }
+    // One run of broadcast dims between equal leading and trailing dims ([A, 1, C] against
+    // [A, B, C]): the leading part may be empty only if the run is not the whole prefix (a Suffix).
+    size_t first = 0;
+    while (first < padded.size() && padded[first] == space[first]) ++first;
+    size_t last = first;
+    while (last < padded.size() && padded[last] == 1 && space[last] != 1) ++last;
+    if (first < last && last < padded.size() &&
+        std::equal(padded.begin() + last, padded.end(), space.begin() + last)) {
+      const int64_t inner = rt::numElements(rt::Shape(space.begin() + last, space.end()));
+      const int64_t run = rt::numElements(rt::Shape(space.begin() + first, space.begin() + last));
+      InputAccess middle{InputAccess::Middle, run * inner};
+      middle.inner = inner;
+      return middle;
+    }
   }
   ok = false;
   return {};
@@ -250,6 +264,10 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
       case InputAccess::Full: index = "i"; break;
       case InputAccess::Scalar: index = "0"; break;
       case InputAccess::Outer: index = "i / " + std::to_string(k.inputs[i].period); break;
+      case InputAccess::Middle:
+        index = "(i / " + std::to_string(k.inputs[i].period) + ") * " + std::to_string(k.inputs[i].inner) + " + i % " +
+                std::to_string(k.inputs[i].inner);
+        break;
       case InputAccess::Suffix:
         index = k.inputs[i].period == k.rowLength  ? "j"
                 : k.rowLength % k.inputs[i].period == 0 ? "j % " + std::to_string(k.inputs[i].period)

@@ -16,10 +16,13 @@ namespace amp::codegen {
 // How a kernel reads one input from the iteration space (flattened result index i, or the index j
 // within a row of `rowLength` elements).
 struct InputAccess {
-  enum Kind { Full, Scalar, Suffix, Outer } kind = Full;
+  enum Kind { Full, Scalar, Suffix, Outer, Middle } kind = Full;
   // Suffix: the input's element count, element = j % period (a broadcast along leading dims).
   // Outer: the space's elements per input element, element = i / period (a [M, 1] input).
+  // Middle: a broadcast along one run of inner dims ([A, 1, C] against [A, B, C]): element =
+  // (i / period) * inner + i % inner, with inner = C's elements and period = B's times inner.
   int64_t period = 0;
+  int64_t inner = 0;
 };
 
 // The element body of one fused step, independent of the flavour.
@@ -51,8 +54,8 @@ struct KernelBody {
 
 // Nullopt-like: `error` is set when the step cannot be emitted (an op or dtype the emitter lacks,
 // an input that is not Full/Scalar/Suffix of the iteration space).
-// rowBroadcasts: accept Outer inputs (the CUDA flavour; the cpu device's kernels validate only
-// leading-dim broadcasts, so the C++ flavour refuses them).
+// rowBroadcasts: accept Outer and Middle inputs (the CUDA flavour; the cpu device's kernels
+// validate only leading-dim broadcasts, so the C++ flavour refuses them).
 KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string& error, bool rowBroadcasts = false);
 // emitBody, plus the attributes every flavour's runtime reads from the step: "row_length" and,
 // for row reductions, "reduced_results".

@@ -43,7 +43,8 @@ bool sameAttr(const AttrValue& a, const AttrValue& b) {
 }
 
 // Whether a generated kernel over `space` can read an operand of shape `in`: the space itself, a
-// scalar, a broadcast along leading dims, or a per-row value ([M, 1] against [M, N]), the accesses
+// scalar, a broadcast along leading dims, a per-row value ([M, 1] against [M, N]) or a broadcast
+// along one run of inner dims ([A, 1, C] against [A, B, C]), the accesses
 // the CUDA flavour compiles (codegen/emit/KernelEmitter.h). The kernel's sizes are compiled in, so
 // an edited plan whose shapes disagree would make it read or write out of bounds.
 bool readableBy(const Shape& in, const Shape& space) {
@@ -58,7 +59,14 @@ bool readableBy(const Shape& in, const Shape& space) {
   padded.insert(padded.end(), in.begin(), in.end());
   size_t kept = padded.size();
   while (kept > 0 && padded[kept - 1] == 1) --kept;
-  return std::equal(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(kept), space.begin());
+  if (std::equal(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(kept), space.begin())) return true;
+  // One run of broadcast dims between equal leading and trailing dims ([A, 1, C] against [A, B, C]).
+  size_t first = 0;
+  while (first < padded.size() && padded[first] == space[first]) ++first;
+  size_t last = first;
+  while (last < padded.size() && padded[last] == 1) ++last;
+  return first < last && last < padded.size() &&
+         std::equal(padded.begin() + static_cast<std::ptrdiff_t>(last), padded.end(), space.begin() + static_cast<std::ptrdiff_t>(last));
 }
 
 template <class T>
@@ -197,7 +205,8 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
              step.op == "amp.layer_norm_grad" || step.op == "amp.rms_norm" || step.op == "amp.rms_norm_grad") {
     status = normOp(s);
   } else if (step.op == "amp.embedding" || step.op == "amp.embedding_grad" || step.op == "amp.transpose" ||
-             step.op == "amp.gelu_grad" || step.op == "amp.dropout" || step.op == "amp.slice" || step.op == "amp.concat") {
+             step.op == "amp.gelu_grad" || step.op == "amp.dropout" || step.op == "amp.slice" || step.op == "amp.slice_grad" ||
+             step.op == "amp.concat") {
     status = shapeOp(s);
   } else if (step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight") {
     status = convOp(s);
@@ -805,27 +814,37 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
     ++report_.kernels;
     return absl::OkStatus();
   };
-  if (step.op == "amp.slice") {
+  if (step.op == "amp.slice" || step.op == "amp.slice_grad") {
+    const bool grad = step.op == "amp.slice_grad";
+    const BufferDesc& whole = grad ? out : in0;  // the tensor the slice is taken of
     auto starts = step.attrs.getInts(step.op, "starts");
     auto limits = step.attrs.getInts(step.op, "limits");
     auto steps = step.attrs.getInts(step.op, "strides");
     for (const absl::Status& st : {starts.status(), limits.status(), steps.status()})
       if (!st.ok()) return st;
-    const size_t rank = in0.shape.size();
+    const size_t rank = whole.shape.size();
     if (starts->size() != rank || limits->size() != rank || steps->size() != rank || out.dtype != in0.dtype)
-      return absl::InvalidArgumentError("starts, limits and strides must cover the input's dims");
-    std::vector<long long> shape(in0.shape.begin(), in0.shape.end()), b(starts->begin(), starts->end()),
+      return absl::InvalidArgumentError("starts, limits and strides must cover the sliced tensor's dims");
+    std::vector<long long> shape(whole.shape.begin(), whole.shape.end()), b(starts->begin(), starts->end()),
         e(limits->begin(), limits->end()), st(steps->begin(), steps->end());
     AmpTransposeShape t = {};
     long long offset = 0;
     if (!amp_shp_slice_shape(&t, static_cast<int>(rank), shape.data(), b.data(), e.data(), st.data(), &offset))
       return absl::UnimplementedError("a slice out of bounds, or with more than 8 dims after merging");
-    if (t.elements != out.numel()) return absl::InvalidArgumentError("the slice's size is not the result's");
+    if (t.elements != (grad ? in0 : out).numel()) return absl::InvalidArgumentError("the slice's size is not the piece's");
+    const DevicePtr base = ptr_[grad ? step.results[0] : step.operands[0]];
+    const DevicePtr at = base + static_cast<DevicePtr>(offset * static_cast<long long>(dtypeSize(in0.dtype)));
+    if (grad && out.byteSize() > 0)
+      if (auto z = emit("amp_zero_bytes", out.byteSize(), [&](Action& a) {
+            a.arg(device<void>(base));
+            a.arg(static_cast<long long>(out.byteSize()));
+          });
+          !z.ok())
+        return z;
     if (t.elements == 0) return absl::OkStatus();
-    const DevicePtr from = ptr_[step.operands[0]] + static_cast<DevicePtr>(offset * static_cast<long long>(dtypeSize(in0.dtype)));
-    return emit(absl::StrCat("amp_transpose_", dtypeSize(in0.dtype)), t.elements, [&](Action& a) {
-      a.arg(device<const void>(from));
-      a.arg(device<void>(ptr_[step.results[0]]));
+    return emit(absl::StrCat(grad ? "amp_scatter_" : "amp_transpose_", dtypeSize(in0.dtype)), t.elements, [&](Action& a) {
+      a.arg(device<const void>(grad ? ptr_[step.operands[0]] : at));
+      a.arg(device<void>(grad ? at : ptr_[step.results[0]]));
       a.arg(t);
     });
   }

@@ -420,6 +420,12 @@ TEST(CudaExecutor, RefusesHostileBundlesBeforeLaunchingAnything) {
 // Every launch passes exactly the parameter sizes the kernel's PTX declares: a struct or scalar
 // that disagrees between host and kernel would be garbage on a GPU.
 TEST(CudaExecutor, EveryLaunchMatchesItsKernelsParameterList) {
+  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90", "small_cnn_f16_sm_90"}) {
+    SCOPED_TRACE(name);
+    OPEN_OR_SKIP(every, name);
+    for (const EntryPoint& e : every.session->plan().entries)
+      ASSERT_TRUE(every.session->run(e.name, every.feeds).ok()) << e.name;
+  }
   OPEN_OR_SKIP(d, "mlp_sgd_clip_f16_sm_80");
   for (const EntryPoint& e : d.session->plan().entries) ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;
   EXPECT_GT(d.api->signaturesKnown(), 100u) << "the bundle's PTX lists every kernel";

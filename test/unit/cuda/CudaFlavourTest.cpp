@@ -119,9 +119,19 @@ TEST(CudaFlavour, AnnotatesStepsNextToTheCpuFlavour) {
   EXPECT_EQ(again, cpuSource);
 }
 
-TEST(CudaFlavour, RefusesStepsTheBodyCannotIndex) {
-  // A broadcast along a middle dim is neither a leading-dim (suffix) nor a per-row one.
+TEST(CudaFlavour, ReadsABroadcastAlongOneRunOfInnerDims) {
+  // [64, 1, 5] against [64, 30, 5] (a softmax gradient's sum over a middle axis): element
+  // (i / 150) * 5 + i % 5.
   Plan plan = fusedPlan({{{DType::F32, {64, 1, 5}}, {DType::F32, {64, 30, 5}}}, {64, 30, 5}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
+  std::string source, error;
+  ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
+  EXPECT_TRUE(contains(source, "in0[(i / 150) * 5 + i % 5]")) << source;
+}
+
+TEST(CudaFlavour, RefusesStepsTheBodyCannotIndex) {
+  // Two separate broadcast runs ([64, 1, 5, 1] against [64, 30, 5, 7]) fit no access.
+  Plan plan = fusedPlan(
+      {{{DType::F32, {64, 1, 5, 1}}, {DType::F32, {64, 30, 5, 7}}}, {64, 30, 5, 7}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
   std::string source, error;
   EXPECT_FALSE(codegen::emitCudaSource(plan, source, error));
   EXPECT_TRUE(contains(error, "does not broadcast by leading dims")) << error;

@@ -53,6 +53,10 @@
 //
 // amp.slice(x) starts, limits, strides: the transpose kernel above, on x + offset with the shape
 //   amp_shp_slice_shape fills (ShapeMath.h).
+// amp.slice_grad(dy) starts, limits, strides: dx zeroed (amp_zero_bytes), then dy written into the
+//   slice's elements by the transpose kernel's index map run backwards:
+//   amp_scatter_<B>(const void* in, void* out, AmpTransposeShape shape): out[source(o)] = in[o].
+//   amp_zero_bytes(void* p, long long bytes): grid (any, 1, 1), work = bytes.
 // amp.concat(x_0, ..., x_k) axis: one launch per operand, a bit copy by element size B.
 //   amp_concat_part_<B>(const void* in, void* out, long long n, long long chunk, long long row,
 //                       long long at)
@@ -137,6 +141,12 @@ __device__ void amp_shp_transpose_run(const void* in, void* out, const AmpTransp
 }
 
 template <class E>
+__device__ void amp_shp_scatter_run(const void* in, void* out, const AmpTransposeShape& s) {
+  for (long long o = amp_shp_first(); o < s.elements; o += amp_shp_stride())
+    ((E*)out)[amp_shp_transpose_source(&s, o)] = ((const E*)in)[o];
+}
+
+template <class E>
 __device__ void amp_shp_concat_run(const void* in, void* out, long long n, long long chunk, long long row, long long at) {
   for (long long i = amp_shp_first(); i < n; i += amp_shp_stride())
     ((E*)out)[amp_shp_concat_target(i, chunk, row, at)] = ((const E*)in)[i];
@@ -199,6 +209,10 @@ __device__ void amp_shp_dropout_run(const void* x, void* y, long long n, long lo
     amp_shp_transpose_run<E>(in, out, shape);                                                                         \
   }                                                                                                                   \
   extern "C" __global__ void __launch_bounds__(256)                                                                   \
+      amp_scatter_##bytes(const void* in, void* out, AmpTransposeShape shape) {                                       \
+    amp_shp_scatter_run<E>(in, out, shape);                                                                           \
+  }                                                                                                                   \
+  extern "C" __global__ void __launch_bounds__(256)                                                                   \
       amp_concat_part_##bytes(const void* in, void* out, long long n, long long chunk, long long row, long long at) {  \
     amp_shp_concat_run<E>(in, out, n, chunk, row, at);                                                                \
   }
@@ -209,3 +223,7 @@ AMP_SHP_TRANSPOSE_KERNEL(1, unsigned char)
 AMP_SHP_TRANSPOSE_KERNEL(2, unsigned short)
 AMP_SHP_TRANSPOSE_KERNEL(4, unsigned int)
 AMP_SHP_TRANSPOSE_KERNEL(8, unsigned long long)
+
+extern "C" __global__ void __launch_bounds__(256) amp_zero_bytes(void* p, long long bytes) {
+  for (long long i = amp_shp_first(); i < bytes; i += amp_shp_stride()) ((unsigned char*)p)[i] = 0;
+}
