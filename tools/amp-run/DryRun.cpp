@@ -87,5 +87,10 @@ int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile) {
       printProfile(name, *p, false);
     }
   }
+  // What a GPU must hold for this bundle: params and state, and every entry's arena and scratch.
+  const double mib = 1024.0 * 1024.0;
+  std::printf("\nGPU memory with every entry prepared: %.1f MiB (params and state %.1f MiB), of the %s's %.1f MiB\n",
+              static_cast<double>(api->deviceBytesInUse()) / mib, static_cast<double>(session->persistentBytes()) / mib,
+              "H200", static_cast<double>(api->info().memoryBytes) / mib);
   return status;
 }

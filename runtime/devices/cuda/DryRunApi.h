@@ -58,6 +58,8 @@ class DryRunApi final : public GpuApi {
   void clearCalls() { calls_.clear(); }
   int64_t graphsCaptured() const { return static_cast<int64_t>(graphs_.size()); }
   int64_t graphLaunches() const { return graphLaunches_; }
+  // Device memory allocated and not released, in bytes.
+  int64_t deviceBytesInUse() const { return deviceBytes_; }
   // Kernels whose launches are checked against their PTX parameter lists.
   size_t signaturesKnown() const { return signatures_.size(); }
 

@@ -33,6 +33,7 @@
 // CHECK: log state after the call: amp.step
 // CHECK: steady state: 1 graph launch(es) and 1 host synchronisation(s) per call
 // CHECK: enqueued (as training runs it): 1 graph launch(es) and 0 host synchronisation(s) per call; 8 of 8 scalar logs delivered
+// CHECK: GPU memory with every entry prepared: {{[0-9]+\.[0-9]}} MiB (params and state {{[0-9]+\.[0-9]}} MiB), of the H200's 143771.0 MiB
 
 // An sm_80 bundle on the simulated Hopper GPU runs its PTX, JIT-compiled by the driver.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --target=cuda:sm_80 -o %t.sm80.ampx
