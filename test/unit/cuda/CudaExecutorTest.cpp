@@ -350,6 +350,16 @@ TEST(CudaExecutor, ParamsAndStateStayOnTheDeviceUntilTheSessionAsks) {
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   EXPECT_EQ(count(d.api->calls(), "copy to device"), persistent + 2) << "the params and state, the inputs, the step";
   EXPECT_EQ(count(d.api->calls(), "graph 0"), 1);
+  // Loading some params after a step first completes the session's copies of everything else:
+  // the state the device holds is not lost when the params go up.
+  std::vector<NamedTensor> one;
+  for (const NamedTensorRef& t : d.session->params()) {
+    one.push_back({t.name, *t.tensor});
+    break;
+  }
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->setParams(one, nullptr).ok());
+  EXPECT_EQ(count(d.api->calls(), "copy to host"), persistent) << "the device's newer values, downloaded first";
 }
 
 TEST(CudaExecutor, SaysWhatItCannotRun) {
