@@ -134,19 +134,27 @@ void DryRunApi::kernelSignatures(const std::vector<uint8_t>& ptx) {
     if (open == std::string::npos || close == std::string::npos || close < open) break;
     const std::string name = text.substr(nameBegin, open - nameBegin);
     std::vector<size_t> sizes;
+    std::vector<char> scalar64;
     for (absl::string_view param : absl::StrSplit(absl::string_view(text).substr(open + 1, close - open - 1), ',')) {
       size_t bytes = 0, count = 1;
+      bool array = false, integer = false;
       for (absl::string_view token : absl::StrSplit(param, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
         if (token == ".param" || token == ".align" || token == ".ptr" || token == ".global") continue;
         if (size_t b = ptxTypeBytes(token)) {
           bytes = b;
+          integer = token[1] != 'f';
         } else if (size_t bracket = token.find('['); bracket != absl::string_view::npos) {
           count = static_cast<size_t>(std::strtoull(std::string(token.substr(bracket + 1)).c_str(), nullptr, 10));
+          array = true;
         }
       }
-      if (bytes) sizes.push_back(bytes * count);
+      if (bytes) {
+        sizes.push_back(bytes * count);
+        scalar64.push_back(bytes == 8 && integer && !array);
+      }
     }
     signatures_[name] = std::move(sizes);
+    scalar64_[name] = std::move(scalar64);
     at = close;
   }
 }
@@ -166,6 +174,19 @@ absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** 
                                                      absl::StrJoin(paramBytes, ", "), "]"));
   }
   if (!params && !paramBytes.empty()) return absl::InvalidArgumentError("dry run: arguments without values");
+  if (auto it = scalar64_.find(name); it != scalar64_.end() && !allocations_.empty()) {
+    const DevicePtr low = allocations_.begin()->first;
+    const DevicePtr high = allocations_.rbegin()->first + static_cast<DevicePtr>(allocations_.rbegin()->second);
+    for (size_t k = 0; k < it->second.size() && k < paramBytes.size(); ++k) {
+      if (!it->second[k]) continue;
+      DevicePtr value = 0;
+      std::memcpy(&value, params[k], 8);
+      const bool inRange = value >= low && value <= high;
+      if (inRange && !inside(value, 0))  // inside(p, 0): from an allocation's start to just past its end
+        return absl::InvalidArgumentError(absl::StrCat("dry run: kernel ", name, ": parameter ", k, " (0x", absl::Hex(value),
+                                                       ") points outside every live allocation"));
+    }
+  }
   return record(absl::StrCat("launch ", name, " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x", threads));
 }
 

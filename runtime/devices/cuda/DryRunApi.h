@@ -31,7 +31,9 @@ class DryRunApi final : public GpuApi {
   void releasePinned(void* p) override;
   absl::Status loadModule(const std::vector<uint8_t>& image, bool ptx) override;
   absl::StatusOr<KernelFn> function(const std::string& name) override;
-  // Parses each `.entry`'s parameter sizes; launches of those kernels must pass exactly them.
+  // Parses each `.entry`'s parameter sizes; launches of those kernels must pass exactly them, and
+  // every 64-bit scalar parameter holding an address in the range the allocations span must point
+  // into a live allocation (or just past its end), so a stale or miswired pointer is caught.
   void kernelSignatures(const std::vector<uint8_t>& ptx) override;
   absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
                       absl::Span<const size_t> paramBytes) override;
@@ -90,6 +92,7 @@ class DryRunApi final : public GpuApi {
   std::map<std::string, int> functions_;      // name -> index into names_
   std::vector<std::string> names_;
   std::map<std::string, std::vector<size_t>> signatures_;  // kernel -> parameter bytes, from the PTX
+  std::map<std::string, std::vector<char>> scalar64_;      // kernel -> which parameters are one .u64/.b64/.s64
   std::vector<GemmPlan> gemms_;
   bool capturing_ = false;
   std::vector<std::string> capture_;

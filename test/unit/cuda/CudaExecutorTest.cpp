@@ -5,6 +5,7 @@
 // synchronisations, params and state resident on the device until the session asks for them.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <regex>
@@ -458,6 +459,27 @@ TEST(CudaExecutor, EveryLaunchMatchesItsKernelsParameterList) {
   EXPECT_FALSE(wrong.ok());
   EXPECT_NE(wrong.message().find("amp_mt_sgd_f16w_f16 takes parameters of"), std::string::npos) << wrong.message();
   EXPECT_FALSE(api.launch(*fn, 1, 256, params, 1, absl::MakeConstSpan(right, 1)).ok()) << "a missing argument";
+  // A pointer argument into freed memory (between live allocations) is caught.
+  auto zero = api.function("amp_zero_bytes");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  std::vector<DevicePtr> blocks;
+  for (int i = 0; i < 3; ++i) {
+    auto p = api.allocate(4096);
+    ASSERT_TRUE(p.ok());
+    blocks.push_back(*p);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  long long bytes = 4096;
+  DevicePtr live = blocks[2];
+  void* liveArgs[] = {&live, &bytes};
+  const size_t sizes[] = {8, 8};
+  EXPECT_TRUE(api.launch(*zero, 1, 256, liveArgs, 1, sizes).ok());
+  api.release(blocks[1]);
+  DevicePtr stale = blocks[1];
+  void* staleArgs[] = {&stale, &bytes};
+  auto caught = api.launch(*zero, 1, 256, staleArgs, 1, sizes);
+  ASSERT_FALSE(caught.ok());
+  EXPECT_NE(caught.message().find("points outside every live allocation"), std::string::npos) << caught.message();
 }
 
 // --check-numerics: a checked graph with one check kernel per float result after its step, the
