@@ -1,7 +1,10 @@
 // The cuda device's lowering of plan steps to the operations its graph captures: kernel launches
 // (generated kernels, the multi-tensor scaler/optimizer kernels), cuBLASLt GEMMs, copies and fills.
 // Everything is decided at prepare time: device addresses, launch grids, argument bytes, GEMM
-// algorithms, multi-tensor argument blocks; capturing only replays the list.
+// algorithms, multi-tensor argument blocks; capturing only replays the list. The builder's
+// lowering lives in three files: CudaActions.cpp (dispatch, generated kernels, GEMMs),
+// CudaTrainActions.cpp (loss scaling, clipping, optimizers) and CudaLibraryActions.cpp (the
+// library ops).
 #ifndef AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
 #define AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
 

@@ -9,7 +9,7 @@
 // squares, and the optimizer pass unscales, clips and writes the low-precision weight copy itself.
 // ampc appends this file, after MultiTensorArgs.h, TrainMath.h and TrainArgs.h, to the CUDA
 // kernels of every training bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp);
-// the host fills the argument blocks (runtime/devices/cuda/MultiTensor.h, CudaActions.cpp).
+// the host fills the argument blocks (runtime/devices/cuda/MultiTensor.h, CudaTrainActions.cpp).
 
 // The elements [begin, end) block b of a launch covers.
 template <int D>
