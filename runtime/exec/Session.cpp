@@ -292,17 +292,14 @@ absl::Status Session::enqueue(std::string_view entryName, const std::map<std::st
       if (item.when == when)
         std::memcpy(bytes.data() + item.offset, persistent_[item.buffer].data(), persistent_[item.buffer].nbytes());
   };
-  // A device holding params and state (a checked cuda call runs here) brings the logged ones over.
-  auto syncLogged = [&](ScalarLogItem::When when) -> absl::Status {
-    for (const ScalarLogItem& item : log.layout.items)
-      if (item.when == when)
-        if (auto s = syncPersistent(item.buffer); !s.ok()) return s;
-    return absl::OkStatus();
-  };
-  if (auto s = syncLogged(ScalarLogItem::When::Before); !s.ok()) return s;
+  // A device holding params and state (a checked cuda call runs here) brings them over first, as
+  // the checked call's restore point needs anyway, and the logged ones again after the call.
+  if (auto s = syncPersistent(); !s.ok()) return s;
   logState(ScalarLogItem::When::Before);
   if (auto s = runBound(**entry, bound, options); !s.ok()) return s;
-  if (auto s = syncLogged(ScalarLogItem::When::After); !s.ok()) return s;
+  for (const ScalarLogItem& item : log.layout.items)
+    if (item.when == ScalarLogItem::When::After)
+      if (auto s = syncPersistent(item.buffer); !s.ok()) return s;
   logState(ScalarLogItem::When::After);
   for (const ScalarLogItem& item : log.layout.items)
     if (item.when == ScalarLogItem::When::Result)

@@ -434,7 +434,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   };
 
   const int64_t runStart = step;
-  std::map<std::string, Tensor> profileFeeds;  // the last train_step's batch, for the profile
+  std::vector<int64_t> profileBatch;  // the last train_step's examples, for the profile
   int64_t profileStep = 0;
   int64_t steadySteps = 0, steadySyncs = 0;
   for (; step < lastStep; ++step) {
@@ -470,7 +470,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
       if (!feeds.ok()) return feeds.status();
       run.step = step * accumulate + k;
       const bool last = k + 1 == accumulate;
-      if (last && options.profileCalls > 0) profileFeeds = *feeds, profileStep = run.step;
+      if (last && options.profileCalls > 0) profileBatch = idx, profileStep = run.step;
       const TrainReport::CollectiveCalls before = callsOf(comm);
       const double secondsBefore = comm ? comm->collectiveSeconds() : 0;
       auto result = session.enqueue(last ? "train_step" : "accumulate", *feeds, run, run.step);
@@ -531,10 +531,12 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   std::vector<double> sorted = stepMs;
   std::sort(sorted.begin(), sorted.end());
   report.stepTimeMsMedian = sorted[sorted.size() / 2];
-  if (options.profileCalls > 0 && !profileFeeds.empty()) {
+  if (options.profileCalls > 0 && !profileBatch.empty()) {
+    auto profileFeeds = makeFeeds(*b, data, profileBatch);
+    if (!profileFeeds.ok()) return profileFeeds.status();
     Session::RunOptions profileRun;
     profileRun.step = profileStep;
-    auto profile = session.profile("train_step", profileFeeds, profileRun, options.profileCalls);
+    auto profile = session.profile("train_step", *profileFeeds, profileRun, options.profileCalls);
     if (!profile.ok()) return profile.status();
     report.profile = std::move(*profile);
   }

@@ -59,9 +59,12 @@ class CudaEntry final : public PreparedEntry {
   // (captured into `graph` on its first call): the entry's, or its checked one.
   absl::Status launch(const uint8_t* feeds, const uint8_t* step) { return launch(feeds, step, actions_, graph_); }
   absl::Status launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions, std::optional<GraphId>& graph);
+  // The call's inputs and training step into page-locked `feeds` and `step` (run's staging or a
+  // ring slot), and from there to the device.
+  void stage(const RunArgs& args, uint8_t* feeds, uint8_t* step) const;
+  absl::Status copyIn(const uint8_t* feeds, const uint8_t* step);
   // --check-numerics: the entry's operations with a check of each float result after its step.
   absl::Status buildChecked();
-  absl::Status runChecked(const RunArgs& args);
 
   // The ring's events: the first error of a wait is kept for poll to return.
   struct RingEvents {
@@ -377,11 +380,21 @@ absl::Status CudaEntry::checkRunnable(const RunArgs& args) {
   return exec_.uploadIfChanged(args.persistent);
 }
 
-absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions,
-                               std::optional<GraphId>& graph) {
+void CudaEntry::stage(const RunArgs& args, uint8_t* feeds, uint8_t* step) const {
+  for (const auto& [id, offset] : feeds_)
+    std::memcpy(feeds + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
+  std::memcpy(step, &args.step, sizeof args.step);
+}
+
+absl::Status CudaEntry::copyIn(const uint8_t* feeds, const uint8_t* step) {
   if (feedBytes_ > 0)
     if (auto s = api_.copyToDevice(feedDevice_, feeds, feedBytes_); !s.ok()) return s;
-  if (auto s = api_.copyToDevice(stepDevice_, step, 8); !s.ok()) return s;
+  return api_.copyToDevice(stepDevice_, step, 8);
+}
+
+absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions,
+                               std::optional<GraphId>& graph) {
+  if (auto s = copyIn(feeds, step); !s.ok()) return s;
   if (!graph) {
     if (auto s = api_.beginCapture(); !s.ok()) return s;
     for (Action& a : actions)
@@ -408,9 +421,7 @@ absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
   });
   if (!ringError_.ok()) return ringError_;
   uint8_t* base = ring_->slotData(slot);
-  for (const auto& [id, offset] : feeds_)
-    std::memcpy(base + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
-  std::memcpy(base + slotStepOffset_, &args.step, sizeof args.step);
+  stage(args, base, base + slotStepOffset_);
   if (auto s = launch(base, base + slotStepOffset_); !s.ok()) return s;
   if (log_.bytes > 0)
     if (auto s = api_.copyToHost(base + slotLogOffset_, logDevice_, log_.bytes); !s.ok()) return s;
@@ -476,37 +487,27 @@ absl::Status CudaEntry::buildChecked() {
   return absl::OkStatus();
 }
 
-// A checked call runs the checked graph and waits for its results and check words; its verdict
-// is the first failing check in plan order. The session restores params and state when it fails.
-absl::Status CudaEntry::runChecked(const RunArgs& args) {
-  if (checkedActions_.empty())
-    if (auto s = buildChecked(); !s.ok()) return s;
-  for (const auto& [id, offset] : feeds_)
-    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
-  std::memcpy(stepStaging_, &args.step, sizeof args.step);
-  if (auto s = launch(feedStaging_, stepStaging_, checkedActions_, checkedGraph_); !s.ok()) return s;
-  for (size_t r = 0; r < resultCopies_.size(); ++r)
-    if (auto s = api_.copyToHost(resultStaging_ + resultOffset_[r], resultCopies_[r].first, resultCopies_[r].second); !s.ok())
-      return s;
-  if (!checks_.empty())
-    if (auto s = api_.copyToHost(checkHost_, checkWords_, static_cast<int64_t>(8 * checks_.size())); !s.ok()) return s;
-  if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
-  return judgeChecks(plan_, planEntry_, planStep_, checks_, checkHost_, args.gradientOverflow);
-}
-
+// A synchronous call: its inputs and step, the entry's graph (or with checkNumerics its checked
+// graph, whose check words come back with the results), then the call's one wait. A checked
+// call's verdict is the first failing check in plan order; the session restores params and state
+// when it fails.
 absl::Status CudaEntry::run(const RunArgs& args) {
   if (auto s = checkRunnable(args); !s.ok()) return s;
-  if (args.checkNumerics) return runChecked(args);
-  for (const auto& [id, offset] : feeds_)
-    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
-  std::memcpy(stepStaging_, &args.step, sizeof args.step);
-  if (auto s = launch(feedStaging_, stepStaging_); !s.ok()) return s;
+  const bool checked = args.checkNumerics;
+  if (checked && checkedActions_.empty())
+    if (auto s = buildChecked(); !s.ok()) return s;
+  stage(args, feedStaging_, stepStaging_);
+  if (auto s = launch(feedStaging_, stepStaging_, checked ? checkedActions_ : actions_, checked ? checkedGraph_ : graph_);
+      !s.ok())
+    return s;
   for (size_t r = 0; r < resultCopies_.size(); ++r)
     if (auto s = api_.copyToHost(resultStaging_ + resultOffset_[r], resultCopies_[r].first, resultCopies_[r].second); !s.ok())
       return s;
+  if (checked && !checks_.empty())
+    if (auto s = api_.copyToHost(checkHost_, checkWords_, static_cast<int64_t>(8 * checks_.size())); !s.ok()) return s;
   // The caller reads the results when run returns: the one wait of a synchronous call.
   if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
-  return absl::OkStatus();
+  return checked ? judgeChecks(plan_, planEntry_, planStep_, checks_, checkHost_, args.gradientOverflow) : absl::OkStatus();
 }
 
 // Each profiled call runs twice on the stream: once as its graph, between two timers (the call's
@@ -515,9 +516,7 @@ absl::Status CudaEntry::run(const RunArgs& args) {
 // may include some of the wait for the next launch; the graph's time has no such gaps.
 absl::StatusOr<EntryProfile> CudaEntry::profile(const RunArgs& args, int calls) {
   if (auto s = checkRunnable(args); !s.ok()) return s;
-  for (const auto& [id, offset] : feeds_)
-    std::memcpy(feedStaging_ + offset, args.feeds[id]->data(), static_cast<size_t>(plan_.buffers[id].byteSize()));
-  std::memcpy(stepStaging_, &args.step, sizeof args.step);
+  stage(args, feedStaging_, stepStaging_);
   constexpr int kCategories = 4;
   const int n = static_cast<int>(actions_.size());
   std::vector<std::vector<double>> categoryMs(kCategories);
@@ -529,9 +528,7 @@ absl::StatusOr<EntryProfile> CudaEntry::profile(const RunArgs& args, int calls) 
     if (auto s = api_.recordTimer(0); !s.ok()) return failed(s);
     if (auto s = launch(feedStaging_, stepStaging_); !s.ok()) return failed(s);  // captures on a first call
     if (auto s = api_.recordTimer(1); !s.ok()) return failed(s);
-    if (feedBytes_ > 0)
-      if (auto s = api_.copyToDevice(feedDevice_, feedStaging_, feedBytes_); !s.ok()) return failed(s);
-    if (auto s = api_.copyToDevice(stepDevice_, stepStaging_, 8); !s.ok()) return failed(s);
+    if (auto s = copyIn(feedStaging_, stepStaging_); !s.ok()) return failed(s);
     for (int i = 0; i < n; ++i) {
       if (auto s = api_.recordTimer(2 + i); !s.ok()) return failed(s);
       if (auto s = actions_[static_cast<size_t>(i)].enqueue(api_); !s.ok())

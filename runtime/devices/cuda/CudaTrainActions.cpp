@@ -181,28 +181,35 @@ absl::Status ActionBuilder::gradStats(size_t s) {
   fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
   ++report_.fills;
-  std::map<std::string, std::vector<size_t>> byKernel;
+  // One launch sequence per kernel; its members' partial sums follow the groups before it.
+  struct Group {
+    std::vector<size_t> members;
+    std::vector<int64_t> numels;
+    MultiTensorSchedule schedule;
+    int32_t base = 0;
+  };
+  std::map<std::string, Group> groups;
   for (size_t i = 0; i < n; ++i) {
-    const DType t = plan_.buffers[step.operands[i]].dtype;
+    const BufferDesc& g = plan_.buffers[step.operands[i]];
     const bool wide = (*widened)[i] != 0;
-    if (!floatSuffix(t) || (wide && t == DType::F32) || (withNorm && !wide && t != DType::F32))
+    if (!floatSuffix(g.dtype) || (wide && g.dtype == DType::F32) || (withNorm && !wide && g.dtype != DType::F32))
       return absl::InvalidArgumentError(absl::StrCat("gradient ", i, ": unexpected type for the fused statistics"));
-    byKernel["amp_mt_grad_stats_" + *floatSuffix(t) + (wide ? "w" : "")].push_back(i);
+    Group& group = groups["amp_mt_grad_stats_" + *floatSuffix(g.dtype) + (wide ? "w" : "")];
+    group.members.push_back(i);
+    group.numels.push_back(g.numel());
   }
   std::vector<int32_t> slotRange(2 * n, 0);
-  std::vector<std::pair<std::string, MultiTensorSchedule>> schedules;
   int32_t slots = 0;
-  for (const auto& [name, members] : byKernel) {
-    std::vector<int64_t> numels;
-    for (size_t i : members) numels.push_back(plan_.buffers[step.operands[i]].numel());
-    auto schedule = scheduleMultiTensor(numels, 1);
+  for (auto& [name, group] : groups) {
+    auto schedule = scheduleMultiTensor(group.numels, 1);
     if (!schedule.ok()) return schedule.status();
-    for (size_t j = 0; j < members.size(); ++j) {
-      slotRange[2 * members[j]] = slots + schedule->tensorFirstSlot[j];
-      slotRange[2 * members[j] + 1] = slots + schedule->tensorFirstSlot[j + 1];
+    group.schedule = std::move(*schedule);
+    group.base = slots;
+    for (size_t j = 0; j < group.members.size(); ++j) {
+      slotRange[2 * group.members[j]] = slots + group.schedule.tensorFirstSlot[j];
+      slotRange[2 * group.members[j] + 1] = slots + group.schedule.tensorFirstSlot[j + 1];
     }
-    slots += schedule->slots;
-    schedules.emplace_back(name, std::move(*schedule));
+    slots += group.schedule.slots;
   }
   DevicePtr partials = 0;
   if (withNorm) {
@@ -210,24 +217,19 @@ absl::Status ActionBuilder::gradStats(size_t s) {
     if (!p.ok()) return p.status();
     partials = *p;
   }
-  int32_t base = 0;
-  for (const auto& [name, schedule] : schedules) {
-    const std::vector<size_t>& members = byKernel[name];
+  for (const auto& [name, group] : groups) {
     auto fn = kernel(name);
     if (!fn.ok()) return fn.status();
     Action proto = launch(name, s);
     proto.fn = *fn;
-    std::vector<int64_t> numels;
-    for (size_t i : members) numels.push_back(plan_.buffers[step.operands[i]].numel());
-    auto pointer = [&](int, int32_t t) { return device<void>(ptr_[step.operands[members[static_cast<size_t>(t)]]]); };
-    const DevicePtr groupPartials = partials ? partials + static_cast<DevicePtr>(4 * base) : 0;
+    auto pointer = [&](int, int32_t t) { return device<void>(ptr_[step.operands[group.members[static_cast<size_t>(t)]]]); };
+    const DevicePtr groupPartials = partials ? partials + static_cast<DevicePtr>(4 * group.base) : 0;
     auto extra = [&](Action& a, const MultiTensorLaunch&) {
       a.arg(device<const float>(scale));
       a.arg(device<float>(found));
       a.arg(device<float>(groupPartials));
     };
-    if (auto st = listLaunches<1>(actions_, report_, proto, numels, pointer, extra); !st.ok()) return st;
-    base += schedule.slots;
+    if (auto st = listLaunches<1>(actions_, report_, proto, group.numels, pointer, extra); !st.ok()) return st;
   }
   if (!withNorm) return absl::OkStatus();
   return combineNorm(s, partials, slotRange, ptr_[step.results[1]]);
