@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,9 +76,9 @@ class ActionBuilder {
   // which reports and errors use (`entry` may be a device rewrite of it); empty: the same.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
                 std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord,
-                const std::vector<size_t>& planStep)
+                const std::vector<size_t>& planStep, ConvAlgorithm conv = ConvAlgorithm::ImplicitGemm)
       : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
-        stepWord_(stepWord), planStep_(planStep) {}
+        stepWord_(stepWord), planStep_(planStep), conv_(conv) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -97,6 +98,12 @@ class ActionBuilder {
   absl::Status crossEntropy(size_t s);
   absl::Status mseLoss(size_t s);
   absl::Status convOp(size_t s);
+  // The implicit-GEMM lowering of convolution step s (ConvGemm.h); declined (not an error) when the
+  // lowering refuses it or the bundle's code has no gather kernels.
+  absl::StatusOr<bool> convAsGemm(size_t s, std::string* declined);
+  // The columns' workspace, shared by every implicit-GEMM convolution of the entry (its steps run
+  // one after another on one stream): sized at the first one for the largest.
+  absl::StatusOr<DevicePtr> convColumns();
   absl::Status poolOp(size_t s);
   Action elementKernel(const std::string& name, size_t s, int64_t elements, KernelFn fn);
   absl::Status reduce(size_t s);
@@ -118,7 +125,9 @@ class ActionBuilder {
   EntryReport& report_;
   DevicePtr stepWord_;
   const std::vector<size_t>& planStep_;
+  ConvAlgorithm conv_;
   std::map<std::string, KernelFn> kernels_;
+  std::optional<DevicePtr> convColumns_;
 };
 
 }  // namespace amp::rt::cuda

@@ -117,7 +117,9 @@ class CudaEntry final : public PreparedEntry {
 
 class CudaExecutor final : public Executor {
  public:
-  explicit CudaExecutor(std::unique_ptr<GpuApi> api) : api_(std::move(api)), memory_(*api_) {}
+  CudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options)
+      : api_(std::move(api)), memory_(*api_), options_(options) {}
+  const CudaOptions& options() const { return options_; }
 
   Device device() const override { return Device::Cuda; }
   std::string description() const override {
@@ -194,6 +196,7 @@ class CudaExecutor final : public Executor {
  private:
   std::unique_ptr<GpuApi> api_;
   DeviceMemory memory_;
+  CudaOptions options_;
   const Plan* plan_ = nullptr;
   std::string code_;
   std::vector<DevicePtr> mirrors_;  // by buffer id: params and state in device memory
@@ -275,7 +278,8 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepStaging_ = *stepHost;
   stepDevice_ = *stepDevice;
 
-  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_);
+  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_,
+                        exec_.options().conv);
   std::map<std::string, int> unsupported;
   checks_ = resultChecks(plan_, entry_);
   checkPtr_.assign(checks_.size(), 0);
@@ -562,8 +566,8 @@ absl::StatusOr<EntryProfile> CudaEntry::profile(const RunArgs& args, int calls) 
 
 }  // namespace
 
-std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api) {
-  return std::make_unique<CudaExecutor>(std::move(api));
+std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options) {
+  return std::make_unique<CudaExecutor>(std::move(api), options);
 }
 
 const EntryReport* reportOf(const PreparedEntry& entry) {
@@ -573,10 +577,10 @@ const EntryReport* reportOf(const PreparedEntry& entry) {
 
 }  // namespace cuda
 
-absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor() {
+absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor(cuda::CudaOptions options) {
   auto api = cuda::openDriverApi(0);
   if (!api.ok()) return api.status();
-  return cuda::makeCudaExecutor(std::move(*api));
+  return cuda::makeCudaExecutor(std::move(*api), options);
 }
 
 }  // namespace amp::rt

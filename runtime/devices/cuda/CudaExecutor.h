@@ -14,14 +14,24 @@
 #include "runtime/exec/Executor.h"
 
 namespace amp::rt {
-
-// The cuda device on GPU 0, through the NVIDIA driver; a clear error without one.
-absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor();
-
 namespace cuda {
 
+// How the device runs amp.conv2d and its gradients.
+enum class ConvAlgorithm {
+  // Gathers into column buffers, then one cuBLASLt GEMM each (ConvGemm.h): tensor cores, within
+  // summation-order bounds like amp.linear. Grouped convolutions, and columns beyond the device's
+  // workspace limit, run the direct kernels.
+  ImplicitGemm,
+  // One thread per result element, in the reference's order (kernels/ConvMath.h): its bits, slowly.
+  Direct,
+};
+
+struct CudaOptions {
+  ConvAlgorithm conv = ConvAlgorithm::ImplicitGemm;
+};
+
 // The cuda device over any GpuApi (the tests pass a recording one).
-std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api);
+std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options = {});
 
 // What prepare decided for one entry, for reports, the dry run and tests.
 struct EntryReport {
@@ -35,6 +45,10 @@ struct EntryReport {
 const EntryReport* reportOf(const PreparedEntry& entry);
 
 }  // namespace cuda
+
+// The cuda device on GPU 0, through the NVIDIA driver; a clear error without one.
+absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor(cuda::CudaOptions options = {});
+
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_CUDAEXECUTOR_H

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/ActionUtil.h"
+#include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/kernels/ConvMath.h"
@@ -495,27 +496,37 @@ Action ActionBuilder::elementKernel(const std::string& name, size_t s, int64_t e
   return a;
 }
 
-// amp.conv2d and its gradients (ConvKernels.cu): the direct, exact form.
-absl::Status ActionBuilder::convOp(size_t s) {
-  const PlanStep& step = entry_.steps[s];
+namespace {
+
+// A convolution step as the kernels see it: which pass, its shape, whether it has a bias.
+struct ConvStep {
+  ConvPass pass = ConvPass::Forward;
+  AmpConvShape shape{};
+  bool bias = false;
+  DType dtype = DType::F32;
+};
+
+absl::StatusOr<ConvStep> convStep(const Plan& plan, const PlanStep& step) {
+  ConvStep out;
   const bool forward = step.op == "amp.conv2d", gradInput = step.op == "amp.conv2d_grad_input";
+  out.pass = forward ? ConvPass::Forward : gradInput ? ConvPass::GradInput : ConvPass::GradWeight;
   if (step.results.size() != 1 || step.operands.size() < 2 || step.operands.size() > (forward ? 3u : 2u))
     return absl::InvalidArgumentError("unexpected operands for the convolution");
   // The shapes: x and w of the forward; dy and w (dx the result); x and dy (dw the result).
-  const BufferDesc& r = plan_.buffers[step.results[0]];
-  const BufferDesc& a = plan_.buffers[step.operands[0]];
-  const BufferDesc& b = plan_.buffers[step.operands[1]];
+  const BufferDesc& r = plan.buffers[step.results[0]];
+  const BufferDesc& a = plan.buffers[step.operands[0]];
+  const BufferDesc& b = plan.buffers[step.operands[1]];
   const Shape& xs = forward || !gradInput ? a.shape : r.shape;
   const Shape& ws = forward || gradInput ? b.shape : r.shape;
   const Shape& ys = forward ? r.shape : gradInput ? a.shape : b.shape;
-  auto type = floatSuffix(r.dtype);
-  if (!type || a.dtype != r.dtype || b.dtype != r.dtype || xs.size() != 4 || ws.size() != 4 || ys.size() != 4)
+  if (!floatSuffix(r.dtype) || a.dtype != r.dtype || b.dtype != r.dtype || xs.size() != 4 || ws.size() != 4 || ys.size() != 4)
     return absl::InvalidArgumentError("convolution tensors must be NCHW of one float type");
+  out.dtype = r.dtype;
   auto stride = pairAttr(step, "stride", 1), pad = pairAttr(step, "padding", 0), dil = pairAttr(step, "dilation", 1);
   auto groups = step.attrs.getInt(step.op, "groups");
   for (const absl::Status& st : {stride.status(), pad.status(), dil.status(), groups.status()})
     if (!st.ok()) return st;
-  AmpConvShape c{};
+  AmpConvShape& c = out.shape;
   c.N = xs[0], c.C = xs[1], c.H = xs[2], c.W = xs[3];
   c.O = ws[0], c.CG = ws[1], c.KH = ws[2], c.KW = ws[3], c.OH = ys[2], c.OW = ys[3];
   c.strideH = stride->first, c.strideW = stride->second, c.padH = pad->first, c.padW = pad->second;
@@ -529,21 +540,125 @@ absl::Status ActionBuilder::convOp(size_t s) {
   if (!consistent) return absl::InvalidArgumentError("convolution shapes disagree with its attributes");
   c.OG = c.O / *groups;
   if (forward && step.operands.size() == 3) {
-    const BufferDesc& bias = plan_.buffers[step.operands[2]];
+    const BufferDesc& bias = plan.buffers[step.operands[2]];
     if (bias.dtype != r.dtype || bias.shape != Shape{c.O}) return absl::InvalidArgumentError("bias must be [O] of the type");
+    out.bias = true;
   }
-  const std::string name = absl::StrCat(forward ? "amp_conv2d_" : gradInput ? "amp_conv2d_grad_input_" : "amp_conv2d_grad_weight_", *type);
+  return out;
+}
+
+bool isConv(const PlanStep& step) {
+  return step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight";
+}
+
+// The most an implicit-GEMM convolution's columns may take; a larger one runs the direct kernels.
+constexpr int64_t kMaxConvColumnsBytes = int64_t{2} << 30;
+
+const char* gatherKernel(DType t) { return dtypeSize(t) == 2 ? "amp_conv_gather_b16" : "amp_conv_gather_b32"; }
+
+}  // namespace
+
+// amp.conv2d and its gradients: an implicit GEMM (ConvGemm.h), or the direct, exact kernels
+// (ConvKernels.cu) when asked for, or when the GEMM form declines the step.
+absl::Status ActionBuilder::convOp(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  auto conv = convStep(plan_, step);
+  if (!conv.ok()) return conv.status();
+  std::string declined;
+  if (conv_ == ConvAlgorithm::ImplicitGemm) {
+    auto done = convAsGemm(s, &declined);
+    if (!done.ok()) return done.status();
+    if (*done) return absl::OkStatus();
+  }
+  const bool forward = conv->pass == ConvPass::Forward, gradInput = conv->pass == ConvPass::GradInput;
+  const std::string name = absl::StrCat(forward ? "amp_conv2d_" : gradInput ? "amp_conv2d_grad_input_" : "amp_conv2d_grad_weight_",
+                                        *floatSuffix(conv->dtype));
   auto fn = kernel(name);
   if (!fn.ok()) return fn.status();
-  Action k = elementKernel(name, s, r.numel(), *fn);
+  Action k = elementKernel(name, s, plan_.buffers[step.results[0]].numel(), *fn);
+  if (!declined.empty()) absl::StrAppend(&k.what, " (direct: ", declined, ")");
   k.arg(device<const void>(ptr_[step.operands[0]]));
   k.arg(device<const void>(ptr_[step.operands[1]]));
-  if (forward) k.arg(device<const void>(step.operands.size() == 3 ? ptr_[step.operands[2]] : 0));
+  if (forward) k.arg(device<const void>(conv->bias ? ptr_[step.operands[2]] : 0));
   k.arg(device<void>(ptr_[step.results[0]]));
-  k.arg(c);
+  k.arg(conv->shape);
   actions_.push_back(std::move(k));
   ++report_.kernels;
   return absl::OkStatus();
+}
+
+absl::StatusOr<DevicePtr> ActionBuilder::convColumns() {
+  if (convColumns_) return *convColumns_;
+  int64_t most = 0;
+  for (const PlanStep& step : entry_.steps) {
+    if (!isConv(step)) continue;
+    auto conv = convStep(plan_, step);
+    if (!conv.ok()) continue;  // its own lowering reports it
+    auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, kMaxConvColumnsBytes);
+    if (lowered.ok()) most = std::max(most, lowered->workspaceBytes);
+  }
+  auto columns = scratch(most);
+  if (!columns.ok()) return columns.status();
+  convColumns_ = *columns;
+  return *columns;
+}
+
+absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) {
+  const PlanStep& step = entry_.steps[s];
+  auto conv = convStep(plan_, step);
+  if (!conv.ok()) return conv.status();
+  const AmpConvShape& shape = conv->shape;
+  auto lowered = lowerConvToGemm(conv->pass, conv->dtype, shape, conv->bias, kMaxConvColumnsBytes);
+  if (!lowered.ok()) {
+    *declined = std::string(lowered.status().message());
+    return false;
+  }
+  auto gather = kernel(gatherKernel(conv->dtype));
+  if (!gather.ok()) {  // a bundle compiled before the gathers existed
+    *declined = "the bundle's code has no column gathers; recompile it with this ampc";
+    return false;
+  }
+  auto columns = convColumns();
+  if (!columns.ok()) return columns.status();
+  const GemmPlan& plan = lowered->gemm;
+  auto id = api_.prepareGemm(plan);
+  if (!id.ok() && absl::IsUnimplemented(id.status())) {  // cuBLASLt has no algorithm for the shape
+    *declined = std::string(id.status().message());
+    return false;
+  }
+  if (!id.ok()) return id.status();
+  auto address = [&](const ConvBuffer& b) -> DevicePtr {
+    switch (b.kind) {
+      case ConvBuffer::Kind::Operand: return ptr_[step.operands[static_cast<size_t>(b.operand)]];
+      case ConvBuffer::Kind::Result: return ptr_[step.results[0]];
+      case ConvBuffer::Kind::Workspace: return *columns + static_cast<DevicePtr>(b.offset);
+    }
+    return 0;
+  };
+  for (const ConvGather& g : lowered->gathers) {
+    Action k = elementKernel(gatherKernel(conv->dtype), s, g.elements, *gather);
+    absl::StrAppend(&k.what, " ", convGatherName(g.mode), ", ", g.elements, " elements");
+    k.arg(device<const void>(address(g.source)));
+    k.arg(device<void>(address(g.target)));
+    k.arg(shape);
+    k.arg(static_cast<int>(g.mode));
+    actions_.push_back(std::move(k));
+    ++report_.kernels;
+  }
+  Action a;
+  a.kind = Action::Kind::Gemm;
+  a.category = Action::Category::Gemm;
+  a.what = absl::StrCat("step ", number(s), " ", step.op, ": implicit GEMM, cuBLASLt ", std::string(dtypeName(plan.dtype)),
+                        " ", plan.m, " x ", plan.n, " x ", plan.k,
+                        plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "",
+                        plan.accumulate ? " onto the bias" : "");
+  a.gemm = *id;
+  a.a = address(lowered->a);
+  a.b = address(lowered->b);
+  a.d = ptr_[step.results[0]];
+  actions_.push_back(std::move(a));
+  ++report_.gemms;
+  return true;
 }
 
 // amp.max_pool2d, amp.avg_pool2d and their gradients (ConvKernels.cu).

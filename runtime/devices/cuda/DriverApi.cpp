@@ -224,9 +224,10 @@ class DriverApi final : public GpuApi {
 
   absl::StatusOr<GemmId> prepareGemm(const GemmPlan& p) override {
     const auto key = std::make_tuple(int(p.dtype), p.transA, p.transB, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
-                                     p.strideA, p.strideB, p.strideC, int(p.epilogue));
+                                     p.strideA, p.strideB, p.strideC, int(p.epilogue), p.accumulate);
     if (auto it = ids_.find(key); it != ids_.end()) return it->second;
     Gemm g;
+    g.beta = p.accumulate ? 1.0f : 0.0f;
     const cudaDataType_t t = p.dtype == DType::BF16 ? CUDA_R_16BF : p.dtype == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
     cublasStatus_t s = d_.cublasLtMatmulDescCreate(&g.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
     if (s != CUBLAS_STATUS_SUCCESS) return failLt(s, "cublasLtMatmulDescCreate");
@@ -259,6 +260,11 @@ class DriverApi final : public GpuApi {
     d_.cublasLtMatmulPreferenceCreate(&pref);
     d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes_,
                                             sizeof workspaceBytes_);
+    // Split-K may add its partial sums in D's own type (the INPLACE and OUTPUT_TYPE schemes), which
+    // would round a bf16/f16 result more than once. Only sums kept in f32 are allowed.
+    const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
+                                            sizeof reductions);
     cublasLtMatmulHeuristicResult_t result = {};
     int found = 0;
     s = d_.cublasLtMatmulAlgoGetHeuristic(lt_, g.desc, g.a, g.b, g.d, g.d, pref, 1, &result, &found);
@@ -277,10 +283,11 @@ class DriverApi final : public GpuApi {
   absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) override {
     Gemm& g = gemms_.at(id);
     if (bias) d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    const float one = 1.0f, zero = 0.0f;
-    // cuBLASLt's A is the step's b and its B the step's a (GemmPlan.h).
+    const float one = 1.0f;
+    // cuBLASLt's A is the step's b and its B the step's a (GemmPlan.h). C is D: with beta = 1 the
+    // product adds to D in place, which cuBLASLt allows when C and D share one layout.
     const cublasStatus_t s = d_.cublasLtMatmul(lt_, g.desc, &one, reinterpret_cast<const void*>(b), g.a,
-                                               reinterpret_cast<const void*>(a), g.b, &zero,
+                                               reinterpret_cast<const void*>(a), g.b, &g.beta,
                                                reinterpret_cast<void*>(d), g.d, reinterpret_cast<void*>(d), g.d,
                                                &g.algo, reinterpret_cast<void*>(workspace_), workspaceBytes_, stream_);
     return s == CUBLAS_STATUS_SUCCESS ? absl::OkStatus() : failLt(s, "cublasLtMatmul");
@@ -341,6 +348,7 @@ class DriverApi final : public GpuApi {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
     cublasLtMatmulAlgo_t algo = {};
+    float beta = 0.0f;
   };
 
   absl::Status fail(CUresult r, const std::string& what) const {
@@ -366,7 +374,7 @@ class DriverApi final : public GpuApi {
   size_t workspaceBytes_ = 0;
   std::map<GemmId, Gemm> gemms_;
   std::map<std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int>,
+                      int64_t, int, bool>,
            GemmId>
       ids_;
   std::vector<CUgraphExec> graphs_;

@@ -31,6 +31,9 @@ struct GemmPlan {
   int64_t batch = 1;
   int64_t strideA = 0, strideB = 0, strideC = 0;  // elements between batches; 0: shared
   GemmEpilogue epilogue = GemmEpilogue::None;
+  // D = op(A) op(B) + D (cuBLASLt's beta = 1 with C = D): the product's f32 sum plus D's value,
+  // rounded once. An implicit-GEMM convolution's bias arrives this way (ConvGemm.h).
+  bool accumulate = false;
   Shape resultShape;  // row-major, as the plan types the result
 };
 

@@ -1,0 +1,87 @@
+#include "runtime/devices/cuda/ConvGemm.h"
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cuda/kernels/ConvGather.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+ConvBuffer operand(int i) { return {ConvBuffer::Kind::Operand, i, 0}; }
+ConvBuffer result() { return {ConvBuffer::Kind::Result, 0, 0}; }
+
+// Workspace parts, each 256-byte aligned (cuBLASLt's preferred operand alignment).
+struct Workspace {
+  int64_t bytes = 0;
+  ConvBuffer take(int64_t elements, int64_t elementBytes) {
+    ConvBuffer b{ConvBuffer::Kind::Workspace, 0, bytes};
+    bytes += (elements * elementBytes + 255) / 256 * 256;
+    return b;
+  }
+};
+
+}  // namespace
+
+const char* convGatherName(int mode) {
+  switch (mode) {
+    case AMP_CONV_COLUMNS: return "columns of x";
+    case AMP_CONV_COLUMNS_BY_TAP: return "columns of x by tap";
+    case AMP_CONV_DY_COLUMNS: return "columns of dy";
+    case AMP_CONV_DY_BY_CHANNEL: return "dy by channel";
+    case AMP_CONV_W_BY_INPUT: return "w by input channel";
+    case AMP_CONV_BIAS_ROWS: return "bias rows";
+  }
+  return "?";
+}
+
+absl::StatusOr<ConvGemmLowering> lowerConvToGemm(ConvPass pass, DType dtype, const AmpConvShape& s, bool bias,
+                                                 int64_t maxWorkspaceBytes) {
+  if (s.CG != s.C || s.OG != s.O) return absl::UnimplementedError("a grouped convolution has no single GEMM");
+  const int64_t elementBytes = static_cast<int64_t>(dtypeSize(dtype));
+  const int64_t K = s.C * s.KH * s.KW, P = s.OH * s.OW, R = s.O * s.KH * s.KW, HW = s.H * s.W;
+  ConvGemmLowering out;
+  Workspace ws;
+  auto gather = [&](int mode, ConvBuffer source, ConvBuffer target) {
+    ConvGather g;
+    g.mode = mode;
+    g.source = source;
+    g.target = target;
+    g.elements = amp_conv_gather_count(s, mode);
+    out.gathers.push_back(g);
+    return target;
+  };
+  GemmProblem p;
+  p.dtype = dtype;
+  switch (pass) {
+    case ConvPass::Forward:  // y[n] [O, P] = w [O, K] . cols[n] [K, P]
+      out.b = gather(AMP_CONV_COLUMNS, operand(0), ws.take(s.N * K * P, elementBytes));
+      out.a = operand(1);
+      if (bias) gather(AMP_CONV_BIAS_ROWS, operand(2), result());
+      p.a = {s.O, K};
+      p.b = {s.N, K, P};
+      break;
+    case ConvPass::GradInput:  // dx[n] [C, HW] = wt [C, R] . dcols[n] [R, HW]
+      out.b = gather(AMP_CONV_DY_COLUMNS, operand(0), ws.take(s.N * R * HW, elementBytes));
+      out.a = gather(AMP_CONV_W_BY_INPUT, operand(1), ws.take(s.C * R, elementBytes));
+      p.a = {s.C, R};
+      p.b = {s.N, R, HW};
+      break;
+    case ConvPass::GradWeight:  // dw [O, K] = dyt [O, NP] . colsT [K, NP]^T
+      out.b = gather(AMP_CONV_COLUMNS_BY_TAP, operand(0), ws.take(K * s.N * P, elementBytes));
+      out.a = gather(AMP_CONV_DY_BY_CHANNEL, operand(1), ws.take(s.O * s.N * P, elementBytes));
+      p.a = {s.O, s.N * P};
+      p.b = {K, s.N * P};
+      p.transB = true;
+      break;
+  }
+  if (ws.bytes > maxWorkspaceBytes)
+    return absl::ResourceExhaustedError(absl::StrCat("its columns need ", ws.bytes, " bytes, more than the ",
+                                                     maxWorkspaceBytes, " the device gives them"));
+  auto gemm = planGemm(p);
+  if (!gemm.ok()) return gemm.status();
+  out.gemm = *gemm;
+  out.gemm.accumulate = pass == ConvPass::Forward && bias;
+  out.workspaceBytes = ws.bytes;
+  return out;
+}
+
+}  // namespace amp::rt::cuda

@@ -1,0 +1,56 @@
+// The cuda device's implicit-GEMM convolutions: amp.conv2d, conv2d_grad_input and
+// conv2d_grad_weight as gathers into column buffers (kernels/ConvGather.h) followed by one cuBLASLt
+// GEMM, so convolutions run on the tensor cores like linear layers. Every GEMM sums its k in the
+// reference's loop order and rounds once, so with a GEMM that sums in k order the result is the
+// reference's bits (test/unit/cuda/ConvGemmTest.cpp checks this with a column-major emulator);
+// cuBLASLt's own order makes it "within summation-order bounds", as for amp.linear. The columns
+// cost memory (KH·KW times the input, or the output gradient), in one workspace per entry. Pure
+// host logic.
+#ifndef AMP_RUNTIME_DEVICES_CUDA_CONVGEMM_H
+#define AMP_RUNTIME_DEVICES_CUDA_CONVGEMM_H
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/devices/cuda/GemmPlan.h"
+#include "runtime/devices/cuda/kernels/ConvMath.h"
+
+namespace amp::rt::cuda {
+
+enum class ConvPass { Forward, GradInput, GradWeight };
+
+// A buffer of the lowering: one of the step's operands, its result, or a part of the workspace.
+struct ConvBuffer {
+  enum class Kind { Operand, Result, Workspace } kind = Kind::Workspace;
+  int operand = 0;     // Operand: its index among the step's operands
+  int64_t offset = 0;  // Workspace: bytes from its start (256-byte aligned)
+};
+
+struct ConvGather {
+  int mode = 0;  // AmpConvGatherMode (kernels/ConvGather.h)
+  ConvBuffer source, target;
+  int64_t elements = 0;
+};
+
+// Gathers in order, then the GEMM D = a . b (+ D when gemm.accumulate), D the step's result.
+struct ConvGemmLowering {
+  std::vector<ConvGather> gathers;
+  ConvBuffer a, b;
+  GemmPlan gemm;
+  int64_t workspaceBytes = 0;
+};
+
+// What a gather mode builds, for reports: "columns of x", "bias rows", ...
+const char* convGatherName(int mode);
+
+// The lowering of one ungrouped convolution pass of element type `dtype` (f32, f16 or bf16);
+// `bias`: the forward has a bias operand (operand 2). Operands as the plan orders them: forward
+// (x, w[, bias]), grad_input (dy, w), grad_weight (x, dy). Refuses grouped convolutions and
+// columns of more than `maxWorkspaceBytes`; the caller then runs the direct kernels.
+absl::StatusOr<ConvGemmLowering> lowerConvToGemm(ConvPass pass, DType dtype, const AmpConvShape& shape, bool bias,
+                                                 int64_t maxWorkspaceBytes);
+
+}  // namespace amp::rt::cuda
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_CONVGEMM_H
