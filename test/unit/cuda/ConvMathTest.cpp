@@ -14,11 +14,12 @@
 #include "runtime/devices/cuda/kernels/ConvMath.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "test/unit/cuda/ConvTestSupport.h"
 
 namespace amp::rt {
 namespace {
 
-const DType kFloatTypes[] = {DType::F32, DType::BF16, DType::F16};
+using namespace convtest;
 
 // The kernels' accessor over a tensor's values widened to f32.
 struct Values {
@@ -29,25 +30,6 @@ struct Values {
   float operator()(long long i) const { return v[static_cast<size_t>(i)]; }
 };
 
-// Normal values with an inf, a -inf, a NaN and a -0 at random places (when `specials`).
-Tensor randomTensor(DType t, const Shape& shape, std::mt19937& rng, bool specials) {
-  Tensor out(t, shape);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (int64_t i = 0; i < out.numel(); ++i) storeFromF32(t, out.data(), i, normal(rng));
-  if (specials && out.numel() > 4) {
-    const float special[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                             std::numeric_limits<float>::quiet_NaN(), -0.0f};
-    for (float s : special) storeFromF32(t, out.data(), static_cast<int64_t>(rng() % out.numel()), s);
-  }
-  return out;
-}
-
-Tensor reference(std::string_view op, std::vector<const Tensor*> operands, const AttrMap& attrs, const TensorType& result) {
-  auto out = evalReferenceOp(op, operands, attrs, {result}, EvalContext{});
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() && out->size() == 1 ? (*out)[0] : Tensor();
-}
-
 // `element(i)` for every result element, rounded once to the result's type.
 template <class Element>
 Tensor compute(DType t, const Shape& shape, const Element& element) {
@@ -55,24 +37,6 @@ Tensor compute(DType t, const Shape& shape, const Element& element) {
   for (int64_t i = 0; i < out.numel(); ++i) storeFromF32(t, out.data(), i, element(i));
   return out;
 }
-
-void expectSameBits(const Tensor& device, const Tensor& ref, const std::string& what) {
-  ASSERT_EQ(device.shape(), ref.shape()) << what;
-  const size_t es = dtypeSize(ref.dtype());
-  int64_t mismatches = 0;
-  for (int64_t i = 0; i < ref.numel(); ++i) {
-    if (std::memcmp(device.data() + i * es, ref.data() + i * es, es) == 0) continue;
-    if (std::isnan(loadAsF32(ref.dtype(), device.data(), i)) && std::isnan(loadAsF32(ref.dtype(), ref.data(), i))) continue;
-    if (++mismatches <= 3)
-      ADD_FAILURE() << what << ": element " << i << " is " << loadAsF32(ref.dtype(), device.data(), i) << ", the reference "
-                    << loadAsF32(ref.dtype(), ref.data(), i);
-  }
-  EXPECT_EQ(mismatches, 0) << what;
-}
-
-struct ConvCase {
-  int64_t N, C, H, W, O, KH, KW, groups, sh, sw, ph, pw, dh, dw;
-};
 
 TEST(ConvMath, Conv2dAndItsGradientsAreTheReferencesBits) {
   const ConvCase cases[] = {
@@ -85,22 +49,13 @@ TEST(ConvMath, Conv2dAndItsGradientsAreTheReferencesBits) {
   for (const ConvCase& k : cases)
     for (DType t : kFloatTypes)
       for (bool specials : {false, true}) {
-        const std::string what = absl::StrCat(std::string(dtypeName(t)), " C", k.C, " O", k.O, " g", k.groups, " s", k.sh, "x", k.sw,
-                                              " p", k.ph, "x", k.pw, " d", k.dh, "x", k.dw, specials ? " specials" : "");
+        const std::string what = absl::StrCat(std::string(dtypeName(t)), " ", k.name(), specials ? " specials" : "");
         SCOPED_TRACE(what);
-        AmpConvShape s{};
-        s.N = k.N, s.C = k.C, s.H = k.H, s.W = k.W, s.O = k.O, s.CG = k.C / k.groups, s.KH = k.KH, s.KW = k.KW;
-        s.strideH = k.sh, s.strideW = k.sw, s.padH = k.ph, s.padW = k.pw, s.dilH = k.dh, s.dilW = k.dw;
-        s.OH = (k.H + 2 * k.ph - k.dh * (k.KH - 1) - 1) / k.sh + 1;
-        s.OW = (k.W + 2 * k.pw - k.dw * (k.KW - 1) - 1) / k.sw + 1;
-        s.OG = k.O / k.groups;
+        const AmpConvShape s = k.shape();
         const Shape xs{k.N, k.C, k.H, k.W}, ws{k.O, s.CG, k.KH, k.KW}, ys{k.N, k.O, s.OH, s.OW};
         const Tensor x = randomTensor(t, xs, rng, specials), w = randomTensor(t, ws, rng, specials);
         const Tensor b = randomTensor(t, {k.O}, rng, false), dy = randomTensor(t, ys, rng, specials);
-        const AttrMap attrs{{"stride", std::vector<int64_t>{k.sh, k.sw}},
-                            {"padding", std::vector<int64_t>{k.ph, k.pw}},
-                            {"dilation", std::vector<int64_t>{k.dh, k.dw}},
-                            {"groups", k.groups}};
+        const AttrMap attrs = k.attrs();
         const Values xv(x), wv(w), bv(b), dyv(dy);
         const Tensor y = compute(t, ys, [&](int64_t i) {
           const long long ow = i % s.OW, oh = i / s.OW % s.OH, o = i / (s.OW * s.OH) % s.O, n = i / (s.OW * s.OH * s.O);

@@ -1,6 +1,6 @@
 // The CUDA device's mapping of amp.matmul / amp.linear onto cuBLASLt (runtime/devices/cuda/GemmPlan.h),
-// checked without a GPU: a host emulator of cuBLASLt's column-major semantics (op(A), op(B),
-// leading dimensions, strided batches, the bias epilogue per row of D, relu) runs the planned call
+// checked without a GPU: a host emulator of cuBLASLt's column-major semantics (GemmEmulator.h: op(A),
+// op(B), leading dimensions, strided batches, the bias epilogue per row of D, relu) runs the planned call
 // on the step's row-major buffers, and the result must be the reference executor's bit for bit
 // (both accumulate in f32 in k order; this file is compiled with -ffp-contract=off).
 #include <random>
@@ -9,30 +9,10 @@
 #include "runtime/devices/cuda/GemmPlan.h"
 #include "runtime/exec/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "test/unit/cuda/GemmEmulator.h"
 
 namespace amp::rt::cuda {
 namespace {
-
-// cuBLASLt's matmul as documented: D = op(A) op(B) (+ bias[i] on row i) (relu), column-major.
-Tensor emulate(const GemmPlan& g, const Tensor& a, const Tensor& b, const Tensor* bias) {
-  const Tensor& A = b;  // the row-major swap: cuBLASLt's A is the step's b
-  const Tensor& B = a;
-  Tensor d(g.dtype, g.resultShape);
-  for (int64_t batch = 0; batch < g.batch; ++batch)
-    for (int64_t j = 0; j < g.n; ++j)
-      for (int64_t i = 0; i < g.m; ++i) {
-        float acc = 0.0f;
-        for (int64_t k = 0; k < g.k; ++k) {
-          const int64_t ia = batch * g.strideA + (g.transA ? k + i * g.lda : i + k * g.lda);
-          const int64_t ib = batch * g.strideB + (g.transB ? j + k * g.ldb : k + j * g.ldb);
-          acc += loadAsF32(g.dtype, A.data(), ia) * loadAsF32(g.dtype, B.data(), ib);
-        }
-        if (bias) acc += loadAsF32(g.dtype, bias->data(), i);
-        if ((g.epilogue == GemmEpilogue::ReluBias || g.epilogue == GemmEpilogue::Relu) && !(acc > 0.0f)) acc = 0.0f;
-        storeFromF32(g.dtype, d.data(), batch * g.strideC + i + j * g.ldc, acc);
-      }
-  return d;
-}
 
 Tensor random(DType t, const Shape& s, std::mt19937& rng) {
   Tensor x(t, s);
@@ -77,7 +57,7 @@ TEST(CudaGemmPlan, MatmulsMatchTheReference) {
       auto ref = evalReferenceOp("amp.matmul", {&a, &b}, {{"transpose_a", c.ta}, {"transpose_b", c.tb}},
                                  {{t, g->resultShape}}, EvalContext{});
       ASSERT_TRUE(ref.ok()) << ref.status();
-      expectBitIdentical(emulate(*g, a, b, nullptr), (*ref)[0]);
+      expectBitIdentical(emulateGemm(*g, a, b, nullptr), (*ref)[0]);
     }
 }
 
@@ -100,7 +80,7 @@ TEST(CudaGemmPlan, LinearsWithBiasAndReluEpiloguesMatchTheReference) {
                                      {{"transpose_w", tw}, {"activation", std::string(relu ? "relu" : "none")}},
                                      {{t, out}}, EvalContext{});
           ASSERT_TRUE(ref.ok()) << ref.status();
-          Tensor got = emulate(*g, xt, wt, &bias);
+          Tensor got = emulateGemm(*g, xt, wt, &bias);
           ASSERT_EQ(got.numel(), (*ref)[0].numel());
           for (int64_t i = 0; i < got.numel(); ++i)
             ASSERT_EQ(loadAsF32(t, got.data(), i), loadAsF32(t, (*ref)[0].data(), i)) << "element " << i;

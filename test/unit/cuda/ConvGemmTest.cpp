@@ -1,0 +1,139 @@
+// The cuda device's implicit-GEMM convolutions (runtime/devices/cuda/ConvGemm.h), run on the host:
+// the gathers of kernels/ConvGather.h copy elements as ConvGatherKernels.cu's threads do, and the
+// planned cuBLASLt call runs through the column-major emulator (GemmEmulator.h), which sums k in
+// order as the reference's loops do. The result must be the reference executor's bits, in f32,
+// bf16 and f16, over strides, padding, dilation and bias. That proves the index maps and the GEMM
+// shapes; on a GPU, cuBLASLt's own summation order makes the results "within summation-order
+// bounds" (docs/cuda-device.md). Compiled with -ffp-contract=off.
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "runtime/devices/cuda/ConvGemm.h"
+#include "runtime/devices/cuda/kernels/ConvGather.h"
+#include "test/unit/cuda/ConvTestSupport.h"
+#include "test/unit/cuda/GemmEmulator.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+using namespace convtest;
+
+// Runs a lowering on the host: `operands` as the step's, the result of `resultShape`.
+Tensor runLowering(const ConvGemmLowering& l, DType t, const AmpConvShape& s, const std::vector<const Tensor*>& operands,
+                   const Shape& resultShape) {
+  const size_t es = dtypeSize(t);
+  std::vector<uint8_t> workspace(static_cast<size_t>(l.workspaceBytes));
+  Tensor result(t, resultShape);
+  auto bytes = [&](const ConvBuffer& b) -> uint8_t* {
+    switch (b.kind) {
+      case ConvBuffer::Kind::Operand: return const_cast<uint8_t*>(operands[static_cast<size_t>(b.operand)]->data());
+      case ConvBuffer::Kind::Result: return result.data();
+      case ConvBuffer::Kind::Workspace: return workspace.data() + b.offset;
+    }
+    return nullptr;
+  };
+  for (const ConvGather& g : l.gathers) {
+    EXPECT_EQ(g.elements, amp_conv_gather_count(s, g.mode));
+    const uint8_t* src = bytes(g.source);
+    uint8_t* dst = bytes(g.target);
+    for (long long i = 0; i < g.elements; ++i) {
+      const long long j = amp_conv_gather_source(s, g.mode, i);
+      if (j >= 0)
+        std::memcpy(dst + i * es, src + j * es, es);
+      else
+        std::memset(dst + i * es, 0, es);
+    }
+  }
+  // The emulator reads its operands by index: views of the buffers as flat tensors.
+  auto view = [&](const ConvBuffer& b) {
+    const int64_t elements =
+        b.kind == ConvBuffer::Kind::Operand ? operands[static_cast<size_t>(b.operand)]->numel() : l.workspaceBytes / int64_t(es);
+    Tensor v(t, {elements});
+    std::memcpy(v.data(), bytes(b), static_cast<size_t>(elements) * es);
+    return v;
+  };
+  Tensor prior(t, l.gemm.resultShape);
+  std::memcpy(prior.data(), result.data(), result.nbytes());
+  const Tensor d = emulateGemm(l.gemm, view(l.a), view(l.b), nullptr, &prior);
+  EXPECT_EQ(d.numel(), result.numel());
+  std::memcpy(result.data(), d.data(), result.nbytes());
+  return result;
+}
+
+const ConvCase kCases[] = {
+    {2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1},  // same padding
+    {1, 4, 9, 8, 6, 3, 2, 1, 2, 1, 1, 0, 1, 1},  // stride, asymmetric kernel
+    {2, 2, 8, 9, 3, 2, 3, 1, 1, 2, 0, 1, 2, 2},  // dilation
+    {1, 3, 5, 5, 5, 5, 5, 1, 3, 3, 2, 2, 1, 1},  // a kernel as large as the input, stride 3
+    {3, 1, 6, 6, 2, 1, 1, 1, 2, 2, 0, 0, 1, 1},  // a 1x1 kernel with stride: taps the stride skips
+};
+
+TEST(ConvGemm, TheGathersAndOneGemmGiveTheReferencesBits) {
+  std::mt19937 rng(13);
+  for (const ConvCase& k : kCases)
+    for (DType t : kFloatTypes)
+      for (bool specials : {false, true}) {
+        const std::string what = absl::StrCat(std::string(dtypeName(t)), " ", k.name(), specials ? " specials" : "");
+        SCOPED_TRACE(what);
+        const AmpConvShape s = k.shape();
+        const Shape xs{k.N, k.C, k.H, k.W}, ws{k.O, k.C, k.KH, k.KW}, ys{k.N, k.O, s.OH, s.OW};
+        const Tensor x = randomTensor(t, xs, rng, specials), w = randomTensor(t, ws, rng, specials);
+        const Tensor b = randomTensor(t, {k.O}, rng, false), dy = randomTensor(t, ys, rng, specials);
+        // The input gradient's GEMM also multiplies the taps no output reaches, as zeros: a
+        // non-finite weight there gives NaN where the reference skips the tap. Finite weights.
+        const Tensor wFinite = randomTensor(t, ws, rng, false);
+        const AttrMap attrs = k.attrs();
+        for (bool bias : {false, true}) {
+          auto l = lowerConvToGemm(ConvPass::Forward, t, s, bias, int64_t{1} << 30);
+          ASSERT_TRUE(l.ok()) << l.status();
+          EXPECT_EQ(l->gemm.accumulate, bias);
+          std::vector<const Tensor*> operands{&x, &w};
+          if (bias) operands.push_back(&b);
+          expectSameBits(runLowering(*l, t, s, operands, ys), reference("amp.conv2d", operands, attrs, {t, ys}),
+                         bias ? "conv2d with bias" : "conv2d");
+        }
+        auto gi = lowerConvToGemm(ConvPass::GradInput, t, s, false, int64_t{1} << 30);
+        ASSERT_TRUE(gi.ok()) << gi.status();
+        expectSameBits(runLowering(*gi, t, s, {&dy, &wFinite}, xs),
+                       reference("amp.conv2d_grad_input", {&dy, &wFinite}, attrs, {t, xs}), "conv2d_grad_input");
+        auto gw = lowerConvToGemm(ConvPass::GradWeight, t, s, false, int64_t{1} << 30);
+        ASSERT_TRUE(gw.ok()) << gw.status();
+        expectSameBits(runLowering(*gw, t, s, {&x, &dy}, ws), reference("amp.conv2d_grad_weight", {&x, &dy}, attrs, {t, ws}),
+                       "conv2d_grad_weight");
+      }
+}
+
+TEST(ConvGemm, TheColumnsAreSizedAndAligned) {
+  const AmpConvShape s = ConvCase{8, 16, 10, 10, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1}.shape();
+  const int64_t K = 16 * 9, P = 100;
+  auto f = lowerConvToGemm(ConvPass::Forward, DType::BF16, s, true, int64_t{1} << 30);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->workspaceBytes, (8 * K * P * 2 + 255) / 256 * 256);
+  EXPECT_EQ(f->gemm.batch, 8);  // one GEMM per image, w shared
+  EXPECT_EQ(f->gemm.strideB, 0);
+  EXPECT_EQ(f->gemm.k, K);
+  auto gw = lowerConvToGemm(ConvPass::GradWeight, DType::BF16, s, false, int64_t{1} << 30);
+  ASSERT_TRUE(gw.ok());
+  EXPECT_EQ(gw->gemm.batch, 1);  // the images are the contraction: one GEMM
+  EXPECT_EQ(gw->gemm.k, 8 * P);
+  ASSERT_EQ(gw->gathers.size(), 2u);
+  EXPECT_EQ(gw->a.offset % 256, 0);
+  EXPECT_EQ(gw->a.offset, (K * 8 * P * 2 + 255) / 256 * 256);
+}
+
+TEST(ConvGemm, DeclinesGroupsAndColumnsBeyondTheLimit) {
+  const AmpConvShape grouped = ConvCase{1, 4, 9, 8, 6, 3, 2, 2, 2, 1, 1, 0, 1, 1}.shape();
+  auto g = lowerConvToGemm(ConvPass::Forward, DType::F16, grouped, false, int64_t{1} << 30);
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(g.status())) << g.status();
+  const AmpConvShape big = ConvCase{64, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}.shape();
+  auto b = lowerConvToGemm(ConvPass::GradInput, DType::F16, big, false, int64_t{128} << 20);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("more than the 134217728"), std::string::npos) << b.status();
+}
+
+}  // namespace
+}  // namespace amp::rt::cuda
