@@ -32,7 +32,7 @@ struct DrySession {
   std::map<std::string, Tensor> feeds;
 };
 
-DrySession open(const std::string& name) {
+DrySession open(const std::string& name, CudaOptions options = {}) {
   DrySession d;
   if (access(bundlePath(name).c_str(), R_OK) != 0) return d;
   auto plan = readBundle(bundlePath(name));
@@ -40,7 +40,7 @@ DrySession open(const std::string& name) {
   if (!plan.ok()) return d;
   auto api = std::make_unique<DryRunApi>();
   d.api = api.get();
-  auto session = Session::create(std::move(*plan), makeCudaExecutor(std::move(api)));
+  auto session = Session::create(std::move(*plan), makeCudaExecutor(std::move(api), options));
   EXPECT_TRUE(session.ok()) << session.status();
   if (!session.ok()) return d;
   d.session.emplace(std::move(*session));
@@ -49,8 +49,8 @@ DrySession open(const std::string& name) {
   return d;
 }
 
-#define OPEN_OR_SKIP(var, name)                                                           \
-  DrySession var = open(name);                                                            \
+#define OPEN_OR_SKIP(var, name, ...)                                                      \
+  DrySession var = open(name, ##__VA_ARGS__);                                             \
   if (!var.session) GTEST_SKIP() << "no " << bundlePath(name) << " (built without NVRTC)"
 
 int64_t count(const std::vector<std::string>& calls, const std::string& prefix) {
@@ -214,18 +214,27 @@ TEST(CudaExecutor, AProfileTimesEveryOperationAndPutsTheStateBack) {
 }
 
 // A CNN: convolutions, pooling and their gradients as the direct kernels, in every entry.
+// The actions of train_step that end in each of `names` (kernel names end an action's text).
+std::map<std::string, int> actionsEndingIn(const EntryReport& r, std::initializer_list<const char*> names) {
+  std::map<std::string, int> n;
+  for (const std::string& a : r.actions)
+    for (const char* k : names)
+      if (a.size() >= std::strlen(k) && a.compare(a.size() - std::strlen(k), std::strlen(k), k) == 0) ++n[k];
+  return n;
+}
+
 TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
-  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90");
+  CudaOptions direct;
+  direct.conv = ConvAlgorithm::Direct;
+  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90", direct);
   for (const EntryPoint& e : d.session->plan().entries) ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok());
   const EntryReport* r = reportOf(**prepared);
   ASSERT_NE(r, nullptr);
-  std::map<std::string, int> kernels;
-  for (const std::string& a : r->actions)
-    for (const char* k : {"amp_conv2d_f16", "amp_conv2d_grad_input_f16", "amp_conv2d_grad_weight_f16", "amp_max_pool2d_f16",
-                          "amp_avg_pool2d_f16", "amp_max_pool2d_grad_f16", "amp_avg_pool2d_grad_f16"})
-      if (a.size() >= std::strlen(k) && a.compare(a.size() - std::strlen(k), std::strlen(k), k) == 0) ++kernels[k];
+  auto kernels = actionsEndingIn(*r, {"amp_conv2d_f16", "amp_conv2d_grad_input_f16", "amp_conv2d_grad_weight_f16",
+                                      "amp_max_pool2d_f16", "amp_avg_pool2d_f16", "amp_max_pool2d_grad_f16",
+                                      "amp_avg_pool2d_grad_f16"});
   EXPECT_EQ(kernels["amp_conv2d_f16"], 2);
   EXPECT_EQ(kernels["amp_conv2d_grad_weight_f16"], 2);
   EXPECT_EQ(kernels["amp_conv2d_grad_input_f16"], 1) << "the first conv's input is the image";
@@ -233,11 +242,60 @@ TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
   EXPECT_EQ(kernels["amp_max_pool2d_grad_f16"], 1);
   EXPECT_EQ(kernels["amp_avg_pool2d_f16"], 1);
   EXPECT_EQ(kernels["amp_avg_pool2d_grad_f16"], 1);
+  EXPECT_EQ(r->gemms, 3) << "the linear layer's three GEMMs, no convolution";
   d.api->clearCalls();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   EXPECT_EQ(count(d.api->calls(), "graph "), 1) << "a replay of train_step's graph";
   EXPECT_EQ(count(d.api->calls(), "launch"), 0);
   EXPECT_EQ(count(d.api->calls(), "sync"), 1);
+}
+
+// By default each ungrouped convolution pass is its gathers and one cuBLASLt GEMM, with one
+// columns workspace for the entry: the largest pass's.
+TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
+  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90");
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  auto prepared = d.session->prepared("train_step");
+  ASSERT_TRUE(prepared.ok());
+  const EntryReport* r = reportOf(**prepared);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->gemms, 3 + 5) << "the linear layer's and one per convolution pass (2 forward, 2 weight, 1 input gradient)";
+  int64_t implicit = 0, directKernels = 0, gathers = 0;
+  for (const std::string& a : r->actions) {
+    implicit += a.find(": implicit GEMM, cuBLASLt f16") != std::string::npos;
+    directKernels += a.find("amp_conv2d_") != std::string::npos;
+    gathers += a.find("amp_conv_gather_b16") != std::string::npos;
+  }
+  EXPECT_EQ(implicit, 5);
+  EXPECT_EQ(directKernels, 0);
+  EXPECT_EQ(gathers, 2 + 1 + 2 * 2 + 2) << "columns (and the first conv's bias rows) forward, two per gradient";
+  // The workspace: the second conv's input gradient, the largest pass: dy's columns, R = 8·3·3
+  // taps by the 6×6 input, for 4 images, and w by input channel (6 × R), each in f16 rounded up
+  // to 256 bytes. It is in the entry's scratch.
+  const int64_t largest = (4 * 72 * 36 * 2 + 255) / 256 * 256 + (6 * 72 * 2 + 255) / 256 * 256;
+  EXPECT_GE(r->scratchBytes, largest);
+  CudaOptions direct;
+  direct.conv = ConvAlgorithm::Direct;
+  OPEN_OR_SKIP(e, "small_cnn_f16_sm_90", direct);
+  ASSERT_TRUE(e.session->run("train_step", e.feeds).ok());
+  auto exact = e.session->prepared("train_step");
+  ASSERT_TRUE(exact.ok());
+  EXPECT_EQ(reportOf(**exact)->scratchBytes + largest, r->scratchBytes) << "one workspace, sized for the largest pass";
+}
+
+// A grouped convolution has no single GEMM: it runs the direct kernel and says why.
+TEST(CudaExecutor, AGroupedConvolutionRunsTheDirectKernel) {
+  OPEN_OR_SKIP(d, "op_parity_conv_f32_sm_90");
+  ASSERT_TRUE(d.session->run("grads", d.feeds).ok());
+  auto prepared = d.session->prepared("grads");
+  ASSERT_TRUE(prepared.ok());
+  int64_t grouped = 0, implicit = 0;
+  for (const std::string& a : reportOf(**prepared)->actions) {
+    grouped += a.find("(direct: a grouped convolution has no single GEMM)") != std::string::npos;
+    implicit += a.find("implicit GEMM") != std::string::npos;
+  }
+  EXPECT_GE(grouped, 2) << "the grouped conv's forward and weight gradient";
+  EXPECT_GE(implicit, 2) << "the ungrouped conv's passes";
 }
 
 TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {

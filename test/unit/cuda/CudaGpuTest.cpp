@@ -7,6 +7,7 @@
 // one wait, and an enqueued one waits for nothing.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -33,7 +34,7 @@ struct GpuSession {
   std::string skip;
 };
 
-GpuSession openGpu(const Plan& plan) {
+GpuSession openGpu(const Plan& plan, CudaOptions options = {}) {
   GpuSession g;
   auto api = openDriverApi(0);
   if (!api.ok()) {
@@ -41,7 +42,7 @@ GpuSession openGpu(const Plan& plan) {
     return g;
   }
   g.api = api->get();
-  auto session = Session::create(plan, makeCudaExecutor(std::move(*api)));
+  auto session = Session::create(plan, makeCudaExecutor(std::move(*api), options));
   EXPECT_TRUE(session.ok()) << session.status();
   if (session.ok()) g.session.emplace(std::move(*session));
   return g;
@@ -240,7 +241,9 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
     SCOPED_TRACE(name);
     auto plan = readBundle(bundlePath(name));
     if (!plan.ok()) GTEST_SKIP() << plan.status();
-    GpuSession gpu = openGpu(*plan);
+    CudaOptions exact;
+    exact.conv = ConvAlgorithm::Direct;  // the implicit GEMMs sum in cuBLASLt's order (next test)
+    GpuSession gpu = openGpu(*plan, exact);
     if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
     auto ref = Session::create(*plan, Device::Reference);
     ASSERT_TRUE(ref.ok()) << ref.status();
@@ -267,6 +270,40 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
         }
         EXPECT_EQ(differ, 0) << (*g)[k].name;
       }
+    }
+  }
+}
+
+// The implicit-GEMM convolutions (the default) against the reference: every result of eval and
+// grads of the f32 conv model within a summation-order bound of the result's largest magnitude
+// (cuBLASLt adds the same f32 products in its own order; f32 inputs, no TF32).
+TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummationOrder) {
+  auto plan = readBundle(bundlePath("op_parity_conv_f32_sm_90"));
+  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  GpuSession gpu = openGpu(*plan);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  auto ref = Session::create(*plan, Device::Reference);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const auto feeds = batch(*plan, 0);
+  for (const char* entry : {"eval", "grads"}) {
+    SCOPED_TRACE(entry);
+    auto g = gpu.session->run(entry, feeds);
+    auto r = ref->run(entry, feeds);
+    ASSERT_TRUE(g.ok()) << g.status();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(g->size(), r->size());
+    for (size_t k = 0; k < g->size(); ++k) {
+      const Tensor &a = (*g)[k].tensor, &b = (*r)[k].tensor;
+      ASSERT_EQ(a.shape(), b.shape()) << (*g)[k].name;
+      double largest = 0;
+      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
+      int64_t differ = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+        if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
+          ADD_FAILURE() << (*g)[k].name << "[" << i << "]: GPU " << x << ", reference " << y;
+      }
+      EXPECT_EQ(differ, 0) << (*g)[k].name;
     }
   }
 }
