@@ -10,12 +10,12 @@
 
 using namespace amp::rt;
 
-int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile) {
+int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile, const cuda::CudaOptions& options) {
   auto owned = std::make_unique<cuda::DryRunApi>();
   cuda::DryRunApi* api = owned.get();
   std::vector<std::string> entries;
   for (const EntryPoint& e : plan.entries) entries.push_back(e.name);
-  auto session = Session::create(std::move(plan), cuda::makeCudaExecutor(std::move(owned)), memoryLimit);
+  auto session = Session::create(std::move(plan), cuda::makeCudaExecutor(std::move(owned), options), memoryLimit);
   if (!session.ok()) {
     std::fprintf(stderr, "amp-run: %s\n", std::string(session.status().message()).c_str());
     return 1;

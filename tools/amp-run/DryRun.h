@@ -8,9 +8,10 @@
 
 #include <cstdint>
 
+#include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/plan/Plan.h"
 
 // Returns the process exit status.
-int dryRunCuda(amp::rt::Plan plan, int64_t memoryLimit, bool profile);
+int dryRunCuda(amp::rt::Plan plan, int64_t memoryLimit, bool profile, const amp::rt::cuda::CudaOptions& options);
 
 #endif  // AMP_TOOLS_AMPRUN_DRYRUN_H

@@ -8,7 +8,7 @@ namespace {
 
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
-                                       "resume", "memory-limit", "dry-run", "profile"};
+                                       "resume", "memory-limit", "dry-run", "profile", "conv"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -32,6 +32,11 @@ void describe(CLI::App& app, RunCommandLine& cl) {
   app.add_flag("--dry-run", cl.dryRun,
                "with --device=cuda: prepare every entry on a simulated GPU (no driver needed), capture its graph and "
                "print the operations it would run; nothing is executed");
+  app.add_option("--conv", cl.conv,
+                 "with --device=cuda: gemm (default: column gathers + one cuBLASLt GEMM per pass, on the tensor cores, "
+                 "within summation-order bounds) or direct (the reference's bits, slowly)")
+      ->type_name("gemm|direct")
+      ->check(CLI::IsMember({"gemm", "direct"}));
   app.add_option("--params", cl.params, "parameter values by name (others use amp.init)")->type_name("FILE.safetensors");
   app.add_option("--data", cl.data,
                  "fashion-mnist[:DIR] or FILE.npz (arrays named like the model's input and label); "
@@ -133,11 +138,12 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
                                   : " for training: give --epochs=N or --steps=N (with --data)"));
   if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
   if (cl.profile && cl.device != "cuda") return absl::InvalidArgumentError("--profile is for --device=cuda");
+  if (cl.given.count("conv") && cl.device != "cuda") return absl::InvalidArgumentError("--conv is for --device=cuda");
   if (cl.profile && cl.mode != RunMode::Train && !cl.dryRun)
     return absl::InvalidArgumentError("--profile profiles training: give --steps=N or --epochs=N (or --dry-run)");
   if (cl.dryRun)
     for (const std::string& name : cl.given)
-      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile")
+      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv")
         return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
   if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
   if (cl.mode == RunMode::Train && cl.data.empty())

@@ -40,6 +40,13 @@ using namespace amp::rt;
 
 namespace {
 
+// The cuda device with amp-run's device options (--conv).
+absl::StatusOr<Session> makeCudaSession(Plan plan, const cuda::CudaOptions& options, int64_t memoryLimit) {
+  auto executor = makeCudaExecutor(options);
+  if (!executor.ok()) return executor.status();
+  return Session::create(std::move(plan), std::move(*executor), memoryLimit);
+}
+
 bool endsWith(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -486,8 +493,11 @@ int main(int argc, char** argv) {
                                   ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
-  if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile);
-  auto session = Session::create(std::move(*plan), *device, options->memoryLimit);
+  cuda::CudaOptions cudaOptions;
+  cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
+  if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
+  auto session = *device == Device::Cuda ? makeCudaSession(std::move(*plan), cudaOptions, options->memoryLimit)
+                                         : Session::create(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
 
   if (!options->params.empty()) {

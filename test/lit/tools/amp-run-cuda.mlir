@@ -81,10 +81,18 @@
 // SLICE: step 2 amp.concat: amp_concat_part_4
 // SLICE-NEXT: step 2 amp.concat: amp_concat_part_4
 
-// Convolutions and pooling run as the exact direct kernels (kernels/ConvKernels.cu).
+// A convolution is an implicit GEMM: x's columns (K = 1·3·3 taps by P = 6·6 positions per image),
+// then one cuBLASLt GEMM per image with w shared: D^T = cols^T w^T, m = P, n = O, k = K.
 // RUN: ampc %S/Inputs/conv.mlir --target=cuda:sm_90 -o %t.conv.ampx
 // RUN: amp-run %t.conv.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=CONV
-// CONV: amp.conv2d: amp_conv2d_bf16
+// CONV: step 2 amp.conv2d: amp_conv_gather_b16 columns of x, 648 elements
+// CONV-NEXT: step 2 amp.conv2d: implicit GEMM, cuBLASLt bf16 36 x 4 x 9 in 2 batches
+// --conv=direct runs the exact direct kernel (kernels/ConvKernels.cu), the reference's bits.
+// RUN: amp-run %t.conv.ampx --device=cuda --dry-run --conv=direct | FileCheck %s --check-prefix=DIRECT
+// DIRECT: step 2 amp.conv2d: amp_conv2d_bf16
+// DIRECT-NOT: implicit GEMM
+// RUN: not amp-run %t.conv.ampx --conv=direct 2>&1 | FileCheck %s --check-prefix=CONVCPU
+// CONVCPU: --conv is for --device=cuda
 
 // --profile: train_step's operations by category (on a GPU with their device time; the dry run
 // has no clock).

@@ -1,4 +1,5 @@
-// A convolution (test/lit/tools/amp-run-cuda.mlir: the cuda device runs it as a direct kernel).
+// A convolution (test/lit/tools/amp-run-cuda.mlir: the cuda device runs it as an implicit GEMM, or
+// as the direct kernel with --conv=direct).
 func.func @conv(%x: tensor<2x1x8x8xf32> {amp.role = "input", amp.name = "image"},
                 %w: tensor<4x1x3x3xf32> {amp.role = "param", amp.name = "conv.weight",
                                          amp.init = #amp.init<kaiming_uniform, seed = 1>}) -> tensor<f32> {
