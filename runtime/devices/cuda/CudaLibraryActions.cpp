@@ -1,6 +1,7 @@
 // The cuda device's lowering of the library ops: reductions, the norms and softmax, the shape ops,
 // the losses, convolutions and pooling (kernels/ReduceKernels.cu, NormKernels.cu, ShapeKernels.cu,
-// LossKernels.cu, ConvKernels.cu).
+// LossKernels.cu, ConvKernels.cu; convolutions as implicit GEMMs through ConvGemm.h and
+// ConvGatherKernels.cu).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
