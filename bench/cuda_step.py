@@ -12,6 +12,9 @@
    timed by the delivery of their logs), against bench/cuda_pytorch.py's eager fp32, tf32, bf16
    autocast, f16 with GradScaler and torch.compile'd bf16 steps of the same model (steps back to
    back, one synchronisation at the end).
+3. Convolutions: bench/models/cnn_bench.mlir (batch 128 of 3x32x32, two 3x3 convolutions), bf16,
+   trained by amp-run with --conv=gemm (column gathers + cuBLASLt) and with --conv=direct (the exact
+   direct kernels): the implicit GEMMs' speed-up, which tells whether cuDNN is worth adding.
 Prints one table with the ratios and the targets of docs/cuda-device.md, and the JSON lines it read.
 """
 import argparse
@@ -56,13 +59,32 @@ MODELS = (("mlp", "bench_mlp4096_%s_sm_90.ampx", "MLP 4096x3 + MSE, batch 512, S
           ("transformer", "bench_lm_%s_sm_90.ampx", "examples/transformer_lm.mlir, batch 8 x 32, AdamW"))
 
 
-def amp_run_step(a, bundle, data, tag, results, model, precision):
+def write_image_npz(path, rows, shape, classes, seed=0):
+    """Images "image" [rows, *shape] f32 in [0, 1) and labels "label" [rows] i64."""
+    import array
+    import random
+    import zipfile
+    rng = random.Random(seed)
+    size = 1
+    for d in shape:
+        size *= d
+    img = array.array("f", (rng.random() for _ in range(rows * size)))
+    lab = array.array("q", (rng.randrange(classes) for _ in range(rows)))
+    if sys.byteorder != "little":
+        img.byteswap()
+        lab.byteswap()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("image.npy", npy_bytes("<f4", (rows,) + tuple(shape), img.tobytes()))
+        z.writestr("label.npy", npy_bytes("<i8", (rows,), lab.tobytes()))
+
+
+def amp_run_step(a, bundle, data, tag, results, model, precision, extra=()):
     """amp-run --device=cuda --profile on `bundle`: its median step, host syncs and profile."""
     summary = os.path.join(a.workdir, "summary_%s.json" % tag)
     p = subprocess.run([os.path.join(a.bindir, "amp-run"), bundle, "--device=cuda", "--steps=%d" % a.steps,
                         "--data=" + data, "--summary=" + summary, "--log-every=1000000",
-                        "--eval-every=1000000", "--profile"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=300)
+                        "--eval-every=1000000", "--profile"] + list(extra), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300)
     key = (model, precision)
     if p.returncode != 0:
         print("amp-run %s failed:\n%s" % (tag, p.stdout[-2000:]))
@@ -118,6 +140,15 @@ def main():
             if os.path.exists(bundle):
                 amp_run_step(a, bundle, data[model], "%s_%s" % (model, precision), results, model, precision)
 
+    # Convolutions: the implicit GEMMs against the direct kernels, same bundle, same data.
+    cnn = os.path.join(a.bundles, "bench_cnn_bf16_sm_90.ampx")
+    if os.path.exists(cnn):
+        data["cnn"] = os.path.join(a.workdir, "cnn.npz")
+        if not os.path.exists(data["cnn"]):
+            write_image_npz(data["cnn"], 2 * 128, (3, 32, 32), 10)
+        for algo in ("gemm", "direct"):
+            amp_run_step(a, cnn, data["cnn"], "cnn_bf16_" + algo, results, "cnn-" + algo, "bf16", ["--conv=" + algo])
+
     def ratio(ours, theirs, higher_is_better):
         if not ours or not theirs:
             return "n/a"
@@ -141,6 +172,11 @@ def main():
             syncs = results["syncs"].get((model, precision))
             print("    %-6s %8s %24s" % (precision, "n/a" if share is None else "%.1f%%" % share,
                                         "n/a" if syncs is None else "%.2f syncs/step" % syncs))
+    g, d = results["step"].get(("ampc", "cnn-gemm", "bf16")), results["step"].get(("ampc", "cnn-direct", "bf16"))
+    print("\nCNN bench/models/cnn_bench.mlir, batch 128, bf16: step (ms)   --conv=gemm  --conv=direct  speed-up")
+    print("  %-52s %10s %13s %9s" % ("", g and "%.3f" % g, d and "%.3f" % d, ratio(g, d, False)))
+    gemm_share = results["profile"].get(("cnn-gemm", "bf16"), {}).get("GEMM", {}).get("share")
+    print("  GEMM share of the --conv=gemm step (amp-run --profile): %s" % ("n/a" if gemm_share is None else "%.1f%%" % gemm_share))
     if a.json:
         flat = {name: {"_".join(k) if isinstance(k, tuple) else k: v for k, v in results[name].items()}
                 for name in ("gemm", "step", "syncs", "profile")}
@@ -148,7 +184,8 @@ def main():
             json.dump(flat, f, indent=1)
     # Nothing measured on our side is a failure of the run (a target missed is not: it is reported).
     ours = [results["gemm"].get(("ampc", d)) for d in ("bf16", "f16")] + \
-           [results["step"].get(("ampc", m, p)) for m, _, _ in MODELS for p in ("f32", "bf16", "f16")]
+           [results["step"].get(("ampc", m, p)) for m, _, _ in MODELS for p in ("f32", "bf16", "f16")] + \
+           [results["step"].get(("ampc", "cnn-" + algo, "bf16")) for algo in ("gemm", "direct")]
     missing = sum(1 for v in ours if not v)
     if missing:
         print("\n%d of our measurements are missing (see the errors above)" % missing)

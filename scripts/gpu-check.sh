@@ -48,6 +48,9 @@ if [ "$mode" = package ]; then
     "$build/bin/ampc" "$root/examples/transformer_lm.mlir" --train --precision=$p --optimizer=adamw --lr=3e-3 \
       --target=cuda:sm_90 -o "$stage/bundles/bench_lm_${p}_sm_90.ampx"
   done
+  # The convolution benchmark: implicit GEMMs against the direct kernels (bf16).
+  "$build/bin/ampc" "$root/bench/models/cnn_bench.mlir" --train --precision=bf16 --optimizer=sgd --lr=0.01 \
+    --target=cuda:sm_90 -o "$stage/bundles/bench_cnn_bf16_sm_90.ampx"
   cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py \
     "$root"/examples/make_lm_data.py "$stage/bench/"
   # Shared libraries outside the C runtime and the compiler's own (which any machine with GCC has).

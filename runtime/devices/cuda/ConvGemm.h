@@ -4,7 +4,7 @@
 // reference's loop order and rounds once, so with a GEMM that sums in k order the result is the
 // reference's bits (test/unit/cuda/ConvGemmTest.cpp checks this with a column-major emulator);
 // cuBLASLt's own order makes it "within summation-order bounds", as for amp.linear. The columns
-// cost memory (KH·KW times the input, or the output gradient), in one workspace per entry. Pure
+// cost memory (KH·KW times the input, or the output gradient), in one workspace per executor. Pure
 // host logic.
 #ifndef AMP_RUNTIME_DEVICES_CUDA_CONVGEMM_H
 #define AMP_RUNTIME_DEVICES_CUDA_CONVGEMM_H

@@ -36,6 +36,14 @@ class DeviceMemory {
   std::vector<void*> pinned_;
 };
 
+// The implicit-GEMM convolutions' column workspace (ConvGemm.h), one per executor: every entry's
+// graph runs on the executor's one stream, so no two convolutions use it at once. Allocated by the
+// first entry that needs it, for the largest pass of any entry of the plan.
+struct ConvColumns {
+  std::optional<DevicePtr> ptr;
+  int64_t bytes = 0;
+};
+
 // One captured operation.
 struct Action {
   enum class Kind { Launch, Gemm, Copy, Fill, HostToDevice, DeviceToHost } kind = Kind::Launch;
@@ -76,9 +84,10 @@ class ActionBuilder {
   // which reports and errors use (`entry` may be a device rewrite of it); empty: the same.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
                 std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord,
-                const std::vector<size_t>& planStep, ConvAlgorithm conv = ConvAlgorithm::ImplicitGemm)
+                const std::vector<size_t>& planStep, ConvAlgorithm conv, DeviceMemory& sharedMemory,
+                ConvColumns& columns)
       : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
-        stepWord_(stepWord), planStep_(planStep), conv_(conv) {}
+        stepWord_(stepWord), planStep_(planStep), conv_(conv), sharedMemory_(sharedMemory), columns_(columns) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -101,9 +110,9 @@ class ActionBuilder {
   // The implicit-GEMM lowering of convolution step s (ConvGemm.h); declined (not an error) when the
   // lowering refuses it or the bundle's code has no gather kernels.
   absl::StatusOr<bool> convAsGemm(size_t s, std::string* declined);
-  // The columns' workspace, shared by every implicit-GEMM convolution of the entry (its steps run
-  // one after another on one stream): sized at the first one for the largest.
-  absl::StatusOr<DevicePtr> convColumns();
+  // The executor's columns workspace (ConvColumns) of at least `needed` bytes, allocated here on
+  // first use.
+  absl::StatusOr<DevicePtr> convColumns(int64_t needed);
   absl::Status poolOp(size_t s);
   Action elementKernel(const std::string& name, size_t s, int64_t elements, KernelFn fn);
   absl::Status reduce(size_t s);
@@ -126,8 +135,9 @@ class ActionBuilder {
   DevicePtr stepWord_;
   const std::vector<size_t>& planStep_;
   ConvAlgorithm conv_;
+  DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
+  ConvColumns& columns_;
   std::map<std::string, KernelFn> kernels_;
-  std::optional<DevicePtr> convColumns_;
 };
 
 }  // namespace amp::rt::cuda

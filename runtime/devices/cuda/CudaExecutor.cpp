@@ -120,6 +120,8 @@ class CudaExecutor final : public Executor {
   CudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options)
       : api_(std::move(api)), memory_(*api_), options_(options) {}
   const CudaOptions& options() const { return options_; }
+  DeviceMemory& sharedMemory() { return memory_; }
+  ConvColumns& convColumns() { return convColumns_; }
 
   Device device() const override { return Device::Cuda; }
   std::string description() const override {
@@ -197,6 +199,7 @@ class CudaExecutor final : public Executor {
   std::unique_ptr<GpuApi> api_;
   DeviceMemory memory_;
   CudaOptions options_;
+  ConvColumns convColumns_;
   const Plan* plan_ = nullptr;
   std::string code_;
   std::vector<DevicePtr> mirrors_;  // by buffer id: params and state in device memory
@@ -279,7 +282,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepDevice_ = *stepDevice;
 
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_,
-                        exec_.options().conv);
+                        exec_.options().conv, exec_.sharedMemory(), exec_.convColumns());
   std::map<std::string, int> unsupported;
   checks_ = resultChecks(plan_, entry_);
   checkPtr_.assign(checks_.size(), 0);

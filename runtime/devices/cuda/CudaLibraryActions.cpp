@@ -588,19 +588,22 @@ absl::Status ActionBuilder::convOp(size_t s) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<DevicePtr> ActionBuilder::convColumns() {
-  if (convColumns_) return *convColumns_;
-  int64_t most = 0;
-  for (const PlanStep& step : entry_.steps) {
-    if (!isConv(step)) continue;
-    auto conv = convStep(plan_, step);
-    if (!conv.ok()) continue;  // its own lowering reports it
-    auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, kMaxConvColumnsBytes);
-    if (lowered.ok()) most = std::max(most, lowered->workspaceBytes);
-  }
-  auto columns = scratch(most);
+absl::StatusOr<DevicePtr> ActionBuilder::convColumns(int64_t needed) {
+  if (columns_.ptr && columns_.bytes >= needed) return *columns_.ptr;
+  int64_t most = needed;  // more than the plan's largest: an executor given another plan
+  for (const EntryPoint& e : plan_.entries)  // the device's rewrites leave convolutions as they are
+    for (const PlanStep& step : e.steps) {
+      if (!isConv(step)) continue;
+      auto conv = convStep(plan_, step);
+      if (!conv.ok()) continue;  // its own lowering reports it
+      auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, kMaxConvColumnsBytes);
+      if (lowered.ok()) most = std::max(most, lowered->workspaceBytes);
+    }
+  auto columns = sharedMemory_.device(std::max<int64_t>(most, 1));
   if (!columns.ok()) return columns.status();
-  convColumns_ = *columns;
+  report_.scratchBytes += most;  // counted once, in the entry that allocated it
+  columns_.ptr = *columns;
+  columns_.bytes = most;
   return *columns;
 }
 
@@ -619,7 +622,7 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) 
     *declined = "the bundle's code has no column gathers; recompile it with this ampc";
     return false;
   }
-  auto columns = convColumns();
+  auto columns = convColumns(lowered->workspaceBytes);
   if (!columns.ok()) return columns.status();
   const GemmPlan& plan = lowered->gemm;
   auto id = api_.prepareGemm(plan);

@@ -251,7 +251,7 @@ TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
 }
 
 // By default each ungrouped convolution pass is its gathers and one cuBLASLt GEMM, with one
-// columns workspace for the entry: the largest pass's.
+// columns workspace for the executor, the largest pass's, which every entry shares.
 TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   OPEN_OR_SKIP(d, "small_cnn_f16_sm_90");
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
@@ -281,6 +281,13 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   auto exact = e.session->prepared("train_step");
   ASSERT_TRUE(exact.ok());
   EXPECT_EQ(reportOf(**exact)->scratchBytes + largest, r->scratchBytes) << "one workspace, sized for the largest pass";
+  // The grads entry, prepared after train_step, convolves through the same columns.
+  ASSERT_TRUE(d.session->run("grads", d.feeds).ok());
+  ASSERT_TRUE(e.session->run("grads", e.feeds).ok());
+  auto grads = d.session->prepared("grads"), exactGrads = e.session->prepared("grads");
+  ASSERT_TRUE(grads.ok() && exactGrads.ok());
+  EXPECT_EQ(reportOf(**grads)->scratchBytes, reportOf(**exactGrads)->scratchBytes) << "no second workspace";
+  EXPECT_GT(reportOf(**grads)->gemms, reportOf(**exactGrads)->gemms);
 }
 
 // A grouped convolution has no single GEMM: it runs the direct kernel and says why.
