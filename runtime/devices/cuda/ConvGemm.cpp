@@ -49,20 +49,30 @@ absl::StatusOr<ConvGemmLowering> lowerConvToGemm(ConvPass pass, DType dtype, con
     out.gathers.push_back(g);
     return target;
   };
+  // A pointwise convolution (1x1, stride 1, no padding) is a GEMM as stored: x is its own
+  // columns, dy its own dcols, and w^T is wt.
+  const bool pointwise = s.KH == 1 && s.KW == 1 && s.strideH == 1 && s.strideW == 1 && s.padH == 0 && s.padW == 0;
   GemmProblem p;
   p.dtype = dtype;
   switch (pass) {
     case ConvPass::Forward:  // y[n] [O, P] = w [O, K] . cols[n] [K, P]
-      out.b = gather(AMP_CONV_COLUMNS, operand(0), ws.take(s.N * K * P, elementBytes));
+      out.b = pointwise ? operand(0) : gather(AMP_CONV_COLUMNS, operand(0), ws.take(s.N * K * P, elementBytes));
       out.a = operand(1);
       if (bias) gather(AMP_CONV_BIAS_ROWS, operand(2), result());
       p.a = {s.O, K};
       p.b = {s.N, K, P};
       break;
     case ConvPass::GradInput:  // dx[n] [C, HW] = wt [C, R] . dcols[n] [R, HW]
-      out.b = gather(AMP_CONV_DY_COLUMNS, operand(0), ws.take(s.N * R * HW, elementBytes));
-      out.a = gather(AMP_CONV_W_BY_INPUT, operand(1), ws.take(s.C * R, elementBytes));
-      p.a = {s.C, R};
+      if (pointwise) {  // R = O: dx[n] = w^T [C, O] . dy[n] [O, HW]
+        out.b = operand(0);
+        out.a = operand(1);
+        p.a = {s.O, s.C};
+        p.transA = true;
+      } else {
+        out.b = gather(AMP_CONV_DY_COLUMNS, operand(0), ws.take(s.N * R * HW, elementBytes));
+        out.a = gather(AMP_CONV_W_BY_INPUT, operand(1), ws.take(s.C * R, elementBytes));
+        p.a = {s.C, R};
+      }
       p.b = {s.N, R, HW};
       break;
     case ConvPass::GradWeight:  // dw [O, K] = dyt [O, NP] . colsT [K, NP]^T

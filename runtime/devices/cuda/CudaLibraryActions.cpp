@@ -622,7 +622,8 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) 
     *declined = "the bundle's code has no column gathers; recompile it with this ampc";
     return false;
   }
-  auto columns = convColumns(lowered->workspaceBytes);
+  absl::StatusOr<DevicePtr> columns = DevicePtr{0};  // a pointwise forward or input gradient needs none
+  if (lowered->workspaceBytes > 0) columns = convColumns(lowered->workspaceBytes);
   if (!columns.ok()) return columns.status();
   const GemmPlan& plan = lowered->gemm;
   auto id = api_.prepareGemm(plan);

@@ -69,6 +69,7 @@ const ConvCase kCases[] = {
     {2, 2, 8, 9, 3, 2, 3, 1, 1, 2, 0, 1, 2, 2},  // dilation
     {1, 3, 5, 5, 5, 5, 5, 1, 3, 3, 2, 2, 1, 1},  // a kernel as large as the input, stride 3
     {3, 1, 6, 6, 2, 1, 1, 1, 2, 2, 0, 0, 1, 1},  // a 1x1 kernel with stride: taps the stride skips
+    {2, 5, 4, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, 1},  // pointwise: the GEMM reads x, dy and w as stored
 };
 
 TEST(ConvGemm, TheGathersAndOneGemmGiveTheReferencesBits) {
@@ -122,6 +123,25 @@ TEST(ConvGemm, TheColumnsAreSizedAndAligned) {
   ASSERT_EQ(gw->gathers.size(), 2u);
   EXPECT_EQ(gw->a.offset % 256, 0);
   EXPECT_EQ(gw->a.offset, (K * 8 * P * 2 + 255) / 256 * 256);
+}
+
+TEST(ConvGemm, APointwiseConvolutionGathersOnlyForItsWeightGradient) {
+  const AmpConvShape s = ConvCase{4, 64, 7, 7, 32, 1, 1, 1, 1, 1, 0, 0, 1, 1}.shape();
+  auto f = lowerConvToGemm(ConvPass::Forward, DType::BF16, s, false, int64_t{1} << 30);
+  auto gi = lowerConvToGemm(ConvPass::GradInput, DType::BF16, s, false, int64_t{1} << 30);
+  auto gw = lowerConvToGemm(ConvPass::GradWeight, DType::BF16, s, false, int64_t{1} << 30);
+  ASSERT_TRUE(f.ok() && gi.ok() && gw.ok());
+  EXPECT_TRUE(f->gathers.empty());
+  EXPECT_EQ(f->workspaceBytes, 0);
+  EXPECT_TRUE(gi->gathers.empty());
+  EXPECT_EQ(gi->workspaceBytes, 0);
+  EXPECT_EQ(gi->a.kind, ConvBuffer::Kind::Operand);
+  EXPECT_EQ(gw->gathers.size(), 2u) << "the images are the contraction: x and dy by channel";
+  // Stride 2 is not pointwise: its columns skip positions.
+  const AmpConvShape strided = ConvCase{4, 64, 7, 7, 32, 1, 1, 1, 2, 2, 0, 0, 1, 1}.shape();
+  auto fs = lowerConvToGemm(ConvPass::Forward, DType::BF16, strided, false, int64_t{1} << 30);
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(fs->gathers.size(), 1u);
 }
 
 TEST(ConvGemm, DeclinesGroupsAndColumnsBeyondTheLimit) {
