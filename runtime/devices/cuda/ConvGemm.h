@@ -25,18 +25,23 @@ struct ConvBuffer {
   enum class Kind { Operand, Result, Workspace } kind = Kind::Workspace;
   int operand = 0;     // Operand: its index among the step's operands
   int64_t offset = 0;  // Workspace: bytes from its start (256-byte aligned)
+  int64_t chunkStride = 0;  // bytes each chunk of images moves it by (0: every chunk reads the same)
 };
 
 struct ConvGather {
-  int mode = 0;  // AmpConvGatherMode (kernels/ConvGather.h)
+  int mode = 0;  // AmpConvGatherMode (kernels/ConvGather.h), over `shape` (one chunk's images)
   ConvBuffer source, target;
   int64_t elements = 0;
+  bool everyChunk = true;  // false: its target holds the same for every chunk (w by input channel)
 };
 
-// Gathers in order, then the GEMM D = a . b (+ D when gemm.accumulate), D the step's result.
+// For each of `chunks` chunks of shape.N images: the gathers in order, then the GEMM
+// D = a . b (+ D when gemm.accumulate), D the step's result.
 struct ConvGemmLowering {
+  AmpConvShape shape{};  // one chunk's: N is the images per chunk
+  int64_t chunks = 1;
   std::vector<ConvGather> gathers;
-  ConvBuffer a, b;
+  ConvBuffer a, b, d;
   GemmPlan gemm;
   int64_t workspaceBytes = 0;
 };
@@ -46,8 +51,10 @@ const char* convGatherName(int mode);
 
 // The lowering of one ungrouped convolution pass of element type `dtype` (f32, f16 or bf16);
 // `bias`: the forward has a bias operand (operand 2). Operands as the plan orders them: forward
-// (x, w[, bias]), grad_input (dy, w), grad_weight (x, dy). Refuses grouped convolutions and
-// columns of more than `maxWorkspaceBytes`; the caller then runs the direct kernels.
+// (x, w[, bias]), grad_input (dy, w), grad_weight (x, dy). Columns of more than
+// `maxWorkspaceBytes` split the forward and input gradient into chunks of images. Refuses grouped
+// convolutions, and a weight gradient (or one image) whose columns exceed the limit; the caller
+// then runs the direct kernels.
 absl::StatusOr<ConvGemmLowering> lowerConvToGemm(ConvPass pass, DType dtype, const AmpConvShape& shape, bool bias,
                                                  int64_t maxWorkspaceBytes);
 

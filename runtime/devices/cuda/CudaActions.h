@@ -84,10 +84,10 @@ class ActionBuilder {
   // which reports and errors use (`entry` may be a device rewrite of it); empty: the same.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
                 std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord,
-                const std::vector<size_t>& planStep, ConvAlgorithm conv, DeviceMemory& sharedMemory,
+                const std::vector<size_t>& planStep, const CudaOptions& options, DeviceMemory& sharedMemory,
                 ConvColumns& columns)
       : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
-        stepWord_(stepWord), planStep_(planStep), conv_(conv), sharedMemory_(sharedMemory), columns_(columns) {}
+        stepWord_(stepWord), planStep_(planStep), options_(options), sharedMemory_(sharedMemory), columns_(columns) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -134,7 +134,7 @@ class ActionBuilder {
   EntryReport& report_;
   DevicePtr stepWord_;
   const std::vector<size_t>& planStep_;
-  ConvAlgorithm conv_;
+  const CudaOptions& options_;
   DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
   ConvColumns& columns_;
   std::map<std::string, KernelFn> kernels_;

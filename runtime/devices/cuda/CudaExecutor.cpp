@@ -282,7 +282,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepDevice_ = *stepDevice;
 
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_,
-                        exec_.options().conv, exec_.sharedMemory(), exec_.convColumns());
+                        exec_.options(), exec_.sharedMemory(), exec_.convColumns());
   std::map<std::string, int> unsupported;
   checks_ = resultChecks(plan_, entry_);
   checkPtr_.assign(checks_.size(), 0);

@@ -28,6 +28,9 @@ enum class ConvAlgorithm {
 
 struct CudaOptions {
   ConvAlgorithm conv = ConvAlgorithm::ImplicitGemm;
+  // The most an implicit-GEMM convolution's columns may take. Beyond it the forward and the input
+  // gradient run a few images at a time, and a weight gradient runs the direct kernel.
+  int64_t convColumnsLimitBytes = int64_t{2} << 30;
 };
 
 // The cuda device over any GpuApi (the tests pass a recording one).

@@ -552,9 +552,6 @@ bool isConv(const PlanStep& step) {
   return step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight";
 }
 
-// The most an implicit-GEMM convolution's columns may take; a larger one runs the direct kernels.
-constexpr int64_t kMaxConvColumnsBytes = int64_t{2} << 30;
-
 const char* gatherKernel(DType t) { return dtypeSize(t) == 2 ? "amp_conv_gather_b16" : "amp_conv_gather_b32"; }
 
 }  // namespace
@@ -566,7 +563,7 @@ absl::Status ActionBuilder::convOp(size_t s) {
   auto conv = convStep(plan_, step);
   if (!conv.ok()) return conv.status();
   std::string declined;
-  if (conv_ == ConvAlgorithm::ImplicitGemm) {
+  if (options_.conv == ConvAlgorithm::ImplicitGemm) {
     auto done = convAsGemm(s, &declined);
     if (!done.ok()) return done.status();
     if (*done) return absl::OkStatus();
@@ -596,7 +593,7 @@ absl::StatusOr<DevicePtr> ActionBuilder::convColumns(int64_t needed) {
       if (!isConv(step)) continue;
       auto conv = convStep(plan_, step);
       if (!conv.ok()) continue;  // its own lowering reports it
-      auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, kMaxConvColumnsBytes);
+      auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, options_.convColumnsLimitBytes);
       if (lowered.ok()) most = std::max(most, lowered->workspaceBytes);
     }
   auto columns = sharedMemory_.device(std::max<int64_t>(most, 1));
@@ -611,8 +608,7 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) 
   const PlanStep& step = entry_.steps[s];
   auto conv = convStep(plan_, step);
   if (!conv.ok()) return conv.status();
-  const AmpConvShape& shape = conv->shape;
-  auto lowered = lowerConvToGemm(conv->pass, conv->dtype, shape, conv->bias, kMaxConvColumnsBytes);
+  auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, options_.convColumnsLimitBytes);
   if (!lowered.ok()) {
     *declined = std::string(lowered.status().message());
     return false;
@@ -632,37 +628,43 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) 
     return false;
   }
   if (!id.ok()) return id.status();
-  auto address = [&](const ConvBuffer& b) -> DevicePtr {
+  auto address = [&](const ConvBuffer& b, int64_t chunk) -> DevicePtr {
+    const DevicePtr moved = static_cast<DevicePtr>(chunk * b.chunkStride);
     switch (b.kind) {
-      case ConvBuffer::Kind::Operand: return ptr_[step.operands[static_cast<size_t>(b.operand)]];
-      case ConvBuffer::Kind::Result: return ptr_[step.results[0]];
+      case ConvBuffer::Kind::Operand: return ptr_[step.operands[static_cast<size_t>(b.operand)]] + moved;
+      case ConvBuffer::Kind::Result: return ptr_[step.results[0]] + moved;
       case ConvBuffer::Kind::Workspace: return *columns + static_cast<DevicePtr>(b.offset);
     }
     return 0;
   };
-  for (const ConvGather& g : lowered->gathers) {
-    Action k = elementKernel(gatherKernel(conv->dtype), s, g.elements, *gather);
-    absl::StrAppend(&k.what, " ", convGatherName(g.mode), ", ", g.elements, " elements");
-    k.arg(device<const void>(address(g.source)));
-    k.arg(device<void>(address(g.target)));
-    k.arg(shape);
-    k.arg(static_cast<int>(g.mode));
-    actions_.push_back(std::move(k));
-    ++report_.kernels;
+  for (int64_t chunk = 0; chunk < lowered->chunks; ++chunk) {
+    const std::string images =
+        lowered->chunks > 1 ? absl::StrCat(", images ", chunk * lowered->shape.N, "..", (chunk + 1) * lowered->shape.N - 1) : "";
+    for (const ConvGather& g : lowered->gathers) {
+      if (chunk > 0 && !g.everyChunk) continue;
+      Action k = elementKernel(gatherKernel(conv->dtype), s, g.elements, *gather);
+      absl::StrAppend(&k.what, " ", convGatherName(g.mode), ", ", g.elements, " elements", images);
+      k.arg(device<const void>(address(g.source, chunk)));
+      k.arg(device<void>(address(g.target, chunk)));
+      k.arg(lowered->shape);
+      k.arg(static_cast<int>(g.mode));
+      actions_.push_back(std::move(k));
+      ++report_.kernels;
+    }
+    Action a;
+    a.kind = Action::Kind::Gemm;
+    a.category = Action::Category::Gemm;
+    a.what = absl::StrCat("step ", number(s), " ", step.op, ": implicit GEMM, cuBLASLt ", std::string(dtypeName(plan.dtype)),
+                          " ", plan.m, " x ", plan.n, " x ", plan.k,
+                          plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "",
+                          plan.accumulate ? " onto the bias" : "", images);
+    a.gemm = *id;
+    a.a = address(lowered->a, chunk);
+    a.b = address(lowered->b, chunk);
+    a.d = address(lowered->d, chunk);
+    actions_.push_back(std::move(a));
+    ++report_.gemms;
   }
-  Action a;
-  a.kind = Action::Kind::Gemm;
-  a.category = Action::Category::Gemm;
-  a.what = absl::StrCat("step ", number(s), " ", step.op, ": implicit GEMM, cuBLASLt ", std::string(dtypeName(plan.dtype)),
-                        " ", plan.m, " x ", plan.n, " x ", plan.k,
-                        plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "",
-                        plan.accumulate ? " onto the bias" : "");
-  a.gemm = *id;
-  a.a = address(lowered->a);
-  a.b = address(lowered->b);
-  a.d = ptr_[step.results[0]];
-  actions_.push_back(std::move(a));
-  ++report_.gemms;
   return true;
 }
 

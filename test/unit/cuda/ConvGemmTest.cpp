@@ -21,45 +21,58 @@ namespace {
 
 using namespace convtest;
 
-// Runs a lowering on the host: `operands` as the step's, the result of `resultShape`.
-Tensor runLowering(const ConvGemmLowering& l, DType t, const AmpConvShape& s, const std::vector<const Tensor*>& operands,
-                   const Shape& resultShape) {
+// Runs a lowering on the host, chunk by chunk: `operands` as the step's, the result of
+// `resultShape`.
+Tensor runLowering(const ConvGemmLowering& l, DType t, const std::vector<const Tensor*>& operands, const Shape& resultShape) {
   const size_t es = dtypeSize(t);
   std::vector<uint8_t> workspace(static_cast<size_t>(l.workspaceBytes));
   Tensor result(t, resultShape);
-  auto bytes = [&](const ConvBuffer& b) -> uint8_t* {
+  auto base = [&](const ConvBuffer& b) -> std::pair<uint8_t*, size_t> {  // start and size in bytes
     switch (b.kind) {
-      case ConvBuffer::Kind::Operand: return const_cast<uint8_t*>(operands[static_cast<size_t>(b.operand)]->data());
-      case ConvBuffer::Kind::Result: return result.data();
-      case ConvBuffer::Kind::Workspace: return workspace.data() + b.offset;
+      case ConvBuffer::Kind::Operand: {
+        const Tensor* o = operands[static_cast<size_t>(b.operand)];
+        return {const_cast<uint8_t*>(o->data()), o->nbytes()};
+      }
+      case ConvBuffer::Kind::Result: return {result.data(), result.nbytes()};
+      case ConvBuffer::Kind::Workspace: return {workspace.data() + b.offset, workspace.size() - static_cast<size_t>(b.offset)};
     }
-    return nullptr;
+    return {nullptr, 0};
   };
-  for (const ConvGather& g : l.gathers) {
-    EXPECT_EQ(g.elements, amp_conv_gather_count(s, g.mode));
-    const uint8_t* src = bytes(g.source);
-    uint8_t* dst = bytes(g.target);
-    for (long long i = 0; i < g.elements; ++i) {
-      const long long j = amp_conv_gather_source(s, g.mode, i);
-      if (j >= 0)
-        std::memcpy(dst + i * es, src + j * es, es);
-      else
-        std::memset(dst + i * es, 0, es);
+  auto at = [&](const ConvBuffer& b, int64_t chunk) {
+    auto [p, n] = base(b);
+    const size_t moved = static_cast<size_t>(chunk * b.chunkStride);
+    EXPECT_LE(moved, n);
+    return std::make_pair(p + moved, n - moved);
+  };
+  for (int64_t chunk = 0; chunk < l.chunks; ++chunk) {
+    for (const ConvGather& g : l.gathers) {
+      if (chunk > 0 && !g.everyChunk) continue;
+      EXPECT_EQ(g.elements, amp_conv_gather_count(l.shape, g.mode));
+      const uint8_t* src = at(g.source, chunk).first;
+      auto [dst, room] = at(g.target, chunk);
+      EXPECT_LE(static_cast<size_t>(g.elements) * es, room);
+      for (long long i = 0; i < g.elements; ++i) {
+        const long long j = amp_conv_gather_source(l.shape, g.mode, i);
+        if (j >= 0)
+          std::memcpy(dst + i * es, src + j * es, es);
+        else
+          std::memset(dst + i * es, 0, es);
+      }
     }
+    // The emulator reads its operands by index: copies of the buffers from the chunk's start.
+    auto view = [&](const ConvBuffer& b) {
+      auto [p, n] = at(b, chunk);
+      Tensor v(t, {static_cast<int64_t>(n / es)});
+      std::memcpy(v.data(), p, v.nbytes());
+      return v;
+    };
+    auto [d, room] = at(l.d, chunk);
+    Tensor prior(t, l.gemm.resultShape);
+    EXPECT_LE(prior.nbytes(), room);
+    std::memcpy(prior.data(), d, prior.nbytes());
+    const Tensor out = emulateGemm(l.gemm, view(l.a), view(l.b), nullptr, &prior);
+    std::memcpy(d, out.data(), out.nbytes());
   }
-  // The emulator reads its operands by index: views of the buffers as flat tensors.
-  auto view = [&](const ConvBuffer& b) {
-    const int64_t elements =
-        b.kind == ConvBuffer::Kind::Operand ? operands[static_cast<size_t>(b.operand)]->numel() : l.workspaceBytes / int64_t(es);
-    Tensor v(t, {elements});
-    std::memcpy(v.data(), bytes(b), static_cast<size_t>(elements) * es);
-    return v;
-  };
-  Tensor prior(t, l.gemm.resultShape);
-  std::memcpy(prior.data(), result.data(), result.nbytes());
-  const Tensor d = emulateGemm(l.gemm, view(l.a), view(l.b), nullptr, &prior);
-  EXPECT_EQ(d.numel(), result.numel());
-  std::memcpy(result.data(), d.data(), result.nbytes());
   return result;
 }
 
@@ -93,18 +106,51 @@ TEST(ConvGemm, TheGathersAndOneGemmGiveTheReferencesBits) {
           EXPECT_EQ(l->gemm.accumulate, bias);
           std::vector<const Tensor*> operands{&x, &w};
           if (bias) operands.push_back(&b);
-          expectSameBits(runLowering(*l, t, s, operands, ys), reference("amp.conv2d", operands, attrs, {t, ys}),
+          expectSameBits(runLowering(*l, t, operands, ys), reference("amp.conv2d", operands, attrs, {t, ys}),
                          bias ? "conv2d with bias" : "conv2d");
         }
         auto gi = lowerConvToGemm(ConvPass::GradInput, t, s, false, int64_t{1} << 30);
         ASSERT_TRUE(gi.ok()) << gi.status();
-        expectSameBits(runLowering(*gi, t, s, {&dy, &wFinite}, xs),
+        expectSameBits(runLowering(*gi, t, {&dy, &wFinite}, xs),
                        reference("amp.conv2d_grad_input", {&dy, &wFinite}, attrs, {t, xs}), "conv2d_grad_input");
         auto gw = lowerConvToGemm(ConvPass::GradWeight, t, s, false, int64_t{1} << 30);
         ASSERT_TRUE(gw.ok()) << gw.status();
-        expectSameBits(runLowering(*gw, t, s, {&x, &dy}, ws), reference("amp.conv2d_grad_weight", {&x, &dy}, attrs, {t, ws}),
+        expectSameBits(runLowering(*gw, t, {&x, &dy}, ws), reference("amp.conv2d_grad_weight", {&x, &dy}, attrs, {t, ws}),
                        "conv2d_grad_weight");
       }
+}
+
+// Columns beyond the limit: the forward and the input gradient run a few images at a time, with
+// the same bits; the weight gradient, whose GEMM sums over the images, declines.
+TEST(ConvGemm, ChunksOfImagesKeepTheColumnsUnderTheLimit) {
+  std::mt19937 rng(17);
+  const ConvCase k{6, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+  const AmpConvShape s = k.shape();
+  const Shape xs{k.N, k.C, k.H, k.W}, ws{k.O, k.C, k.KH, k.KW}, ys{k.N, k.O, s.OH, s.OW};
+  for (DType t : kFloatTypes) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    const Tensor x = randomTensor(t, xs, rng, true), w = randomTensor(t, ws, rng, false);
+    const Tensor b = randomTensor(t, {k.O}, rng, false), dy = randomTensor(t, ys, rng, true);
+    // One image's forward columns: 27 taps x 42 positions.
+    const int64_t perImage = (27 * 42 * int64_t(dtypeSize(t)) + 255) / 256 * 256;
+    auto f = lowerConvToGemm(ConvPass::Forward, t, s, true, 2 * perImage + 255);
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ(f->chunks, 3) << "two of the six images at a time";
+    EXPECT_EQ(f->shape.N, 2);
+    EXPECT_LE(f->workspaceBytes, 2 * perImage + 255);
+    expectSameBits(runLowering(*f, t, {&x, &w, &b}, ys), reference("amp.conv2d", {&x, &w, &b}, k.attrs(), {t, ys}),
+                   "conv2d in chunks");
+    // Two images' dy columns (36 taps x 42 positions each) and w by input channel.
+    const int64_t twoImages = (2 * 36 * 42 * int64_t(dtypeSize(t)) + 255) / 256 * 256 + 512;
+    auto gi = lowerConvToGemm(ConvPass::GradInput, t, s, false, twoImages);
+    ASSERT_TRUE(gi.ok()) << gi.status();
+    EXPECT_EQ(gi->chunks, 3);
+    expectSameBits(runLowering(*gi, t, {&dy, &w}, xs), reference("amp.conv2d_grad_input", {&dy, &w}, k.attrs(), {t, xs}),
+                   "conv2d_grad_input in chunks");
+    auto gw = lowerConvToGemm(ConvPass::GradWeight, t, s, false, twoImages);
+    ASSERT_FALSE(gw.ok());
+    EXPECT_TRUE(absl::IsResourceExhausted(gw.status())) << gw.status();
+  }
 }
 
 TEST(ConvGemm, TheColumnsAreSizedAndAligned) {
@@ -150,9 +196,12 @@ TEST(ConvGemm, DeclinesGroupsAndColumnsBeyondTheLimit) {
   ASSERT_FALSE(g.ok());
   EXPECT_TRUE(absl::IsUnimplemented(g.status())) << g.status();
   const AmpConvShape big = ConvCase{64, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1}.shape();
-  auto b = lowerConvToGemm(ConvPass::GradInput, DType::F16, big, false, int64_t{128} << 20);
+  auto b = lowerConvToGemm(ConvPass::GradWeight, DType::F16, big, false, int64_t{128} << 20);
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.status().message().find("more than the 134217728"), std::string::npos) << b.status();
+  auto one = lowerConvToGemm(ConvPass::GradInput, DType::F16, big, false, int64_t{1} << 20);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("even one image at a time"), std::string::npos) << one.status();
 }
 
 }  // namespace

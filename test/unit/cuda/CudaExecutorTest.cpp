@@ -290,6 +290,28 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   EXPECT_GT(reportOf(**grads)->gemms, reportOf(**exactGrads)->gemms);
 }
 
+// Under a small columns limit the small CNN's forward and input-gradient convolutions run two
+// images at a time (each chunk its gathers and its GEMM), and a weight gradient whose columns
+// still exceed it runs the direct kernel.
+TEST(CudaExecutor, ColumnsBeyondTheLimitRunInChunksOfImages) {
+  CudaOptions small;
+  small.convColumnsLimitBytes = 12 * 1024;  // two images of the second conv's input gradient: 11520 bytes
+  OPEN_OR_SKIP(d, "small_cnn_f16_sm_90", small);
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  auto prepared = d.session->prepared("train_step");
+  ASSERT_TRUE(prepared.ok());
+  int64_t chunkedGemms = 0, directWeightGrads = 0;
+  for (const std::string& a : reportOf(**prepared)->actions) {
+    if (a.find("amp.conv2d_grad_input: implicit GEMM") != std::string::npos) {
+      EXPECT_NE(a.find("in 2 batches"), std::string::npos) << a;
+      chunkedGemms += a.find(", images 0..1") != std::string::npos || a.find(", images 2..3") != std::string::npos;
+    }
+    directWeightGrads += a.find("amp_conv2d_grad_weight_f16 (direct: its columns need") != std::string::npos;
+  }
+  EXPECT_EQ(chunkedGemms, 2);
+  EXPECT_EQ(directWeightGrads, 1) << "the first conv's weight gradient: 17664 bytes of columns";
+}
+
 // A grouped convolution has no single GEMM: it runs the direct kernel and says why.
 TEST(CudaExecutor, AGroupedConvolutionRunsTheDirectKernel) {
   OPEN_OR_SKIP(d, "op_parity_conv_f32_sm_90");
