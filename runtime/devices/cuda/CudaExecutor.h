@@ -19,8 +19,8 @@ namespace cuda {
 // How the device runs amp.conv2d and its gradients.
 enum class ConvAlgorithm {
   // Gathers into column buffers, then one cuBLASLt GEMM each (ConvGemm.h): tensor cores, within
-  // summation-order bounds like amp.linear. Grouped convolutions, and columns beyond the device's
-  // workspace limit, run the direct kernels.
+  // summation-order bounds like amp.linear. Grouped convolutions, and weight gradients whose
+  // columns exceed convColumnsLimitBytes, run the direct kernels.
   ImplicitGemm,
   // One thread per result element, in the reference's order (kernels/ConvMath.h): its bits, slowly.
   Direct,
