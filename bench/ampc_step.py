@@ -84,14 +84,19 @@ def npy_bytes(descr, shape, payload):
 
 
 def write_mlp_npz(path, rows, features, classes, seed=0):
+    """"image" [rows, features] f32 in [0, 1) (features: a count, or an image's shape) and "label" [rows] i64."""
+    dims = tuple(features) if isinstance(features, (tuple, list)) else (features,)
+    size = 1
+    for d in dims:
+        size *= d
     rng = random.Random(seed)
-    img = array.array("f", (rng.random() for _ in range(rows * features)))
+    img = array.array("f", (rng.random() for _ in range(rows * size)))
     lab = array.array("q", (rng.randrange(classes) for _ in range(rows)))
     if sys.byteorder != "little":
         img.byteswap()
         lab.byteswap()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        z.writestr("image.npy", npy_bytes("<f4", (rows, features), img.tobytes()))
+        z.writestr("image.npy", npy_bytes("<f4", (rows,) + dims, img.tobytes()))
         z.writestr("label.npy", npy_bytes("<i8", (rows,), lab.tobytes()))
 
 

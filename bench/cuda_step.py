@@ -26,7 +26,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from ampc_step import npy_bytes  # noqa: E402
+from ampc_step import npy_bytes, write_mlp_npz  # noqa: E402
 
 
 def write_regression_npz(path, rows, features, outputs, seed=0):
@@ -57,25 +57,6 @@ def json_lines(cmd, env=None, timeout=240):
 # The step benchmarks: (model key, our bundle name pattern, title of its table).
 MODELS = (("mlp", "bench_mlp4096_%s_sm_90.ampx", "MLP 4096x3 + MSE, batch 512, SGD"),
           ("transformer", "bench_lm_%s_sm_90.ampx", "examples/transformer_lm.mlir, batch 8 x 32, AdamW"))
-
-
-def write_image_npz(path, rows, shape, classes, seed=0):
-    """Images "image" [rows, *shape] f32 in [0, 1) and labels "label" [rows] i64."""
-    import array
-    import random
-    import zipfile
-    rng = random.Random(seed)
-    size = 1
-    for d in shape:
-        size *= d
-    img = array.array("f", (rng.random() for _ in range(rows * size)))
-    lab = array.array("q", (rng.randrange(classes) for _ in range(rows)))
-    if sys.byteorder != "little":
-        img.byteswap()
-        lab.byteswap()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-        z.writestr("image.npy", npy_bytes("<f4", (rows,) + tuple(shape), img.tobytes()))
-        z.writestr("label.npy", npy_bytes("<i8", (rows,), lab.tobytes()))
 
 
 def amp_run_step(a, bundle, data, tag, results, model, precision, extra=()):
@@ -145,7 +126,7 @@ def main():
     if os.path.exists(cnn):
         data["cnn"] = os.path.join(a.workdir, "cnn.npz")
         if not os.path.exists(data["cnn"]):
-            write_image_npz(data["cnn"], 2 * 128, (3, 32, 32), 10)
+            write_mlp_npz(data["cnn"], 2 * 128, (3, 32, 32), 10)
         for algo in ("gemm", "direct"):
             amp_run_step(a, cnn, data["cnn"], "cnn_bf16_" + algo, results, "cnn-" + algo, "bf16", ["--conv=" + algo])
 

@@ -236,6 +236,27 @@ TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
 // op_parity_*.mlir), their eval and grads entries on the GPU and on the reference executor from the
 // same params and batch: every result bit for bit (a NaN matches any NaN), except mse_loss's value,
 // which the GPU sums in a tree (docs/cuda-device.md).
+// The eval and grads entries of `plan` on the GPU and on the reference executor from the same
+// batch; `check(name, gpuResult, referenceResult)` for each pair of results.
+template <class Check>
+void compareWithTheReference(GpuSession& gpu, const Plan& plan, const Check& check) {
+  auto ref = Session::create(plan, Device::Reference);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  const auto feeds = batch(plan, 0);
+  for (const char* entry : {"eval", "grads"}) {
+    SCOPED_TRACE(entry);
+    auto g = gpu.session->run(entry, feeds);
+    auto r = ref->run(entry, feeds);
+    ASSERT_TRUE(g.ok()) << g.status();
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(g->size(), r->size());
+    for (size_t k = 0; k < g->size(); ++k) {
+      ASSERT_EQ((*g)[k].tensor.shape(), (*r)[k].tensor.shape()) << (*g)[k].name;
+      check((*g)[k].name, (*g)[k].tensor, (*r)[k].tensor);
+    }
+  }
+}
+
 TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
   for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"}) {
     SCOPED_TRACE(name);
@@ -245,32 +266,19 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
     exact.conv = ConvAlgorithm::Direct;  // the implicit GEMMs sum in cuBLASLt's order (next test)
     GpuSession gpu = openGpu(*plan, exact);
     if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-    auto ref = Session::create(*plan, Device::Reference);
-    ASSERT_TRUE(ref.ok()) << ref.status();
-    const auto feeds = batch(*plan, 0);
-    for (const char* entry : {"eval", "grads"}) {
-      SCOPED_TRACE(entry);
-      auto g = gpu.session->run(entry, feeds);
-      auto r = ref->run(entry, feeds);
-      ASSERT_TRUE(g.ok()) << g.status();
-      ASSERT_TRUE(r.ok()) << r.status();
-      ASSERT_EQ(g->size(), r->size());
-      for (size_t k = 0; k < g->size(); ++k) {
-        const Tensor &a = (*g)[k].tensor, &b = (*r)[k].tensor;
-        ASSERT_EQ(a.shape(), b.shape()) << (*g)[k].name;
-        const bool summedInATree = (*g)[k].name == "loss" && std::string(name).find("sequence") != std::string::npos;
-        int64_t differ = 0;
-        for (int64_t i = 0; i < a.numel(); ++i) {
-          const float x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-          if (std::isnan(x) && std::isnan(y)) continue;
-          const bool same = summedInATree ? std::fabs(x - y) <= 1e-5f * std::fabs(y)
-                                          : std::memcmp(a.data() + i * dtypeSize(a.dtype()), b.data() + i * dtypeSize(b.dtype()),
-                                                        dtypeSize(a.dtype())) == 0;
-          if (!same && ++differ <= 3) ADD_FAILURE() << (*g)[k].name << "[" << i << "]: GPU " << x << ", reference " << y;
-        }
-        EXPECT_EQ(differ, 0) << (*g)[k].name;
+    compareWithTheReference(gpu, *plan, [&](const std::string& result, const Tensor& a, const Tensor& b) {
+      const bool summedInATree = result == "loss" && std::string(name).find("sequence") != std::string::npos;
+      int64_t differ = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const float x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+        if (std::isnan(x) && std::isnan(y)) continue;
+        const bool same = summedInATree ? std::fabs(x - y) <= 1e-5f * std::fabs(y)
+                                        : std::memcmp(a.data() + i * dtypeSize(a.dtype()), b.data() + i * dtypeSize(b.dtype()),
+                                                      dtypeSize(a.dtype())) == 0;
+        if (!same && ++differ <= 3) ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
       }
-    }
+      EXPECT_EQ(differ, 0) << result;
+    });
   }
 }
 
@@ -282,30 +290,17 @@ TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummation
   if (!plan.ok()) GTEST_SKIP() << plan.status();
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-  auto ref = Session::create(*plan, Device::Reference);
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  const auto feeds = batch(*plan, 0);
-  for (const char* entry : {"eval", "grads"}) {
-    SCOPED_TRACE(entry);
-    auto g = gpu.session->run(entry, feeds);
-    auto r = ref->run(entry, feeds);
-    ASSERT_TRUE(g.ok()) << g.status();
-    ASSERT_TRUE(r.ok()) << r.status();
-    ASSERT_EQ(g->size(), r->size());
-    for (size_t k = 0; k < g->size(); ++k) {
-      const Tensor &a = (*g)[k].tensor, &b = (*r)[k].tensor;
-      ASSERT_EQ(a.shape(), b.shape()) << (*g)[k].name;
-      double largest = 0;
-      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
-      int64_t differ = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-        if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
-          ADD_FAILURE() << (*g)[k].name << "[" << i << "]: GPU " << x << ", reference " << y;
-      }
-      EXPECT_EQ(differ, 0) << (*g)[k].name;
+  compareWithTheReference(gpu, *plan, [](const std::string& result, const Tensor& a, const Tensor& b) {
+    double largest = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
+    int64_t differ = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+      if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
+        ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
     }
-  }
+    EXPECT_EQ(differ, 0) << result;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
