@@ -49,7 +49,7 @@ if [ "$mode" = package ]; then
       --target=cuda:sm_90 -o "$stage/bundles/bench_lm_${p}_sm_90.ampx"
   done
   # The convolution benchmark: implicit GEMMs against the direct kernels (bf16).
-  "$build/bin/ampc" "$root/bench/models/cnn_bench.mlir" --train --precision=bf16 --optimizer=sgd --lr=0.01 \
+  "$build/bin/ampc" "$root/bench/models/cnn_bench.mlir" --train --precision=bf16 --optimizer=sgd --lr=1e-3 \
     --target=cuda:sm_90 -o "$stage/bundles/bench_cnn_bf16_sm_90.ampx"
   cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py \
     "$root"/examples/make_lm_data.py "$stage/bench/"
