@@ -310,6 +310,19 @@ TEST(CudaExecutor, ColumnsBeyondTheLimitRunInChunksOfImages) {
   }
   EXPECT_EQ(chunkedGemms, 2);
   EXPECT_EQ(directWeightGrads, 1) << "the first conv's weight gradient: 17664 bytes of columns";
+  // The limit the GPU test runs the conv parity model under: its second conv's input gradient,
+  // one image at a time (4096 bytes of dy columns and 768 of w by input channel).
+  CudaOptions parityLimit;
+  parityLimit.convColumnsLimitBytes = 4864;
+  OPEN_OR_SKIP(p, "op_parity_conv_f32_sm_90", parityLimit);
+  ASSERT_TRUE(p.session->run("grads", p.feeds).ok());
+  auto grads = p.session->prepared("grads");
+  ASSERT_TRUE(grads.ok());
+  int64_t oneImage = 0;
+  for (const std::string& a : reportOf(**grads)->actions)
+    oneImage += a.find("amp.conv2d_grad_input: implicit GEMM") != std::string::npos &&
+                (a.find(", images 0..0") != std::string::npos || a.find(", images 1..1") != std::string::npos);
+  EXPECT_EQ(oneImage, 2);
 }
 
 // A grouped convolution has no single GEMM: it runs the direct kernel and says why.

@@ -285,22 +285,29 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
 // The implicit-GEMM convolutions (the default) against the reference: every result of eval and
 // grads of the f32 conv model within a summation-order bound of the result's largest magnitude
 // (cuBLASLt adds the same f32 products in its own order; f32 inputs, no TF32).
+// Also under a columns limit that runs the second conv's input gradient one image at a time
+// (CudaExecutor.ColumnsBeyondTheLimitRunInChunksOfImages checks that it does).
 TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummationOrder) {
   auto plan = readBundle(bundlePath("op_parity_conv_f32_sm_90"));
   if (!plan.ok()) GTEST_SKIP() << plan.status();
-  GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-  compareWithTheReference(gpu, *plan, [](const std::string& result, const Tensor& a, const Tensor& b) {
-    double largest = 0;
-    for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
-    int64_t differ = 0;
-    for (int64_t i = 0; i < a.numel(); ++i) {
-      const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-      if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
-        ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
-    }
-    EXPECT_EQ(differ, 0) << result;
-  });
+  CudaOptions chunked;
+  chunked.convColumnsLimitBytes = 4864;
+  for (const CudaOptions& options : {CudaOptions{}, chunked}) {
+    SCOPED_TRACE(options.convColumnsLimitBytes);
+    GpuSession gpu = openGpu(*plan, options);
+    if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+    compareWithTheReference(gpu, *plan, [](const std::string& result, const Tensor& a, const Tensor& b) {
+      double largest = 0;
+      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
+      int64_t differ = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+        if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
+          ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
+      }
+      EXPECT_EQ(differ, 0) << result;
+    });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
