@@ -39,18 +39,22 @@ inline Tensor reference(std::string_view op, std::vector<const Tensor*> operands
   return out.ok() && out->size() == 1 ? (*out)[0] : Tensor();
 }
 
-inline void expectSameBits(const Tensor& device, const Tensor& ref, const std::string& what) {
-  ASSERT_EQ(device.shape(), ref.shape()) << what;
+// Whether `device` has `ref`'s bits (a NaN matches any NaN); on failure, the first mismatches.
+inline ::testing::AssertionResult sameBits(const Tensor& device, const Tensor& ref) {
+  if (device.shape() != ref.shape() || device.dtype() != ref.dtype())
+    return ::testing::AssertionFailure() << "shape or type differs from the reference's";
   const size_t es = dtypeSize(ref.dtype());
   int64_t mismatches = 0;
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
   for (int64_t i = 0; i < ref.numel(); ++i) {
     if (std::memcmp(device.data() + i * es, ref.data() + i * es, es) == 0) continue;
     if (std::isnan(loadAsF32(ref.dtype(), device.data(), i)) && std::isnan(loadAsF32(ref.dtype(), ref.data(), i))) continue;
     if (++mismatches <= 3)
-      ADD_FAILURE() << what << ": element " << i << " is " << loadAsF32(ref.dtype(), device.data(), i) << ", the reference "
-                    << loadAsF32(ref.dtype(), ref.data(), i);
+      failure << "element " << i << " is " << loadAsF32(ref.dtype(), device.data(), i) << ", the reference "
+              << loadAsF32(ref.dtype(), ref.data(), i) << "; ";
   }
-  EXPECT_EQ(mismatches, 0) << what;
+  if (mismatches == 0) return ::testing::AssertionSuccess();
+  return failure << mismatches << " element(s) differ";
 }
 
 struct ConvCase {
