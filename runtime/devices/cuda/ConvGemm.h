@@ -20,6 +20,14 @@ namespace amp::rt::cuda {
 
 enum class ConvPass { Forward, GradInput, GradWeight };
 
+// A convolution step as the kernels see it.
+struct ConvProblem {
+  ConvPass pass = ConvPass::Forward;
+  AmpConvShape shape{};
+  bool bias = false;  // the forward has a bias operand
+  DType dtype = DType::F32;
+};
+
 // A buffer of the lowering: one of the step's operands, its result, or a part of the workspace.
 struct ConvBuffer {
   enum class Kind { Operand, Result, Workspace } kind = Kind::Workspace;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/GpuApi.h"
 #include "runtime/plan/Plan.h"
@@ -109,7 +110,7 @@ class ActionBuilder {
   absl::Status convOp(size_t s);
   // The implicit-GEMM lowering of convolution step s (ConvGemm.h); declined (not an error) when the
   // lowering refuses it or the bundle's code has no gather kernels.
-  absl::StatusOr<bool> convAsGemm(size_t s, std::string* declined);
+  absl::StatusOr<bool> convAsGemm(size_t s, const ConvProblem& conv, std::string* declined);
   // The executor's columns workspace (ConvColumns) of at least `needed` bytes, allocated here on
   // first use.
   absl::StatusOr<DevicePtr> convColumns(int64_t needed);

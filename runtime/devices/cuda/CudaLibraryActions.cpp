@@ -499,16 +499,8 @@ Action ActionBuilder::elementKernel(const std::string& name, size_t s, int64_t e
 
 namespace {
 
-// A convolution step as the kernels see it: which pass, its shape, whether it has a bias.
-struct ConvStep {
-  ConvPass pass = ConvPass::Forward;
-  AmpConvShape shape{};
-  bool bias = false;
-  DType dtype = DType::F32;
-};
-
-absl::StatusOr<ConvStep> convStep(const Plan& plan, const PlanStep& step) {
-  ConvStep out;
+absl::StatusOr<ConvProblem> convProblem(const Plan& plan, const PlanStep& step) {
+  ConvProblem out;
   const bool forward = step.op == "amp.conv2d", gradInput = step.op == "amp.conv2d_grad_input";
   out.pass = forward ? ConvPass::Forward : gradInput ? ConvPass::GradInput : ConvPass::GradWeight;
   if (step.results.size() != 1 || step.operands.size() < 2 || step.operands.size() > (forward ? 3u : 2u))
@@ -560,11 +552,11 @@ const char* gatherKernel(DType t) { return dtypeSize(t) == 2 ? "amp_conv_gather_
 // (ConvKernels.cu) when asked for, or when the GEMM form declines the step.
 absl::Status ActionBuilder::convOp(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  auto conv = convStep(plan_, step);
+  auto conv = convProblem(plan_, step);
   if (!conv.ok()) return conv.status();
   std::string declined;
   if (options_.conv == ConvAlgorithm::ImplicitGemm) {
-    auto done = convAsGemm(s, &declined);
+    auto done = convAsGemm(s, *conv, &declined);
     if (!done.ok()) return done.status();
     if (*done) return absl::OkStatus();
   }
@@ -591,7 +583,7 @@ absl::StatusOr<DevicePtr> ActionBuilder::convColumns(int64_t needed) {
   for (const EntryPoint& e : plan_.entries)  // the device's rewrites leave convolutions as they are
     for (const PlanStep& step : e.steps) {
       if (!isConv(step)) continue;
-      auto conv = convStep(plan_, step);
+      auto conv = convProblem(plan_, step);
       if (!conv.ok()) continue;  // its own lowering reports it
       auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, options_.convColumnsLimitBytes);
       if (lowered.ok()) most = std::max(most, lowered->workspaceBytes);
@@ -604,16 +596,14 @@ absl::StatusOr<DevicePtr> ActionBuilder::convColumns(int64_t needed) {
   return *columns;
 }
 
-absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) {
+absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv, std::string* declined) {
   const PlanStep& step = entry_.steps[s];
-  auto conv = convStep(plan_, step);
-  if (!conv.ok()) return conv.status();
-  auto lowered = lowerConvToGemm(conv->pass, conv->dtype, conv->shape, conv->bias, options_.convColumnsLimitBytes);
+  auto lowered = lowerConvToGemm(conv.pass, conv.dtype, conv.shape, conv.bias, options_.convColumnsLimitBytes);
   if (!lowered.ok()) {
     *declined = std::string(lowered.status().message());
     return false;
   }
-  auto gather = kernel(gatherKernel(conv->dtype));
+  auto gather = kernel(gatherKernel(conv.dtype));
   if (!gather.ok()) {  // a bundle compiled before the gathers existed
     *declined = "the bundle's code has no column gathers; recompile it with this ampc";
     return false;
@@ -642,7 +632,7 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, std::string* declined) 
         lowered->chunks > 1 ? absl::StrCat(", images ", chunk * lowered->shape.N, "..", (chunk + 1) * lowered->shape.N - 1) : "";
     for (const ConvGather& g : lowered->gathers) {
       if (chunk > 0 && !g.everyChunk) continue;
-      Action k = elementKernel(gatherKernel(conv->dtype), s, g.elements, *gather);
+      Action k = elementKernel(gatherKernel(conv.dtype), s, g.elements, *gather);
       absl::StrAppend(&k.what, " ", convGatherName(g.mode), ", ", g.elements, " elements", images);
       k.arg(device<const void>(address(g.source, chunk)));
       k.arg(device<void>(address(g.target, chunk)));

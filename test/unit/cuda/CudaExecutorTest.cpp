@@ -53,6 +53,19 @@ DrySession open(const std::string& name, CudaOptions options = {}) {
   DrySession var = open(name, ##__VA_ARGS__);                                             \
   if (!var.session) GTEST_SKIP() << "no " << bundlePath(name) << " (built without NVRTC)"
 
+// Whether preparing some entry of a hostile bundle fails (each refusal with a message).
+bool anEntryIsRefused(Session& session) {
+  bool refused = false;
+  for (const EntryPoint& e : session.plan().entries) {
+    auto p = session.prepared(e.name);
+    if (!p.ok()) {
+      refused = true;
+      EXPECT_FALSE(p.status().message().empty());
+    }
+  }
+  return refused;
+}
+
 int64_t count(const std::vector<std::string>& calls, const std::string& prefix) {
   int64_t n = 0;
   for (const std::string& c : calls) n += c.rfind(prefix, 0) == 0;
@@ -517,15 +530,7 @@ TEST(CudaExecutor, RefusesHostileBundlesBeforeLaunchingAnything) {
   ASSERT_TRUE(changed);
   auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
   if (!session.ok()) return;  // plan validation already refused the edit: also fine
-  bool anyRefused = false;
-  for (const EntryPoint& e : session->plan().entries) {
-    auto p = session->prepared(e.name);
-    if (!p.ok()) {
-      anyRefused = true;
-      EXPECT_FALSE(p.status().message().empty());
-    }
-  }
-  EXPECT_TRUE(anyRefused) << "an entry with the edited shape was prepared";
+  EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited shape was prepared";
 }
 
 // Every launch passes exactly the parameter sizes the kernel's PTX declares: a struct or scalar
@@ -694,15 +699,7 @@ TEST(CudaExecutor, RefusesConvolutionAndPoolingAttributesThatDisagreeWithTheShap
     ASSERT_TRUE(changed);
     auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
     if (!session.ok()) continue;  // plan validation refused the edit
-    bool anyRefused = false;
-    for (const EntryPoint& e : session->plan().entries) {
-      auto p = session->prepared(e.name);
-      if (!p.ok()) {
-        anyRefused = true;
-        EXPECT_FALSE(p.status().message().empty());
-      }
-    }
-    EXPECT_TRUE(anyRefused) << "an entry with the edited attribute was prepared";
+    EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited attribute was prepared";
   }
 }
 
