@@ -279,20 +279,26 @@ absl::Status ActionBuilder::gemm(size_t s) {
                                                    ", the plan's result is ", shapeToString(out.shape)));
   auto id = api_.prepareGemm(*plan);
   if (!id.ok()) return id.status();
-  Action a;
-  a.kind = Action::Kind::Gemm;
-  a.category = Action::Category::Gemm;
-  a.what = absl::StrCat("step ", number(s), " ", step.op, ": cuBLASLt ", std::string(dtypeName(p.dtype)), " ", plan->m, " x ",
-                        plan->n, " x ", plan->k, plan->batch > 1 ? absl::StrCat(" in ", plan->batch, " batches") : "",
-                        " ", std::string(gemmEpilogueName(plan->epilogue)));
-  a.gemm = *id;
-  a.a = ptr_[step.operands[0]];
-  a.b = ptr_[step.operands[1]];
-  a.bias = step.operands.size() == 3 ? ptr_[step.operands[2]] : 0;
-  a.d = ptr_[step.results[0]];
-  actions_.push_back(std::move(a));
-  ++report_.gemms;
+  pushGemm(s, *id, *plan, "", " " + std::string(gemmEpilogueName(plan->epilogue)), ptr_[step.operands[0]],
+           ptr_[step.operands[1]], step.operands.size() == 3 ? ptr_[step.operands[2]] : 0, ptr_[step.results[0]]);
   return absl::OkStatus();
+}
+
+void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail,
+                             DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) {
+  Action g;
+  g.kind = Action::Kind::Gemm;
+  g.category = Action::Category::Gemm;
+  g.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", kind, "cuBLASLt ", std::string(dtypeName(plan.dtype)),
+                        " ", plan.m, " x ", plan.n, " x ", plan.k,
+                        plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "", detail);
+  g.gemm = id;
+  g.a = a;
+  g.b = b;
+  g.bias = bias;
+  g.d = d;
+  actions_.push_back(std::move(g));
+  ++report_.gemms;
 }
 
 }  // namespace amp::rt::cuda

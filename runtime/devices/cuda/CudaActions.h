@@ -99,6 +99,9 @@ class ActionBuilder {
  private:
   absl::Status generated(size_t s);
   absl::Status gemm(size_t s);
+  // A cuBLASLt call of step s, reported as "step N op: <kind>cuBLASLt <type> m x n x k[ in B batches]<detail>".
+  void pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail, DevicePtr a,
+                DevicePtr b, DevicePtr bias, DevicePtr d);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
   absl::Status gradStats(size_t s);

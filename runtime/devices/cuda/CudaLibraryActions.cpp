@@ -641,19 +641,8 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv
       actions_.push_back(std::move(k));
       ++report_.kernels;
     }
-    Action a;
-    a.kind = Action::Kind::Gemm;
-    a.category = Action::Category::Gemm;
-    a.what = absl::StrCat("step ", number(s), " ", step.op, ": implicit GEMM, cuBLASLt ", std::string(dtypeName(plan.dtype)),
-                          " ", plan.m, " x ", plan.n, " x ", plan.k,
-                          plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "",
-                          plan.accumulate ? " onto the bias" : "", images);
-    a.gemm = *id;
-    a.a = address(lowered->a, chunk);
-    a.b = address(lowered->b, chunk);
-    a.d = address(lowered->d, chunk);
-    actions_.push_back(std::move(a));
-    ++report_.gemms;
+    pushGemm(s, *id, plan, "implicit GEMM, ", absl::StrCat(plan.accumulate ? " onto the bias" : "", images),
+             address(lowered->a, chunk), address(lowered->b, chunk), 0, address(lowered->d, chunk));
   }
   return true;
 }
