@@ -205,6 +205,32 @@ def bundles(limit_models=None, small=False):
     return out
 
 
+def cuda_bundles():
+    """Bundles for the cuda device: the small examples and the cuda test models (every op the
+    device has a kernel for, convolutions included). Each holds every kernel's cubin and PTX
+    (about 5 MB); ampc built without the CUDA toolkit (NVRTC) cannot write them."""
+    ampc = os.path.join(BIN, "ampc")
+    sources = small_examples() + [("cuda_" + os.path.basename(p).replace(".", "_"), open(p).read())
+                                  for p in sorted(glob.glob(os.path.join(SRC, "test/unit/cuda/models/*.mlir")))]
+    out = []
+    for name, text in sources:
+        model = os.path.join(WORK, name + ".mlir")
+        with open(model, "w") as f:
+            f.write(text)
+        # Each compile takes NVRTC about 20 s: every model once for sm_90, the first also with
+        # another flag set and for sm_80 (the PTX path on an sm_90 GPU).
+        variants = [(BUNDLE_FLAGS[0], "cuda:sm_90")]
+        if not out:
+            variants += [(BUNDLE_FLAGS[1], "cuda:sm_90"), (BUNDLE_FLAGS[3], "cuda:sm_80")]
+        for j, (flags, target) in enumerate(variants):
+            bundle = os.path.join(WORK, "%s.cuda%d.ampx" % (name, j))
+            if run(ampc, model, "--target=" + target, *flags, "-o", bundle):
+                out.append(bundle)
+    if not out:
+        sys.exit("make_seeds: %s wrote no cuda bundle (it needs the CUDA toolkit's NVRTC)" % ampc)
+    return out
+
+
 def checkpoints():
     ampc, amp_run = os.path.join(BIN, "ampc"), os.path.join(BIN, "amp-run")
     bundle = os.path.join(WORK, "tiny.ampx")
@@ -293,6 +319,9 @@ def main():
             data = open(b, "rb").read()
             if len(data) <= 48 * 1024 and "examples_" not in os.path.basename(b):
                 put(data, ".ampx")
+    elif TARGET == "bundle-cuda":
+        for b in cuda_bundles():
+            put(open(b, "rb").read(), ".ampx")
     elif TARGET == "checkpoint":
         for c in checkpoints():
             put(c)

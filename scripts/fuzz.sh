@@ -14,7 +14,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${AMP_FUZZ_DIR:-$root/build-fuzz}
-targets=(npy npz safetensors idx bundle bundle-plan checkpoint policy ir pipeline)
+targets=(npy npz safetensors idx bundle bundle-plan bundle-cuda checkpoint policy ir pipeline)
 
 if [ "${1:-}" = "list" ]; then
   printf '%s\n' "${targets[@]}"
@@ -79,8 +79,12 @@ python3 "$root/fuzz/make_seeds.py" "$target" "$seeds" "$root" "$tools"
 log="$build/fuzz-$target.log"
 # -timeout: an input that runs this long is a hang. -rss_limit_mb: libFuzzer's default (2 GiB),
 # also the malloc limit: a single allocation above it is reported as a bug.
+# bundle-cuda's inputs are whole cuda bundles (about 5 MB of cubin and PTX each), and libFuzzer
+# keeps its corpus in memory: a larger input limit and RSS, with single allocations still capped.
+limits=(-rss_limit_mb=2048)
+[ "$target" = "bundle-cuda" ] && limits=(-max_len=8388608 -rss_limit_mb=14000 -malloc_limit_mb=2048)
 set +e
-"$fuzzer" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+"$fuzzer" -max_total_time="$seconds" -timeout=30 "${limits[@]}" -print_final_stats=1 \
   -artifact_prefix="$artifacts/$target-" "$@" "$corpus" "$seeds" 2>&1 | tee "$log" |
   grep --line-buffered -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
 statuses=("${PIPESTATUS[@]}")
