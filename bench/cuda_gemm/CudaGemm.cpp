@@ -46,13 +46,13 @@ int main(int argc, char** argv) {
     // zeros would flatter the tensor cores' power draw.
     (void)gpu.fill32(*a, t == DType::F16 ? 0x38003400u : 0x3f003e80u, n * n / 2);
     (void)gpu.fill32(*b, t == DType::F16 ? 0x34003800u : 0x3e803f00u, n * n / 2);
-    for (int w = 0; w < 5; ++w) (void)gpu.gemm(*id, *a, *b, 0, *d);
+    for (int w = 0; w < 5; ++w) (void)gpu.gemm(*id, *a, *b, 0, *d, 0);
     if (auto s = gpu.synchronize(); !s.ok()) {
       std::fprintf(stderr, "amp-bench-cuda-gemm: %s\n", std::string(s.message()).c_str());
       return 1;
     }
     const auto start = std::chrono::steady_clock::now();
-    for (int r = 0; r < reps; ++r) (void)gpu.gemm(*id, *a, *b, 0, *d);
+    for (int r = 0; r < reps; ++r) (void)gpu.gemm(*id, *a, *b, 0, *d, 0);
     if (auto s = gpu.synchronize(); !s.ok()) return 1;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
     std::printf("{\"kind\":\"gemm\",\"impl\":\"ampc\",\"dtype\":\"%s\",\"n\":%lld,\"ms\":%.4f,\"tflops\":%.1f}\n",

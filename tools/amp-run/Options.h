@@ -26,6 +26,7 @@ struct RunCommandLine {
   bool dryRun = false;            // --device=cuda on a simulated GPU: prepare, capture, print
   bool profile = false;           // --device=cuda: train_step's device time by category
   std::string conv = "gemm";      // --device=cuda: how convolutions run (gemm | direct)
+  std::string gemmEpilogues = "exact";  // --device=cuda: where activation/bias gradients run (exact | cublaslt)
   int64_t memoryLimit = 0;        // bytes; 0: physical memory
   // Training (a bundle with a train_step entry and --data).
   int64_t epochs = 0, steps = 0, batch = 0, logEvery = 50, evalEvery = 0, checkpointEvery = 0;

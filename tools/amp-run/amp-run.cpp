@@ -40,7 +40,7 @@ using namespace amp::rt;
 
 namespace {
 
-// The cuda device with amp-run's device options (--conv).
+// The cuda device with amp-run's device options (--conv, --gemm-epilogues).
 absl::StatusOr<Session> makeCudaSession(Plan plan, const cuda::CudaOptions& options, int64_t memoryLimit) {
   auto executor = makeCudaExecutor(options);
   if (!executor.ok()) return executor.status();
@@ -495,6 +495,8 @@ int main(int argc, char** argv) {
   if (!plan.ok()) return fail(plan.status());
   cuda::CudaOptions cudaOptions;
   cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
+  cudaOptions.epilogues =
+      options->gemmEpilogues == "cublaslt" ? cuda::GemmEpilogueMode::Cublaslt : cuda::GemmEpilogueMode::Exact;
   if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
   auto session = *device == Device::Cuda ? makeCudaSession(std::move(*plan), cudaOptions, options->memoryLimit)
                                          : Session::create(std::move(*plan), *device, options->memoryLimit);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/ActionUtil.h"
+#include "runtime/devices/cuda/GemmEpilogues.h"
 #include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 
@@ -90,7 +91,7 @@ absl::Status Action::enqueue(GpuApi& api) {
       }
       return api.launch(fn, blocks, threads, params.data(), blocksY, sizes);
     }
-    case Kind::Gemm: return api.gemm(gemm, a, b, bias, d);
+    case Kind::Gemm: return api.gemm(gemm, a, b, bias, d, aux);
     case Kind::Copy: return api.copyOnDevice(dst, src, bytes);
     case Kind::Fill: return api.fill32(dst, value, bytes / 4);
     case Kind::HostToDevice: return api.copyToDevice(dst, host, bytes);
@@ -240,52 +241,84 @@ absl::Status ActionBuilder::generated(size_t s) {
   return absl::OkStatus();
 }
 
+// amp.linear / amp.matmul through cuBLASLt, with the layer's own bias and relu epilogue, or the
+// training epilogue the opt-in rewrite asked for (GemmEpilogues.h). Operands: a, b, then the
+// bias (a linear that has one) or the GELU input (DGELU forms). Results: D, then the GELU input
+// (GELU_AUX forms), then the bias gradient (the BGRAD forms).
 absl::Status ActionBuilder::gemm(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  GemmProblem p;
+  auto requested = requestedEpilogue(step);
+  if (!requested.ok()) return requested.status();
+  const GemmEpilogue e = *requested;
   const bool linear = step.op == "amp.linear";
-  if (step.operands.size() < 2 || step.results.size() != 1 || (!linear && step.operands.size() != 2) ||
-      step.operands.size() > 3)
-    return absl::InvalidArgumentError("expected the GEMM's operands and one result");
+  const bool readsGelu = e == GemmEpilogue::DGelu || e == GemmEpilogue::DGeluBgrad;
+  const bool writesGelu = e == GemmEpilogue::GeluAux || e == GemmEpilogue::GeluAuxBias;
+  const bool biasGrad = epilogueWritesBiasGrad(e);
+  const size_t results = 1 + (writesGelu ? 1 : 0) + (biasGrad ? 1 : 0);
+  if (step.operands.size() < 2 || step.results.size() != results ||
+      step.operands.size() > (linear ? 3u : readsGelu ? 3u : 2u) || (readsGelu && step.operands.size() != 3))
+    return absl::InvalidArgumentError("expected the GEMM's operands and results");
+  auto problem = gemmProblemOf(plan_, step);
+  if (!problem.ok()) return problem.status();
+  const bool bias = linear && step.operands.size() == 3;
   const BufferDesc& x = plan_.buffers[step.operands[0]];
-  const BufferDesc& w = plan_.buffers[step.operands[1]];
-  if (linear) {
-    auto tw = step.attrs.getBool(step.op, "transpose_w", true);
-    if (!tw.ok()) return tw.status();
-    auto activation = step.attrs.getString(step.op, "activation", "none");
-    if (!activation.ok()) return activation.status();
-    if (*activation != "none" && *activation != "relu")
-      return absl::InvalidArgumentError(absl::StrCat("activation \"", *activation, "\" has no cuBLASLt epilogue"));
-    p = linearProblem(x.dtype, x.shape, w.shape, *tw, step.operands.size() == 3, *activation == "relu");
-  } else {
-    auto ta = step.attrs.getBool(step.op, "transpose_a", false);
-    auto tb = step.attrs.getBool(step.op, "transpose_b", false);
-    if (!ta.ok()) return ta.status();
-    if (!tb.ok()) return tb.status();
-    p.dtype = x.dtype;
-    p.a = x.shape;
-    p.b = w.shape;
-    p.transA = *ta;
-    p.transB = *tb;
-  }
   for (int32_t id : step.operands)
     if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("GEMM operands of different types");
-  const BufferDesc& out = plan_.buffers[step.results[0]];
-  if (out.dtype != x.dtype) return absl::InvalidArgumentError("the GEMM's result must have its operands' type");
-  auto plan = planGemm(p);
+  for (int32_t id : step.results)
+    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("the GEMM's results must have its operands' type");
+  auto plan = planGemm(*problem);
   if (!plan.ok()) return plan.status();
+  const BufferDesc& out = plan_.buffers[step.results[0]];
   if (numElements(plan->resultShape) != out.numel())
     return absl::InvalidArgumentError(absl::StrCat("the GEMM computes ", shapeToString(plan->resultShape),
                                                    ", the plan's result is ", shapeToString(out.shape)));
+  DevicePtr aux = 0, biasPtr = bias ? ptr_[step.operands[2]] : 0;
+  if (e != GemmEpilogue::None) {
+    const bool forward = e == GemmEpilogue::ReluAux || e == GemmEpilogue::ReluAuxBias || e == GemmEpilogue::GeluBias || writesGelu;
+    const bool relu = linear && problem->relu;
+    const bool consistent = forward ? linear && epilogueReadsBias(e) == bias &&
+                                          relu == (epilogueAux(e) == GemmAux::ReluMask)
+                                    : !linear;
+    if (!consistent)
+      return absl::InvalidArgumentError(absl::StrCat("epilogue ", std::string(gemmEpilogueName(e)), " does not fit this ", step.op));
+    if (auto st = setTrainingEpilogue(*plan, e); !st.ok()) return st;
+    if (biasGrad) {
+      const int32_t db = step.results.back();
+      if (plan_.buffers[db].numel() != (e == GemmEpilogue::BgradB ? plan->n : plan->m))
+        return absl::InvalidArgumentError(absl::StrCat("the bias gradient ", plan_.buffers[db].name, " ",
+                                                       shapeToString(plan_.buffers[db].shape), " does not fit the GEMM"));
+      biasPtr = ptr_[db];
+    }
+    if (epilogueAux(e) == GemmAux::GeluInput) {
+      const int32_t input = readsGelu ? step.operands[2] : step.results[1];
+      if (plan_.buffers[input].numel() != out.numel())
+        return absl::InvalidArgumentError("the GELU input must have the GEMM result's shape");
+      aux = ptr_[input];
+    } else if (epilogueAux(e) == GemmAux::ReluMask) {
+      auto owner = step.attrs.getInt(step.op, kReluMaskAttr);
+      if (!owner.ok()) return owner.status();
+      const int64_t bytes = auxBytes(*plan);
+      if (forward) {
+        auto mask = scratch(bytes);
+        if (!mask.ok()) return mask.status();
+        reluMasks_[*owner] = {*mask, bytes};
+      }
+      auto it = reluMasks_.find(*owner);
+      if (it == reluMasks_.end() || it->second.second != bytes)
+        return absl::InvalidArgumentError(absl::StrCat("no ReLU mask of ", bytes, " bytes written for buffer ", *owner,
+                                                       " before this step"));
+      aux = it->second.first;
+    }
+  }
   auto id = api_.prepareGemm(*plan);
   if (!id.ok()) return id.status();
   pushGemm(s, *id, *plan, "", " " + std::string(gemmEpilogueName(plan->epilogue)), ptr_[step.operands[0]],
-           ptr_[step.operands[1]], step.operands.size() == 3 ? ptr_[step.operands[2]] : 0, ptr_[step.results[0]]);
+           ptr_[step.operands[1]], biasPtr, ptr_[step.results[0]], aux);
   return absl::OkStatus();
 }
 
 void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail,
-                             DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) {
+                             DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) {
   Action g;
   g.kind = Action::Kind::Gemm;
   g.category = Action::Category::Gemm;
@@ -297,6 +330,7 @@ void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const st
   g.b = b;
   g.bias = bias;
   g.d = d;
+  g.aux = aux;
   actions_.push_back(std::move(g));
   ++report_.gemms;
 }

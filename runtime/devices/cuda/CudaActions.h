@@ -59,7 +59,7 @@ struct Action {
   std::vector<std::vector<uint8_t>> args;
   // Gemm
   GemmId gemm = -1;
-  DevicePtr a = 0, b = 0, bias = 0, d = 0;
+  DevicePtr a = 0, b = 0, bias = 0, d = 0, aux = 0;
   // Copy, Fill, HostToDevice, DeviceToHost
   DevicePtr dst = 0, src = 0;
   int64_t bytes = 0;
@@ -101,7 +101,7 @@ class ActionBuilder {
   absl::Status gemm(size_t s);
   // A cuBLASLt call of step s, reported as "step N op: <kind>cuBLASLt <type> m x n x k[ in B batches]<detail>".
   void pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail, DevicePtr a,
-                DevicePtr b, DevicePtr bias, DevicePtr d);
+                DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux = 0);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
   absl::Status gradStats(size_t s);
@@ -138,6 +138,9 @@ class ActionBuilder {
   EntryReport& report_;
   DevicePtr stepWord_;
   const std::vector<size_t>& planStep_;
+  // The ReLU bit masks written by RELU_AUX forward GEMMs, by the ReLU output they describe:
+  // (scratch, bytes), read by the backward's DRELU GEMMs.
+  std::map<int64_t, std::pair<DevicePtr, int64_t>> reluMasks_;
   const CudaOptions& options_;
   DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
   ConvColumns& columns_;

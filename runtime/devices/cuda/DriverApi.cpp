@@ -57,6 +57,27 @@ struct Driver {
 #undef AMP_DECLARE
 };
 
+cublasLtEpilogue_t cublasEpilogue(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::None: return CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmEpilogue::Bias: return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::ReluBias: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::Relu: return CUBLASLT_EPILOGUE_RELU;
+    case GemmEpilogue::ReluAux: return CUBLASLT_EPILOGUE_RELU_AUX;
+    case GemmEpilogue::ReluAuxBias: return CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+    case GemmEpilogue::GeluBias: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case GemmEpilogue::GeluAux: return CUBLASLT_EPILOGUE_GELU_AUX;
+    case GemmEpilogue::GeluAuxBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case GemmEpilogue::DRelu: return CUBLASLT_EPILOGUE_DRELU;
+    case GemmEpilogue::DReluBgrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
+    case GemmEpilogue::DGelu: return CUBLASLT_EPILOGUE_DGELU;
+    case GemmEpilogue::DGeluBgrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+    case GemmEpilogue::BgradA: return CUBLASLT_EPILOGUE_BGRADA;
+    case GemmEpilogue::BgradB: return CUBLASLT_EPILOGUE_BGRADB;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
 constexpr const char* kNoGpuHint = "--device=cuda needs an NVIDIA GPU and its driver; use --device=cpu on this machine";
 
 // Loads libcuda.so.1 and libcublasLt once per process; the handles stay open.
@@ -224,7 +245,7 @@ class DriverApi final : public GpuApi {
 
   absl::StatusOr<GemmId> prepareGemm(const GemmPlan& p) override {
     const auto key = std::make_tuple(int(p.dtype), p.transA, p.transB, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
-                                     p.strideA, p.strideB, p.strideC, int(p.epilogue), p.accumulate);
+                                     p.strideA, p.strideB, p.strideC, int(p.epilogue), p.accumulate, p.auxLd);
     if (auto it = ids_.find(key); it != ids_.end()) return it->second;
     Gemm g;
     g.beta = p.accumulate ? 1.0f : 0.0f;
@@ -234,13 +255,13 @@ class DriverApi final : public GpuApi {
     const cublasOperation_t ta = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
     d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
     d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
-    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-    if (p.epilogue == GemmEpilogue::Bias) epilogue = CUBLASLT_EPILOGUE_BIAS;
-    if (p.epilogue == GemmEpilogue::ReluBias) epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
-    if (p.epilogue == GemmEpilogue::Relu) epilogue = CUBLASLT_EPILOGUE_RELU;
+    const cublasLtEpilogue_t epilogue = cublasEpilogue(p.epilogue);
     d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
-    if (p.epilogue == GemmEpilogue::Bias || p.epilogue == GemmEpilogue::ReluBias)
+    // The bias, and a bias gradient, in D's type (the plan's bias gradients have it).
+    if (epilogueReadsBias(p.epilogue) || epilogueWritesBiasGrad(p.epilogue))
       d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof t);
+    if (epilogueAux(p.epilogue) != GemmAux::None)
+      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &p.auxLd, sizeof p.auxLd);
     auto layout = [&](cublasLtMatrixLayout_t& l, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
       if (d_.cublasLtMatrixLayoutCreate(&l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld) !=
           CUBLAS_STATUS_SUCCESS)
@@ -272,7 +293,10 @@ class DriverApi final : public GpuApi {
     if (s != CUBLAS_STATUS_SUCCESS || found == 0)
       return absl::UnimplementedError(absl::StrCat("cuBLASLt has no algorithm for a ", std::string(dtypeName(p.dtype)), " GEMM of ",
                                                    p.m, " x ", p.n, " x ", p.k, " with epilogue ",
-                                                   std::string(gemmEpilogueName(p.epilogue))));
+                                                   std::string(gemmEpilogueName(p.epilogue)),
+                                                   epilogueAux(p.epilogue) != GemmAux::None || epilogueWritesBiasGrad(p.epilogue)
+                                                       ? "; --gemm-epilogues=exact runs it without the training epilogues"
+                                                       : ""));
     g.algo = result.algo;
     const GemmId id = static_cast<GemmId>(gemms_.size());
     gemms_.emplace(id, g);
@@ -280,9 +304,10 @@ class DriverApi final : public GpuApi {
     return id;
   }
 
-  absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) override {
+  absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) override {
     Gemm& g = gemms_.at(id);
     if (bias) d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    if (aux) d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux);
     const float one = 1.0f;
     // cuBLASLt's A is the step's b and its B the step's a (GemmPlan.h). C is D: with beta = 1 the
     // product adds to D in place, which cuBLASLt allows when C and D share one layout.
@@ -374,7 +399,7 @@ class DriverApi final : public GpuApi {
   size_t workspaceBytes_ = 0;
   std::map<GemmId, Gemm> gemms_;
   std::map<std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int, bool>,
+                      int64_t, int, bool, int64_t>,
            GemmId>
       ids_;
   std::vector<CUgraphExec> graphs_;

@@ -237,7 +237,7 @@ absl::StatusOr<GemmId> DryRunApi::prepareGemm(const GemmPlan& plan) {
   return static_cast<GemmId>(gemms_.size() - 1);
 }
 
-absl::Status DryRunApi::gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) {
+absl::Status DryRunApi::gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) {
   if (id < 0 || static_cast<size_t>(id) >= gemms_.size()) return absl::InvalidArgumentError("dry run: unknown GEMM");
   const GemmPlan& g = gemms_[static_cast<size_t>(id)];
   const int64_t element = g.dtype == DType::F32 ? 4 : 2;
@@ -256,8 +256,22 @@ absl::Status DryRunApi::gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias
       !s.ok())
     return s;
   if (auto s = checkRange("GEMM result", d, extent(g.m, g.n, g.ldc, g.strideC)); !s.ok()) return s;
+  // A bias (or its gradient) has one value per row of D, BGRADB's one per column.
+  const bool needsBias = epilogueReadsBias(g.epilogue) || epilogueWritesBiasGrad(g.epilogue);
+  if (needsBias != (bias != 0))
+    return absl::InvalidArgumentError(absl::StrCat("dry run: epilogue ", std::string(gemmEpilogueName(g.epilogue)),
+                                                   needsBias ? " needs" : " takes no", " bias pointer"));
   if (bias)
-    if (auto s = checkRange("GEMM bias", bias, element * g.m); !s.ok()) return s;
+    if (auto s = checkRange("GEMM bias", bias, element * (g.epilogue == GemmEpilogue::BgradB ? g.n : g.m)); !s.ok())
+      return s;
+  if ((epilogueAux(g.epilogue) != GemmAux::None) != (aux != 0))
+    return absl::InvalidArgumentError(absl::StrCat("dry run: epilogue ", std::string(gemmEpilogueName(g.epilogue)),
+                                                   aux ? " takes no" : " needs an", " auxiliary matrix"));
+  if (aux) {
+    if (g.auxLd < g.m || g.auxLd % (epilogueAux(g.epilogue) == GemmAux::ReluMask ? 128 : 8) != 0)
+      return absl::InvalidArgumentError(absl::StrCat("dry run: auxiliary leading dimension ", g.auxLd, " for ", g.m, " rows"));
+    if (auto s = checkRange("GEMM auxiliary matrix", aux, auxBytes(g)); !s.ok()) return s;
+  }
   return record(absl::StrCat("gemm ", g.m, "x", g.n, "x", g.k, " ", std::string(gemmEpilogueName(g.epilogue))));
 }
 

@@ -42,7 +42,7 @@ class DryRunApi final : public GpuApi {
   absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) override;
   absl::Status fill32(DevicePtr dst, uint32_t value, int64_t count) override;
   absl::StatusOr<GemmId> prepareGemm(const GemmPlan& plan) override;
-  absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) override;
+  absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) override;
   absl::Status beginCapture() override;
   absl::StatusOr<GraphId> endCapture() override;
   absl::Status launchGraph(GraphId graph) override;

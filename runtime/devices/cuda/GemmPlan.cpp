@@ -23,8 +23,68 @@ std::string_view gemmEpilogueName(GemmEpilogue e) {
     case GemmEpilogue::Bias: return "BIAS";
     case GemmEpilogue::ReluBias: return "RELU_BIAS";
     case GemmEpilogue::Relu: return "RELU";
+    case GemmEpilogue::ReluAux: return "RELU_AUX";
+    case GemmEpilogue::ReluAuxBias: return "RELU_AUX_BIAS";
+    case GemmEpilogue::GeluBias: return "GELU_BIAS";
+    case GemmEpilogue::GeluAux: return "GELU_AUX";
+    case GemmEpilogue::GeluAuxBias: return "GELU_AUX_BIAS";
+    case GemmEpilogue::DRelu: return "DRELU";
+    case GemmEpilogue::DReluBgrad: return "DRELU_BGRAD";
+    case GemmEpilogue::DGelu: return "DGELU";
+    case GemmEpilogue::DGeluBgrad: return "DGELU_BGRAD";
+    case GemmEpilogue::BgradA: return "BGRADA";
+    case GemmEpilogue::BgradB: return "BGRADB";
   }
   return "?";
+}
+
+bool epilogueReadsBias(GemmEpilogue e) {
+  return e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::ReluAuxBias ||
+         e == GemmEpilogue::GeluBias || e == GemmEpilogue::GeluAuxBias;
+}
+
+bool epilogueWritesBiasGrad(GemmEpilogue e) {
+  return e == GemmEpilogue::DReluBgrad || e == GemmEpilogue::DGeluBgrad || e == GemmEpilogue::BgradA ||
+         e == GemmEpilogue::BgradB;
+}
+
+GemmAux epilogueAux(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::ReluAux:
+    case GemmEpilogue::ReluAuxBias:
+    case GemmEpilogue::DRelu:
+    case GemmEpilogue::DReluBgrad: return GemmAux::ReluMask;
+    case GemmEpilogue::GeluAux:
+    case GemmEpilogue::GeluAuxBias:
+    case GemmEpilogue::DGelu:
+    case GemmEpilogue::DGeluBgrad: return GemmAux::GeluInput;
+    default: return GemmAux::None;
+  }
+}
+
+int64_t auxBytes(const GemmPlan& g) {
+  switch (epilogueAux(g.epilogue)) {
+    case GemmAux::ReluMask: return g.auxLd / 8 * g.n;
+    case GemmAux::GeluInput: return g.auxLd * g.n * static_cast<int64_t>(dtypeSize(g.dtype));
+    case GemmAux::None: break;
+  }
+  return 0;
+}
+
+absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e) {
+  if (g.batch != 1)
+    return absl::UnimplementedError(absl::StrCat("epilogue ", std::string(gemmEpilogueName(e)), " on a batched GEMM"));
+  if (g.accumulate) return absl::InvalidArgumentError("a training epilogue on an accumulating GEMM");
+  g.epilogue = e;
+  g.auxLd = 0;
+  if (epilogueAux(e) == GemmAux::ReluMask) g.auxLd = (g.m + 127) / 128 * 128;
+  if (epilogueAux(e) == GemmAux::GeluInput) {
+    if (g.ldc % 8 != 0)
+      return absl::UnimplementedError(
+          absl::StrCat("the GELU input's leading dimension ", g.ldc, " is not a multiple of 8 (cuBLASLt's aux rule)"));
+    g.auxLd = g.ldc;
+  }
+  return absl::OkStatus();
 }
 
 GemmProblem linearProblem(DType dtype, const Shape& x, const Shape& w, bool transposeW, bool bias, bool relu) {

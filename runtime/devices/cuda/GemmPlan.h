@@ -18,9 +18,30 @@
 
 namespace amp::rt::cuda {
 
-// The cuBLASLt epilogues the CUDA device uses (CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _RELU_BIAS).
-enum class GemmEpilogue { None, Bias, ReluBias, Relu };
+// The cuBLASLt epilogues the CUDA device uses: CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _RELU_BIAS, _RELU
+// always; the rest only with CudaOptions::epilogues = cuBLASLt (GemmEpilogues.h), which trades the
+// fused kernels' exact bits for fewer passes over memory:
+//  - ReluAux(Bias), GeluAux(Bias): the forward, also writing the auxiliary matrix the backward
+//    reads (a ReLU bit mask, or the GELU input in D's type); GeluBias without it;
+//  - DRelu(Bgrad), DGelu(Bgrad): the backward's dX GEMM, masked by the ReLU bits or multiplied by
+//    gelu'(aux), and (Bgrad) the bias gradient over D's columns into the bias pointer;
+//  - BgradA / BgradB: a weight-gradient GEMM that also sums its A (B) operand over k into the bias
+//    pointer (the layer's bias gradient).
+enum class GemmEpilogue {
+  None, Bias, ReluBias, Relu,
+  ReluAux, ReluAuxBias, GeluBias, GeluAux, GeluAuxBias, DRelu, DReluBgrad, DGelu, DGeluBgrad, BgradA, BgradB
+};
 std::string_view gemmEpilogueName(GemmEpilogue e);
+// What an epilogue adds to the call: a bias read (BIAS forms), a bias gradient written (one value
+// per row of D, or per column for BgradB), and an auxiliary matrix written or read.
+bool epilogueReadsBias(GemmEpilogue e);
+bool epilogueWritesBiasGrad(GemmEpilogue e);
+enum class GemmAux { None, ReluMask, GeluInput };
+GemmAux epilogueAux(GemmEpilogue e);
+// The bytes of the auxiliary matrix of plan `g` (0 without one): a ReLU mask holds auxLd bits per
+// column of D, a GELU input auxLd elements of D's type.
+struct GemmPlan;
+int64_t auxBytes(const GemmPlan& g);
 
 struct GemmPlan {
   DType dtype = DType::F32;  // A, B, C and D
@@ -31,6 +52,9 @@ struct GemmPlan {
   int64_t batch = 1;
   int64_t strideA = 0, strideB = 0, strideC = 0;  // elements between batches; 0: shared
   GemmEpilogue epilogue = GemmEpilogue::None;
+  // The auxiliary matrix's leading dimension (epilogueAux): bits for a ReLU mask (a multiple of
+  // 128, at least m), elements for a GELU input (a multiple of 8, at least m).
+  int64_t auxLd = 0;
   // D = op(A) op(B) + D (cuBLASLt's beta = 1 with C = D): the product's f32 sum plus D's value,
   // rounded once. An implicit-GEMM convolution's bias arrives this way (ConvGemm.h).
   bool accumulate = false;
@@ -52,6 +76,11 @@ GemmProblem linearProblem(DType dtype, const Shape& x, const Shape& w, bool tran
 // Refuses what cuBLASLt cannot express as one strided batch (a broadcast mixing batch dims of both
 // operands), dims that disagree, and sizes beyond its 64-bit layouts' 2^31 - 1 rows and columns.
 absl::StatusOr<GemmPlan> planGemm(const GemmProblem& p);
+
+// Gives planned GEMM `g` the opt-in epilogue `e` (GemmEpilogues.h) and its auxiliary leading
+// dimension: the ReLU mask's m rounded up to 128 bits, or the GELU input stored as D is (ldc, which
+// must be a multiple of 8). Refuses a batched or accumulating call.
+absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e);
 
 }  // namespace amp::rt::cuda
 

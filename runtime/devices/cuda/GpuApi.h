@@ -55,9 +55,11 @@ class GpuApi {
   virtual absl::Status copyOnDevice(DevicePtr dst, DevicePtr src, int64_t bytes) = 0;
   virtual absl::Status fill32(DevicePtr dst, uint32_t value, int64_t count) = 0;
   // cuBLASLt: descriptors, layouts and the heuristic's algorithm are decided here, once per shape;
-  // gemm() only enqueues. a and b are the step's operands (GemmPlan swaps them for cuBLASLt).
+  // gemm() only enqueues. a and b are the step's operands (GemmPlan swaps them for cuBLASLt);
+  // `bias` is the bias read or the bias gradient written, `aux` the epilogue's auxiliary matrix
+  // (GemmPlan.h), each 0 when the plan's epilogue has none.
   virtual absl::StatusOr<GemmId> prepareGemm(const GemmPlan& plan) = 0;
-  virtual absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d) = 0;
+  virtual absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) = 0;
 
   // Everything enqueued between beginCapture and endCapture becomes one graph, replayed as a
   // single launch.
