@@ -112,3 +112,18 @@
 // NOTCUDA: --dry-run is for --device=cuda
 // RUN: not amp-run %t.ampx --device=cuda --dry-run --steps=3 --data=fashion-mnist 2>&1 | FileCheck %s --check-prefix=EXTRA
 // EXTRA: has no effect with --dry-run
+
+// --gemm-epilogues=cublaslt moves the relu backward into the GEMMs (docs/cuda-device.md): each
+// relu layer's forward also writes a ReLU bit mask, and the dX GEMM of the layer above applies
+// it and sums the bias gradient; the two fused relu-backward kernels no longer run.
+// RUN: amp-run %t.ampx --device=cuda --dry-run --gemm-epilogues=cublaslt | FileCheck %s --check-prefix=EPI
+// EPI: entry train_step: {{[0-9]+}} operations in one graph (7 generated kernels, 8 cuBLASLt GEMMs
+// EPI-NEXT: cuBLASLt training epilogues: 2 DRELU_BGRAD, 2 RELU_AUX_BIAS; 2 step(s) folded into GEMMs
+// EPI: step 3 amp.linear: cuBLASLt bf16 256 x 128 x 784 RELU_AUX_BIAS
+// EPI: step 4 amp.linear: cuBLASLt bf16 256 x 128 x 256 RELU_AUX_BIAS
+// EPI: step 10 amp.matmul: cuBLASLt bf16 256 x 128 x 10 DRELU_BGRAD
+// EPI: step 15 amp.matmul: cuBLASLt bf16 256 x 128 x 256 DRELU_BGRAD
+// EPI-NOT: amp_train_step_k1
+// EPI: GPU memory with every entry prepared
+// RUN: not amp-run %t.ampx --gemm-epilogues=cublaslt 2>&1 | FileCheck %s --check-prefix=EPICPU
+// EPICPU: --gemm-epilogues is for --device=cuda

@@ -310,6 +310,36 @@ TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummation
   }
 }
 
+// The opt-in cuBLASLt training epilogues (GemmEpilogues.h) against the reference: f32 within the
+// GEMMs' summation-order bound; bf16 within the bound the host emulation of the same rewrite
+// reaches (test/unit/cuda/GemmEpiloguesTest.cpp: 0.0077 of a result's largest magnitude), so a
+// cuBLASLt whose epilogues differ from their documented meaning (a mask of other bits, another
+// GELU, a bias gradient over the wrong axis) fails here.
+TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) {
+  for (const auto& [name, bound] : {std::pair<const char*, double>{"mlp_f32_sm_90", 1e-5},
+                                    {"mlp_bf16_sm_90", 0.02}, {"transformer_lm_bf16_sm_90", 0.02}}) {
+    SCOPED_TRACE(name);
+    auto plan = readBundle(bundlePath(name));
+    if (!plan.ok()) GTEST_SKIP() << plan.status();
+    CudaOptions options;
+    options.epilogues = GemmEpilogueMode::Cublaslt;
+    GpuSession gpu = openGpu(*plan, options);
+    if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+    const double relative = bound;
+    compareWithTheReference(gpu, *plan, [relative](const std::string& result, const Tensor& a, const Tensor& b) {
+      double largest = 0;
+      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
+      int64_t differ = 0;
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+        if (!(std::fabs(x - y) <= relative * largest + 1e-7) && ++differ <= 3)
+          ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
+      }
+      EXPECT_EQ(differ, 0) << result;
+    });
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
                          ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90"),
