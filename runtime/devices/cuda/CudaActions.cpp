@@ -310,6 +310,7 @@ absl::Status ActionBuilder::gemm(size_t s) {
       aux = it->second.first;
     }
   }
+  alignForCall(*plan, ptr_[step.operands[0]], ptr_[step.operands[1]], biasPtr, ptr_[step.results[0]], aux);
   auto id = api_.prepareGemm(*plan);
   if (!id.ok()) return id.status();
   pushGemm(s, *id, *plan, "", " " + std::string(gemmEpilogueName(plan->epilogue)), ptr_[step.operands[0]],

@@ -611,13 +611,6 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv
   absl::StatusOr<DevicePtr> columns = DevicePtr{0};  // a pointwise forward or input gradient needs none
   if (lowered->workspaceBytes > 0) columns = convColumns(lowered->workspaceBytes);
   if (!columns.ok()) return columns.status();
-  const GemmPlan& plan = lowered->gemm;
-  auto id = api_.prepareGemm(plan);
-  if (!id.ok() && absl::IsUnimplemented(id.status())) {  // cuBLASLt has no algorithm for the shape
-    *declined = std::string(id.status().message());
-    return false;
-  }
-  if (!id.ok()) return id.status();
   auto address = [&](const ConvBuffer& b, int64_t chunk) -> DevicePtr {
     const DevicePtr moved = static_cast<DevicePtr>(chunk * b.chunkStride);
     switch (b.kind) {
@@ -627,6 +620,16 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv
     }
     return 0;
   };
+  // One algorithm serves every chunk: it must work at each chunk's addresses.
+  GemmPlan plan = lowered->gemm;
+  for (int64_t chunk = 0; chunk < lowered->chunks; ++chunk)
+    alignForCall(plan, address(lowered->a, chunk), address(lowered->b, chunk), 0, address(lowered->d, chunk), 0);
+  auto id = api_.prepareGemm(plan);
+  if (!id.ok() && absl::IsUnimplemented(id.status())) {  // cuBLASLt has no algorithm for the shape
+    *declined = std::string(id.status().message());
+    return false;
+  }
+  if (!id.ok()) return id.status();
   for (int64_t chunk = 0; chunk < lowered->chunks; ++chunk) {
     const std::string images =
         lowered->chunks > 1 ? absl::StrCat(", images ", chunk * lowered->shape.N, "..", (chunk + 1) * lowered->shape.N - 1) : "";

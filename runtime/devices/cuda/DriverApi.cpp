@@ -245,7 +245,9 @@ class DriverApi final : public GpuApi {
 
   absl::StatusOr<GemmId> prepareGemm(const GemmPlan& p) override {
     const auto key = std::make_tuple(int(p.dtype), p.transA, p.transB, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
-                                     p.strideA, p.strideB, p.strideC, int(p.epilogue), p.accumulate, p.auxLd);
+                                     p.strideA, p.strideB, p.strideC, int(p.epilogue), p.accumulate, p.auxLd,
+                                     std::make_tuple(p.alignment.a, p.alignment.b, p.alignment.d, p.alignment.bias,
+                                                     p.alignment.aux));
     if (auto it = ids_.find(key); it != ids_.end()) return it->second;
     Gemm g;
     g.beta = p.accumulate ? 1.0f : 0.0f;
@@ -286,6 +288,23 @@ class DriverApi final : public GpuApi {
     const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
     d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
                                             sizeof reductions);
+    // Only algorithms that work at the calls' pointer alignments (GemmAlignment). The heuristic
+    // reads the bias and aux pointers' values (never what they point to) for theirs, so it is
+    // given stand-in addresses of that alignment; gemm() sets the real ones.
+    const uint32_t alignA = static_cast<uint32_t>(p.alignment.a), alignB = static_cast<uint32_t>(p.alignment.b),
+                   alignD = static_cast<uint32_t>(p.alignment.d);
+    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof alignA);
+    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof alignB);
+    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD, sizeof alignD);
+    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof alignD);
+    if (epilogueReadsBias(p.epilogue) || epilogueWritesBiasGrad(p.epilogue)) {
+      const uint64_t standIn = static_cast<uint64_t>(p.alignment.bias);
+      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &standIn, sizeof standIn);
+    }
+    if (epilogueAux(p.epilogue) != GemmAux::None) {
+      const uint64_t standIn = static_cast<uint64_t>(p.alignment.aux);
+      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &standIn, sizeof standIn);
+    }
     cublasLtMatmulHeuristicResult_t result = {};
     int found = 0;
     s = d_.cublasLtMatmulAlgoGetHeuristic(lt_, g.desc, g.a, g.b, g.d, g.d, pref, 1, &result, &found);
@@ -399,7 +418,8 @@ class DriverApi final : public GpuApi {
   size_t workspaceBytes_ = 0;
   std::map<GemmId, Gemm> gemms_;
   std::map<std::tuple<int, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                      int64_t, int, bool, int64_t>,
+                      int64_t, int, bool, int64_t,
+                      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>>,
            GemmId>
       ids_;
   std::vector<CUgraphExec> graphs_;

@@ -256,6 +256,14 @@ absl::Status DryRunApi::gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias
       !s.ok())
     return s;
   if (auto s = checkRange("GEMM result", d, extent(g.m, g.n, g.ldc, g.strideC)); !s.ok()) return s;
+  // The algorithm was chosen for the plan's alignments: every pointer must have them.
+  const std::pair<const char*, std::pair<DevicePtr, int64_t>> aligned[] = {
+      {"operand b", {b, g.alignment.a}}, {"operand a", {a, g.alignment.b}}, {"result", {d, g.alignment.d}},
+      {"bias", {bias, g.alignment.bias}}, {"auxiliary matrix", {aux, g.alignment.aux}}};
+  for (const auto& [what, pa] : aligned)
+    if (pa.first && addressAlignment(pa.first) < pa.second)
+      return absl::InvalidArgumentError(absl::StrCat("dry run: GEMM ", what, " is ", addressAlignment(pa.first),
+                                                     "-byte aligned; its algorithm was chosen for ", pa.second));
   // A bias (or its gradient) has one value per row of D, BGRADB's one per column.
   const bool needsBias = epilogueReadsBias(g.epilogue) || epilogueWritesBiasGrad(g.epilogue);
   if (needsBias != (bias != 0))

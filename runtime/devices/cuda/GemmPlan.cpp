@@ -1,5 +1,6 @@
 #include "runtime/devices/cuda/GemmPlan.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +70,21 @@ int64_t auxBytes(const GemmPlan& g) {
     case GemmAux::None: break;
   }
   return 0;
+}
+
+int64_t addressAlignment(uint64_t address) {
+  if (address == 0) return 256;
+  const uint64_t lowest = address & (~address + 1);
+  return static_cast<int64_t>(lowest < 256 ? lowest : 256);
+}
+
+void alignForCall(GemmPlan& g, uint64_t a, uint64_t b, uint64_t bias, uint64_t d, uint64_t aux) {
+  GemmAlignment& al = g.alignment;
+  al.a = std::min(al.a, addressAlignment(b));  // cuBLASLt's A is the step's b
+  al.b = std::min(al.b, addressAlignment(a));
+  al.d = std::min(al.d, addressAlignment(d));
+  al.bias = std::min(al.bias, addressAlignment(bias));
+  al.aux = std::min(al.aux, addressAlignment(aux));
 }
 
 absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e) {

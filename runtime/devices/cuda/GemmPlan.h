@@ -43,6 +43,16 @@ GemmAux epilogueAux(GemmEpilogue e);
 struct GemmPlan;
 int64_t auxBytes(const GemmPlan& g);
 
+// The alignment in bytes of each pointer a call passes, a power of two up to 256 (cuBLASLt's
+// default assumption). The heuristic is told them (CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_*_BYTES and,
+// for the bias and aux pointers, a stand-in address of that alignment), so it picks only
+// algorithms that work on them: arena buffers are 64-byte aligned, convolution chunks less.
+// In cuBLASLt's terms: A is the step's b, B its a.
+struct GemmAlignment {
+  int64_t a = 256, b = 256, d = 256, bias = 256, aux = 256;
+};
+int64_t addressAlignment(uint64_t address);
+
 struct GemmPlan {
   DType dtype = DType::F32;  // A, B, C and D
   // cuBLASLt's operands, column-major: A is the step's b, B is the step's a.
@@ -55,6 +65,7 @@ struct GemmPlan {
   // The auxiliary matrix's leading dimension (epilogueAux): bits for a ReLU mask (a multiple of
   // 128, at least m), elements for a GELU input (a multiple of 8, at least m).
   int64_t auxLd = 0;
+  GemmAlignment alignment;
   // D = op(A) op(B) + D (cuBLASLt's beta = 1 with C = D): the product's f32 sum plus D's value,
   // rounded once. An implicit-GEMM convolution's bias arrives this way (ConvGemm.h).
   bool accumulate = false;
@@ -81,6 +92,10 @@ absl::StatusOr<GemmPlan> planGemm(const GemmProblem& p);
 // dimension: the ReLU mask's m rounded up to 128 bits, or the GELU input stored as D is (ldc, which
 // must be a multiple of 8). Refuses a batched or accumulating call.
 absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e);
+
+// Lowers g's alignments to those of one call's pointers (the step's a and b, the bias, D, the aux
+// matrix; 0 for none), so one plan serves every call it is used for.
+void alignForCall(GemmPlan& g, uint64_t a, uint64_t b, uint64_t bias, uint64_t d, uint64_t aux);
 
 }  // namespace amp::rt::cuda
 

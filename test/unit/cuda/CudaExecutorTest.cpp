@@ -703,6 +703,32 @@ TEST(CudaExecutor, RefusesConvolutionAndPoolingAttributesThatDisagreeWithTheShap
   }
 }
 
+// cuBLASLt's heuristic picks an algorithm for the plan's pointer alignments; the dry run refuses
+// a call whose pointer is less aligned than that, and the lowering gives every GEMM of the
+// bundles the alignments its calls have (the other tests here run them all).
+TEST(CudaExecutor, AGemmPointerLessAlignedThanItsAlgorithmIsRefused) {
+  DryRunApi api;
+  GemmProblem p;
+  p.dtype = DType::F32;
+  p.a = {4, 4};
+  p.b = {4, 4};
+  auto plan = planGemm(p);
+  ASSERT_TRUE(plan.ok());
+  auto buffer = api.allocate(4096);
+  ASSERT_TRUE(buffer.ok());
+  const DevicePtr a = *buffer, b = *buffer + 1024, d = *buffer + 2048 + 64;
+  auto strict = api.prepareGemm(*plan);
+  ASSERT_TRUE(strict.ok());
+  auto refused = api.gemm(*strict, a, b, 0, d, 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("result is 64-byte aligned; its algorithm was chosen for 256"), std::string::npos)
+      << refused;
+  alignForCall(*plan, a, b, 0, d, 0);
+  auto relaxed = api.prepareGemm(*plan);
+  ASSERT_TRUE(relaxed.ok());
+  EXPECT_TRUE(api.gemm(*relaxed, a, b, 0, d, 0).ok());
+}
+
 TEST(CudaExecutor, WithoutADriverTheDeviceSaysSo) {
   if (access("/dev/nvidiactl", F_OK) == 0) GTEST_SKIP() << "this machine has an NVIDIA driver";
   auto e = ::amp::rt::makeCudaExecutor();

@@ -125,5 +125,33 @@ TEST(CudaGemmPlan, RefusesWhatOneCublasLtCallCannotDo) {
   EXPECT_NE(huge.status().message().find("2^31 - 1"), std::string::npos);
 }
 
+// The heuristic is told each pointer's alignment (cuBLASLt assumes 256 bytes unless told), and a
+// plan used for several calls takes the smallest of each.
+TEST(CudaGemmPlan, AlignmentsAreThoseOfEveryCallsPointers) {
+  EXPECT_EQ(addressAlignment(0), 256) << "no pointer: no constraint";
+  EXPECT_EQ(addressAlignment(0x7f0000001000), 256) << "capped at cuBLASLt's default";
+  EXPECT_EQ(addressAlignment(0x7f0000001040), 64) << "an arena offset";
+  EXPECT_EQ(addressAlignment(0x7f0000001006), 2);
+  GemmProblem p;
+  p.dtype = DType::BF16;
+  p.a = {8, 16};
+  p.b = {16, 4};
+  auto g = planGemm(p);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->alignment.a, 256);
+  // The step's a is cuBLASLt's B and its b cuBLASLt's A.
+  alignForCall(*g, 0x10040, 0x10100, 0, 0x10080, 0);
+  EXPECT_EQ(g->alignment.a, 256);
+  EXPECT_EQ(g->alignment.b, 64);
+  EXPECT_EQ(g->alignment.d, 128);
+  EXPECT_EQ(g->alignment.bias, 256);
+  alignForCall(*g, 0x10100, 0x10010, 0x10002, 0x10100, 0x10020);
+  EXPECT_EQ(g->alignment.a, 16);
+  EXPECT_EQ(g->alignment.b, 64) << "the smaller of the two calls";
+  EXPECT_EQ(g->alignment.d, 128);
+  EXPECT_EQ(g->alignment.bias, 2);
+  EXPECT_EQ(g->alignment.aux, 32);
+}
+
 }  // namespace
 }  // namespace amp::rt::cuda
