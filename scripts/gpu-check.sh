@@ -87,6 +87,7 @@ dry_runs() {
   for b in "$dir"/bundles/*.ampx; do
     echo "== $(basename "$b")"
     "$dir/bin/amp-run" "$b" --device=cuda --dry-run || return 1
+    "$dir/bin/amp-run" "$b" --device=cuda --dry-run --gemm-epilogues=cublaslt >/dev/null || return 1
   done
 }
 

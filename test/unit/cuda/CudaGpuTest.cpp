@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -257,6 +258,21 @@ void compareWithTheReference(GpuSession& gpu, const Plan& plan, const Check& che
   }
 }
 
+// A check that every element is within `relative` of the expected result's largest magnitude.
+std::function<void(const std::string&, const Tensor&, const Tensor&)> withinBound(double relative) {
+  return [relative](const std::string& result, const Tensor& a, const Tensor& b) {
+    double largest = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
+    int64_t differ = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+      if (!(std::fabs(x - y) <= relative * largest + 1e-7) && ++differ <= 3)
+        ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
+    }
+    EXPECT_EQ(differ, 0) << result;
+  };
+}
+
 TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
   for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"}) {
     SCOPED_TRACE(name);
@@ -296,17 +312,7 @@ TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummation
     SCOPED_TRACE(options.convColumnsLimitBytes);
     GpuSession gpu = openGpu(*plan, options);
     if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-    compareWithTheReference(gpu, *plan, [](const std::string& result, const Tensor& a, const Tensor& b) {
-      double largest = 0;
-      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
-      int64_t differ = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-        if (!(std::fabs(x - y) <= 1e-5 * largest + 1e-7) && ++differ <= 3)
-          ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
-      }
-      EXPECT_EQ(differ, 0) << result;
-    });
+    compareWithTheReference(gpu, *plan, withinBound(1e-5));
   }
 }
 
@@ -325,18 +331,7 @@ TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) 
     options.epilogues = GemmEpilogueMode::Cublaslt;
     GpuSession gpu = openGpu(*plan, options);
     if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-    const double relative = bound;
-    compareWithTheReference(gpu, *plan, [relative](const std::string& result, const Tensor& a, const Tensor& b) {
-      double largest = 0;
-      for (int64_t i = 0; i < b.numel(); ++i) largest = std::max(largest, std::fabs(double(loadAsF32(b.dtype(), b.data(), i))));
-      int64_t differ = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        const double x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-        if (!(std::fabs(x - y) <= relative * largest + 1e-7) && ++differ <= 3)
-          ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
-      }
-      EXPECT_EQ(differ, 0) << result;
-    });
+    compareWithTheReference(gpu, *plan, withinBound(bound));
   }
 }
 

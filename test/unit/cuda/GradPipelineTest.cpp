@@ -9,31 +9,12 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/GradPipeline.h"
-#include "runtime/plan/Bundle.h"
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/MemoryPlan.h"
+#include "test/unit/cuda/TestBundles.h"
 
 namespace amp::rt::cuda {
 namespace {
-
-std::optional<Plan> load(const std::string& name) {
-  const std::string path = std::string(AMP_TEST_CUDA_BUNDLE_DIR) + "/" + name + ".ampx";
-  if (access(path.c_str(), R_OK) != 0) return std::nullopt;
-  auto plan = readBundle(path);
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  if (!plan.ok()) return std::nullopt;
-  return std::move(*plan);
-}
-
-#define LOAD_OR_SKIP(var, name) \
-  std::optional<Plan> var = load(name); \
-  if (!var) GTEST_SKIP() << "no bundle " << name << " (built without NVRTC)"
-
-std::map<std::string, int> opCounts(const EntryPoint& e) {
-  std::map<std::string, int> n;
-  for (const PlanStep& s : e.steps) ++n[s.op];
-  return n;
-}
 
 const PlanStep* only(const EntryPoint& e, const std::string& op) {
   const PlanStep* found = nullptr;
