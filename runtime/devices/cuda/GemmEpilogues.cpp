@@ -195,14 +195,12 @@ struct Rewriter {
       bool keepsInput = flow.escapes[pre] != 0, ok = true;
       for (size_t r : flow.readers[pre]) {
         if (r == s) continue;
+        keepsInput = true;  // read again: the GEMM writes the GELU input as its aux matrix
         const PlanStep& q = steps[r];
         auto qa = q.attrs.getString(q.op, "approximate", "none");
         if (q.op != "amp.gelu_grad" || !qa.ok() || *qa != "tanh" || q.operands.size() != 2 || q.operands[0] != pre ||
-            q.results.size() != 1) {
-          keepsInput = true;  // another reader: the GELU input stays, as the aux matrix
-          continue;
-        }
-        keepsInput = true;
+            q.results.size() != 1)
+          continue;  // another reader reads it as the plan's buffer
         auto b = dxGemm(q.operands[1], r);
         if (!b || *b < static_cast<size_t>(l) || !sameLayout(static_cast<size_t>(l), GemmEpilogue::GeluAuxBias, *b, GemmEpilogue::DGelu)) {
           ok = false;
