@@ -274,7 +274,9 @@ absl::Status ActionBuilder::gemm(size_t s) {
                                                    ", the plan's result is ", shapeToString(out.shape)));
   DevicePtr aux = 0, biasPtr = bias ? ptr_[step.operands[2]] : 0;
   if (e != GemmEpilogue::None) {
-    const bool forward = e == GemmEpilogue::ReluAux || e == GemmEpilogue::ReluAuxBias || e == GemmEpilogue::GeluBias || writesGelu;
+    // A forward form must be the layer's own: its bias, and a ReLU mask exactly for a relu layer
+    // (a plan asking for RELU_BIAS or a bias it lacks is refused, never run with a null pointer).
+    const bool forward = epilogueIsForward(e);
     const bool relu = linear && problem->relu;
     const bool consistent = forward ? linear && epilogueReadsBias(e) == bias &&
                                           relu == (epilogueAux(e) == GemmAux::ReluMask)

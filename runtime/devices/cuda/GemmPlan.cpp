@@ -44,6 +44,12 @@ bool epilogueReadsBias(GemmEpilogue e) {
          e == GemmEpilogue::GeluBias || e == GemmEpilogue::GeluAuxBias;
 }
 
+bool epilogueIsForward(GemmEpilogue e) {
+  return e == GemmEpilogue::None || e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::Relu ||
+         e == GemmEpilogue::ReluAux || e == GemmEpilogue::ReluAuxBias || e == GemmEpilogue::GeluBias ||
+         e == GemmEpilogue::GeluAux || e == GemmEpilogue::GeluAuxBias;
+}
+
 bool epilogueWritesBiasGrad(GemmEpilogue e) {
   return e == GemmEpilogue::DReluBgrad || e == GemmEpilogue::DGeluBgrad || e == GemmEpilogue::BgradA ||
          e == GemmEpilogue::BgradB;

@@ -35,6 +35,9 @@ std::string_view gemmEpilogueName(GemmEpilogue e);
 // What an epilogue adds to the call: a bias read (BIAS forms), a bias gradient written (one value
 // per row of D, or per column for BgradB), and an auxiliary matrix written or read.
 bool epilogueReadsBias(GemmEpilogue e);
+// A forward form (the layer's own bias and activation), as opposed to a gradient one (DRELU,
+// DGELU, BGRAD): only amp.linear takes a forward form, only amp.matmul a gradient one.
+bool epilogueIsForward(GemmEpilogue e);
 bool epilogueWritesBiasGrad(GemmEpilogue e);
 enum class GemmAux { None, ReluMask, GeluInput };
 GemmAux epilogueAux(GemmEpilogue e);

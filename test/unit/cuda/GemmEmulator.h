@@ -69,8 +69,7 @@ inline Tensor emulateTrainingGemm(const GemmPlan& g, const Tensor& a, const Tens
   const Tensor& B = a;
   const GemmEpilogue e = g.epilogue;
   const GemmAux aux = epilogueAux(e);
-  const bool forward = e == GemmEpilogue::ReluAux || e == GemmEpilogue::ReluAuxBias || e == GemmEpilogue::GeluBias ||
-                       e == GemmEpilogue::GeluAux || e == GemmEpilogue::GeluAuxBias;
+  const bool forward = epilogueIsForward(e);
   Tensor d(g.dtype, g.resultShape);
   if (io.mask && forward && aux == GemmAux::ReluMask) io.mask->assign(static_cast<size_t>(auxBytes(g)), 0);
   std::vector<float> grad(static_cast<size_t>(e == GemmEpilogue::BgradB ? g.n : g.m), 0.0f);

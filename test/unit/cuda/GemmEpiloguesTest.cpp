@@ -223,6 +223,31 @@ TEST(GemmEpilogues, EveryEntryCapturesAndReplaysOnTheSimulatedGpu) {
   }
 }
 
+// A bundle may carry the rewrite's attributes itself (hostile, or edited): an epilogue that does
+// not fit its step is refused by name before anything runs, never run with a missing pointer.
+TEST(GemmEpilogues, AnEpilogueThatDoesNotFitItsStepIsRefused) {
+  LOAD_OR_SKIP(plan, "mlp_bf16_sm_90");
+  const std::pair<const char*, const char*> edits[] = {
+      {"amp.matmul", "BIAS"}, {"amp.matmul", "DRELU_BGRAD"}, {"amp.matmul", "DGELU"},
+      {"amp.linear", "RELU_BIAS"}, {"amp.linear", "GELU_AUX_BIAS"}, {"amp.linear", "BGRADA"},
+      {"amp.matmul", "NO_SUCH_EPILOGUE"}};
+  for (const auto& [op, epilogue] : edits) {
+    SCOPED_TRACE(std::string(op) + " " + epilogue);
+    Plan edited = *plan;
+    EntryPoint& entry = *std::find_if(edited.entries.begin(), edited.entries.end(),
+                                      [](const EntryPoint& e) { return e.name == "train_step"; });
+    auto step = std::find_if(entry.steps.begin(), entry.steps.end(), [&](const PlanStep& s) { return s.op == op; });
+    ASSERT_NE(step, entry.steps.end());
+    step->attrs.set(kEpilogueAttr, std::string(epilogue));
+    step->attrs.set(kReluMaskAttr, int64_t{0});
+    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
+    ASSERT_TRUE(session.ok()) << session.status();
+    auto prepared = session->prepared("train_step");
+    ASSERT_FALSE(prepared.ok());
+    EXPECT_FALSE(prepared.status().message().empty());
+  }
+}
+
 TEST(GemmEpilogues, AGeluInputWhoseRowsCuBlasLtCannotAlignIsLeftToTheKernels) {
   GemmPlan g;
   g.dtype = DType::BF16;
