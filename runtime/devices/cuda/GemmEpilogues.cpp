@@ -9,12 +9,6 @@
 namespace amp::rt::cuda {
 namespace {
 
-constexpr GemmEpilogue kNamed[] = {
-    GemmEpilogue::None,        GemmEpilogue::Bias,        GemmEpilogue::ReluBias,   GemmEpilogue::Relu,
-    GemmEpilogue::ReluAux,     GemmEpilogue::ReluAuxBias, GemmEpilogue::GeluBias,   GemmEpilogue::GeluAux,
-    GemmEpilogue::GeluAuxBias, GemmEpilogue::DRelu,       GemmEpilogue::DReluBgrad, GemmEpilogue::DGelu,
-    GemmEpilogue::DGeluBgrad,  GemmEpilogue::BgradA,      GemmEpilogue::BgradB};
-
 // The entry's dataflow: who produces and who reads each buffer, and what leaves the entry.
 struct Dataflow {
   std::vector<int64_t> producer;
@@ -287,8 +281,7 @@ absl::StatusOr<GemmEpilogue> requestedEpilogue(const PlanStep& step) {
   if (!step.attrs.has(kEpilogueAttr)) return GemmEpilogue::None;
   auto name = step.attrs.getString(step.op, kEpilogueAttr);
   if (!name.ok()) return name.status();
-  for (GemmEpilogue e : kNamed)
-    if (gemmEpilogueName(e) == *name) return e;
+  if (auto e = parseGemmEpilogue(*name)) return *e;
   return absl::InvalidArgumentError(absl::StrCat("unknown cuBLASLt epilogue \"", *name, "\""));
 }
 

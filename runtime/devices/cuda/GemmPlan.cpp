@@ -39,6 +39,12 @@ std::string_view gemmEpilogueName(GemmEpilogue e) {
   return "?";
 }
 
+std::optional<GemmEpilogue> parseGemmEpilogue(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(GemmEpilogue::BgradB); ++i)
+    if (gemmEpilogueName(static_cast<GemmEpilogue>(i)) == name) return static_cast<GemmEpilogue>(i);
+  return std::nullopt;
+}
+
 bool epilogueReadsBias(GemmEpilogue e) {
   return e == GemmEpilogue::Bias || e == GemmEpilogue::ReluBias || e == GemmEpilogue::ReluAuxBias ||
          e == GemmEpilogue::GeluBias || e == GemmEpilogue::GeluAuxBias;

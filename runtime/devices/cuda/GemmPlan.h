@@ -11,6 +11,7 @@
 #define AMP_RUNTIME_DEVICES_CUDA_GEMMPLAN_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -29,9 +30,12 @@ namespace amp::rt::cuda {
 //    pointer (the layer's bias gradient).
 enum class GemmEpilogue {
   None, Bias, ReluBias, Relu,
-  ReluAux, ReluAuxBias, GeluBias, GeluAux, GeluAuxBias, DRelu, DReluBgrad, DGelu, DGeluBgrad, BgradA, BgradB
+  ReluAux, ReluAuxBias, GeluBias, GeluAux, GeluAuxBias, DRelu, DReluBgrad, DGelu, DGeluBgrad, BgradA,
+  BgradB  // the last: parseGemmEpilogue walks them in order
 };
 std::string_view gemmEpilogueName(GemmEpilogue e);
+// The epilogue of that name, or nullopt.
+std::optional<GemmEpilogue> parseGemmEpilogue(std::string_view name);
 // What an epilogue adds to the call: a bias read (BIAS forms), a bias gradient written (one value
 // per row of D, or per column for BgradB), and an auxiliary matrix written or read.
 bool epilogueReadsBias(GemmEpilogue e);
