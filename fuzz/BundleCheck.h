@@ -10,6 +10,7 @@
 #include "fuzz/FuzzCommon.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::fuzz {
 
@@ -19,7 +20,7 @@ inline void checkBundle(const std::string& path, int64_t memoryLimit = kSessionM
   auto plan = rt::readBundle(path);
   if (!plan.ok()) return;
   for (rt::Device device : {rt::Device::Reference, rt::Device::Cpu}) {
-    auto session = rt::Session::create(*plan, device, memoryLimit);
+    auto session = rt::openSession(*plan, device, memoryLimit);
     if (!session.ok()) continue;
     for (const rt::EntryPoint& e : session->plan().entries) (void)session->prepared(e.name);
   }

@@ -18,6 +18,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/devices/Devices.h"
 
 #ifndef AMP_FUZZ_DEFAULT_BUNDLE
 #define AMP_FUZZ_DEFAULT_BUNDLE ""
@@ -52,7 +53,7 @@ void writeFile(const std::string& path, const void* data, size_t size) {
 
 // Loads the checkpoint now in fixture->file into a fresh session; on success, one more step.
 void tryLoad() {
-  auto session = Session::create(fixture->plan, Device::Reference, amp::fuzz::kSessionMemoryLimit);
+  auto session = openSession(fixture->plan, Device::Reference, amp::fuzz::kSessionMemoryLimit);
   if (!session.ok()) std::abort();  // the fixed plan is valid
   auto info = loadCheckpoint(*session, fixture->dir);
   if (!info.ok()) return;

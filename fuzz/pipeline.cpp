@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/devices/Devices.h"
 
 namespace {
 
@@ -108,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   error.clear();
   (void)amp::codegen::emitCudaSource(*plan, kernels, error);
   for (amp::rt::Device device : {amp::rt::Device::Reference, amp::rt::Device::Cpu}) {
-    auto session = amp::rt::Session::create(*back, device, amp::fuzz::kSessionMemoryLimit);
+    auto session = amp::rt::openSession(*back, device, amp::fuzz::kSessionMemoryLimit);
     if (!session.ok()) continue;
     for (const amp::rt::EntryPoint& e : session->plan().entries) (void)session->prepared(e.name);
   }

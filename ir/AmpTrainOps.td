@@ -4,7 +4,7 @@
 // These ops are inserted by amp-loss-scaling and amp-optimizer into `@train_step`
 // (docs/training-ir.md). Scalars are rank-0 tensors. Every op is pure: "in place" updates are
 // new SSA values that the function returns with `amp.updates`. The reference executor
-// (runtime/exec/ReferenceTrain.cpp, docs/reference-executor.md) gives the exact f32 order of
+// (runtime/reference/ReferenceTrain.cpp, docs/reference-executor.md) gives the exact f32 order of
 // every formula below.
 
 // Rank-0 scalars. The builder calls let assembly formats omit their types.

@@ -2,7 +2,7 @@
 // overrides and the auto-dtype decision. docs/precision-policy.md mirrors the tables below.
 #include "passes/PrecisionPolicy.h"
 
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 
 #include <algorithm>
 #include <set>
@@ -566,7 +566,11 @@ FailureOr<mlir::amp::AutoDtype> mlir::amp::autoPicksBF16(StringRef target, std::
   }
   if (target == "cpu") {
     // The cpu device's own detection and rule for native bf16 GEMMs, so the two cannot disagree.
-    const ::amp::rt::cpu::CpuFeatures& host = ::amp::rt::cpu::CpuFeatures::host();
+    if (const std::string& bad = ::amp::rt::CpuFeatures::maskError(); !bad.empty()) {
+      error = "--target=cpu: " + bad;
+      return failure();
+    }
+    const ::amp::rt::CpuFeatures& host = ::amp::rt::CpuFeatures::host();
     const bool avx = host.avx512_bf16, amx = host.amx_bf16, amd = host.amd;
     if (amx) {
       why = "cpu: the compiling machine has amx_bf16, so bf16 GEMMs run on AMX tiles";

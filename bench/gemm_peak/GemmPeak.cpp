@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "runtime/DType.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/devices/cpu/Gemm.h"
 #include "runtime/numerics/Convert.h"
 
 namespace {
 
 using amp::rt::DType;
-using amp::rt::cpu::CpuFeatures;
+using amp::rt::CpuFeatures;
 using amp::rt::cpu::Gemm;
 using amp::rt::cpu::GemmDesc;
 

@@ -16,7 +16,7 @@
 
 #include "CudaLibrarySource.inc"  // kCudaLibrarySource (codegen/EmbedText.cmake)
 #include "codegen/emit/KernelEmitter.h"
-#include "runtime/devices/cuda/LaunchConfig.h"
+#include "runtime/schema/CudaLaunch.h"
 
 namespace amp::codegen {
 namespace {

@@ -1,8 +1,8 @@
-// The device registry: which executor serves each Device.
+#include "runtime/devices/Devices.h"
+
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
-#include "runtime/devices/reference/ReferenceExecutor.h"
-#include "runtime/exec/Session.h"
+#include "runtime/reference/ReferenceExecutor.h"
 
 namespace amp::rt {
 
@@ -15,10 +15,10 @@ absl::StatusOr<std::unique_ptr<Executor>> makeExecutor(Device device) {
   return absl::InvalidArgumentError("unknown device");
 }
 
-absl::StatusOr<Session> Session::create(Plan plan, Device device, int64_t memoryLimitBytes) {
+absl::StatusOr<Session> openSession(Plan plan, Device device, int64_t memoryLimitBytes) {
   auto executor = makeExecutor(device);
   if (!executor.ok()) return executor.status();
-  return create(std::move(plan), std::move(*executor), memoryLimitBytes);
+  return Session::create(std::move(plan), std::move(*executor), memoryLimitBytes);
 }
 
 }  // namespace amp::rt

@@ -125,9 +125,6 @@ class Executor {
   virtual int64_t hostSyncs() const { return 0; }
 };
 
-// The executor for a device (the registry lives with the devices: runtime/devices/Devices.cpp).
-absl::StatusOr<std::unique_ptr<Executor>> makeExecutor(Device device);
-
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_EXEC_EXECUTOR_H

@@ -1,8 +1,18 @@
 #include "runtime/exec/NumericsCheck.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
+#include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
+
+int64_t firstNonFinite(DType dtype, const void* data, int64_t n) {
+  if (!isFloat(dtype)) return -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(loadAsF32(dtype, data, i))) return i;
+  return -1;
+}
 
 absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s, int32_t id, int64_t bad,
                              GradientOverflow* record) {

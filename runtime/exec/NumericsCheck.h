@@ -9,9 +9,13 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "runtime/DType.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt {
+
+// Index of the first NaN/inf element of a float buffer, or -1 (non-float buffers: -1).
+int64_t firstNonFinite(DType dtype, const void* data, int64_t n);
 
 // The first non-finite gradient a run saw (RunArgs::gradientOverflow).
 struct GradientOverflow {

@@ -20,10 +20,9 @@ namespace amp::rt {
 class Session {
  public:
   // Validates the plan's buffers, allocates every persistent buffer and initialises params from
-  // their init specs. The Device form picks the executor from the registry (runtime/devices).
-  // A plan that needs more than `memoryLimitBytes` (0: the machine's physical memory) is refused
-  // before anything is allocated.
-  static absl::StatusOr<Session> create(Plan plan, Device device, int64_t memoryLimitBytes = 0);
+  // their init specs. A plan that needs more than `memoryLimitBytes` (0: the machine's physical
+  // memory) is refused before anything is allocated. openSession (runtime/devices/Devices.h) picks
+  // the executor by Device.
   static absl::StatusOr<Session> create(Plan plan, std::unique_ptr<Executor> executor,
                                         int64_t memoryLimitBytes = 0);
 

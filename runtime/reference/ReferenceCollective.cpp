@@ -6,8 +6,8 @@
 
 #include "runtime/dist/Chunks.h"
 #include "runtime/dist/Communicator.h"
-#include "runtime/exec/ReferenceCommon.h"
-#include "runtime/exec/ReferenceTrain.h"
+#include "runtime/reference/ReferenceCommon.h"
+#include "runtime/reference/ReferenceTrain.h"
 
 namespace amp::rt::ref {
 

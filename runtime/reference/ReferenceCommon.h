@@ -1,7 +1,7 @@
 // Internal to the reference kernels: the call record every kernel receives, validation helpers,
 // f32 widening/narrowing and numpy broadcasting. Not part of the public API.
-#ifndef AMP_RUNTIME_EXEC_REFERENCECOMMON_H
-#define AMP_RUNTIME_EXEC_REFERENCECOMMON_H
+#ifndef AMP_RUNTIME_REFERENCE_REFERENCECOMMON_H
+#define AMP_RUNTIME_REFERENCE_REFERENCECOMMON_H
 
 #include <cstdint>
 #include <string>
@@ -12,7 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/numerics/Softmax.h"
+#include "runtime/reference/ReferenceKernels.h"
 
 #define REF_RETURN_IF_ERROR(expr)          \
   do {                                     \
@@ -95,10 +96,7 @@ std::vector<int64_t> broadcastIndexMap(const Shape& in, const Shape& out);
 absl::StatusOr<std::vector<int64_t>> getPair(const OpCall& c, std::string_view attr,
                                              int64_t minValue);
 
-// Numerically stable (log_)softmax of the `len` f32 values x[0], x[stride], ... into y (same
-// strides). Order: m = max; e_j = f32(exp(fl(x_j - m))); s = sum_j e_j (j increasing, f32);
-// softmax y_j = fl(e_j / s); log_softmax y_j = fl(fl(x_j - m) - f32(log s)).
-void softmaxSlice(const float* x, int64_t len, int64_t stride, bool log, float* y);
+// softmaxSlice (runtime/numerics/Softmax.h) is the row kernel of softmax and cross_entropy.
 
 // f32 rounding of an f64 value: the "evaluate in f64, round once to f32" step used for
 // transcendental formulas (for + - * / sqrt it equals the IEEE f32 operation).
@@ -139,4 +137,4 @@ absl::StatusOr<Tensor> evalMseLoss(const OpCall& c);
 
 }  // namespace amp::rt::ref
 
-#endif  // AMP_RUNTIME_EXEC_REFERENCECOMMON_H
+#endif  // AMP_RUNTIME_REFERENCE_REFERENCECOMMON_H

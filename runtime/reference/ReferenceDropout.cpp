@@ -1,6 +1,6 @@
 // Counter-based dropout: the mask depends only on (seed, step, element index), through the shared
 // Philox stream of runtime/numerics/Philox.h, so every backend draws the same mask.
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 #include "runtime/numerics/Philox.h"
 
 namespace amp::rt::ref {

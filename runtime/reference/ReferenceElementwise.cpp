@@ -6,7 +6,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::ref {

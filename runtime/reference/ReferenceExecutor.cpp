@@ -1,4 +1,4 @@
-#include "runtime/devices/reference/ReferenceExecutor.h"
+#include "runtime/reference/ReferenceExecutor.h"
 
 #include <cmath>
 #include <cstring>
@@ -6,17 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/PlanValidation.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/exec/NumericsCheck.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
-
-int64_t firstNonFinite(DType dtype, const void* data, int64_t n) {
-  if (!isFloat(dtype)) return -1;
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(loadAsF32(dtype, data, i))) return i;
-  return -1;
-}
 
 absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const PlanStep& step,
                                                       absl::Span<const Tensor* const> operands,

@@ -1,13 +1,15 @@
 // The reference device behind the Executor interface: the op-by-op interpreter over the scalar
-// reference kernels (runtime/exec/ReferenceKernels.h). It is the numeric oracle; it allocates
-// every result and is not meant to be fast.
-#ifndef AMP_RUNTIME_DEVICES_REFERENCE_REFERENCEEXECUTOR_H
-#define AMP_RUNTIME_DEVICES_REFERENCE_REFERENCEEXECUTOR_H
+// reference kernels (runtime/reference/ReferenceKernels.h). It is the numeric oracle; it allocates
+// every result and is not meant to be fast. This header is the oracle's whole interface to the
+// other devices: they create it, and evaluate on it the steps they have no kernel for
+// (evalReferenceStep); nothing else of the oracle's is theirs to include.
+#ifndef AMP_RUNTIME_REFERENCE_REFERENCEEXECUTOR_H
+#define AMP_RUNTIME_REFERENCE_REFERENCEEXECUTOR_H
 
 #include <memory>
 
 #include "runtime/exec/Executor.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 
 namespace amp::rt {
 
@@ -19,9 +21,6 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
                                                       absl::Span<const Tensor* const> operands,
                                                       const EvalContext& ctx);
 
-// Index of the first NaN/inf element of a float buffer, or -1 (used by --check-numerics).
-int64_t firstNonFinite(DType dtype, const void* data, int64_t n);
-
 }  // namespace amp::rt
 
-#endif  // AMP_RUNTIME_DEVICES_REFERENCE_REFERENCEEXECUTOR_H
+#endif  // AMP_RUNTIME_REFERENCE_REFERENCEEXECUTOR_H

@@ -2,7 +2,7 @@
 // float operands widened to f32, sums are sequential f32 running sums from +0 in the order given
 // at each kernel (and in docs/reference-executor.md, "Gradient ops"), no FMA
 // (-ffp-contract=off), one RNE rounding to the result type at the end.
-#include "runtime/exec/ReferenceGrad.h"
+#include "runtime/reference/ReferenceGrad.h"
 
 #include <cmath>
 #include <cstring>

@@ -1,11 +1,11 @@
 // Internal to the reference kernels: the gradient ops amp-autodiff inserts (ir/AmpGradOps.td).
 // Semantics and f32 order: docs/reference-executor.md, "Gradient ops".
-#ifndef AMP_RUNTIME_EXEC_REFERENCEGRAD_H
-#define AMP_RUNTIME_EXEC_REFERENCEGRAD_H
+#ifndef AMP_RUNTIME_REFERENCE_REFERENCEGRAD_H
+#define AMP_RUNTIME_REFERENCE_REFERENCEGRAD_H
 
 #include <vector>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
 
@@ -26,4 +26,4 @@ absl::StatusOr<std::vector<Tensor>> evalRmsNormGrad(const OpCall& c);    // (dx,
 
 }  // namespace amp::rt::ref
 
-#endif  // AMP_RUNTIME_EXEC_REFERENCEGRAD_H
+#endif  // AMP_RUNTIME_REFERENCE_REFERENCEGRAD_H

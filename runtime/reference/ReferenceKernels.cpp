@@ -1,5 +1,5 @@
 // Dispatcher of the reference kernels and the helpers they share.
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 
 #include "runtime/plan/OpCode.h"
 
@@ -7,9 +7,9 @@
 #include <cstring>
 #include <map>
 
-#include "runtime/exec/ReferenceCommon.h"
-#include "runtime/exec/ReferenceGrad.h"
-#include "runtime/exec/ReferenceTrain.h"
+#include "runtime/reference/ReferenceCommon.h"
+#include "runtime/reference/ReferenceGrad.h"
+#include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {

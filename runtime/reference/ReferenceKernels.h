@@ -1,8 +1,8 @@
 // The reference executor's kernels: a scalar, exact implementation of every forward op of the
 // `amp` dialect on runtime tensors. This is the numeric oracle of the project (docs/reference-
 // executor.md gives each op's exact semantics, including its f32 evaluation order).
-#ifndef AMP_RUNTIME_EXEC_REFERENCEKERNELS_H
-#define AMP_RUNTIME_EXEC_REFERENCEKERNELS_H
+#ifndef AMP_RUNTIME_REFERENCE_REFERENCEKERNELS_H
+#define AMP_RUNTIME_REFERENCE_REFERENCEKERNELS_H
 
 #include <cstdint>
 #include <string_view>
@@ -44,4 +44,4 @@ std::vector<std::string_view> referenceOpNames();
 
 }  // namespace amp::rt
 
-#endif  // AMP_RUNTIME_EXEC_REFERENCEKERNELS_H
+#endif  // AMP_RUNTIME_REFERENCE_REFERENCEKERNELS_H

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::ref {

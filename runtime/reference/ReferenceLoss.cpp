@@ -1,7 +1,7 @@
 // cross_entropy and mse_loss: scalar means, accumulated in f32 in sample order.
 #include <cmath>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
 

@@ -1,7 +1,7 @@
 // layer_norm and rms_norm over the trailing `normalized_ndim` dims, statistics in f32.
 #include <cmath>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
 namespace {

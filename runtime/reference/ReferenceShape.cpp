@@ -2,7 +2,7 @@
 // (any element type, no rounding); the result element type is the operand's.
 #include <cstring>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/exec/ReferenceTrain.h"
+#include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::ref {

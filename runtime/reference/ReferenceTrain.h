@@ -1,12 +1,12 @@
 // Internal to the reference kernels: the loss-scaling, clipping, schedule and optimizer kernels
 // (ir/AmpTrainOps.td). Several of these ops have more than one result, so they are MultiKernels.
 // docs/reference-executor.md ("Training ops") gives each formula's exact f32 order.
-#ifndef AMP_RUNTIME_EXEC_REFERENCETRAIN_H
-#define AMP_RUNTIME_EXEC_REFERENCETRAIN_H
+#ifndef AMP_RUNTIME_REFERENCE_REFERENCETRAIN_H
+#define AMP_RUNTIME_REFERENCE_REFERENCETRAIN_H
 
 #include <vector>
 
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
 
@@ -30,4 +30,4 @@ absl::StatusOr<Tensor> evalLrSchedule(const OpCall& c);
 
 }  // namespace amp::rt::ref
 
-#endif  // AMP_RUNTIME_EXEC_REFERENCETRAIN_H
+#endif  // AMP_RUNTIME_REFERENCE_REFERENCETRAIN_H

@@ -1,6 +1,8 @@
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -13,7 +15,7 @@
 #include <unistd.h>
 #endif
 
-namespace amp::rt::cpu {
+namespace amp::rt {
 namespace {
 
 #ifdef AMP_CPU_X86
@@ -126,9 +128,55 @@ std::string CpuFeatures::isaLevel() const {
   return "x86-64";
 }
 
-const CpuFeatures& CpuFeatures::host() {
+bool CpuFeatures::lowerTo(const std::string& level) {
+  // Each level keeps what the one above it keeps, minus its own cut.
+  static const char* const kOrder[] = {"x86-64", "x86-64-v3", "x86-64-v4", "avx512_bf16", "host"};
+  int rank = -1;
+  for (int i = 0; i < 5; ++i)
+    if (level == kOrder[i]) rank = i;
+  if (rank < 0) return false;
+  if (rank < 4) amx_tile = amx_bf16 = false;
+  if (rank < 3) avx512_bf16 = avx512_fp16 = false;
+  if (rank < 2) avx512f = avx512dq = avx512cd = avx512bw = avx512vl = false;
+  if (rank < 1) avx = avx2 = fma = f16c = bmi1 = bmi2 = lzcnt = movbe = false;
+  return true;
+}
+
+const char* CpuFeatures::levels() { return "x86-64, x86-64-v3, x86-64-v4, avx512_bf16, host"; }
+
+const CpuFeatures& CpuFeatures::detected() {
   static const CpuFeatures features = detect();  // C++11 magic static: detected exactly once.
   return features;
 }
 
-}  // namespace amp::rt::cpu
+namespace {
+
+struct Masked {
+  CpuFeatures features;
+  std::string level, error;
+};
+
+const Masked& masked() {
+  static const Masked m = [] {
+    Masked r{CpuFeatures::detected(), "", ""};
+    const char* env = std::getenv("AMP_CPU_FEATURES");
+    if (env == nullptr || *env == '\0') return r;
+    if (r.features.lowerTo(env))
+      r.level = env;
+    else
+      r.error = std::string("AMP_CPU_FEATURES='") + env + "' is not a CPU level; expected one of " +
+                CpuFeatures::levels();
+    return r;
+  }();
+  return m;
+}
+
+}  // namespace
+
+const CpuFeatures& CpuFeatures::host() { return masked().features; }
+
+const std::string& CpuFeatures::maskError() { return masked().error; }
+
+const std::string& CpuFeatures::maskLevel() { return masked().level; }
+
+}  // namespace amp::rt

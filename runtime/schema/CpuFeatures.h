@@ -1,12 +1,16 @@
-// Run-time CPU feature detection (cpuid + xgetbv) for the CPU device: which GEMM path to take (bf16
-// natively on AVX512-BF16/AMX, or widened to f32) and what to report in logs. A feature counts only
-// when both the CPU and the OS support it (the OS must save the register state it needs).
-#ifndef AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H
-#define AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H
+// The CPU target, shared by ampc and amp-run: x86 feature bits, the psABI ISA levels and the rule
+// for native bf16 GEMMs, with run-time detection (cpuid + xgetbv) of the machine. The cpu device
+// picks its GEMM paths and fused-kernel object by it; ampc's --precision=auto for --target=cpu
+// asks the same rule, so the two cannot disagree. A feature counts only when both the CPU and the
+// OS support it (the OS must save the register state it needs). AMP_CPU_FEATURES=LEVEL lowers
+// what host() reports, so that every lower level's code path can be run and tested on a bigger
+// machine (docs/cpu-device.md).
+#ifndef AMP_RUNTIME_SCHEMA_CPUFEATURES_H
+#define AMP_RUNTIME_SCHEMA_CPUFEATURES_H
 
 #include <string>
 
-namespace amp::rt::cpu {
+namespace amp::rt {
 
 // Plain flags so tests and callers can build a modified copy (e.g. "host without native bf16") to
 // force a code path.
@@ -60,11 +64,32 @@ struct CpuFeatures {
   // avx2, bmi1, bmi2, f16c, fma, lzcnt, movbe), else "x86-64".
   std::string isaLevel() const;
 
-  // Features of the machine this process runs on. Detected once (thread-safe static
+  // This copy with every feature above `level` cleared; a mask only lowers, it never adds what the
+  // machine lacks. Levels, lowest first: "x86-64" (no AVX), "x86-64-v3" (AVX2, no AVX-512),
+  // "x86-64-v4" (AVX-512 without bf16/fp16 or AMX), "avx512_bf16" (no AMX), "host" (unchanged).
+  // False, and this copy unchanged, for any other name.
+  bool lowerTo(const std::string& level);
+
+  // The levels lowerTo accepts, lowest first, for messages: "x86-64, x86-64-v3, ...".
+  static const char* levels();
+
+  // Features of the machine this process runs on, as detected. Detected once (thread-safe static
   // initialisation); on Linux this also requests AMX tile-data permission for the process.
+  static const CpuFeatures& detected();
+
+  // What the cpu device uses: detected(), lowered to the level in the environment variable
+  // AMP_CPU_FEATURES when it is set (read once). An unknown level leaves detected() in force and
+  // is reported by maskError().
   static const CpuFeatures& host();
+
+  // Empty when AMP_CPU_FEATURES is unset or names a level; otherwise the message the cpu device
+  // refuses to start with (an unknown level must not silently test the wrong code path).
+  static const std::string& maskError();
+
+  // The level AMP_CPU_FEATURES named; empty when it is unset or unknown.
+  static const std::string& maskLevel();
 };
 
-}  // namespace amp::rt::cpu
+}  // namespace amp::rt
 
-#endif  // AMP_RUNTIME_DEVICES_CPU_CPUFEATURES_H
+#endif  // AMP_RUNTIME_SCHEMA_CPUFEATURES_H

@@ -31,6 +31,7 @@
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/MetricsLog.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/devices/Devices.h"
 #include "tools/amp-run/DryRun.h"
 #include "tools/amp-run/ProfileReport.h"
 #include "tools/amp-run/Options.h"
@@ -499,7 +500,7 @@ int main(int argc, char** argv) {
       options->gemmEpilogues == "cublaslt" ? cuda::GemmEpilogueMode::Cublaslt : cuda::GemmEpilogueMode::Exact;
   if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
   auto session = *device == Device::Cuda ? makeCudaSession(std::move(*plan), cudaOptions, options->memoryLimit)
-                                         : Session::create(std::move(*plan), *device, options->memoryLimit);
+                                         : openSession(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
 
   if (!options->params.empty()) {

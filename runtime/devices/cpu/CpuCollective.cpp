@@ -174,7 +174,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
   if (*ranks < 1 || *ranks > kMaxRanks) return c.error(absl::StrCat("attribute 'ranks' must be in [1, ", kMaxRanks, "]"));
   const size_t n = c.step.operands.size();
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
-  if (op == "amp.rank_chunk") {
+  if (c.code == OpCode::RankChunk) {
     if (n != 1) return c.error("expected one operand");
     const BufferDesc &in = c.operand(0), &out = c.result(0);
     if (out.dtype != in.dtype || out.shape != Shape{chunkLength(in.numel(), *ranks)})
@@ -187,7 +187,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
     operands.push_back(&c.operand(i));
     results.push_back(&c.result(i));
   }
-  const bool scatter = op == "amp.reduce_scatter";
+  const bool scatter = c.code == OpCode::ReduceScatter;
   auto bucket = scatter ? chunkedBucketOf(c, operands, results, *ranks) : chunkedBucketOf(c, results, operands, *ranks);
   if (!bucket.ok()) return bucket.status();
   if (!scatter)
@@ -206,8 +206,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op == "amp.reduce_scatter" || op == "amp.all_gather" || op == "amp.rank_chunk") return makeChunkStep(c);
-  if (op != "amp.all_reduce") return nullptr;
+  if (c.code == OpCode::ReduceScatter || c.code == OpCode::AllGather || c.code == OpCode::RankChunk) return makeChunkStep(c);
+  if (c.code != OpCode::AllReduce) return nullptr;
   const size_t n = c.step.operands.size();
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
   auto kind = c.step.attrs.getString(op, "kind");

@@ -249,11 +249,10 @@ absl::StatusOr<ConvGeom> convGeom(const StepContext& c, const Shape& xs, const S
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   ConvKind kind;
-  if (op == "amp.conv2d") kind = ConvKind::Forward;
-  else if (op == "amp.conv2d_grad_input") kind = ConvKind::GradInput;
-  else if (op == "amp.conv2d_grad_weight") kind = ConvKind::GradWeight;
+  if (c.code == OpCode::Conv2D) kind = ConvKind::Forward;
+  else if (c.code == OpCode::Conv2DGradInput) kind = ConvKind::GradInput;
+  else if (c.code == OpCode::Conv2DGradWeight) kind = ConvKind::GradWeight;
   else return nullptr;
   const size_t nOps = c.step.operands.size();
   if ((kind == ConvKind::Forward ? (nOps < 2 || nOps > 3) : nOps != 2) || c.step.results.size() != 1)

@@ -294,15 +294,15 @@ class SelectStep final : public CpuStep {
 
 bool isComputeFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
-std::optional<Math> mathOf(std::string_view op) {
-  static constexpr std::pair<std::string_view, Math> kOps[] = {
-      {"amp.add", Math::Add},   {"amp.sub", Math::Sub},         {"amp.mul", Math::Mul},
-      {"amp.div", Math::Div},   {"amp.maximum", Math::Max},     {"amp.minimum", Math::Min},
-      {"amp.pow", Math::Pow},   {"amp.neg", Math::Neg},         {"amp.abs", Math::Abs},
-      {"amp.exp", Math::Exp},   {"amp.log", Math::Log},         {"amp.sqrt", Math::Sqrt},
-      {"amp.rsqrt", Math::Rsqrt}, {"amp.reciprocal", Math::Reciprocal}, {"amp.tanh", Math::Tanh},
-      {"amp.sigmoid", Math::Sigmoid}, {"amp.relu", Math::Relu}, {"amp.silu", Math::Silu},
-      {"amp.gelu", Math::Gelu}};
+std::optional<Math> mathOf(OpCode op) {
+  static constexpr std::pair<OpCode, Math> kOps[] = {
+      {OpCode::Add, Math::Add},   {OpCode::Sub, Math::Sub},         {OpCode::Mul, Math::Mul},
+      {OpCode::Div, Math::Div},   {OpCode::Maximum, Math::Max},     {OpCode::Minimum, Math::Min},
+      {OpCode::Pow, Math::Pow},   {OpCode::Neg, Math::Neg},         {OpCode::Abs, Math::Abs},
+      {OpCode::Exp, Math::Exp},   {OpCode::Log, Math::Log},         {OpCode::Sqrt, Math::Sqrt},
+      {OpCode::Rsqrt, Math::Rsqrt}, {OpCode::Reciprocal, Math::Reciprocal}, {OpCode::Tanh, Math::Tanh},
+      {OpCode::Sigmoid, Math::Sigmoid}, {OpCode::Relu, Math::Relu}, {OpCode::Silu, Math::Silu},
+      {OpCode::Gelu, Math::Gelu}};
   for (const auto& [name, m] : kOps)
     if (name == op) return m;
   return std::nullopt;
@@ -330,12 +330,12 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
       in.push_back({c.step.operands[i], c.operand(i).dtype, classify(c.operand(i).shape, out.shape)});
     return in;
   };
-  if (op == "amp.cast") {
+  if (c.code == OpCode::Cast) {
     if (nIn != 1 || c.operand(0).shape != out.shape) return c.error("result shape differs from the operand shape");
     return std::unique_ptr<CpuStep>(new CastStep(c.step.operands[0], c.operand(0).dtype, c.step.results[0],
                                                  out.dtype, out.numel()));
   }
-  if (op == "amp.compare") {
+  if (c.code == OpCode::Compare) {
     if (nIn != 2 || out.dtype != DType::Bool) return c.error("expected 2 operands and an i1 result");
     if (!isComputeFloat(c.operand(0).dtype) || c.operand(0).dtype != c.operand(1).dtype)
       return nullptr;  // integer compares: reference kernel
@@ -349,7 +349,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
     if (!in.ok()) return in.status();
     return std::unique_ptr<CpuStep>(new CompareStep(p, std::move(*in), c.step.results[0], out.numel()));
   }
-  if (op == "amp.select") {
+  if (c.code == OpCode::Select) {
     if (nIn != 3 || c.operand(0).dtype != DType::Bool || c.operand(1).dtype != c.operand(2).dtype ||
         out.dtype != c.operand(1).dtype)
       return c.error("expected an i1 condition and two operands of the result's element type");
@@ -357,7 +357,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
     if (!in.ok()) return in.status();
     return std::unique_ptr<CpuStep>(new SelectStep(std::move(*in), c.step.results[0], dtypeSize(out.dtype), out.numel()));
   }
-  auto math = mathOf(op);
+  auto math = mathOf(c.code);
   if (!math) return nullptr;
   const bool binary = *math <= Math::Pow;
   if (nIn != (binary ? 2u : 1u)) return c.error(absl::StrCat("expected ", binary ? 2 : 1, " operand(s)"));

@@ -161,7 +161,7 @@ class DropoutStep final : public CpuStep {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op == "amp.embedding") {
+  if (c.code == OpCode::Embedding) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
     const BufferDesc &table = c.operand(0), &ids = c.operand(1), &out = c.result(0);
     if (table.shape.size() != 2) return c.error("the table (operand 0) must have rank 2");
@@ -174,7 +174,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c)
                                                       ids.dtype, ids.shape, table.shape[0],
                                                       static_cast<size_t>(table.shape[1]) * dtypeSize(table.dtype)));
   }
-  if (op == "amp.embedding_grad") {
+  if (c.code == OpCode::EmbeddingGrad) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
     const BufferDesc &ids = c.operand(0), &dy = c.operand(1), &out = c.result(0);
     if (!isIndex(ids.dtype)) return c.error("ids (operand 0) must have element type i32 or i64");
@@ -190,7 +190,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c)
     return std::unique_ptr<CpuStep>(new EmbeddingGradStep(op, c.step.operands[0], c.step.operands[1], c.step.results[0],
                                                           ids.dtype, ids.shape, dy.dtype, *v, d));
   }
-  if (op == "amp.dropout") {
+  if (c.code == OpCode::Dropout) {
     if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
     const BufferDesc &x = c.operand(0), &out = c.result(0);
     if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type");

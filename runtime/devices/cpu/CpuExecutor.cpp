@@ -5,13 +5,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
-#include "runtime/devices/reference/ReferenceExecutor.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/exec/NumericsCheck.h"
+#include "runtime/reference/ReferenceExecutor.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/MemoryPlan.h"
@@ -71,10 +72,14 @@ class CpuEntry final : public PreparedEntry {
     const size_t count = plan_.buffers.size();
     ptr_.assign(count, nullptr);
     steps_.resize(entry_.steps.size());
+    codes_.resize(entry_.steps.size());
     report_.steps = static_cast<int64_t>(entry_.steps.size());
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
-      if (step.op == "amp.reshape") {
+      const std::optional<OpCode> code = opCodeOf(step.op);
+      if (!code) return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": '", step.op, "' is not an amp op"));
+      codes_[s] = *code;
+      if (*code == OpCode::Reshape) {
         if (step.operands.size() != 1 || step.results.size() != 1 ||
             plan_.buffers[step.operands[0]].dtype != plan_.buffers[step.results[0]].dtype ||
             plan_.buffers[step.operands[0]].numel() != plan_.buffers[step.results[0]].numel())
@@ -83,17 +88,16 @@ class CpuEntry final : public PreparedEntry {
         ++report_.aliasSteps;  // the memory plan makes it a view of its operand
         continue;
       }
-      if (step.op == "amp.constant") {
+      if (*code == OpCode::Constant) {
         auto status = prepareConstant(s);
         if (!status.ok()) return status;
         continue;
       }
-      StepContext c{plan_, step, features, &callStep_, native, &callCommunicator_};
+      StepContext c{plan_, step, *code, features, &callStep_, native, &callCommunicator_};
       std::unique_ptr<CpuStep> prepared;
-      for (auto factory : {makeFusedStep, makeElementwiseStep, makeReductionStep, makeLossStep, makeTrainStep, makeMatmulStep, makeLinearStep,
-                           makeNormStep, makeEmbeddingStep, makeShapeStep, makeGradStep,
-                           makePoolStep, makeConvStep, makeGeneralStep, makeCollectiveStep,
-                           makeLayoutStep}) {
+      const StepFactories factories = factoriesFor(*code);
+      for (StepFactory factory : {factories.first, factories.then}) {
+        if (!factory) break;
         auto made = factory(c);
         if (!made.ok())
           return absl::Status(made.status().code(), absl::StrCat(where(entry_, s), ": ", made.status().message()));
@@ -223,10 +227,10 @@ class CpuEntry final : public PreparedEntry {
       for (int32_t id : entry_.steps[s].results) producer[id] = static_cast<int32_t>(s);
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& cast = entry_.steps[s];
-      if (cast.op != "amp.cast" || cast.operands.size() != 1 || cast.results.size() != 1 || !steps_[s]) continue;
+      if (codes_[s] != OpCode::Cast || cast.operands.size() != 1 || cast.results.size() != 1 || !steps_[s]) continue;
       const int32_t param = cast.operands[0], copy = cast.results[0];
       const int32_t p = producer[param];
-      if (p < 0 || !steps_[p] || (entry_.steps[p].op != "amp.adam_update" && entry_.steps[p].op != "amp.sgd_update"))
+      if (p < 0 || !steps_[p] || (codes_[p] != OpCode::AdamUpdate && codes_[p] != OpCode::SgdUpdate))
         continue;
       // Only a copy written straight into its state buffer: an arena slot would be live from the
       // cast on, not from the optimizer step.
@@ -247,9 +251,9 @@ class CpuEntry final : public PreparedEntry {
   // pass (fuseGradStats): one read of each gradient for found_inf and the clipping norm.
   void fuseGradStatsSteps() {
     for (size_t g = 0; g < entry_.steps.size(); ++g) {
-      if (entry_.steps[g].op != "amp.global_norm" || !steps_[g]) continue;
+      if (codes_[g] != OpCode::GlobalNorm || !steps_[g]) continue;
       for (size_t u = 0; u < g; ++u)
-        if (entry_.steps[u].op == "amp.unscale_check" && steps_[u] && fuseGradStats(*steps_[u], *steps_[g])) {
+        if (codes_[u] == OpCode::UnscaleCheck && steps_[u] && fuseGradStats(*steps_[u], *steps_[g])) {
           ++report_.fusedGradStats;
           break;
         }
@@ -259,6 +263,7 @@ class CpuEntry final : public PreparedEntry {
   const Plan& plan_;
   const EntryPoint& entry_;
   std::vector<std::unique_ptr<CpuStep>> steps_;  // null for alias and constant steps
+  std::vector<OpCode> codes_;                    // each step's op
   std::vector<uint8_t*> ptr_;                    // storage of every buffer in the current call
   std::vector<std::pair<int32_t, int32_t>> aliases_;  // (view, its source), in step order
   std::vector<size_t> aliasStep_;                     // the step of each alias
@@ -276,7 +281,10 @@ class CpuExecutor final : public Executor {
   Device device() const override { return Device::Cpu; }
   std::string description() const override {
     const CpuFeatures& f = CpuFeatures::host();
-    return absl::StrCat("cpu: ", f.isaLevel(), ", ", f.summary(), "; ", omp_get_max_threads(),
+    const std::string& mask = CpuFeatures::maskLevel();
+    const std::string masked =
+        mask.empty() ? "" : absl::StrCat(" (AMP_CPU_FEATURES=", mask, "; the machine is ", CpuFeatures::detected().isaLevel(), ")");
+    return absl::StrCat("cpu: ", f.isaLevel(), masked, ", ", f.summary(), "; ", omp_get_max_threads(),
                         " threads; bf16 GEMMs ",
                         f.nativeBf16()  ? "native (oneDNN)"
                         : f.avx512_bf16 ? "native below 64 MFLOP, widened to f32 above (faster on Intel avx512_bf16 without amx_bf16)"
@@ -312,6 +320,10 @@ const EntryReport* reportOf(const PreparedEntry& entry) {
 
 }  // namespace cpu
 
-std::unique_ptr<Executor> makeCpuExecutor() { return std::make_unique<cpu::CpuExecutor>(); }
+absl::StatusOr<std::unique_ptr<Executor>> makeCpuExecutor() {
+  if (const std::string& why = CpuFeatures::maskError(); !why.empty())
+    return absl::InvalidArgumentError(absl::StrCat("cpu device: ", why));
+  return std::unique_ptr<Executor>(std::make_unique<cpu::CpuExecutor>());
+}
 
 }  // namespace amp::rt

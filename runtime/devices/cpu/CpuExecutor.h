@@ -6,11 +6,14 @@
 
 #include <memory>
 
+#include "absl/status/statusor.h"
+
 #include "runtime/exec/Executor.h"
 
 namespace amp::rt {
 
-std::unique_ptr<Executor> makeCpuExecutor();
+// Fails when AMP_CPU_FEATURES names no CPU level (CpuFeatures::maskError).
+absl::StatusOr<std::unique_ptr<Executor>> makeCpuExecutor();
 
 namespace cpu {
 // What prepare decided for one entry, for reports and tests.

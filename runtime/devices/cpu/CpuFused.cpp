@@ -53,7 +53,7 @@ int64_t broadcastPeriod(const Shape& in, const Shape& space) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
-  if (c.step.op != "amp.fused") return nullptr;
+  if (c.code != OpCode::Fused) return nullptr;
   if (!c.native) return nullptr;  // no code object for this CPU: interpreted from the body
   auto kernel = c.step.attrs.getString(c.step.op, "kernel");
   if (!kernel.ok()) return kernel.status();

@@ -94,8 +94,8 @@ std::vector<int64_t> offsetsOf(const Shape& shape, const std::vector<int64_t>& s
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralReduce(const StepContext& c) {
   const std::string& op = c.step.op;
-  GeneralReduceStep::Kind kind = op == "amp.reduce_sum"    ? GeneralReduceStep::Sum
-                                 : op == "amp.reduce_mean" ? GeneralReduceStep::Mean
+  GeneralReduceStep::Kind kind = c.code == OpCode::ReduceSum    ? GeneralReduceStep::Sum
+                                 : c.code == OpCode::ReduceMean ? GeneralReduceStep::Mean
                                                            : GeneralReduceStep::Max;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
@@ -244,9 +244,9 @@ class CopyStep final : public CpuStep {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op == "amp.reduce_sum" || op == "amp.reduce_mean" || op == "amp.reduce_max") return makeGeneralReduce(c);
-  if (op == "amp.compare") return makeGeneralCompare(c);
-  if (op == "amp.transpose" && c.step.operands.size() == 1 && c.step.results.size() == 1 &&
+  if (c.code == OpCode::ReduceSum || c.code == OpCode::ReduceMean || c.code == OpCode::ReduceMax) return makeGeneralReduce(c);
+  if (c.code == OpCode::Compare) return makeGeneralCompare(c);
+  if (c.code == OpCode::Transpose && c.step.operands.size() == 1 && c.step.results.size() == 1 &&
       c.operand(0).shape.empty()) {
     // makeLayoutStep validates the permutation of every other rank; a scalar has only [].
     auto perm = c.step.attrs.getInts(op, "permutation");

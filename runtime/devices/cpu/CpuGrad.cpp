@@ -91,7 +91,7 @@ class MseLossStep final : public CpuStep {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op == "amp.gelu_grad") {
+  if (c.code == OpCode::GeluGrad) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
     const BufferDesc &x = c.operand(0), &dy = c.operand(1), &y = c.result(0);
     if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type");
@@ -103,7 +103,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c) {
     return std::unique_ptr<CpuStep>(
         new GeluGradStep(c.step.operands[0], c.step.operands[1], c.step.results[0], x.dtype, x.numel(), *approx == "tanh"));
   }
-  if (op == "amp.mse_loss") {
+  if (c.code == OpCode::MseLoss) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
     const BufferDesc &p = c.operand(0), &t = c.operand(1), &y = c.result(0);
     if (!isKernelFloat(p.dtype)) return c.error("operand 0 must have a float element type");

@@ -73,7 +73,7 @@ class MatmulStep final : public CpuStep {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op != "amp.transpose") return nullptr;
+  if (c.code != OpCode::Transpose) return nullptr;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
   auto perm = c.step.attrs.getInts(op, "permutation");
@@ -100,7 +100,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op != "amp.matmul") return nullptr;
+  if (c.code != OpCode::Matmul) return nullptr;
   if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
   const BufferDesc &a = c.operand(0), &b = c.operand(1), &y = c.result(0);
   if (a.dtype != b.dtype) return c.error("operands must have the same element type");

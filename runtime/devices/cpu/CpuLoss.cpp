@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/numerics/Softmax.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::cpu {
@@ -44,7 +44,7 @@ class CrossEntropyStep final : public CpuStep {
         const int64_t y = label(labels, i);
         if (y == s_.ignoreIndex) continue;
         convertBuffer(s_.logitsType, ptr[s_.logits] + i * s_.c * es, DType::F32, row_.data(), s_.c);
-        ref::softmaxSlice(row_.data(), s_.c, 1, /*log=*/true, p_.data());
+        softmaxSlice(row_.data(), s_.c, 1, /*log=*/true, p_.data());
         float loss = -p_[y];
         if (eps > 0.0) {
           float smooth = 0.0f;
@@ -67,7 +67,7 @@ class CrossEntropyStep final : public CpuStep {
         for (int64_t k = 0; k < s_.c; ++k) p_[k] = 0.0f;
       } else {
         convertBuffer(s_.logitsType, ptr[s_.logits] + i * s_.c * es, DType::F32, row_.data(), s_.c);
-        ref::softmaxSlice(row_.data(), s_.c, 1, /*log=*/false, p_.data());
+        softmaxSlice(row_.data(), s_.c, 1, /*log=*/false, p_.data());
         for (int64_t k = 0; k < s_.c; ++k) {
           const float target = (k == y ? keepW : 0.0f) + smoothW;
           p_[k] = (p_[k] - target) * coeff;
@@ -93,8 +93,8 @@ class CrossEntropyStep final : public CpuStep {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  const bool grad = op == "amp.cross_entropy_grad";
-  if (op != "amp.cross_entropy" && !grad) return nullptr;
+  const bool grad = c.code == OpCode::CrossEntropyGrad;
+  if (c.code != OpCode::CrossEntropy && !grad) return nullptr;
   if (c.step.operands.size() != (grad ? 3u : 2u) || c.step.results.size() != 1)
     return c.error(absl::StrCat("expected ", grad ? 3 : 2, " operands and 1 result"));
   const BufferDesc &logits = c.operand(0), &labels = c.operand(1), &out = c.result(0);

@@ -1,7 +1,7 @@
 // softmax / log_softmax (any axis), layer_norm, rms_norm and their gradients on the cpu device.
 // Every slice or group runs the reference's own f32 sequence (docs/reference-executor.md,
 // "Reductions and softmax", "Normalization", "Gradient ops"): softmax slices go through
-// ref::softmaxSlice itself; norm statistics are sequential f32 sums in element order, rstd is
+// softmaxSlice itself; norm statistics are sequential f32 sums in element order, rstd is
 // f32(1/sqrt(f64)) as the reference evaluates it; weight and bias gradients accumulate groups in
 // order, one column range per thread. Results are therefore bit for bit the reference's. Slices
 // and groups are independent, so they are split across threads; scratch is per slot, sized at
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
-#include "runtime/exec/ReferenceCommon.h"
+#include "runtime/numerics/Softmax.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -47,7 +47,7 @@ class SoftmaxStep final : public CpuStep {
         for (int64_t r = r0; r < r1; ++r) {
           const float* xr = widenRun(dtype_, x, r * len_, len_, xs);
           float* yr = dtype_ == DType::F32 ? reinterpret_cast<float*>(y) + r * len_ : ys;
-          ref::softmaxSlice(xr, len_, 1, log_, yr);
+          softmaxSlice(xr, len_, 1, log_, yr);
           if (dtype_ != DType::F32) narrowRun(yr, dtype_, y, r * len_, len_);
         }
       });
@@ -64,7 +64,7 @@ class SoftmaxStep final : public CpuStep {
                        const int64_t base = o * len_ * inner_ + i0;
                        for (int64_t j = 0; j < len_; ++j)
                          convertBuffer(dtype_, x + (base + j * inner_) * dtypeSize(dtype_), DType::F32, xs + j * w, w);
-                       for (int64_t i = 0; i < w; ++i) ref::softmaxSlice(xs + i, len_, w, log_, ys + i);
+                       for (int64_t i = 0; i < w; ++i) softmaxSlice(xs + i, len_, w, log_, ys + i);
                        for (int64_t j = 0; j < len_; ++j) narrowRun(ys + j * w, dtype_, y, base + j * inner_, w);
                      }
                    });
@@ -374,13 +374,12 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNormGrad(const StepContext& c, bool
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c) {
-  const std::string& op = c.step.op;
-  if (op == "amp.softmax") return makeSoftmax(c, false);
-  if (op == "amp.log_softmax") return makeSoftmax(c, true);
-  if (op == "amp.layer_norm") return makeNorm(c, false);
-  if (op == "amp.rms_norm") return makeNorm(c, true);
-  if (op == "amp.layer_norm_grad") return makeNormGrad(c, false);
-  if (op == "amp.rms_norm_grad") return makeNormGrad(c, true);
+  if (c.code == OpCode::Softmax) return makeSoftmax(c, false);
+  if (c.code == OpCode::LogSoftmax) return makeSoftmax(c, true);
+  if (c.code == OpCode::LayerNorm) return makeNorm(c, false);
+  if (c.code == OpCode::RmsNorm) return makeNorm(c, true);
+  if (c.code == OpCode::LayerNormGrad) return makeNormGrad(c, false);
+  if (c.code == OpCode::RmsNormGrad) return makeNormGrad(c, true);
   return nullptr;
 }
 

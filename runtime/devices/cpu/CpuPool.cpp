@@ -177,12 +177,11 @@ absl::StatusOr<PoolGeom> poolGeom(const StepContext& c, const Shape& xs, bool st
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makePoolStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   PoolKind kind;
-  if (op == "amp.max_pool2d") kind = PoolKind::Max;
-  else if (op == "amp.avg_pool2d") kind = PoolKind::Avg;
-  else if (op == "amp.max_pool2d_grad") kind = PoolKind::MaxGrad;
-  else if (op == "amp.avg_pool2d_grad") kind = PoolKind::AvgGrad;
+  if (c.code == OpCode::MaxPool2D) kind = PoolKind::Max;
+  else if (c.code == OpCode::AvgPool2D) kind = PoolKind::Avg;
+  else if (c.code == OpCode::MaxPool2DGrad) kind = PoolKind::MaxGrad;
+  else if (c.code == OpCode::AvgPool2DGrad) kind = PoolKind::AvgGrad;
   else return nullptr;
   const size_t want = kind == PoolKind::MaxGrad ? 2 : 1;
   if (c.step.operands.size() != want || c.step.results.size() != 1)

@@ -58,9 +58,9 @@ class ReduceStep final : public CpuStep {
 absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c) {
   const std::string& op = c.step.op;
   ReduceStep::Kind kind;
-  if (op == "amp.reduce_sum") kind = ReduceStep::Sum;
-  else if (op == "amp.reduce_mean") kind = ReduceStep::Mean;
-  else if (op == "amp.reduce_max") kind = ReduceStep::Max;
+  if (c.code == OpCode::ReduceSum) kind = ReduceStep::Sum;
+  else if (c.code == OpCode::ReduceMean) kind = ReduceStep::Mean;
+  else if (c.code == OpCode::ReduceMax) kind = ReduceStep::Max;
   else return nullptr;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);

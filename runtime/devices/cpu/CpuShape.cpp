@@ -178,7 +178,7 @@ absl::StatusOr<View> sliceView(const StepContext& c, const Shape& xs) {
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  if (op == "amp.broadcast_to") {
+  if (c.code == OpCode::BroadcastTo) {
     if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
     const BufferDesc &x = c.operand(0), &y = c.result(0);
     const Shape& xs = x.shape;
@@ -197,7 +197,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
     for (size_t d = 0; d < xs.size(); ++d) v.strides[off + d] = xs[d] == 1 ? 0 : inStrides[d];
     return std::unique_ptr<CpuStep>(new GatherStep(c.step.operands[0], c.step.results[0], dtypeSize(x.dtype), std::move(v)));
   }
-  if (op == "amp.slice") {
+  if (c.code == OpCode::Slice) {
     if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
     const BufferDesc &x = c.operand(0), &y = c.result(0);
     auto v = sliceView(c, x.shape);
@@ -206,7 +206,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
       return c.error(absl::StrCat("the result must be ", std::string(dtypeName(x.dtype)), shapeToString(v->shape)));
     return std::unique_ptr<CpuStep>(new GatherStep(c.step.operands[0], c.step.results[0], dtypeSize(x.dtype), std::move(*v)));
   }
-  if (op == "amp.slice_grad") {
+  if (c.code == OpCode::SliceGrad) {
     if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
     const BufferDesc &dy = c.operand(0), &y = c.result(0);
     if (y.dtype != dy.dtype) return c.error("result element type must be grad's");
@@ -216,7 +216,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
     return std::unique_ptr<CpuStep>(
         new ScatterStep(c.step.operands[0], c.step.results[0], dtypeSize(dy.dtype), y.byteSize(), std::move(*v)));
   }
-  if (op == "amp.concat") {
+  if (c.code == OpCode::Concat) {
     if (c.step.operands.empty() || c.step.results.size() != 1) return c.error("expected at least 1 operand and 1 result");
     auto axis = c.step.attrs.getInt(op, "axis");
     if (!axis.ok()) return axis.status();

@@ -11,8 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/dist/Communicator.h"
+#include "runtime/plan/OpCode.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt::cpu {
@@ -42,6 +43,7 @@ class CpuStep {
 struct StepContext {
   const Plan& plan;
   const PlanStep& step;
+  OpCode code;  // step.op, resolved once: factories dispatch on it, never on the name
   const CpuFeatures& features;
   int64_t* dropoutStep;  // the current call's step counter (read by dropout at run time)
   const class NativeLibrary* native = nullptr;  // the bundle's fused kernels for this CPU, if any
@@ -85,6 +87,15 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makePoolStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c);
 // reduce over any dims and f8, integer/f8 compare, scalar transpose (CpuGeneral.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralStep(const StepContext& c);
+
+using StepFactory = absl::StatusOr<std::unique_ptr<CpuStep>> (*)(const StepContext& c);
+// The factories that build `code`'s step, tried in order until one takes it (a factory declines
+// with nullptr a step outside what its kernel handles); when none does, the step runs on the
+// reference kernel (CpuOpTable.cpp).
+struct StepFactories {
+  StepFactory first = nullptr, then = nullptr;
+};
+StepFactories factoriesFor(OpCode code);
 
 // Runs body(begin, end) over [0, n) split across the OpenMP threads when n is large enough to
 // pay for the fork; otherwise on the calling thread.

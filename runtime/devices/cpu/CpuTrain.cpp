@@ -426,7 +426,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
   auto sameAs = [&](size_t operand, const BufferDesc& like, DType dtype) {
     return c.operand(operand).dtype == dtype && c.operand(operand).shape == like.shape;
   };
-  if (op == "amp.unscale_check") {
+  if (c.code == OpCode::UnscaleCheck) {
     if (out.size() < 2) return c.error("expected at least 2 results");
     const size_t n = out.size() - 1;
     if (in.size() != n && in.size() != n + 1) return c.error("expected one operand per gradient and an optional scale");
@@ -446,7 +446,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
                                                          std::vector<int32_t>(out.begin(), out.begin() + n), types,
                                                          sizes, hasScale ? in[n] : -1, out[n]));
   }
-  if (op == "amp.update_scale") {
+  if (c.code == OpCode::UpdateScale) {
     if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::F32) ||
         !isScalar(c.operand(1), DType::I32) || !isScalar(c.operand(2), DType::F32) ||
         !isScalar(c.result(0), DType::F32) || !isScalar(c.result(1), DType::I32))
@@ -463,14 +463,14 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("attribute 'growth_interval' must be in [1, 2^31 - 1]");
     return std::unique_ptr<CpuStep>(new UpdateScaleStep(in, out, *growth, *backoff, static_cast<int32_t>(*interval)));
   }
-  if (op == "amp.step_counters") {
+  if (c.code == OpCode::StepCounters) {
     if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::I64) ||
         !isScalar(c.operand(1), DType::I64) || !isScalar(c.operand(2), DType::F32) ||
         !isScalar(c.result(0), DType::I64) || !isScalar(c.result(1), DType::I64))
       return c.error("expected step i64, skipped i64, found_inf f32 scalars");
     return std::unique_ptr<CpuStep>(new StepCountersStep(in, out));
   }
-  if (op == "amp.lr_schedule") {
+  if (c.code == OpCode::LrSchedule) {
     if (in.size() != 1 || out.size() != 1 || !isScalar(c.operand(0), DType::I64) || !isScalar(c.result(0), DType::F32))
       return c.error("expected a scalar i64 step and a scalar f32 result");
     auto kind = attrs.getString(op, "kind");
@@ -487,7 +487,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("cosine schedule needs 0 <= min_lr <= base_lr and total_steps > warmup_steps");
     return std::unique_ptr<CpuStep>(new LrScheduleStep(in[0], out[0], *kind == "cosine", *base, *warmup, *total, *minLr));
   }
-  if (op == "amp.global_norm") {
+  if (c.code == OpCode::GlobalNorm) {
     if (in.empty() || out.size() != 1 || !isScalar(c.result(0), DType::F32)) return c.error("expected gradients and a scalar f32 result");
     std::vector<int64_t> sizes;
     for (size_t i = 0; i < in.size(); ++i) {
@@ -496,7 +496,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     }
     return std::unique_ptr<CpuStep>(new GlobalNormStep(in, sizes, out[0]));
   }
-  if (op == "amp.clip_grads") {
+  if (c.code == OpCode::ClipGrads) {
     if (in.size() < 2 || out.size() != in.size() - 1 || !isScalar(c.operand(in.size() - 1), DType::F32))
       return c.error("expected gradients, the norm, and one result per gradient");
     auto maxNorm = attrs.getDouble(op, "max_norm");
@@ -511,7 +511,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     return std::unique_ptr<CpuStep>(new ClipGradsStep(std::vector<int32_t>(in.begin(), in.end() - 1), out, sizes,
                                                       in.back(), *maxNorm));
   }
-  if (op == "amp.adam_update") {
+  if (c.code == OpCode::AdamUpdate) {
     if (in.size() != 7 || out.size() != 3) return c.error("expected 7 operands and 3 results");
     const BufferDesc& p = c.operand(0);
     if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
@@ -537,7 +537,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("eps must be finite and > 0 and weight_decay finite and >= 0");
     return std::unique_ptr<CpuStep>(new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op));
   }
-  if (op == "amp.sgd_update") {
+  if (c.code == OpCode::SgdUpdate) {
     if (in.size() != 4 && in.size() != 5) return c.error("expected 4 or 5 operands");
     const bool hasBuffer = in.size() == 5;
     if (out.size() != (hasBuffer ? 2u : 1u)) return c.error("expected one result per updated tensor");

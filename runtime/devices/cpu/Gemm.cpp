@@ -105,8 +105,26 @@ constexpr size_t kAlign = 64;
 size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // One engine for the process: engine creation queries the ISA and is not free.
+// Under AMP_CPU_FEATURES, oneDNN dispatches no higher than the level the device reports, so a
+// masked run executes the GEMM kernels a machine of that level would (ONEDNN_MAX_CPU_ISA does the
+// same by hand). It must precede oneDNN's first kernel, hence the engine's creation.
+void capOneDnnIsa() {
+  const std::string& level = CpuFeatures::maskLevel();
+  if (level.empty() || level == "host") return;
+  const dnnl_cpu_isa_t isa = level == "x86-64"      ? dnnl_cpu_isa_sse41
+                             : level == "x86-64-v3" ? dnnl_cpu_isa_avx2
+                             : level == "x86-64-v4" ? dnnl_cpu_isa_avx512_core_vnni
+                                                    : dnnl_cpu_isa_avx512_core_bf16;
+  // Fails only when oneDNN has already dispatched (then ONEDNN_MAX_CPU_ISA governs), or when the
+  // isa is above the machine's, which changes nothing.
+  (void)dnnl_set_max_cpu_isa(isa);
+}
+
 const dnnl::engine& cpuEngine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = [] {
+    capOneDnnIsa();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 

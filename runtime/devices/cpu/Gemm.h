@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/DType.h"
 #include "runtime/Tensor.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 
 namespace amp::rt::cpu {
 

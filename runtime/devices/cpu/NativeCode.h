@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt::cpu {

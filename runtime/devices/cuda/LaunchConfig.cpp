@@ -4,14 +4,6 @@
 
 namespace amp::rt::cuda {
 
-int vectorWidth(int widestElementBytes, int64_t elements, bool columnKernel) {
-  if (columnKernel || widestElementBytes <= 0 || widestElementBytes > kVectorBytes ||
-      kVectorBytes % widestElementBytes != 0)
-    return 1;
-  const int width = kVectorBytes / widestElementBytes;
-  return elements >= width ? width : 1;
-}
-
 int64_t workItems(int64_t elements, int vectorWidth) {
   if (elements <= 0) return 0;
   const int64_t width = std::max(vectorWidth, 1);

@@ -36,6 +36,7 @@
 #include "runtime/io/IoCommon.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/exec/Session.h"
+#include "runtime/devices/Devices.h"
 
 namespace {
 namespace rt = ::amp::rt;
@@ -212,7 +213,7 @@ class AutodiffTest : public ::testing::Test {
     auto plan = compile(text);
     EXPECT_TRUE(plan) << diagnostics << "\n" << text;
     if (!plan) return 1e9;
-    auto session = rt::Session::create(std::move(*plan), rt::Device::Reference);
+    auto session = rt::openSession(std::move(*plan), rt::Device::Reference);
     EXPECT_TRUE(session.ok()) << session.status();
     if (!session.ok()) return 1e9;
     rt::Session& s = *session;
@@ -518,7 +519,7 @@ std::map<std::string, rt::Tensor> mlpFeeds() {
 TEST_F(AutodiffTest, LowPrecisionForwardGivesF32ParamGradients) {
   auto reference = compile(kMlp);
   ASSERT_TRUE(reference) << diagnostics;
-  auto ref = rt::Session::create(std::move(*reference), rt::Device::Reference);
+  auto ref = rt::openSession(std::move(*reference), rt::Device::Reference);
   ASSERT_TRUE(ref.ok());
   setSeed(*ref, 1.0f);
   auto refOut = ref->run("train_step", mlpFeeds());
@@ -541,7 +542,7 @@ TEST_F(AutodiffTest, LowPrecisionForwardGivesF32ParamGradients) {
     for (unsigned r = 1; r < step.getNumResults(); ++r)
       EXPECT_TRUE(mlir::cast<mlir::RankedTensorType>(step.getResultTypes()[r]).getElementType().isF32());
 
-    auto s = rt::Session::create(std::move(*plan), rt::Device::Reference);
+    auto s = rt::openSession(std::move(*plan), rt::Device::Reference);
     ASSERT_TRUE(s.ok());
     setSeed(*s, 1.0f);
     auto out = s->run("train_step", mlpFeeds());
@@ -567,7 +568,7 @@ TEST_F(AutodiffTest, LowPrecisionForwardGivesF32ParamGradients) {
 TEST_F(AutodiffTest, SeedScalesGradientsExactly) {
   auto plan = compile(kMlp);
   ASSERT_TRUE(plan) << diagnostics;
-  auto s = rt::Session::create(std::move(*plan), rt::Device::Reference);
+  auto s = rt::openSession(std::move(*plan), rt::Device::Reference);
   ASSERT_TRUE(s.ok());
   setSeed(*s, 1.0f);
   auto one = s->run("train_step", mlpFeeds());
@@ -587,7 +588,7 @@ TEST_F(AutodiffTest, SeedScalesGradientsExactly) {
 TEST_F(AutodiffTest, EvalEntryIsTheUnchangedModel) {
   auto plan = compile(kMlp);
   ASSERT_TRUE(plan) << diagnostics;
-  auto s = rt::Session::create(std::move(*plan), rt::Device::Reference);
+  auto s = rt::openSession(std::move(*plan), rt::Device::Reference);
   ASSERT_TRUE(s.ok());
   setSeed(*s, 1.0f);
   auto eval = s->run("eval", mlpFeeds());

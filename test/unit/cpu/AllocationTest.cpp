@@ -1,8 +1,8 @@
 // The cpu device's run phase allocates nothing: the train_step of the MLP and of the transformer
 // LM (compiled by ampc at build time) runs 100 times after warm-up while every malloc in the
-// process is counted. The only allocations allowed are oneDNN's own per-execute bookkeeping (its
-// argument map, inside dnnl_primitive_execute), measured here on a bare Gemm::run of each of the
-// step's GEMMs. No step may run on the reference fallback.
+// process is counted. The only allocations allowed are made inside oneDNN's calls (its argument
+// map in dnnl_primitive_execute), told apart by interposing those calls (OneDnnCalls.h). No step
+// may run on the reference fallback.
 #include <malloc.h>
 
 #include <atomic>
@@ -14,36 +14,44 @@
 #include "gtest/gtest.h"
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/devices/cpu/Gemm.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
+#include "test/unit/cpu/OneDnnCalls.h"
+#include "runtime/devices/Devices.h"
 
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* __libc_calloc(size_t, size_t);
 extern "C" void* __libc_realloc(void*, size_t);
 extern "C" void* __libc_memalign(size_t, size_t);
 
-static std::atomic<long> gAllocations{0};
+static std::atomic<long> gAmpAllocations{0}, gOneDnnAllocations{0};
+
+// Counts one allocation as oneDNN's while one of its interposed calls runs (OneDnnCalls.h).
+static void countOne() {
+  (amp::test::insideOneDnn() ? gOneDnnAllocations : gAmpAllocations).fetch_add(1, std::memory_order_relaxed);
+}
 
 // Interposes the C allocator for the whole process (operator new, oneDNN and libgomp included).
 extern "C" void* malloc(size_t n) {
-  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  countOne();
   return __libc_malloc(n);
 }
 extern "C" void* calloc(size_t n, size_t size) {
-  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  countOne();
   return __libc_calloc(n, size);
 }
 extern "C" void* realloc(void* p, size_t n) {
-  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  countOne();
   return __libc_realloc(p, n);
 }
 extern "C" void* aligned_alloc(size_t alignment, size_t n) {
-  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  countOne();
   return __libc_memalign(alignment, n);
 }
 extern "C" int posix_memalign(void** out, size_t alignment, size_t n) {
-  gAllocations.fetch_add(1, std::memory_order_relaxed);
+  countOne();
   *out = __libc_memalign(alignment, n);
   return *out ? 0 : 12;  // ENOMEM
 }
@@ -51,53 +59,34 @@ extern "C" int posix_memalign(void** out, size_t alignment, size_t n) {
 namespace amp::rt {
 namespace {
 
-long countAllocations(const std::function<void()>& body) {
-  long before = gAllocations.load();
-  body();
-  return gAllocations.load() - before;
-}
+// Allocations of the process during `body`, ampc's and oneDNN's apart.
+struct Allocations {
+  long amp = 0, oneDnn = 0;
+  int64_t oneDnnCalls = 0;
+};
 
-// oneDNN's allocations in one execute of each of the entry's GEMMs (amp.matmul, and amp.linear
-// with its bias epilogue): a bare Gemm with the step's desc, warmed up, then counted.
-long gemmAllocationsPerCall(const Plan& p, const EntryPoint& entry, int64_t* gemms) {
-  long total = 0;
-  *gemms = 0;
-  for (const PlanStep& s : entry.steps) {
-    if (s.op != "amp.matmul" && s.op != "amp.linear") continue;
-    const BufferDesc &a = p.buffers[s.operands[0]], &b = p.buffers[s.operands[1]];
-    cpu::GemmDesc desc{a.dtype, a.shape, b.shape};
-    if (s.op == "amp.matmul") {
-      desc.transA = s.attrs.getBool(s.op, "transpose_a", false).value_or(false);
-      desc.transB = s.attrs.getBool(s.op, "transpose_b", false).value_or(false);
-    } else {
-      desc.transB = s.attrs.getBool(s.op, "transpose_w", true).value_or(true);
-      desc.bias = s.operands.size() == 3;
-    }
-    auto gemm = cpu::Gemm::create(desc, cpu::CpuFeatures::host());
-    EXPECT_TRUE(gemm.ok()) << gemm.status();
-    if (!gemm.ok()) continue;
-    const int64_t n = (*gemm)->resultShape().back();
-    Tensor ta(desc.dtype, desc.a), tb(desc.dtype, desc.b), tc(desc.dtype, (*gemm)->resultShape()), bias(desc.dtype, {n});
-    const void* biasData = desc.bias ? bias.data() : nullptr;
-    std::vector<uint8_t> scratch((*gemm)->scratchBytes() + 64);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
-    (*gemm)->run(ta.data(), tb.data(), biasData, tc.data(), aligned);
-    total += countAllocations([&] { (*gemm)->run(ta.data(), tb.data(), biasData, tc.data(), aligned); });
-    ++*gemms;
-  }
-  return total;
+Allocations countAllocations(const std::function<void()>& body) {
+  const long amp0 = gAmpAllocations.load(), dnnl0 = gOneDnnAllocations.load();
+  const int64_t calls0 = test::oneDnnCalls();
+  body();
+  return {gAmpAllocations.load() - amp0, gOneDnnAllocations.load() - dnnl0, test::oneDnnCalls() - calls0};
 }
 
 // 100 train steps of `model`'s bundle after warm-up: every step on a cpu kernel (none on the
-// reference fallback), and no allocation but oneDNN's per-execute bookkeeping.
+// reference fallback), and no allocation outside oneDNN's calls (its per-execute bookkeeping
+// depends on the kernel it dispatched to, so on the CPU; ampc's must be zero everywhere).
 void expectSteadyStateWithoutAllocations(const std::string& model) {
+  // The guarantee is the native kernels': below x86-64-v3 a bundle's fused regions have no code
+  // object to run and go op by op through the reference kernels, which allocate their results.
+  if (CpuFeatures::host().isaLevel() == "x86-64")
+    GTEST_SKIP() << "below x86-64-v3 (AMP_CPU_FEATURES or this CPU) fused regions run on the reference fallback";
   for (const char* precision : {"f32", "bf16", "f16"}) {
     SCOPED_TRACE(precision);
     std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/" + model + "_" + precision + ".ampx";
     if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
     auto plan = readBundle(path);
     ASSERT_TRUE(plan.ok()) << plan.status();
-    auto session = Session::create(std::move(*plan), Device::Cpu);
+    auto session = openSession(std::move(*plan), Device::Cpu);
     ASSERT_TRUE(session.ok()) << session.status();
     const Plan& p = session->plan();
     std::vector<Tensor> storage(p.buffers.size());
@@ -124,16 +113,19 @@ void expectSteadyStateWithoutAllocations(const std::string& model) {
     RunArgs args = session->args(feeds, options);
     for (int warm = 0; warm < 3; ++warm) ASSERT_TRUE((*entry)->run(args).ok());
 
-    int64_t gemms = 0;
-    const long perStep = gemmAllocationsPerCall(p, *p.findEntry("train_step"), &gemms);
-    long during = 0;
+    Allocations during;
     for (int step = 0; step < 100; ++step) {
       args.step = step;
-      during += countAllocations([&] { ASSERT_TRUE((*entry)->run(args).ok()); });
+      const Allocations one = countAllocations([&] { ASSERT_TRUE((*entry)->run(args).ok()); });
+      during.amp += one.amp;
+      during.oneDnn += one.oneDnn;
+      during.oneDnnCalls += one.oneDnnCalls;
     }
-    std::printf("[%s %s] %ld allocations in 100 steps; oneDNN execute: %ld per step over %lld GEMMs\n", model.c_str(),
-                precision, during, perStep, static_cast<long long>(gemms));
-    EXPECT_EQ(during, 100 * perStep) << "the executor itself allocated in steady state";
+    std::printf("[%s %s] 100 steps: ampc %ld allocations; oneDNN %ld in %lld calls\n", model.c_str(), precision,
+                during.amp, during.oneDnn, static_cast<long long>(during.oneDnnCalls));
+    EXPECT_EQ(during.amp, 0) << "the executor itself allocated in steady state";
+    // The GEMMs went through the counted oneDNN entry points (the interposition took).
+    EXPECT_GT(during.oneDnnCalls, 0);
   }
 }
 
@@ -154,7 +146,7 @@ TEST(CpuWeightCopies, TheOptimizerWritesEachCopyAsTheCastOfItsMaster) {
     if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
     auto plan = readBundle(path);
     ASSERT_TRUE(plan.ok()) << plan.status();
-    auto session = Session::create(std::move(*plan), Device::Cpu);
+    auto session = openSession(std::move(*plan), Device::Cpu);
     ASSERT_TRUE(session.ok()) << session.status();
     std::map<std::string, Tensor> feeds;
     std::mt19937 rng(3);

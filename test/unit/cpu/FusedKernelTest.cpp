@@ -9,10 +9,11 @@
 #include "codegen/emit/KernelEmitter.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cpu/CpuExecutor.h"
-#include "runtime/devices/cpu/CpuFeatures.h"
+#include "runtime/schema/CpuFeatures.h"
 #include "runtime/exec/Session.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/devices/Devices.h"
 #include "test/unit/cpu/FusedPlan.h"
 
 namespace amp::rt {
@@ -22,7 +23,7 @@ namespace {
 void attachCode(Plan& plan) {
   std::string source, error;
   ASSERT_TRUE(codegen::emitCpuSource(plan, source, error)) << error;
-  const std::string isa = cpu::CpuFeatures::host().isaLevel() == "x86-64-v4" ? "x86-64-v4" : "x86-64-v3";
+  const std::string isa = CpuFeatures::host().isaLevel() == "x86-64-v4" ? "x86-64-v4" : "x86-64-v3";
   CodeObject code;
   code.isa = isa;
   ASSERT_TRUE(codegen::compileSharedObject("c++", source, isa, code.bytes, error)) << error;
@@ -53,12 +54,12 @@ std::map<std::string, Tensor> randomFeeds(const Plan& plan, uint32_t seed) {
 }
 
 void expectFusedParity(const FusedCase& c) {
-  if (cpu::CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
+  if (CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
   Plan plan = fusedPlan(c);
   attachCode(plan);
   auto feeds = randomFeeds(plan, 3);
-  auto ref = Session::create(plan, Device::Reference);
-  auto cpu = Session::create(plan, Device::Cpu);
+  auto ref = openSession(plan, Device::Reference);
+  auto cpu = openSession(plan, Device::Cpu);
   ASSERT_TRUE(ref.ok() && cpu.ok());
   auto want = ref->run("eval", feeds);
   auto got = cpu->run("eval", feeds);
@@ -148,11 +149,11 @@ TEST(FusedKernels, EmitterRefusesInputsItCannotIndex) {
 }
 
 TEST(FusedKernels, CorruptedCodeObjectIsRefusedBeforeLoading) {
-  if (cpu::CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
+  if (CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
   Plan plan = fusedPlan({{{DType::F32, {8, 16}}, {DType::F32, {16}}}, {8, 16}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
   attachCode(plan);
   plan.code[0].bytes[plan.code[0].bytes.size() / 2] ^= 0x40;
-  auto cpu = Session::create(plan, Device::Cpu);
+  auto cpu = openSession(plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok());
   auto out = cpu->run("eval", randomFeeds(plan, 1));
   ASSERT_FALSE(out.ok());
@@ -160,11 +161,11 @@ TEST(FusedKernels, CorruptedCodeObjectIsRefusedBeforeLoading) {
 }
 
 TEST(FusedKernels, EditedShapesAreRefusedAtPrepare) {
-  if (cpu::CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
+  if (CpuFeatures::host().isaLevel() == "x86-64") GTEST_SKIP() << "no x86-64-v3 on this CPU";
   Plan plan = fusedPlan({{{DType::F32, {8, 16}}, {DType::F32, {16}}}, {8, 16}, {{"amp.add", {0, 1}, DType::F32}}, {2}});
   attachCode(plan);
   plan.entries[0].steps[0].attrs.set("row_length", int64_t{5});  // does not divide 128
-  auto cpu = Session::create(plan, Device::Cpu);
+  auto cpu = openSession(plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok());
   auto out = cpu->run("eval", randomFeeds(plan, 1));
   ASSERT_FALSE(out.ok());

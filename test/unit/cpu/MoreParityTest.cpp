@@ -9,6 +9,7 @@
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/devices/Devices.h"
 #include "test/unit/cpu/ParityUtil.h"
 
 namespace amp::rt {
@@ -147,8 +148,8 @@ TEST(CpuMoreParity, EmbeddingIdsOutOfRangeAreTheReferencesError) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
     parity::SingleStep s = parity::singleStepPlan(c.op, c.operands, {c.result}, c.attrs, true, 1);
-    auto ref = Session::create(s.plan, Device::Reference);
-    auto cpu = Session::create(s.plan, Device::Cpu);
+    auto ref = openSession(s.plan, Device::Reference);
+    auto cpu = openSession(s.plan, Device::Cpu);
     ASSERT_TRUE(ref.ok() && cpu.ok());
     auto want = ref->run("eval", s.feeds);
     auto got = cpu->run("eval", s.feeds);

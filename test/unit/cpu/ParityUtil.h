@@ -16,6 +16,7 @@
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::rt {
 namespace parity {
@@ -99,8 +100,8 @@ inline void expectParity(const std::string& op, const std::vector<Operand>& oper
   const std::map<std::string, Tensor>& feeds = single.feeds;
   Session::RunOptions options;
   options.step = step;
-  auto ref = Session::create(plan, Device::Reference);
-  auto cpu = Session::create(plan, Device::Cpu);
+  auto ref = openSession(plan, Device::Reference);
+  auto cpu = openSession(plan, Device::Cpu);
   ASSERT_TRUE(ref.ok()) << ref.status();
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   auto want = ref->run("eval", feeds, options);

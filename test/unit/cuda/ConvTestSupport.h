@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/kernels/ConvMath.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::convtest {

@@ -20,6 +20,7 @@
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -164,7 +165,7 @@ TEST(CudaExecutor, TheTrainerReportsZeroHostSyncsPerSteadyStateStep) {
   EXPECT_EQ(*report->hostSyncsPerStep, 0.0);
   EXPECT_EQ(report->losses.size(), 12u);
   // A host device runs every call synchronously and reports no such count.
-  auto cpu = Session::create(d.session->plan(), Device::Cpu);
+  auto cpu = openSession(d.session->plan(), Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   options.steps = 3;
   auto onCpu = train(*cpu, data, nullptr, options, {});

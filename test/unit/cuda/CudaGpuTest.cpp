@@ -19,6 +19,7 @@
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -83,7 +84,7 @@ TEST_P(CudaGpu, TrainsLikeTheCpuDevice) {
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   ASSERT_TRUE(gpu.session);
-  auto cpu = Session::create(*plan, Device::Cpu);
+  auto cpu = openSession(*plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   std::printf("%s: %s\n", GetParam().c_str(), gpu.session->executor().description().c_str());
   double firstLoss = 0, lastLoss = 0;
@@ -163,7 +164,7 @@ TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
   if (!plan.ok()) GTEST_SKIP() << plan.status();
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-  auto cpu = Session::create(*plan, Device::Cpu);
+  auto cpu = openSession(*plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   constexpr int kSteps = 20;
   std::vector<double> cpuLoss, gpuLoss;
@@ -203,7 +204,7 @@ TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
   if (!plan.ok()) GTEST_SKIP() << plan.status();
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-  auto cpu = Session::create(*plan, Device::Cpu);
+  auto cpu = openSession(*plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   Session::RunOptions checked;
   checked.checkNumerics = true;
@@ -241,7 +242,7 @@ TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
 // batch; `check(name, gpuResult, referenceResult)` for each pair of results.
 template <class Check>
 void compareWithTheReference(GpuSession& gpu, const Plan& plan, const Check& check) {
-  auto ref = Session::create(plan, Device::Reference);
+  auto ref = openSession(plan, Device::Reference);
   ASSERT_TRUE(ref.ok()) << ref.status();
   const auto feeds = batch(plan, 0);
   for (const char* entry : {"eval", "grads"}) {

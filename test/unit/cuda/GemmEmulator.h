@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runtime/devices/cuda/GemmPlan.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::cuda {

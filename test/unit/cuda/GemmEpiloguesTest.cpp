@@ -17,7 +17,7 @@
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/devices/cuda/GemmEpilogues.h"
-#include "runtime/devices/reference/ReferenceExecutor.h"
+#include "runtime/reference/ReferenceExecutor.h"
 #include "runtime/exec/Session.h"
 #include "test/unit/cuda/GemmEmulator.h"
 #include "test/unit/cuda/TestBundles.h"

@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/GemmPlan.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cuda/GemmEmulator.h"
 

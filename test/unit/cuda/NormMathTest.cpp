@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "test/unit/cuda/RowTestUtil.h"
 #include "runtime/devices/cuda/kernels/NormMath.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {

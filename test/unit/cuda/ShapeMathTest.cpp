@@ -17,7 +17,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/kernels/ShapeMath.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/Philox.h"
 

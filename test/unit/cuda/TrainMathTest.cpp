@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/kernels/TrainMath.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 
 namespace amp::rt {
 namespace {

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "ir/AmpOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/plan/OpCode.h"
 
 TEST(OpCatalog, MatchesTheDialect) {

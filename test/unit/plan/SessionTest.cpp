@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/exec/Session.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::rt {
 namespace {
@@ -38,7 +39,7 @@ Tensor matrix(std::initializer_list<float> v) {
 }
 
 TEST(Session, RunsWithInitialisedParams) {
-  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok()) << s.status();
   auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -64,7 +65,7 @@ TEST(Session, EmptyResultsOnEveryDevice) {
   e.resultNames = {"y"};
   p.entries.push_back(e);
   for (Device device : {Device::Reference, Device::Cpu}) {
-    auto s = Session::create(p, device);
+    auto s = openSession(p, device);
     ASSERT_TRUE(s.ok()) << s.status();
     auto out = s->run("eval", {{"x", Tensor(DType::F32, {3, 0, 5})}});
     ASSERT_TRUE(out.ok()) << out.status();
@@ -74,7 +75,7 @@ TEST(Session, EmptyResultsOnEveryDevice) {
 }
 
 TEST(Session, SetParamsReplacesByName) {
-  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   std::vector<std::string> loaded;
   ASSERT_TRUE(s->setParams({{"w", matrix({1, 0, 0, 1})}}, &loaded).ok());
@@ -101,7 +102,7 @@ TEST(Session, SetParamsReplacesByName) {
 }
 
 TEST(Session, FeedErrorsNameTheInput) {
-  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   auto missing = s->run("eval", {});
   EXPECT_NE(missing.status().message().find("missing input 'x'"), std::string::npos) << missing.status();
@@ -116,7 +117,7 @@ TEST(Session, FeedErrorsNameTheInput) {
 }
 
 TEST(Session, FloatFeedsConvertToTheBufferType) {
-  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   Tensor x(DType::F64, {2, 2});
   for (int i = 0; i < 4; ++i) x.as<double>()[i] = i + 1;
@@ -126,7 +127,7 @@ TEST(Session, FloatFeedsConvertToTheBufferType) {
 }
 
 TEST(Session, CheckNumericsNamesTheFirstProducer) {
-  auto s = Session::create(logMatmulPlan(), Device::Reference);
+  auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   Session::RunOptions options;
   options.checkNumerics = true;
@@ -151,7 +152,7 @@ TEST(Session, CheckNumericsNamesTheFirstProducer) {
 TEST(Session, KernelErrorsCarryLocation) {
   Plan p = logMatmulPlan();
   p.entries[0].steps[2].attrs = AttrMap{};  // reduce_mean without dims
-  auto s = Session::create(std::move(p), Device::Reference);
+  auto s = openSession(std::move(p), Device::Reference);
   ASSERT_TRUE(s.ok());
   auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});
   ASSERT_FALSE(out.ok());
@@ -176,7 +177,7 @@ TEST(Session, LowPrecisionCopiesFollowTheirMasters) {
   p.buffers.push_back({"w", DType::F32, {3}, BufferKind::Param, InitSpec{"constant", 1.0 + 1.0 / 512, 0}});
   p.buffers.push_back({"w.bf16", DType::BF16, {3}, BufferKind::State, InitSpec{"cast", 1, 0, "w"}});
   p.entries.push_back({"eval", {}, {}, {}, {}});
-  auto s = Session::create(p, Device::Reference);
+  auto s = openSession(p, Device::Reference);
   ASSERT_TRUE(s.ok()) << s.status();
   auto copyOf = [&]() -> const Tensor& {
     for (const NamedTensorRef& r : s->persistent())
@@ -193,7 +194,7 @@ TEST(Session, LowPrecisionCopiesFollowTheirMasters) {
 
   Plan bad = p;
   bad.buffers[1].init->from = "nope";
-  auto b = Session::create(bad, Device::Reference);
+  auto b = openSession(bad, Device::Reference);
   ASSERT_FALSE(b.ok());
   EXPECT_NE(b.status().message().find("is a cast of 'nope', which is not a param"), std::string::npos);
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::reftest {

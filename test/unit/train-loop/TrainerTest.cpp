@@ -8,6 +8,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/devices/Devices.h"
 
 namespace amp::rt {
 namespace {
@@ -132,7 +133,7 @@ TEST(GatherBatch, ReshapesAndConverts) {
 }
 
 TEST(Trainer, LearnsAndCountsSteps) {
-  auto s = Session::create(regressionPlan(), Device::Reference);
+  auto s = openSession(regressionPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   TrainOptions o;
   o.steps = 200;
@@ -152,21 +153,21 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToNotStopping) {
   std::filesystem::remove_all(dir);
   Dataset data = lineData(60);  // 15 steps per epoch: the 23 steps cross an epoch boundary
 
-  auto straight = Session::create(regressionPlan(), Device::Reference);
+  auto straight = openSession(regressionPlan(), Device::Reference);
   ASSERT_TRUE(straight.ok());
   TrainOptions all;
   all.steps = 23;
   all.seed = 11;
   ASSERT_TRUE(train(*straight, data, nullptr, all, {}).ok());
 
-  auto first = Session::create(regressionPlan(), Device::Reference);
+  auto first = openSession(regressionPlan(), Device::Reference);
   ASSERT_TRUE(first.ok());
   TrainOptions part = all;
   part.steps = 9;
   part.checkpointDir = dir;
   ASSERT_TRUE(train(*first, data, nullptr, part, {}).ok());
 
-  auto second = Session::create(regressionPlan(), Device::Reference);  // a fresh process
+  auto second = openSession(regressionPlan(), Device::Reference);  // a fresh process
   ASSERT_TRUE(second.ok());
   TrainOptions rest = all;
   rest.steps = 14;
@@ -182,7 +183,7 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToNotStopping) {
 }
 
 TEST(Trainer, CheckpointErrors) {
-  auto s = Session::create(regressionPlan(), Device::Reference);
+  auto s = openSession(regressionPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
   std::string dir = ::testing::TempDir() + "/ckpt-missing";
   std::filesystem::remove_all(dir);
@@ -220,13 +221,13 @@ TEST(Trainer, CheckpointErrors) {
 TEST(Trainer, RejectsPlansWithoutTrainStepAndTooLittleData) {
   Plan p = regressionPlan();
   p.entries[0].name = "eval";
-  auto s = Session::create(p, Device::Reference);
+  auto s = openSession(p, Device::Reference);
   ASSERT_TRUE(s.ok());
   TrainOptions o;
   o.steps = 1;
   EXPECT_NE(train(*s, lineData(8), nullptr, o, {}).status().message().find("compile it with ampc --train"),
             std::string::npos);
-  auto t = Session::create(regressionPlan(), Device::Reference);
+  auto t = openSession(regressionPlan(), Device::Reference);
   auto small = train(*t, lineData(3), nullptr, o, {});
   EXPECT_NE(small.status().message().find("fewer than one step"), std::string::npos) << small.status();
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/exec/ReferenceKernels.h"
+#include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::traintest {

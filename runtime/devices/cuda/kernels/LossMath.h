@@ -1,7 +1,7 @@
 // The per-row and per-element arithmetic of the CUDA device's cross-entropy kernels (LossKernels.cu),
 // written once for the GPU and the host. ampc compiles it into every CUDA bundle's kernels with
 // NVRTC; the host tests compile the same text as C++ and require bit-identical results against the
-// reference executor (amp.cross_entropy in runtime/exec/ReferenceLoss.cpp, amp.cross_entropy_grad in
+// reference executor (amp.cross_entropy in runtime/reference/ReferenceLoss.cpp, amp.cross_entropy_grad in
 // ReferenceGrad.cpp, the log-softmax of softmaxSlice in ReferenceReduction.cpp), whose f32 operation
 // order every line below follows: values are f32, exp and log are evaluated in f64 and rounded once,
 // sums run in f32 in class order and in row order. label_smoothing is a Python float: f64, rounded

@@ -2,7 +2,7 @@
 // (NormKernels.cu), written once for the GPU and the host. ampc compiles it into every CUDA bundle's
 // kernels with NVRTC; the host tests compile the same text as C++ and require bit-identical results
 // against the reference executor (amp.softmax / amp.log_softmax: softmaxSlice in
-// runtime/exec/ReferenceReduction.cpp; amp.layer_norm / amp.rms_norm: ReferenceNormalization.cpp;
+// runtime/reference/ReferenceReduction.cpp; amp.layer_norm / amp.rms_norm: ReferenceNormalization.cpp;
 // their gradients: ReferenceGrad.cpp), whose f32 operation order every line below follows: values
 // are f32, exp, log and 1/sqrt are evaluated in f64 and rounded once, sums run in f32 from +0 in
 // element order inside a slice or group and in group order across groups. eps is a Python float:

@@ -1,7 +1,7 @@
 // The per-element and per-step arithmetic of the CUDA device's loss-scaling and optimizer kernels
 // (TrainKernels.cu), written once for the GPU and the host. ampc compiles it into every CUDA
 // bundle's kernels with NVRTC; the host tests compile the same text as C++ and require bit-identical
-// results against the reference executor (runtime/exec/ReferenceTrain.cpp), whose f32 operation
+// results against the reference executor (runtime/reference/ReferenceTrain.cpp), whose f32 operation
 // order (PyTorch's single-tensor code) every line below follows. Hyper-parameters are Python
 // floats: f64, rounded to f32 where they meet a tensor. Compile with no multiply-add contraction
 // (nvrtc --fmad=false, g++ -ffp-contract=off).

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Checks that arrows point down: every project include of every source file in a room is one the
+room may depend on (docs/design.md, "Rooms and the arrows between them").
+
+    check_layering.py ROOT        the tree; exit 1 listing every upward include
+    check_layering.py --self-test proves that a tree with an upward include fails the check
+"""
+import os
+import re
+import sys
+import tempfile
+
+# Rooms, most specific first. A file belongs to the first room whose prefix its path starts with.
+CORE = "the runtime core"  # the files directly in the runtime folder: DType and Tensor
+ROOMS = [
+    "runtime/schema", "runtime/numerics", "runtime/io", "runtime/dist", "runtime/plan",
+    "runtime/exec", "runtime/reference", "runtime/devices/cpu", "runtime/devices/cuda",
+    "runtime/devices", "runtime/train", "ir", "passes", "codegen", "import",
+]
+
+# What each room may include besides itself and the runtime core. An entry ending in ".h" is one
+# header: the only door into its room.
+BELOW_PLAN = ["runtime/schema", "runtime/numerics", "runtime/io"]
+ALLOWED = {
+    "runtime/schema": [],
+    CORE: [],
+    "runtime/numerics": ["runtime/schema"],
+    "runtime/io": ["runtime/numerics"],
+    "runtime/dist": ["runtime/numerics", "runtime/io"],
+    "runtime/plan": BELOW_PLAN,
+    "runtime/exec": BELOW_PLAN + ["runtime/plan", "runtime/dist"],
+    "runtime/reference": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec"],
+    # A device reaches the oracle only through its executor's header (fallback steps), and never
+    # another device.
+    "runtime/devices/cpu": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
+                                         "runtime/reference/ReferenceExecutor.h"],
+    "runtime/devices/cuda": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
+                                          "runtime/reference/ReferenceExecutor.h"],
+    # The registry sees every device.
+    "runtime/devices": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
+                                     "runtime/reference/ReferenceExecutor.h", "runtime/devices/cpu",
+                                     "runtime/devices/cuda"],
+    "runtime/train": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec"],
+    "ir": [],
+    # The compiler shares only the contract with the runtime: target, plan and file formats.
+    "passes": ["ir", "runtime/schema"],
+    "codegen": ["ir", "passes", "runtime/schema", "runtime/numerics", "runtime/io", "runtime/plan"],
+    "import": ["ir", "passes"],
+}
+SOURCE = re.compile(r".*\.(h|cpp|inc|cu|cuh)$")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+PROJECT_TOP = ("runtime/", "ir/", "passes/", "codegen/", "import/", "tools/")
+
+
+def room_of(path):
+    if path.startswith("runtime/") and path.count("/") == 1:
+        return CORE
+    for room in ROOMS:
+        if path.startswith(room + "/"):
+            return room
+    return None
+
+
+def allowed(room, target):
+    if room_of(target) in (room, CORE):
+        return True
+    for entry in ALLOWED[room]:
+        if entry.endswith(".h") and target == entry:
+            return True
+        if not entry.endswith(".h") and target.startswith(entry + "/"):
+            return True
+    return False
+
+
+def check(root):
+    errors = []
+    files = 0
+    for top in ("runtime", "ir", "passes", "codegen", "import"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            for name in names:
+                if not SOURCE.match(name):
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                room = room_of(rel)
+                if room is None:
+                    continue
+                files += 1
+                with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                for m in INCLUDE.finditer(text):
+                    target = m.group(1)
+                    # Generated headers (build root) and third-party headers are not rooms.
+                    if not target.startswith(PROJECT_TOP) or target.endswith(".h.inc") or target.endswith(".cpp.inc"):
+                        continue
+                    if target.startswith("tools/"):
+                        errors.append(f"{rel}: includes {target}: nothing may include a tool")
+                    elif not allowed(room, target):
+                        line = text.count("\n", 0, m.start()) + 1
+                        errors.append(f"{rel}:{line}: {room} may not include {target} "
+                                      f"(allowed: {', '.join(ALLOWED[room]) or 'nothing outside itself'})")
+    return files, errors
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as root:
+        def write(rel, text):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        # Paths joined from parts: made up for the test, they are not citations of this tree.
+        kernel = os.path.join("runtime", "devices", "cpu", "Kernel.cpp")
+        policy = os.path.join("passes", "Policy.cpp")
+        bad = os.path.join("runtime", "plan", "Bad.cpp")
+        write("runtime/plan/Plan.h", '#include "runtime/io/Json.h"\n')
+        write("runtime/io/Json.h", "\n")
+        write("runtime/exec/Executor.h", '#include "runtime/plan/Plan.h"\n')
+        write(kernel, '#include "runtime/reference/ReferenceExecutor.h"\n#include "runtime/reference/ReferenceCommon.h"\n'
+                      '#include "runtime/devices/cuda/GpuApi.h"\n')
+        write(policy, '#include "runtime/devices/cpu/Gemm.h"\n#include "runtime/schema/CpuFeatures.h"\n')
+        write(bad, '#include "runtime/exec/Executor.h"\n')
+        _, errors = check(root)
+        want = [kernel + ":2", kernel + ":3", policy + ":1", bad + ":1"]
+        got = sorted(e.split(": ")[0] for e in errors)
+        if got != sorted(want):
+            print("self-test: expected violations", sorted(want), "got", got)
+            for e in errors:
+                print("  ", e)
+            return 1
+    print("self-test: the check reports each upward include and nothing else")
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(argv) != 2:
+        print(__doc__)
+        return 2
+    files, errors = check(argv[1])
+    for e in errors:
+        print(e)
+    print(f"layering: {files} files, {len(errors)} upward includes")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
