@@ -37,7 +37,7 @@ elif [ "$mode" = ci ]; then
   extra=(-DAMP_ENABLE_COMPILER=OFF)
   targets=(--target TensorIOTest amp-plan-tests)
   # The tests of those two binaries (gtest suite names); the binaries not built register none.
-  labels=(-L unit -R '^(Io[A-Za-z]*|Bundle|Init|MemoryLayout|PlanValidation)\.')
+  labels=(-L unit -R '^(Io[A-Za-z]*|Bundle|Init|MemoryLayout|PlanValidation|TrainingConfig)\.')
 else
   build=${AMP_SANITIZE_DIR:-$root/build-sanitize}
   extra=(-DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir

@@ -19,8 +19,8 @@ absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s
   const PlanStep& step = entry.steps[s];
   const BufferDesc& b = plan.buffers[id];
   const std::string dtype(dtypeName(b.dtype));
-  const std::string scaling = plan.metadataValue("loss_scaling");
-  const bool lossScaled = scaling == "dynamic" || scaling == "static";
+  auto config = plan.trainingConfig();
+  const bool lossScaled = config.ok() && config->lossScaling != "none";
   // A collective's operands on this rank were finite, so the value came from another rank; that
   // rank's own check names the op that produced it.
   const bool fromAnotherRank = step.op == "amp.all_reduce" || step.op == "amp.reduce_scatter" || step.op == "amp.all_gather";

@@ -1,4 +1,5 @@
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/TrainingConfig.h"
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
@@ -181,6 +182,7 @@ absl::StatusOr<PlanStep> stepFromJson(const JsonValue& so, size_t numIds, const 
   const JsonValue* op = so.find("op");
   if (!op || !op->isString()) return ws.error("missing string 'op'");
   step.op = op->asString();
+  step.code = opCodeOf(step.op);
   step.kind = stepKindOf(step.op);
   if (const JsonValue* kind = so.find("kind")) {
     auto k = parseStepKind(kind->asString());
@@ -339,6 +341,7 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
                                   kPlanFormatVersion, "); recompile the model with this ampc"));
   if (const JsonValue* meta = json.find("metadata"); meta && meta->isObject())
     for (const auto& [k, v] : meta->members()) plan.metadata.emplace_back(k, v.asString());
+  if (auto config = TrainingConfig::decode(plan.metadata); !config.ok()) return top.error(config.status().message());
 
   const JsonValue* buffers = json.find("buffers");
   if (!buffers || !buffers->isArray()) return top.error("missing array 'buffers'");

@@ -69,6 +69,8 @@ std::optional<int32_t> Plan::findBuffer(std::string_view name) const {
   return std::nullopt;
 }
 
+absl::StatusOr<TrainingConfig> Plan::trainingConfig() const { return TrainingConfig::decode(metadata); }
+
 std::string Plan::metadataValue(std::string_view key) const {
   for (const auto& [k, v] : metadata)
     if (k == key) return v;

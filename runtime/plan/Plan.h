@@ -10,8 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "runtime/Tensor.h"
 #include "runtime/plan/Attr.h"
+#include "runtime/plan/OpCode.h"
+#include "runtime/plan/TrainingConfig.h"
 
 namespace amp::rt {
 
@@ -85,6 +88,11 @@ struct PlanStep {
   std::vector<PlanStep> body;
   std::vector<LocalValue> locals;
   std::vector<int32_t> yields;
+  // `op` resolved, so devices dispatch on the enum, never on the name: set by the bundle reader
+  // and by resolveOpCodes (runtime/plan/PlanValidation.h), which Session::create runs on every
+  // plan. Empty only for a device's own pseudo-steps and for a name the dialect does not define.
+  // Last, so that brace-initialised steps stay valid.
+  std::optional<OpCode> code;
 };
 
 // Native code generated for the plan's fused kernels, with its SHA-256 so a corrupted bundle is
@@ -136,6 +144,9 @@ struct Plan {
   const EntryPoint* findEntry(std::string_view name) const;
   std::optional<int32_t> findBuffer(std::string_view name) const;
   std::string metadataValue(std::string_view key) const;
+  // The metadata decoded (runtime/plan/TrainingConfig.h); the bundle reader has validated it,
+  // so only a plan built in memory with bad metadata gets an error.
+  absl::StatusOr<TrainingConfig> trainingConfig() const;
 };
 
 }  // namespace amp::rt

@@ -30,10 +30,9 @@ absl::Status validateBuffers(const Plan& plan) {
 
 // Sharded state is a chunk of a param's shape over the world size the bundle was compiled for.
 absl::Status validateShardedState(const Plan& plan) {
-  const std::string world = plan.metadataValue("shard_world_size");
-  int64_t ranks = 0;
-  if (!world.empty() && (!absl::SimpleAtoi(world, &ranks) || ranks < 1 || ranks > 65536))
-    return absl::InvalidArgumentError(absl::StrCat("metadata shard_world_size '", world, "' is not in [1, 65536]"));
+  auto config = plan.trainingConfig();
+  if (!config.ok()) return config.status();
+  const int64_t ranks = config->shardWorldSize;
   for (const BufferDesc& b : plan.buffers) {
     if (b.shardOf.empty()) continue;
     if (b.kind != BufferKind::State || ranks == 0)
@@ -170,6 +169,26 @@ absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
     if (targeted[to])
       return absl::InvalidArgumentError(absl::StrCat("entry '", entry.name, "' updates '", dst.name, "' twice"));
     targeted[to] = 1;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status resolveOpCodes(Plan& plan) {
+  for (EntryPoint& entry : plan.entries) {
+    for (size_t s = 0; s < entry.steps.size(); ++s) {
+      PlanStep& step = entry.steps[s];
+      step.code = opCodeOf(step.op);
+      if (!step.code)
+        return absl::InvalidArgumentError(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name,
+                                                       "' step ", s, ": '", step.op, "' is not an amp op"));
+      for (PlanStep& inner : step.body) {
+        inner.code = opCodeOf(inner.op);
+        if (!inner.code)
+          return absl::InvalidArgumentError(absl::StrCat(inner.loc.empty() ? "" : inner.loc + ": ", "entry '",
+                                                         entry.name, "' step ", s, ": fused body op '", inner.op,
+                                                         "' is not an amp op"));
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -32,6 +32,11 @@ int64_t physicalMemoryBytes();
 // results are written. Errors name the entry, the step, its op and location.
 absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry);
 
+// Sets every step's `code` (fused bodies included) from its op name; an op the dialect does not
+// define is refused, naming the entry, the step and its location. Session::create runs it, so
+// every device sees resolved codes.
+absl::Status resolveOpCodes(Plan& plan);
+
 // A fused step's body (operands and results already checked against the plan): locals typed like
 // the step's operands, body ops reading only earlier locals and defining the next ones in order,
 // no nesting, yields typed like the step's results.

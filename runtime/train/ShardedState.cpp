@@ -11,9 +11,8 @@ namespace {
 
 // The world size a sharded plan was compiled for; validatePlan has checked the metadata.
 int64_t shardRanks(const Plan& plan) {
-  int64_t ranks = 1;
-  if (!absl::SimpleAtoi(plan.metadataValue("shard_world_size"), &ranks) || ranks < 1) ranks = 1;
-  return ranks;
+  auto config = plan.trainingConfig();
+  return config.ok() && config->shardWorldSize > 0 ? config->shardWorldSize : 1;
 }
 
 }  // namespace

@@ -246,14 +246,11 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     return absl::InvalidArgumentError("the bundle has no train_step entry: compile it with ampc --train");
   auto b = findBindings(plan);
   if (!b.ok()) return b.status();
-  int64_t accumulate = 1;
-  if (std::string k = plan.metadataValue("accumulate"); !k.empty() && !absl::SimpleAtoi(k, &accumulate))
-    return absl::InvalidArgumentError("bundle metadata 'accumulate' is not an integer");
-  // Counts read from a bundle are validated before anything divides by them or sizes by them.
-  constexpr int64_t kMaxAccumulate = int64_t{1} << 20;
-  if (accumulate < 1 || accumulate > kMaxAccumulate)
-    return absl::InvalidArgumentError(
-        absl::StrCat("bundle metadata 'accumulate' is ", accumulate, "; it must be in [1, 2^20]"));
+  // Counts read from a bundle are validated (TrainingConfig::decode) before anything divides by
+  // them or sizes by them.
+  auto config = plan.trainingConfig();
+  if (!config.ok()) return config.status();
+  const int64_t accumulate = config->accumulate;
   if (accumulate > 1 && !plan.findEntry("accumulate"))
     return absl::InvalidArgumentError("the bundle accumulates gradients but has no accumulate entry");
   if (b->batch < 1)
@@ -261,11 +258,11 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
                                                    "; training needs at least one example per batch"));
   Communicator* comm = options.communicator;
   const int world = comm ? comm->worldSize() : 1, rank = comm ? comm->rank() : 0;
-  if (world > 1 && plan.metadataValue("data_parallel") != "true")
+  if (world > 1 && !config->dataParallel)
     return absl::InvalidArgumentError(absl::StrCat(
         "this job has ", world, " ranks, but the bundle was not compiled with --data-parallel: each rank would "
         "train a replica of its own; recompile with ampc --train --data-parallel"));
-  if (std::string shards = plan.metadataValue("shard_world_size"); !shards.empty() && shards != std::to_string(world))
+  if (const int64_t shards = config->shardWorldSize; shards > 0 && shards != world)
     return absl::InvalidArgumentError(absl::StrCat(
         "the bundle shards the optimizer state over ", shards, " ranks (ampc --shard-optimizer --world-size=", shards,
         "), but this job has ", world, "; run it with mpirun -np ", shards, " or recompile"));

@@ -176,17 +176,16 @@ void installStopHandlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-std::string precisionOf(const Plan& plan) {
-  std::string p = plan.metadataValue("precision");
-  return p.empty() ? "f32" : p;
-}
+// The bundle's recipe; the bundle reader validated it, and a model compiled on the fly has
+// ampc's own, so a decoding error leaves the defaults.
+TrainingConfig configOf(const Plan& plan) { return plan.trainingConfig().value_or(TrainingConfig()); }
 
 // The GradScaler configuration the bundle was compiled with (absent without loss scaling).
-void addScalerConfig(const Plan& plan, JsonValue& summary) {
-  for (const char* key : {"init_scale", "growth_factor", "backoff_factor"})
-    if (double v = 0; absl::SimpleAtod(plan.metadataValue(key), &v)) summary.set(key, JsonValue::number(v));
-  if (int64_t v = 0; absl::SimpleAtoi(plan.metadataValue("growth_interval"), &v))
-    summary.set("growth_interval", JsonValue::integer(v));
+void addScalerConfig(const TrainingConfig& config, JsonValue& summary) {
+  if (config.initScale) summary.set("init_scale", JsonValue::number(*config.initScale));
+  if (config.growthFactor) summary.set("growth_factor", JsonValue::number(*config.growthFactor));
+  if (config.backoffFactor) summary.set("backoff_factor", JsonValue::number(*config.backoffFactor));
+  if (config.growthInterval) summary.set("growth_interval", JsonValue::integer(*config.growthInterval));
 }
 
 void printProgress(const TrainProgress& p) {
@@ -205,6 +204,7 @@ void printProgress(const TrainProgress& p) {
 
 int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   const Plan& plan = session.plan();
+  const TrainingConfig config = configOf(plan);
   std::string inputName, labelName;
   int64_t batch = 0;
   for (const BufferDesc& b : plan.buffers) {
@@ -240,10 +240,9 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
   options.communicator = job.get();
-  std::string precision = precisionOf(plan);
+  const std::string& precision = config.precision;
   const int world = job ? job->worldSize() : 1;
-  int64_t accumulate = 1;
-  absl::SimpleAtoi(plan.metadataValue("accumulate"), &accumulate);
+  const int64_t accumulate = config.accumulate;
   if (rankZero()) {
     std::printf("device %s\n", session.executor().description().c_str());
     if (multiRank())
@@ -251,8 +250,8 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
                   job->description().c_str(), static_cast<long long>(world * batch * accumulate), world,
                   static_cast<long long>(batch), static_cast<long long>(accumulate));
     std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
-                plan.metadataValue("model").c_str(), precision.c_str(),
-                plan.metadataValue("optimizer").c_str(), std::string(deviceName(device)).c_str(),
+                config.model.c_str(), precision.c_str(),
+                config.optimizer.c_str(), std::string(deviceName(device)).c_str(),
                 static_cast<long long>(batch), static_cast<long long>(trainData->size()),
                 static_cast<long long>(haveEval ? evalData->size() : 0));
   }
@@ -305,14 +304,14 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
       "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
   summary.set("device", JsonValue::string(std::string(deviceName(device))));
   summary.set("precision", JsonValue::string(precision));
-  summary.set("optimizer", JsonValue::string(plan.metadataValue("optimizer")));
-  summary.set("loss_scaling", JsonValue::string(plan.metadataValue("loss_scaling")));
-  addScalerConfig(plan, summary);
+  summary.set("optimizer", JsonValue::string(config.optimizer));
+  summary.set("loss_scaling", JsonValue::string(config.lossScaling));
+  addScalerConfig(config, summary);
   summary.set("accumulate", JsonValue::integer(report->accumulate));
   summary.set("batch", JsonValue::integer(batch));
   summary.set("world_size", JsonValue::integer(report->worldSize));
   summary.set("global_batch", JsonValue::integer(batch * report->accumulate * report->worldSize));
-  if (plan.metadataValue("data_parallel") == "true") {
+  if (config.dataParallel) {
     auto perEntry = [&](int64_t TrainReport::CollectiveCalls::*kind) {
       JsonValue calls = JsonValue::object();
       calls.set("train_step", JsonValue::integer(report->trainStepCalls.*kind));
@@ -320,8 +319,8 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
       return calls;
     };
     summary.set("all_reduce_calls", perEntry(&TrainReport::CollectiveCalls::allReduce));
-    if (!plan.metadataValue("shard_world_size").empty()) {
-      summary.set("shard_world_size", JsonValue::string(plan.metadataValue("shard_world_size")));
+    if (config.shardWorldSize > 0) {
+      summary.set("shard_world_size", JsonValue::string(std::to_string(config.shardWorldSize)));
       summary.set("reduce_scatter_calls", perEntry(&TrainReport::CollectiveCalls::reduceScatter));
       summary.set("all_gather_calls", perEntry(&TrainReport::CollectiveCalls::allGather));
     }
@@ -361,7 +360,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
     std::string svg = cl.summary;
     if (endsWith(svg, ".json")) svg.resize(svg.size() - 5);
     svg += ".svg";
-    std::string title = absl::StrCat(plan.metadataValue("model"), " (", precision, ")");
+    std::string title = absl::StrCat(config.model, " (", precision, ")");
     if (auto s = writeFileAtomically(
             svg, renderCurveSvg(report->losses, report->scales, report->skipped, report->firstStep, title));
         !s.ok())

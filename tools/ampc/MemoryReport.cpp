@@ -65,13 +65,14 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
                         "gradient accumulators", "scaler and counters", "constants", "inputs and labels",
                         "temporaries, planned arena", "(temporaries, all at once)"})
     if (a.count(c) || b.count(c)) classes.push_back(c);
-  std::string precision = amp.metadataValue("precision");
+  const ::amp::rt::TrainingConfig config = amp.trainingConfig().value_or(::amp::rt::TrainingConfig());
+  const std::string& precision = config.precision;
   char line[256];
-  std::string s = "Memory report: entry '" + entry + "', f32 vs " + (precision.empty() ? "f32" : precision) +
+  std::string s = "Memory report: entry '" + entry + "', f32 vs " + precision +
                   ". Persistent buffers, plus the arena ampc's memory planner assigns to the temporaries\n"
                   "(liveness, reshapes as views, elementwise results over dying operands, optimizer results\n"
                   "written in place): the layout stored in the bundle, which the cpu device allocates.\n";
-  if (std::string ranks = amp.metadataValue("shard_world_size"); !ranks.empty())
+  if (const std::string ranks = std::to_string(config.shardWorldSize); config.shardWorldSize > 0)
     s += "Per rank of a job of " + ranks + " ranks (--shard-optimizer, ZeRO-1): each rank holds its 1/" + ranks +
          " chunk of the optimizer\nmoments; params, weight copies and temporaries are whole on every rank.\n";
   s += "\n";

@@ -372,27 +372,23 @@ static LogicalResult runTrainPipeline(ModuleOp module,
         if (n.getValue() == "amp.growth_tracker") scalingUsed = "dynamic";
         else if (n.getValue() == "amp.loss_scale" && scalingUsed == "none") scalingUsed = "static";
       }
-  meta.emplace_back("optimizer", mlir::amp::stringifyEnum(optimizerFlag.getValue()).str());
-  meta.emplace_back("loss_scaling", scalingUsed);
-  meta.emplace_back("accumulate", std::to_string(accumulateFlag));
+  ::amp::rt::TrainingConfig config;
+  config.optimizer = mlir::amp::stringifyEnum(optimizerFlag.getValue()).str();
+  config.lossScaling = scalingUsed;
+  config.accumulate = accumulateFlag;
   if (dataParallelFlag) {
-    meta.emplace_back("data_parallel", "true");
-    meta.emplace_back("reduce_precision", mlir::amp::stringifyPrecision(reducePrecisionFlag.getValue()).str());
-    if (shardOptimizerFlag) meta.emplace_back("shard_world_size", std::to_string(worldSizeFlag));
+    config.dataParallel = true;
+    config.reducePrecision = mlir::amp::stringifyPrecision(reducePrecisionFlag.getValue()).str();
+    if (shardOptimizerFlag) config.shardWorldSize = worldSizeFlag;
   }
-  // Exact, round-tripping spellings (%.17g): the summary and a replay of the scaler read them back.
-  auto exact = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return std::string(buf);
-  };
-  meta.emplace_back("lr", exact(lrFlag));
-  if (scalingUsed != "none") meta.emplace_back("init_scale", exact(options.initScale));
+  config.lr = lrFlag;
+  if (scalingUsed != "none") config.initScale = options.initScale;
   if (scalingUsed == "dynamic") {
-    meta.emplace_back("growth_factor", exact(options.growthFactor));
-    meta.emplace_back("backoff_factor", exact(options.backoffFactor));
-    meta.emplace_back("growth_interval", std::to_string(options.growthInterval));
+    config.growthFactor = options.growthFactor;
+    config.backoffFactor = options.backoffFactor;
+    config.growthInterval = options.growthInterval;
   }
+  for (auto& kv : config.encodeTraining()) meta.push_back(std::move(kv));
   return success();
 }
 

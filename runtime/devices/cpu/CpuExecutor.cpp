@@ -76,7 +76,7 @@ class CpuEntry final : public PreparedEntry {
     report_.steps = static_cast<int64_t>(entry_.steps.size());
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
-      const std::optional<OpCode> code = opCodeOf(step.op);
+      const std::optional<OpCode> code = step.code;  // resolved by Session::create
       if (!code) return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": '", step.op, "' is not an amp op"));
       codes_[s] = *code;
       if (*code == OpCode::Reshape) {

@@ -32,7 +32,8 @@ std::string cudaVersionString(int version) { return absl::StrCat(version / 1000,
 
 absl::StatusOr<CodeChoice> selectCudaCode(const Plan& plan, const GpuInfo& gpu) {
   const std::string gpuArch = absl::StrCat("sm_", gpu.ccMajor, gpu.ccMinor);
-  const int toolkit = parseCudaVersion(plan.metadataValue("cuda_toolkit"));
+  auto config = plan.trainingConfig();
+  const int toolkit = config.ok() ? parseCudaVersion(config->cudaToolkit) : 0;
   if (toolkit == 0)
     return absl::FailedPreconditionError(
         "the bundle records no CUDA toolkit version (metadata \"cuda_toolkit\"); it was not compiled for a cuda "

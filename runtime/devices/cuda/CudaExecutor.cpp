@@ -309,7 +309,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     // storage as of this step.
     for (int32_t id : step.results)
       if (memory.aliasOf[id] >= 0) ptr[id] = ptr[memory.aliasOf[id]];
-    if (step.op == "amp.constant") {
+    if (step.code == OpCode::Constant) {
       if (auto st = prepareConstant(s, ptr[step.results[0]]); !st.ok()) return st;
       ++s;
       continue;

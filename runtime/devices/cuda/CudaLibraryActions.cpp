@@ -56,9 +56,10 @@ absl::Status ActionBuilder::reduce(size_t s) {
     }
   }
   if (shape.outputs != out.numel()) return absl::InvalidArgumentError("the result's size is not the kept dims'");
-  if (step.op == "amp.reduce_max" && shape.reducedCount == 0 && shape.outputs > 0)
+  if (step.code == OpCode::ReduceMax && shape.reducedCount == 0 && shape.outputs > 0)
     return absl::InvalidArgumentError("maximum over an empty set of elements");
-  const std::string name = absl::StrCat("amp_reduce_", step.op.substr(std::string("amp.reduce_").size()), "_", *type);
+  const char* kind = step.code == OpCode::ReduceSum ? "sum" : step.code == OpCode::ReduceMean ? "mean" : "max";
+  const std::string name = absl::StrCat("amp_reduce_", kind, "_", *type);
   auto fn = kernel(name);
   if (!fn.ok()) return fn.status();
   Action a = launch(name, s);
@@ -100,7 +101,7 @@ absl::Status ActionBuilder::normOp(size_t s) {
   };
   auto in = [&](size_t i) { return device<const void>(ptr_[step.operands[i]]); };
   auto out = [&](size_t i) { return device<void>(ptr_[step.results[i]]); };
-  if (step.op == "amp.softmax" || step.op == "amp.log_softmax") {
+  if (step.code == OpCode::Softmax || step.code == OpCode::LogSoftmax) {
     auto axis = step.attrs.getInt(step.op, "axis");
     if (!axis.ok()) return axis.status();
     const int64_t rank = static_cast<int64_t>(x.shape.size());
@@ -113,7 +114,7 @@ absl::Status ActionBuilder::normOp(size_t s) {
     const long long len = x.shape[static_cast<size_t>(*axis)];
     if (len == 0 || outer * inner == 0) return absl::OkStatus();
     const long long units = inner == 1 ? outer : outer * ((inner + 255) / 256);
-    return emit(absl::StrCat(step.op == "amp.softmax" ? "amp_softmax_" : "amp_log_softmax_", *type), units,
+    return emit(absl::StrCat(step.code == OpCode::Softmax ? "amp_softmax_" : "amp_log_softmax_", *type), units,
                 [&](Action& a) {
                   a.arg(in(0));
                   a.arg(out(0));
@@ -131,8 +132,8 @@ absl::Status ActionBuilder::normOp(size_t s) {
   long long n = 1;
   for (size_t d = x.shape.size() - static_cast<size_t>(*ndim); d < x.shape.size(); ++d) n *= x.shape[d];
   const long long groups = n > 0 ? x.numel() / n : 0;
-  const bool layer = step.op == "amp.layer_norm" || step.op == "amp.layer_norm_grad";
-  const bool grad = step.op == "amp.layer_norm_grad" || step.op == "amp.rms_norm_grad";
+  const bool layer = step.code == OpCode::LayerNorm || step.code == OpCode::LayerNormGrad;
+  const bool grad = step.code == OpCode::LayerNormGrad || step.code == OpCode::RmsNormGrad;
   if (!grad) {
     auto hasWeight = step.attrs.getBool(step.op, "has_weight", false);
     auto hasBias = step.attrs.getBool(step.op, "has_bias", false);
@@ -209,8 +210,8 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
     ++report_.kernels;
     return absl::OkStatus();
   };
-  if (step.op == "amp.slice" || step.op == "amp.slice_grad") {
-    const bool grad = step.op == "amp.slice_grad";
+  if (step.code == OpCode::Slice || step.code == OpCode::SliceGrad) {
+    const bool grad = step.code == OpCode::SliceGrad;
     const BufferDesc& whole = grad ? out : in0;  // the tensor the slice is taken of
     auto starts = step.attrs.getInts(step.op, "starts");
     auto limits = step.attrs.getInts(step.op, "limits");
@@ -243,7 +244,7 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
       a.arg(t);
     });
   }
-  if (step.op == "amp.concat") {
+  if (step.code == OpCode::Concat) {
     auto axis = step.attrs.getInt(step.op, "axis");
     if (!axis.ok()) return axis.status();
     const int64_t rank = static_cast<int64_t>(out.shape.size());
@@ -275,7 +276,7 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
     if (total != out.numel()) return absl::InvalidArgumentError("the operands' sizes do not add up to the result's");
     return absl::OkStatus();
   }
-  if (step.op == "amp.transpose") {
+  if (step.code == OpCode::Transpose) {
     auto perm = step.attrs.getInts(step.op, "permutation");
     if (!perm.ok()) return perm.status();
     const int rank = static_cast<int>(in0.shape.size());
@@ -293,12 +294,12 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
       a.arg(t);
     });
   }
-  if (step.op == "amp.gelu_grad" || step.op == "amp.dropout") {
+  if (step.code == OpCode::GeluGrad || step.code == OpCode::Dropout) {
     auto type = floatSuffix(in0.dtype);
     if (!type || out.dtype != in0.dtype || out.numel() != in0.numel())
       return absl::InvalidArgumentError("operands and result must share one float type and size");
     const long long n = out.numel();
-    if (step.op == "amp.gelu_grad") {
+    if (step.code == OpCode::GeluGrad) {
       if (step.operands.size() != 2 || plan_.buffers[step.operands[1]].dtype != in0.dtype)
         return absl::InvalidArgumentError("expected (x, dy) of one type");
       auto approximate = step.attrs.getString(step.op, "approximate", "none");
@@ -326,7 +327,7 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
     });
   }
   // Embedding: the table and ids; its gradient: the ids, dy and num_embeddings.
-  const bool grad = step.op == "amp.embedding_grad";
+  const bool grad = step.code == OpCode::EmbeddingGrad;
   if (step.operands.size() != 2) return absl::InvalidArgumentError("expected two operands");
   const BufferDesc& ids = plan_.buffers[step.operands[grad ? 0 : 1]];
   const BufferDesc& values = plan_.buffers[step.operands[grad ? 1 : 0]];
@@ -392,7 +393,7 @@ absl::Status ActionBuilder::shapeOp(size_t s) {
 // counted rows, then every gradient element): the launch protocol of kernels/LossKernels.cu.
 absl::Status ActionBuilder::crossEntropy(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  const bool grad = step.op == "amp.cross_entropy_grad";
+  const bool grad = step.code == OpCode::CrossEntropyGrad;
   if (step.operands.size() != (grad ? 3u : 2u) || step.results.size() != 1)
     return absl::InvalidArgumentError(grad ? "expected (logits, labels, dloss) -> dlogits" : "expected (logits, labels) -> loss");
   const BufferDesc& logits = plan_.buffers[step.operands[0]];
@@ -501,7 +502,7 @@ namespace {
 
 absl::StatusOr<ConvProblem> convProblem(const Plan& plan, const PlanStep& step) {
   ConvProblem out;
-  const bool forward = step.op == "amp.conv2d", gradInput = step.op == "amp.conv2d_grad_input";
+  const bool forward = step.code == OpCode::Conv2D, gradInput = step.code == OpCode::Conv2DGradInput;
   out.pass = forward ? ConvPass::Forward : gradInput ? ConvPass::GradInput : ConvPass::GradWeight;
   if (step.results.size() != 1 || step.operands.size() < 2 || step.operands.size() > (forward ? 3u : 2u))
     return absl::InvalidArgumentError("unexpected operands for the convolution");
@@ -541,7 +542,7 @@ absl::StatusOr<ConvProblem> convProblem(const Plan& plan, const PlanStep& step) 
 }
 
 bool isConv(const PlanStep& step) {
-  return step.op == "amp.conv2d" || step.op == "amp.conv2d_grad_input" || step.op == "amp.conv2d_grad_weight";
+  return step.code == OpCode::Conv2D || step.code == OpCode::Conv2DGradInput || step.code == OpCode::Conv2DGradWeight;
 }
 
 const char* gatherKernel(DType t) { return dtypeSize(t) == 2 ? "amp_conv_gather_b16" : "amp_conv_gather_b32"; }
@@ -653,9 +654,9 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv
 // amp.max_pool2d, amp.avg_pool2d and their gradients (ConvKernels.cu).
 absl::Status ActionBuilder::poolOp(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  const bool grad = step.op == "amp.max_pool2d_grad" || step.op == "amp.avg_pool2d_grad";
-  const bool isMax = step.op == "amp.max_pool2d" || step.op == "amp.max_pool2d_grad";
-  const size_t operands = step.op == "amp.max_pool2d_grad" ? 2 : 1;
+  const bool grad = step.code == OpCode::MaxPool2DGrad || step.code == OpCode::AvgPool2DGrad;
+  const bool isMax = step.code == OpCode::MaxPool2D || step.code == OpCode::MaxPool2DGrad;
+  const size_t operands = step.code == OpCode::MaxPool2DGrad ? 2 : 1;
   if (step.results.size() != 1 || step.operands.size() != operands)
     return absl::InvalidArgumentError("unexpected operands for the pooling");
   const BufferDesc& r = plan_.buffers[step.results[0]];

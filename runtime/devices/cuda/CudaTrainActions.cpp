@@ -268,7 +268,7 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
   auto in = [&](size_t i) { return ptr_[step.operands[i]]; };
   auto out = [&](size_t i) { return ptr_[step.results[i]]; };
   Action a;
-  if (step.op == "amp.step_counters") {
+  if (step.code == OpCode::StepCounters) {
     if (step.operands.size() != 3 || step.results.size() != 2) return absl::InvalidArgumentError("expected (step, skipped, found_inf) -> (step, skipped)");
     a = launch("amp_step_counters_kernel", s);
     a.arg(device<const long long>(in(0)));
@@ -276,7 +276,7 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
     a.arg(device<const float>(in(2)));
     a.arg(device<long long>(out(0)));
     a.arg(device<long long>(out(1)));
-  } else if (step.op == "amp.lr_schedule") {
+  } else if (step.code == OpCode::LrSchedule) {
     if (step.operands.size() != 1 || step.results.size() != 1) return absl::InvalidArgumentError("expected (step) -> (lr)");
     auto kind = step.attrs.getString(step.op, "kind");
     auto base = step.attrs.getDouble(step.op, "base_lr");
@@ -330,7 +330,7 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
 // norm follow the op's operands, and may write the master's low-precision copy as a last result.
 absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   const PlanStep& first = entry_.steps[s];
-  const bool adam = first.op == "amp.adam_update";
+  const bool adam = first.code == OpCode::AdamUpdate;
   auto unscales = first.attrs.getBool(first.op, kUnscaleAttr, false);
   auto widened = first.attrs.getBool(first.op, kWidenedAttr, false);
   auto maxNorm = first.attrs.getDouble(first.op, kMaxNormAttr, 0.0);

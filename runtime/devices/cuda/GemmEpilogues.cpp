@@ -34,7 +34,7 @@ struct Dataflow {
   }
 };
 
-bool isGemm(const PlanStep& step) { return step.op == "amp.matmul" || step.op == "amp.linear"; }
+bool isGemm(const PlanStep& step) { return step.code == OpCode::Matmul || step.code == OpCode::Linear; }
 
 std::string activationOf(const PlanStep& step) {
   auto a = step.attrs.getString(step.op, "activation", "none");
@@ -45,7 +45,7 @@ std::string activationOf(const PlanStep& step) {
 bool isPositiveZero(const std::vector<PlanStep>& steps, const Dataflow& flow, int32_t id) {
   if (flow.producer[id] < 0) return false;
   const PlanStep& c = steps[static_cast<size_t>(flow.producer[id])];
-  if (c.op != "amp.constant") return false;
+  if (c.code != OpCode::Constant) return false;
   auto value = c.attrs.getTensor(c.op, "value");
   if (!value.ok() || (*value)->numel() != 1) return false;
   const float v = loadAsF32((*value)->dtype(), (*value)->data(), 0);
@@ -53,9 +53,10 @@ bool isPositiveZero(const std::vector<PlanStep>& steps, const Dataflow& flow, in
 }
 
 // A reduce_sum over every dim but the last, into [N]: a bias gradient.
-bool isRowSum(const std::string& op, const AttrMap& attrs, const Shape& in, const Shape& out) {
-  if (op != "amp.reduce_sum" || in.size() < 2 || attrs.has("keepdim")) return false;
-  auto dims = attrs.getInts(op, "dims");
+bool isRowSum(const PlanStep& step, const Shape& in, const Shape& out) {
+  const AttrMap& attrs = step.attrs;
+  if (step.code != OpCode::ReduceSum || in.size() < 2 || attrs.has("keepdim")) return false;
+  auto dims = attrs.getInts(step.op, "dims");
   if (!dims.ok() || dims->size() != in.size() - 1) return false;
   for (size_t i = 0; i < dims->size(); ++i)
     if ((*dims)[i] != static_cast<int64_t>(i)) return false;
@@ -79,16 +80,16 @@ struct ReluBackward {
 };
 std::optional<ReluBackward> matchReluBackward(const Plan& plan, const std::vector<PlanStep>& steps,
                                               const Dataflow& flow, const PlanStep& f) {
-  if (f.op != "amp.fused" || f.body.size() < 2 || f.body.size() > 3) return std::nullopt;
+  if (f.code != OpCode::Fused || f.body.size() < 2 || f.body.size() > 3) return std::nullopt;
   const int32_t n = static_cast<int32_t>(f.operands.size());
   const PlanStep& cmp = f.body[0];
   const PlanStep& sel = f.body[1];
   auto pred = cmp.attrs.getString(cmp.op, "predicate");
-  if (cmp.op != "amp.compare" || !pred.ok() || *pred != "gt" || cmp.operands.size() != 2 || cmp.results.size() != 1)
+  if (cmp.code != OpCode::Compare || !pred.ok() || *pred != "gt" || cmp.operands.size() != 2 || cmp.results.size() != 1)
     return std::nullopt;
   const int32_t h = cmp.operands[0], zero = cmp.operands[1];
   if (h >= n || zero >= n || !isPositiveZero(steps, flow, f.operands[static_cast<size_t>(zero)])) return std::nullopt;
-  if (sel.op != "amp.select" || sel.operands.size() != 3 || sel.results.size() != 1 || sel.operands[0] != cmp.results[0] ||
+  if (sel.code != OpCode::Select || sel.operands.size() != 3 || sel.results.size() != 1 || sel.operands[0] != cmp.results[0] ||
       sel.operands[1] >= n || sel.operands[2] != zero)
     return std::nullopt;
   ReluBackward m;
@@ -98,7 +99,7 @@ std::optional<ReluBackward> matchReluBackward(const Plan& plan, const std::vecto
   if (f.body.size() == 3) {
     const PlanStep& red = f.body[2];
     if (red.operands.size() != 1 || red.operands[0] != sel.results[0] || red.results.size() != 1 ||
-        !isRowSum(red.op, red.attrs, f.locals[static_cast<size_t>(sel.results[0])].shape,
+        !isRowSum(red, f.locals[static_cast<size_t>(sel.results[0])].shape,
                   f.locals[static_cast<size_t>(red.results[0])].shape))
       return std::nullopt;
     yields.push_back(red.results[0]);
@@ -131,7 +132,7 @@ struct Rewriter {
   // The step producing `id` when it is an untouched amp.matmul read only by step `reader`.
   std::optional<size_t> dxGemm(int32_t id, size_t reader) const {
     const int64_t p = flow.producer[id];
-    if (p < 0 || steps[static_cast<size_t>(p)].op != "amp.matmul" || !untouched(static_cast<size_t>(p)) ||
+    if (p < 0 || steps[static_cast<size_t>(p)].code != OpCode::Matmul || !untouched(static_cast<size_t>(p)) ||
         steps[static_cast<size_t>(p)].results.size() != 1 || !flow.onlyReadBy(id, reader))
       return std::nullopt;
     return static_cast<size_t>(p);
@@ -151,7 +152,7 @@ struct Rewriter {
       const int64_t l = flow.producer[m->h];
       if (l < 0) continue;
       PlanStep& fwd = steps[static_cast<size_t>(l)];
-      if (fwd.op != "amp.linear" || activationOf(fwd) != "relu" || fwd.results.size() != 1) continue;
+      if (fwd.code != OpCode::Linear || activationOf(fwd) != "relu" || fwd.results.size() != 1) continue;
       const bool bias = fwd.operands.size() == 3;
       const GemmEpilogue fe = bias ? GemmEpilogue::ReluAuxBias : GemmEpilogue::ReluAux;
       const GemmEpilogue be = m->biasGrad ? GemmEpilogue::DReluBgrad : GemmEpilogue::DRelu;
@@ -174,13 +175,13 @@ struct Rewriter {
     for (size_t s = 0; s < steps.size(); ++s) {
       const PlanStep& g = steps[s];
       auto approx = g.attrs.getString(g.op, "approximate", "none");
-      if (dropped[s] || g.op != "amp.gelu" || !approx.ok() || *approx != "tanh" || g.operands.size() != 1 || g.results.size() != 1)
+      if (dropped[s] || g.code != OpCode::Gelu || !approx.ok() || *approx != "tanh" || g.operands.size() != 1 || g.results.size() != 1)
         continue;
       const int32_t pre = g.operands[0];
       const int64_t l = flow.producer[pre];
       if (l < 0 || !untouched(static_cast<size_t>(l))) continue;
       PlanStep& fwd = steps[static_cast<size_t>(l)];
-      if (fwd.op != "amp.linear" || activationOf(fwd) != "none" || fwd.results.size() != 1 ||
+      if (fwd.code != OpCode::Linear || activationOf(fwd) != "none" || fwd.results.size() != 1 ||
           plan.buffers[pre].dtype != plan.buffers[g.results[0]].dtype)
         continue;
       const bool bias = fwd.operands.size() == 3;
@@ -192,7 +193,7 @@ struct Rewriter {
         keepsInput = true;  // read again: the GEMM writes the GELU input as its aux matrix
         const PlanStep& q = steps[r];
         auto qa = q.attrs.getString(q.op, "approximate", "none");
-        if (q.op != "amp.gelu_grad" || !qa.ok() || *qa != "tanh" || q.operands.size() != 2 || q.operands[0] != pre ||
+        if (q.code != OpCode::GeluGrad || !qa.ok() || *qa != "tanh" || q.operands.size() != 2 || q.operands[0] != pre ||
             q.results.size() != 1)
           continue;  // another reader reads it as the plan's buffer
         auto b = dxGemm(q.operands[1], r);
@@ -221,7 +222,7 @@ struct Rewriter {
         for (size_t k : flow.readers[dpre]) {
           const PlanStep& red = steps[k];
           if (!dropped[k] && red.results.size() == 1 && red.operands.size() == 1 &&
-              isRowSum(red.op, red.attrs, plan.buffers[dpre].shape, plan.buffers[red.results[0]].shape) &&
+              isRowSum(red, plan.buffers[dpre].shape, plan.buffers[red.results[0]].shape) &&
               plan.buffers[red.results[0]].dtype == plan.buffers[dpre].dtype && flow.readAfter(red.results[0], b)) {
             dx.results.push_back(red.results[0]);
             dropped[k] = 1;
@@ -246,7 +247,7 @@ struct Rewriter {
     for (size_t k = 0; k < steps.size(); ++k) {
       const PlanStep& red = steps[k];
       if (dropped[k] || red.operands.size() != 1 || red.results.size() != 1 ||
-          !isRowSum(red.op, red.attrs, plan.buffers[red.operands[0]].shape, plan.buffers[red.results[0]].shape) ||
+          !isRowSum(red, plan.buffers[red.operands[0]].shape, plan.buffers[red.results[0]].shape) ||
           plan.buffers[red.results[0]].dtype != plan.buffers[red.operands[0]].dtype)
         continue;
       const int32_t v = red.operands[0], db = red.results[0];
@@ -254,7 +255,7 @@ struct Rewriter {
         PlanStep& mm = steps[w];
         auto ta = mm.attrs.getBool(mm.op, "transpose_a", false);
         auto tb = mm.attrs.getBool(mm.op, "transpose_b", false);
-        if (mm.op != "amp.matmul" || !untouched(w) || mm.operands.size() != 2 || mm.results.size() != 1 || !ta.ok() ||
+        if (mm.code != OpCode::Matmul || !untouched(w) || mm.operands.size() != 2 || mm.results.size() != 1 || !ta.ok() ||
             !tb.ok() || !*ta || *tb || !flow.readAfter(db, w))
           continue;
         // dW = x^T dy: cuBLASLt's A is the step's b, its B the step's a (GemmPlan.h); both are
@@ -286,7 +287,7 @@ absl::StatusOr<GemmEpilogue> requestedEpilogue(const PlanStep& step) {
 }
 
 absl::StatusOr<GemmProblem> gemmProblemOf(const Plan& plan, const PlanStep& step) {
-  const bool linear = step.op == "amp.linear";
+  const bool linear = step.code == OpCode::Linear;
   if (!isGemm(step) || step.operands.size() < 2)
     return absl::InvalidArgumentError("expected the GEMM's operands");
   const BufferDesc& x = plan.buffers[step.operands[0]];

@@ -15,13 +15,13 @@ struct Read {
   size_t operand;
 };
 
-bool isUpdate(const std::string& op) { return op == "amp.adam_update" || op == "amp.sgd_update"; }
-size_t foundOperand(const PlanStep& update) { return update.op == "amp.adam_update" ? 6 : 3; }
+bool isUpdate(const PlanStep& step) { return step.code == OpCode::AdamUpdate || step.code == OpCode::SgdUpdate; }
+size_t foundOperand(const PlanStep& update) { return update.code == OpCode::AdamUpdate ? 6 : 3; }
 bool isHalf(DType t) { return t == DType::BF16 || t == DType::F16; }
 
 // A lone cast: one operand and one result of one shape.
 bool isLoneCast(const Plan& plan, const PlanStep& step) {
-  return step.op == "amp.cast" && step.operands.size() == 1 && step.results.size() == 1 &&
+  return step.code == OpCode::Cast && step.operands.size() == 1 && step.results.size() == 1 &&
          plan.buffers[step.operands[0]].shape == plan.buffers[step.results[0]].shape;
 }
 
@@ -36,7 +36,7 @@ std::optional<FusedGradPipeline> fuseGradPipeline(const Plan& plan, const EntryP
   for (size_t s = 0; s < steps.size(); ++s) {
     for (size_t o = 0; o < steps[s].operands.size(); ++o) readers[steps[s].operands[o]].push_back({s, o});
     for (int32_t r : steps[s].results) producer[r] = static_cast<int64_t>(s);
-    if (steps[s].op == "amp.unscale_check") {
+    if (steps[s].code == OpCode::UnscaleCheck) {
       if (unscale) return std::nullopt;  // one pipeline per entry
       unscale = s;
     }
@@ -65,7 +65,7 @@ std::optional<FusedGradPipeline> fuseGradPipeline(const Plan& plan, const EntryP
     return true;
   };
   auto readByUpdate = [&](const Read& r, size_t i) {
-    if (!isUpdate(steps[r.step].op) || r.operand != 1 || updateOf[i] >= 0) return false;
+    if (!isUpdate(steps[r.step]) || r.operand != 1 || updateOf[i] >= 0) return false;
     updateOf[i] = static_cast<int64_t>(r.step);
     return true;
   };
@@ -73,9 +73,9 @@ std::optional<FusedGradPipeline> fuseGradPipeline(const Plan& plan, const EntryP
     const int32_t u = check.results[i];
     if (!internal(u)) return std::nullopt;
     for (const Read& r : readers[u]) {
-      const std::string& op = steps[r.step].op;
-      const bool ok = op == "amp.global_norm"  ? r.operand == i && claim(norm, r.step)
-                      : op == "amp.clip_grads" ? r.operand == i && claim(clip, r.step)
+      const std::optional<OpCode> op = steps[r.step].code;
+      const bool ok = op == OpCode::GlobalNorm  ? r.operand == i && claim(norm, r.step)
+                      : op == OpCode::ClipGrads ? r.operand == i && claim(clip, r.step)
                                                : readByUpdate(r, i);
       if (!ok) return std::nullopt;
     }
@@ -104,7 +104,7 @@ std::optional<FusedGradPipeline> fuseGradPipeline(const Plan& plan, const EntryP
     updates.insert(static_cast<size_t>(updateOf[i]));
   }
   for (size_t s = 0; s < steps.size(); ++s)
-    if (isUpdate(steps[s].op) && !updates.count(s)) return std::nullopt;  // an update outside the pipeline
+    if (isUpdate(steps[s]) && !updates.count(s)) return std::nullopt;  // an update outside the pipeline
 
   // Gradients the plan widened from 16 bits only to unscale them are read as stored.
   std::vector<char> dropped(steps.size(), 0);

@@ -5,7 +5,7 @@ namespace amp::rt::cuda {
 std::vector<ResultCheck> resultChecks(const Plan& plan, const EntryPoint& entry) {
   std::vector<ResultCheck> checks;
   for (size_t s = 0; s < entry.steps.size(); ++s) {
-    if (entry.steps[s].op == "amp.constant" || entry.steps[s].kind == StepKind::Alias) continue;
+    if (entry.steps[s].code == OpCode::Constant || entry.steps[s].kind == StepKind::Alias) continue;
     for (int32_t id : entry.steps[s].results) {
       const BufferDesc& b = plan.buffers[id];
       if ((b.dtype == DType::F32 || b.dtype == DType::BF16 || b.dtype == DType::F16) && b.numel() > 0)

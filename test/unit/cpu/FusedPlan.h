@@ -30,6 +30,7 @@ inline Plan fusedPlan(const FusedCase& c) {
   Plan plan;
   PlanStep step;
   step.op = "amp.fused";
+  step.code = opCodeOf(step.op);
   step.kind = StepKind::Fused;
   step.attrs.set("kernel", std::string("test.k0"));
   for (size_t i = 0; i < c.inputs.size(); ++i) {

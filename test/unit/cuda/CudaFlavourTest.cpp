@@ -155,10 +155,12 @@ TEST(CudaFlavour, LoneOpsBecomeKernelsWithRowBroadcasts) {
   e.name = "eval";
   PlanStep sub;
   sub.op = "amp.sub";
+  sub.code = opCodeOf(sub.op);
   sub.operands = {0, 1};
   sub.results = {2};
   PlanStep transpose;  // not elementwise: left for the device's library kernels
   transpose.op = "amp.transpose";
+  transpose.code = opCodeOf(transpose.op);
   transpose.operands = {2};
   transpose.results = {3};
   transpose.attrs.set("permutation", std::vector<int64_t>{0, 1});

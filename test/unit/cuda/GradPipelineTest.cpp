@@ -147,6 +147,7 @@ TEST(GradPipeline, DeclinesWhereTheCallerOrAnotherStepReadsAnIntermediate) {
     EntryPoint e = train;  // an unscaled gradient feeds something besides the pipeline
     PlanStep extra;
     extra.op = "amp.reduce_sum";
+    extra.code = opCodeOf(extra.op);
     extra.operands = {check->results[0]};
     extra.results = {check->results.back()};
     e.steps.push_back(extra);

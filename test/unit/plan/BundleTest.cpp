@@ -25,12 +25,14 @@ Plan samplePlan() {
   e.name = "eval";
   PlanStep k;
   k.op = "amp.constant";
+  k.code = opCodeOf(k.op);
   k.results = {2};
   Tensor value(DType::BF16, {4});
   for (int i = 0; i < 4; ++i) value.as<uint16_t>()[i] = static_cast<uint16_t>(0x3f80 + i);
   k.attrs.set("value", value);
   PlanStep mm;
   mm.op = "amp.matmul";
+  mm.code = opCodeOf(mm.op);
   mm.operands = {0, 1};
   mm.results = {3};
   mm.attrs.set("transpose_a", false);

@@ -37,6 +37,7 @@ struct Fixture {
     auto step = [&](std::string op, std::vector<int32_t> in, std::vector<int32_t> out) {
       PlanStep s;
       s.op = std::move(op);
+      s.code = opCodeOf(s.op);
       s.operands = std::move(in);
       s.results = std::move(out);
       entry.steps.push_back(std::move(s));
@@ -213,6 +214,7 @@ TEST(MemoryLayout, RefusesForgedInPlaceUpdates) {
   EntryPoint& entry = f.plan.entries[0];
   PlanStep readW;
   readW.op = "amp.neg";
+  readW.code = opCodeOf(readW.op);
   readW.operands = {Fixture::W};
   f.plan.buffers.push_back({"g", DType::F32, {4, 8}, BufferKind::Temp, std::nullopt});
   readW.results = {static_cast<int32_t>(f.plan.buffers.size() - 1)};
@@ -245,6 +247,7 @@ TEST(MemoryLayout, LargeEntriesArePlacedInStepOrderSoundly) {
   auto step = [&](std::string op, std::vector<int32_t> in, std::vector<int32_t> out) {
     PlanStep s;
     s.op = std::move(op);
+    s.code = opCodeOf(s.op);
     s.operands = std::move(in);
     s.results = std::move(out);
     entry.steps.push_back(std::move(s));
