@@ -41,6 +41,7 @@ def Amp_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kUpdatesAttr = "amp.updates";
     static constexpr ::llvm::StringLiteral kDataParallelAttr = "amp.data_parallel";
     static constexpr ::llvm::StringLiteral kShardOfAttr = "amp.shard_of";
+    static constexpr ::llvm::StringLiteral kAutocastInsertedAttr = "amp.autocast_inserted";
   }];
 }
 

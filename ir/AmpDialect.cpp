@@ -191,7 +191,7 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
                                 "amp-data-parallel: the training step reduces across ranks)";
     return success();
   }
-  if (name == "amp.autocast_inserted") {
+  if (name == kAutocastInsertedAttr) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<CastOp>(op))
       return op->emitError() << "amp.autocast_inserted is a unit attribute of amp.cast (marks "
                                 "casts inserted by amp-autocast)";

@@ -23,7 +23,7 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = "amp.autocast_inserted";
+constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 bool isFloatTensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);

@@ -22,7 +22,7 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = "amp.autocast_inserted";
+constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 // True when every value of `from` is exactly representable in `to` (a widening conversion).
 bool isExactConversion(Type from, Type to) {

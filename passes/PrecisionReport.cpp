@@ -19,7 +19,7 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = "amp.autocast_inserted";
+constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 int64_t numel(Type t) {
   auto s = dyn_cast<ShapedType>(t);

@@ -89,14 +89,6 @@ class Gemm {
   std::unique_ptr<Impl> impl_;
 };
 
-namespace internal {
-// The widening (before) and rounding (after) steps of the f16/bf16/FP8 paths, exposed for tests.
-// Bit-identical to convertBuffer for every input; with `simd` (only if the host has AVX2 and F16C)
-// f16 and bf16 take 8-lane F16C/AVX2 loops instead of convertBuffer's scalar code.
-void widenToF32(DType from, const void* in, float* out, int64_t n, bool simd);
-void narrowFromF32(const float* in, DType to, void* out, int64_t n, bool simd);
-}  // namespace internal
-
 }  // namespace amp::rt::cpu
 
 #endif  // AMP_RUNTIME_DEVICES_CPU_GEMM_H

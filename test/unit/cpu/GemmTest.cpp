@@ -38,6 +38,7 @@
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/numerics/SimdConvert.h"
 #include "runtime/devices/Devices.h"
 #include "test/unit/cpu/OneDnnCalls.h"
 
@@ -640,7 +641,7 @@ TEST(GemmTest, SimdConversionsAreBitIdenticalToConvertBuffer) {
   for (size_t i = 0; i < all.size(); ++i) all[i] = uint16_t(i + 1);
   for (DType t : {DType::F16, DType::BF16}) {
     std::vector<float> ours(all.size()), want(all.size());
-    internal::widenToF32(t, all.data(), ours.data(), int64_t(all.size()), true);
+    widenToF32(t, all.data(), ours.data(), int64_t(all.size()), true);
     convertBuffer(t, all.data(), DType::F32, want.data(), int64_t(all.size()));
     EXPECT_EQ(std::memcmp(ours.data(), want.data(), ours.size() * 4), 0) << dtypeName(t);
   }
@@ -656,7 +657,7 @@ TEST(GemmTest, SimdConversionsAreBitIdenticalToConvertBuffer) {
   in.push_back(floatFromBits(0x7f800001u));  // an odd length: the scalar tail again
   for (DType t : {DType::F16, DType::BF16}) {
     std::vector<uint16_t> ours(in.size()), want(in.size());
-    internal::narrowFromF32(in.data(), t, ours.data(), int64_t(in.size()), true);
+    narrowFromF32(in.data(), t, ours.data(), int64_t(in.size()), true);
     convertBuffer(DType::F32, in.data(), t, want.data(), int64_t(in.size()));
     int64_t bad = 0;
     for (size_t i = 0; i < in.size(); ++i) {

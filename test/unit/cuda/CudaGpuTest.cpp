@@ -29,6 +29,13 @@ std::string bundlePath(const std::string& name) {
   return std::string(dir ? dir : AMP_TEST_CUDA_BUNDLE_DIR) + "/" + name + ".ampx";
 }
 
+// Why this machine cannot run these tests (no driver, no GPU), or empty. Only that skips: on a
+// machine with a GPU, a bundle that fails to load or a device that fails to start fails.
+std::string gpuAbsent() {
+  auto api = openDriverApi(0);
+  return api.ok() ? "" : std::string(api.status().message());
+}
+
 // The GPU's session for a bundle, with the raw GpuApi for counting; skips without a GPU.
 struct GpuSession {
   GpuApi* api = nullptr;
@@ -79,8 +86,9 @@ double lossOf(const std::vector<NamedTensor>& out) {
 class CudaGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaGpu, TrainsLikeTheCpuDevice) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath(GetParam()));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   ASSERT_TRUE(gpu.session);
@@ -117,9 +125,10 @@ TEST_P(CudaGpu, TrainsLikeTheCpuDevice) {
 }
 
 TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath(GetParam()));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
-  if (plan->metadataValue("loss_scaling") != "dynamic") GTEST_SKIP() << "no loss scaling in this bundle";
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
+  if (plan->trainingConfig()->lossScaling != "dynamic") GTEST_SKIP() << "no dynamic loss scaling in this bundle";
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   for (int step = 0; step < 3; ++step) ASSERT_TRUE(gpu.session->run("train_step", batch(*plan, step)).ok());
@@ -144,8 +153,9 @@ TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
 }
 
 TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath(GetParam()));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   auto feeds = batch(*plan, 0);
@@ -160,8 +170,9 @@ TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
 // polling, which never blocks) makes no host synchronisation at all, and the logged losses are
 // the cpu device's.
 TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath(GetParam()));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   auto cpu = openSession(*plan, Device::Cpu);
@@ -200,8 +211,9 @@ TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
 // casts it to f16 (the same step and message on both devices), and a failed call changes no
 // param or state bit.
 TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath(GetParam()));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
   if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
   auto cpu = openSession(*plan, Device::Cpu);
@@ -277,8 +289,9 @@ std::function<void(const std::string&, const Tensor&, const Tensor&)> withinBoun
 TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
   for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"}) {
     SCOPED_TRACE(name);
+    if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
     auto plan = readBundle(bundlePath(name));
-    if (!plan.ok()) GTEST_SKIP() << plan.status();
+    ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
     CudaOptions exact;
     exact.conv = ConvAlgorithm::Direct;  // the implicit GEMMs sum in cuBLASLt's order (next test)
     GpuSession gpu = openGpu(*plan, exact);
@@ -305,8 +318,9 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
 // Also under a columns limit that runs the second conv's input gradient one image at a time
 // (CudaExecutor.ColumnsBeyondTheLimitRunInChunksOfImages checks that it does).
 TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummationOrder) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
   auto plan = readBundle(bundlePath("op_parity_conv_f32_sm_90"));
-  if (!plan.ok()) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   CudaOptions chunked;
   chunked.convColumnsLimitBytes = 4864;
   for (const CudaOptions& options : {CudaOptions{}, chunked}) {
@@ -326,8 +340,9 @@ TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) 
   for (const auto& [name, bound] : {std::pair<const char*, double>{"mlp_f32_sm_90", 1e-5},
                                     {"mlp_bf16_sm_90", 0.02}, {"transformer_lm_bf16_sm_90", 0.02}}) {
     SCOPED_TRACE(name);
+    if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
     auto plan = readBundle(bundlePath(name));
-    if (!plan.ok()) GTEST_SKIP() << plan.status();
+    ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
     CudaOptions options;
     options.epilogues = GemmEpilogueMode::Cublaslt;
     GpuSession gpu = openGpu(*plan, options);
