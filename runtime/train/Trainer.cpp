@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
-#include "runtime/io/Sha256.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/train/ShardedState.h"
 
@@ -65,11 +64,6 @@ std::optional<double> persistentScalarIfAny(const Session& s, const std::string&
   return std::nullopt;
 }
 
-std::string checkpointPath(const std::string& dir) { return dir + "/checkpoint.safetensors"; }
-
-// Steps are counted in int64 with room for any run length added to them.
-constexpr int64_t kMaxCheckpointStep = int64_t{1} << 62;
-
 }  // namespace
 
 absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
@@ -115,91 +109,6 @@ absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
   r.accuracy = static_cast<double>(correct) / static_cast<double>(counted);
   r.loss = fullBatches ? lossSum / fullBatches : 0;
   return r;
-}
-
-std::string checkpointHash(const std::vector<NamedTensorRef>& tensors) {
-  std::vector<const NamedTensorRef*> sorted;
-  for (const NamedTensorRef& t : tensors) sorted.push_back(&t);
-  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
-  Sha256 hash;
-  for (const NamedTensorRef* t : sorted) {
-    std::string head = absl::StrCat(t->name, "|", std::string(dtypeName(t->tensor->dtype())), "|",
-                                    shapeToString(t->tensor->shape()), "|");
-    hash.update(head.data(), head.size());
-    hash.update(t->tensor->data(), static_cast<size_t>(t->tensor->numel()) * dtypeSize(t->tensor->dtype()));
-  }
-  return hash.hexDigest();
-}
-
-absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info) {
-  auto whole = wholeState(session, nullptr);
-  if (!whole.ok()) return whole.status();
-  return saveCheckpoint(session.plan(), whole->tensors, dir, info);
-}
-
-absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
-                            const CheckpointInfo& info) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
-  // A writer killed mid-write (SIGKILL, power loss) leaves its temporary file; the checkpoint it
-  // was replacing is intact. One trainer owns the directory, so earlier temporaries are stale.
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    if (entry.path().filename().string().rfind("checkpoint.safetensors.tmp.", 0) == 0)
-      std::filesystem::remove(entry.path(), ec);
-  StringMap meta = {{"ampc.checkpoint", "1"},
-                    {"sha256", checkpointHash(tensors)},
-                    {"step", std::to_string(info.step)},
-                    {"seed", std::to_string(info.seed)},
-                    {"shuffle", info.shuffle ? "true" : "false"},
-                    {"world_size", std::to_string(info.worldSize)},
-                    {"model", plan.metadataValue("model")}};
-  absl::Status s = writeSafetensors(checkpointPath(dir), tensors, meta);
-  if (s.ok()) return s;
-  // The writer replaces the file atomically, so a failed save (full disk, file-size limit)
-  // leaves the previous checkpoint as it was: say so, it is what the user needs to know.
-  return absl::Status(s.code(), absl::StrCat(s.message(), " (saving the checkpoint of step ", info.step,
-                                             "; the previous checkpoint, if any, is unchanged)"));
-}
-
-absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank) {
-  std::string path = checkpointPath(dir);
-  auto contents = readSafetensors(path);
-  if (!contents.ok()) return contents.status();
-  CheckpointInfo info;
-  bool tagged = false, haveStep = false;
-  std::string recordedHash;
-  for (const auto& [k, v] : contents->metadata) {
-    if (k == "ampc.checkpoint") tagged = true;
-    if (k == "sha256") recordedHash = v;
-    if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
-    if (k == "seed") absl::SimpleAtoi(v, &info.seed);
-    if (k == "shuffle") info.shuffle = v != "false";
-    if (k == "world_size" && (!absl::SimpleAtoi(v, &info.worldSize) || info.worldSize < 1))
-      return absl::InvalidArgumentError(absl::StrCat(path, ": world_size '", v, "' is not a positive integer"));
-    if (k == "model" && v != session.plan().metadataValue("model"))
-      return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
-                                                     session.plan().metadataValue("model"), "'"));
-  }
-  if (!tagged || !haveStep)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not an ampc checkpoint (missing step metadata)"));
-  if (info.step < 0 || info.step > kMaxCheckpointStep)
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": step ", info.step, " is out of range [0, 2^62]"));
-  if (recordedHash.empty())
-    return absl::DataLossError(absl::StrCat(path, ": the checkpoint carries no sha256 of its contents, so its "
-                                                  "integrity cannot be checked"));
-  std::vector<NamedTensorRef> tensors;
-  for (const NamedTensor& t : contents->tensors) tensors.push_back({t.name, &t.tensor});
-  if (std::string actual = checkpointHash(tensors); actual != recordedHash)
-    return absl::DataLossError(absl::StrCat(path, ": the contents do not match the checkpoint's sha256 (recorded ",
-                                            recordedHash.substr(0, 16), "..., computed ", actual.substr(0, 16),
-                                            "...): the file is corrupted"));
-  if (auto s = takeRankChunks(session.plan(), rank, contents->tensors); !s.ok())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
-  if (auto s = session.restore(contents->tensors); !s.ok())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
-  return info;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // The training loop: feeds seeded, shuffled batches to a compiled train_step (and accumulate)
-// entry, evaluates accuracy with the eval entry, and checkpoints/resumes all state exactly.
+// entry, evaluates accuracy with the eval entry, and checkpoints/resumes all state exactly
+// (runtime/train/Checkpoint.h).
 #ifndef AMP_RUNTIME_TRAIN_TRAINER_H
 #define AMP_RUNTIME_TRAIN_TRAINER_H
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
+#include "runtime/train/Checkpoint.h"
 #include "runtime/train/Dataset.h"
 
 namespace amp::rt {
@@ -120,26 +122,6 @@ struct EvalResult {
   double accuracy = 0, loss = 0;
 };
 absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data);
-
-// Checkpoint = every param and state buffer + {step, seed, shuffle} metadata, in one safetensors file
-// written atomically (DIR/checkpoint.safetensors).
-// The checkpoint's content hash (metadata "sha256"): SHA-256 over every tensor's name, dtype,
-// shape and bytes, in name order. safetensors has no checksum; this catches a flipped bit on load.
-std::string checkpointHash(const std::vector<NamedTensorRef>& tensors);
-
-struct CheckpointInfo {
-  int64_t step = 0;
-  uint64_t seed = 0;
-  bool shuffle = true;
-  int64_t worldSize = 1;  // the data-parallel job that wrote it (the data order depends on it)
-};
-// Writes the session's params and state (sharded optimizer state whole: runtime/train/ShardedState.h;
-// a session of one rank). The overload writes given whole tensors (a data-parallel job's rank 0).
-absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info);
-absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
-                            const CheckpointInfo& info);
-// Restores a checkpoint; a ZeRO-1 session of rank `rank` takes its chunk of the sharded state.
-absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank = 0);
 
 }  // namespace amp::rt
 

@@ -1,0 +1,44 @@
+// Checkpoints: every param and state buffer of a session plus {step, seed, shuffle, world size,
+// model} metadata and a content hash, in one safetensors file written atomically
+// (DIR/checkpoint.safetensors), and restored bitwise.
+#ifndef AMP_RUNTIME_TRAIN_CHECKPOINT_H
+#define AMP_RUNTIME_TRAIN_CHECKPOINT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/exec/Session.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/plan/Plan.h"
+
+namespace amp::rt {
+
+// Steps are counted in int64 with room for any run length added to them.
+inline constexpr int64_t kMaxCheckpointStep = int64_t{1} << 62;
+
+// DIR/checkpoint.safetensors.
+std::string checkpointPath(const std::string& dir);
+
+// The checkpoint's content hash (metadata "sha256"): SHA-256 over every tensor's name, dtype,
+// shape and bytes, in name order. safetensors has no checksum; this catches a flipped bit on load.
+std::string checkpointHash(const std::vector<NamedTensorRef>& tensors);
+
+struct CheckpointInfo {
+  int64_t step = 0;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  int64_t worldSize = 1;  // the data-parallel job that wrote it (the data order depends on it)
+};
+// Writes the session's params and state (sharded optimizer state whole: runtime/train/ShardedState.h;
+// a session of one rank). The overload writes given whole tensors (a data-parallel job's rank 0).
+absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info);
+absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
+                            const CheckpointInfo& info);
+// Restores a checkpoint; a ZeRO-1 session of rank `rank` takes its chunk of the sharded state.
+absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank = 0);
+
+}  // namespace amp::rt
+
+#endif  // AMP_RUNTIME_TRAIN_CHECKPOINT_H
