@@ -56,6 +56,44 @@ struct EntryProfile {
   int calls = 0;
 };
 
+// Calls that start on a device stream and return without waiting (the cuda device).
+class AsyncEntry {
+ public:
+  virtual ~AsyncEntry() = default;
+  // enqueue starts a call. Its scalar log (runtime/exec/ScalarLog.h, in scalarLogLayout's layout)
+  // is delivered later by poll, in call order, tagged with `ticket`; resultData is not set by an
+  // enqueued call. poll delivers every finished call without blocking, or with `wait` every call
+  // still in flight. An error of an enqueued call surfaces at a later poll.
+  using LogSink = absl::FunctionRef<void(int64_t ticket, absl::Span<const uint8_t> log)>;
+  virtual absl::Status enqueue(const RunArgs& args, int64_t ticket) = 0;
+  virtual absl::Status poll(bool wait, LogSink deliver) = 0;
+};
+
+// Timing of an entry's operations (--profile).
+class EntryProfiler {
+ public:
+  virtual ~EntryProfiler() = default;
+  // Runs `calls` profiled calls and times their operations. They change params and state like
+  // any call; Session::profile puts the session's values back.
+  virtual absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) = 0;
+};
+
+// Params and state resident in the device's own memory (the cuda device), kept in step with the
+// session's tensors.
+class DeviceResidency {
+ public:
+  virtual ~DeviceResidency() = default;
+  // Copies the device's newer values into the session's tensors; the session calls it before
+  // anything reads them (checkpoints, logs of state, gathers). `only` >= 0 copies that buffer
+  // alone (a logged scalar).
+  virtual absl::Status downloadPersistent(absl::Span<Tensor* const> persistent, int32_t only = -1) = 0;
+  // The session replaced persistent values (params loaded, a checkpoint restored, a profile
+  // undone), having first synced them: the device uploads them before its next run.
+  virtual void persistentChanged() = 0;
+  // Times the host has waited for the device so far (stream synchronisations and event waits).
+  virtual int64_t hostSyncs() const = 0;
+};
+
 class PreparedEntry {
  public:
   virtual ~PreparedEntry() = default;
@@ -68,32 +106,11 @@ class PreparedEntry {
   // Bytes of per-call memory this entry holds (its arena), as allocated.
   virtual int64_t workspaceBytes() const = 0;
 
-  // Asynchronous calls, on a device with a stream (cuda); host devices keep the defaults and the
-  // session runs them synchronously behind the same interface (Session::enqueue).
-  // enqueue starts a call and returns without waiting for the device. The call's scalar log
-  // (runtime/exec/ScalarLog.h, in scalarLogLayout's layout) is delivered later by poll, in call
-  // order, tagged with `ticket`; resultData is not set by an enqueued call. poll delivers every
-  // finished call without blocking, or with `wait` every call still in flight. An error of an
-  // enqueued call surfaces at a later poll.
-  virtual bool asynchronous() const { return false; }
-  using LogSink = absl::FunctionRef<void(int64_t ticket, absl::Span<const uint8_t> log)>;
-  virtual absl::Status enqueue(const RunArgs& args, int64_t ticket) {
-    (void)args;
-    (void)ticket;
-    return absl::UnimplementedError("this device runs calls synchronously");
-  }
-  virtual absl::Status poll(bool wait, LogSink deliver) {
-    (void)wait;
-    (void)deliver;
-    return absl::OkStatus();
-  }
-  // Runs `calls` profiled calls and times their operations. They change params and state like
-  // any call; Session::profile puts the session's values back.
-  virtual absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) {
-    (void)args;
-    (void)calls;
-    return absl::UnimplementedError("this device has no profiler (--profile is for --device=cuda)");
-  }
+  // Capabilities this entry's device declares; null where it has none (host devices: reference,
+  // cpu). The session runs calls synchronously behind the same interface where there is no
+  // AsyncEntry (Session::enqueue).
+  virtual AsyncEntry* async() { return nullptr; }
+  virtual EntryProfiler* profiler() { return nullptr; }
 };
 
 class Executor {
@@ -107,22 +124,10 @@ class Executor {
   // op and location; nothing runs before prepare has accepted the whole entry.
   virtual absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan,
                                                                  const EntryPoint& entry) = 0;
-  // A device that keeps params and state in its own memory (cuda) copies its newer values into
-  // the session's tensors here; the session calls it before anything reads them (checkpoints,
-  // logs of state, gathers). `only` >= 0 copies that buffer alone (a logged scalar). Host devices
-  // update those tensors in place and have nothing to do.
-  virtual absl::Status downloadPersistent(absl::Span<Tensor* const> persistent, int32_t only = -1) {
-    (void)persistent;
-    (void)only;
-    return absl::OkStatus();
-  }
-  // The session replaced persistent values (params loaded, a checkpoint restored, a profile
-  // undone), having first synced them: a device holding its own copies uploads them before its
-  // next run, and its own values are no longer the newer ones.
-  virtual void persistentChanged() {}
-  // Times the host has waited for the device so far (a device with a stream: stream
-  // synchronisations and event waits; host devices never wait for anything).
-  virtual int64_t hostSyncs() const { return 0; }
+  // Where params and state live between calls: null for a device that updates the session's own
+  // tensors in place (reference, cpu); a device holding copies in its own memory (cuda) declares it.
+  virtual DeviceResidency* residency() { return nullptr; }
+  virtual const DeviceResidency* residency() const { return nullptr; }
 };
 
 }  // namespace amp::rt

@@ -88,7 +88,7 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::ve
     std::memcpy(persistent_[id].data(), nt.tensor.data(), nt.tensor.nbytes());
     if (loaded) loaded->push_back(nt.name);
   }
-  executor_->persistentChanged();
+  if (DeviceResidency* r = executor_->residency()) r->persistentChanged();
   return refreshCasts();  // low-precision copies follow their new masters
 }
 
@@ -132,7 +132,7 @@ absl::Status Session::restore(const std::vector<NamedTensor>& tensors) {
   for (size_t i = 0; i < plan_->buffers.size(); ++i)
     if (persistentPtrs_[i])
       std::memcpy(persistent_[i].data(), byName[plan_->buffers[i].name]->data(), persistent_[i].nbytes());
-  executor_->persistentChanged();
+  if (DeviceResidency* r = executor_->residency()) r->persistentChanged();
   return absl::OkStatus();
 }
 
@@ -221,7 +221,7 @@ absl::Status Session::runBound(PreparedEntry& entry, absl::Span<const Tensor* co
   if (auto status = entry.run(args(bound, options)); !status.ok()) {
     for (size_t i = 0; i < snapshot.size(); ++i)
       if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
-    if (!snapshot.empty()) executor_->persistentChanged();
+    if (DeviceResidency* r = executor_->residency(); r && !snapshot.empty()) r->persistentChanged();
     return status;
   }
   return absl::OkStatus();
@@ -260,10 +260,14 @@ absl::StatusOr<EntryProfile> Session::profile(std::string_view entryName, const 
   // The values before: synced from the device and kept, written back after the profiled calls.
   if (auto s = syncPersistent(); !s.ok()) return s;
   std::vector<Tensor> snapshot = persistent_;
-  auto result = (*entry)->profile(args(bound, options), calls);
+  EntryProfiler* profiler = (*entry)->profiler();
+  if (!profiler)
+    return absl::UnimplementedError(absl::StrCat("the ", std::string(deviceName(executor_->device())),
+                                                 " device has no profiler (--profile is for --device=cuda)"));
+  auto result = profiler->profile(args(bound, options), calls);
   for (size_t i = 0; i < snapshot.size(); ++i)
     if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());
-  executor_->persistentChanged();
+  if (DeviceResidency* r = executor_->residency()) r->persistentChanged();
   return result;
 }
 
@@ -286,7 +290,8 @@ absl::Status Session::enqueue(std::string_view entryName, const std::map<std::st
   std::vector<const Tensor*> bound;
   if (auto s = bindFeeds(feeds, options, converted, bound); !s.ok()) return s;
   EntryLog& log = logOf(entryName);
-  if ((*entry)->asynchronous() && !options.checkNumerics) return (*entry)->enqueue(args(bound, options), ticket);
+  if (AsyncEntry* async = (*entry)->async(); async && !options.checkNumerics)
+    return async->enqueue(args(bound, options), ticket);
   std::vector<uint8_t> bytes(static_cast<size_t>(log.layout.bytes), 0);
   auto logState = [&](ScalarLogItem::When when) {
     for (const ScalarLogItem& item : log.layout.items)
@@ -318,7 +323,9 @@ absl::Status Session::poll(std::string_view entryName, bool wait, absl::Function
     deliver(LoggedCall(*plan_, *log.entry, log.layout, log.ready.front().first, log.ready.front().second));
     log.ready.pop_front();
   }
-  return it->second->poll(wait, [&](int64_t ticket, absl::Span<const uint8_t> bytes) {
+  AsyncEntry* async = it->second->async();
+  if (!async) return absl::OkStatus();  // synchronous calls are all delivered above
+  return async->poll(wait, [&](int64_t ticket, absl::Span<const uint8_t> bytes) {
     deliver(LoggedCall(*plan_, *log.entry, log.layout, ticket, bytes));
   });
 }

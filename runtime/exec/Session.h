@@ -40,10 +40,14 @@ class Session {
   absl::Status restore(const std::vector<NamedTensor>& tensors);
   // Brings the session's param and state tensors up to date with a device that keeps its own
   // copies (the cuda device); call before reading them. Free on host devices.
-  absl::Status syncPersistent() const { return executor_->downloadPersistent(absl::MakeConstSpan(persistentPtrs_)); }
+  absl::Status syncPersistent() const {
+    DeviceResidency* r = executor_->residency();
+    return r ? r->downloadPersistent(absl::MakeConstSpan(persistentPtrs_)) : absl::OkStatus();
+  }
   // The same for buffer `id` alone (a scalar of state read every step).
   absl::Status syncPersistent(int32_t id) const {
-    return executor_->downloadPersistent(absl::MakeConstSpan(persistentPtrs_), id);
+    DeviceResidency* r = executor_->residency();
+    return r ? r->downloadPersistent(absl::MakeConstSpan(persistentPtrs_), id) : absl::OkStatus();
   }
   // Bytes of params and state (allocated once, updated in place).
   int64_t persistentBytes() const;

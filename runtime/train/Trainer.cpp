@@ -64,6 +64,12 @@ std::optional<double> persistentScalarIfAny(const Session& s, const std::string&
   return std::nullopt;
 }
 
+// Host waits so far on a device with its own memory; host devices never wait.
+int64_t hostSyncs(const Session& session) {
+  const DeviceResidency* r = session.executor().residency();
+  return r ? r->hostSyncs() : 0;
+}
+
 }  // namespace
 
 absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data) {
@@ -344,7 +350,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   int64_t profileStep = 0;
   int64_t steadySteps = 0, steadySyncs = 0;
   for (; step < lastStep; ++step) {
-    const int64_t syncsBefore = session.executor().hostSyncs();
+    const int64_t syncsBefore = hostSyncs(session);
     auto stop = agreeToStop(comm, options.stopRequested && options.stopRequested->load());
     if (!stop.ok()) return stop.status();
     if (*stop) {
@@ -398,7 +404,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     if (auto s = collect(syncPoint, syncPoint ? step + 1 : -1); !s.ok()) return s;
     if (!syncPoint && step > runStart) {
       ++steadySteps;
-      steadySyncs += session.executor().hostSyncs() - syncsBefore;
+      steadySyncs += hostSyncs(session) - syncsBefore;
     }
     if (!syncPoint) continue;
     std::optional<double> evalAccuracy;
@@ -447,7 +453,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
     report.profile = std::move(*profile);
   }
   auto trainEntry = session.prepared("train_step");
-  if (steadySteps > 0 && trainEntry.ok() && (*trainEntry)->asynchronous())
+  if (steadySteps > 0 && trainEntry.ok() && (*trainEntry)->async() != nullptr)
     report.hostSyncsPerStep = static_cast<double>(steadySyncs) / static_cast<double>(steadySteps);
   return report;
 }

@@ -33,7 +33,7 @@ std::string where(const EntryPoint& entry, size_t s, const std::vector<size_t>& 
 
 class CudaExecutor;
 
-class CudaEntry final : public PreparedEntry {
+class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryProfiler {
  public:
   CudaEntry(CudaExecutor& exec, GpuApi& api, const Plan& plan, const EntryPoint& entry)
       : exec_(exec), api_(api), plan_(plan), planEntry_(entry), entry_(entry), memory_(api) {}
@@ -44,7 +44,8 @@ class CudaEntry final : public PreparedEntry {
   int64_t workspaceBytes() const override { return report_.arenaBytes + report_.scratchBytes; }
   const EntryReport& report() const { return report_; }
 
-  bool asynchronous() const override { return true; }
+  AsyncEntry* async() override { return this; }
+  EntryProfiler* profiler() override { return this; }
   absl::Status enqueue(const RunArgs& args, int64_t ticket) override;
   absl::Status poll(bool wait, LogSink deliver) override;
   absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override;
@@ -116,7 +117,7 @@ class CudaEntry final : public PreparedEntry {
   uint64_t* checkHost_ = nullptr;
 };
 
-class CudaExecutor final : public Executor {
+class CudaExecutor final : public Executor, public DeviceResidency {
  public:
   CudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options)
       : api_(std::move(api)), memory_(*api_), options_(options) {}
@@ -164,6 +165,8 @@ class CudaExecutor final : public Executor {
     return std::unique_ptr<PreparedEntry>(std::move(prepared));
   }
 
+  DeviceResidency* residency() override { return this; }
+  const DeviceResidency* residency() const override { return this; }
   absl::Status downloadPersistent(absl::Span<Tensor* const> persistent, int32_t only) override {
     if (!deviceNewer_) return absl::OkStatus();
     for (size_t id = 0; id < mirrors_.size() && id < persistent.size(); ++id) {
