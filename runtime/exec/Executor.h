@@ -94,6 +94,24 @@ class DeviceResidency {
   virtual int64_t hostSyncs() const = 0;
 };
 
+// What prepare decided for one entry, for reports, the dry run and tests. Every device fills the
+// first part; the others are what only one device has (zero or empty on the rest).
+struct EntryReport {
+  int64_t steps = 0;
+  int64_t arenaBytes = 0, scratchBytes = 0;
+  int64_t referenceSteps = 0;             // steps run on the oracle's kernels (the reference: all)
+  std::vector<std::string> referenceOps;  // their ops
+  // cpu: its own kernels and library calls, views, in-place optimizer results, the low-precision
+  // weight copies written by the optimizer, unscale passes that also sum the norm's squares.
+  int64_t libraryAndKernelSteps = 0, aliasSteps = 0, inPlaceUpdates = 0, inPlaceResults = 0, absorbedCasts = 0,
+          fusedGradStats = 0, unplannedBytes = 0;
+  // cuda: what the captured graph launches.
+  int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
+  std::string code;                  // the code object chosen ("sm_90 cubin")
+  std::string fusion;                // what the device fused beyond the plan (GradPipeline.h), or empty
+  std::vector<std::string> actions;  // one line per captured operation, in capture order
+};
+
 class PreparedEntry {
  public:
   virtual ~PreparedEntry() = default;
@@ -105,6 +123,8 @@ class PreparedEntry {
   virtual const void* resultData(size_t r) const = 0;
   // Bytes of per-call memory this entry holds (its arena), as allocated.
   virtual int64_t workspaceBytes() const = 0;
+  // What prepare decided.
+  virtual const EntryReport& report() const = 0;
 
   // Capabilities this entry's device declares; null where it has none (host devices: reference,
   // cpu). The session runs calls synchronously behind the same interface where there is no

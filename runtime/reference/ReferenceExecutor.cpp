@@ -46,7 +46,11 @@ namespace {
 
 class ReferenceEntry final : public PreparedEntry {
  public:
-  ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {}
+  ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {
+    report_.steps = report_.referenceSteps = static_cast<int64_t>(entry.steps.size());
+    for (const PlanStep& s : entry.steps) report_.referenceOps.push_back(s.op);
+  }
+  const EntryReport& report() const override { return report_; }
 
   absl::Status run(const RunArgs& args) override {
     std::vector<Tensor> temps(plan_.buffers.size());
@@ -114,6 +118,7 @@ class ReferenceEntry final : public PreparedEntry {
  private:
   const Plan& plan_;
   const EntryPoint& entry_;
+  EntryReport report_;
   std::vector<Tensor> results_;
 };
 

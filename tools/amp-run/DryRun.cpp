@@ -34,7 +34,7 @@ int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile, const cuda::CudaOpt
       status = 1;
       continue;
     }
-    const cuda::EntryReport* r = cuda::reportOf(**prepared);
+    const EntryReport* r = &(**prepared).report();
     api->clearCalls();
     auto first = session->run(name, feeds);
     const int64_t syncsBefore = api->hostSyncs();

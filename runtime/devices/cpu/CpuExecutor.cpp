@@ -202,7 +202,7 @@ class CpuEntry final : public PreparedEntry {
     for (const auto& [id, data] : constants_) constants += static_cast<int64_t>(data.size());
     return report_.arenaBytes + scratchBytes_ + constants;
   }
-  const EntryReport& report() const { return report_; }
+  const EntryReport& report() const override { return report_; }
 
  private:
   absl::Status prepareConstant(size_t s) {
@@ -313,10 +313,6 @@ class CpuExecutor final : public Executor {
 
 }  // namespace
 
-const EntryReport* reportOf(const PreparedEntry& entry) {
-  auto* cpuEntry = dynamic_cast<const CpuEntry*>(&entry);
-  return cpuEntry ? &cpuEntry->report() : nullptr;
-}
 
 }  // namespace cpu
 

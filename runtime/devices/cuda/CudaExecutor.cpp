@@ -42,7 +42,7 @@ class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryPro
   absl::Status run(const RunArgs& args) override;
   const void* resultData(size_t r) const override { return resultStaging_ + resultOffset_[r]; }
   int64_t workspaceBytes() const override { return report_.arenaBytes + report_.scratchBytes; }
-  const EntryReport& report() const { return report_; }
+  const EntryReport& report() const override { return report_; }
 
   AsyncEntry* async() override { return this; }
   EntryProfiler* profiler() override { return this; }
@@ -590,10 +590,6 @@ std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOpti
   return std::make_unique<CudaExecutor>(std::move(api), options);
 }
 
-const EntryReport* reportOf(const PreparedEntry& entry) {
-  auto* e = dynamic_cast<const CudaEntry*>(&entry);
-  return e ? &e->report() : nullptr;
-}
 
 }  // namespace cuda
 

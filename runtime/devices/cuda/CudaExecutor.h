@@ -46,16 +46,6 @@ struct CudaOptions {
 // The cuda device over any GpuApi (the tests pass a recording one).
 std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options = {});
 
-// What prepare decided for one entry, for reports, the dry run and tests.
-struct EntryReport {
-  int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
-  int64_t arenaBytes = 0, scratchBytes = 0;
-  std::string code;                  // the code object chosen ("sm_90 cubin")
-  std::string fusion;                // what the device fused beyond the plan (GradPipeline.h), or empty
-  std::vector<std::string> actions;  // one line per captured operation, in capture order
-};
-// The report of a PreparedEntry made by the cuda executor (null for other executors' entries).
-const EntryReport* reportOf(const PreparedEntry& entry);
 
 }  // namespace cuda
 

@@ -104,7 +104,7 @@ void expectSteadyStateWithoutAllocations(const std::string& model) {
     }
     auto entry = session->prepared("train_step");
     ASSERT_TRUE(entry.ok()) << entry.status();
-    const cpu::EntryReport* report = cpu::reportOf(**entry);
+    const EntryReport* report = &(**entry).report();
     ASSERT_NE(report, nullptr);
     std::string fallback;
     for (const std::string& op : report->referenceOps) fallback += " " + op;
@@ -176,7 +176,7 @@ TEST(CpuWeightCopies, TheOptimizerWritesEachCopyAsTheCastOfItsMaster) {
       EXPECT_TRUE(copy->bitwiseEquals(want)) << name << " is not its master rounded";
     }
     EXPECT_EQ(copies, 6);
-    EXPECT_EQ(cpu::reportOf(**entry)->absorbedCasts, copies) << "a cast after the optimizer step was not absorbed";
+    EXPECT_EQ((**entry).report().absorbedCasts, copies) << "a cast after the optimizer step was not absorbed";
   }
 }
 

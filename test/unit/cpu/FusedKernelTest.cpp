@@ -67,7 +67,7 @@ void expectFusedParity(const FusedCase& c) {
   ASSERT_TRUE(got.ok()) << got.status();
   auto prepared = cpu->prepared("eval");
   ASSERT_TRUE(prepared.ok());
-  EXPECT_EQ(cpu::reportOf(**prepared)->referenceSteps, 0) << "the fused step was interpreted, not compiled";
+  EXPECT_EQ((**prepared).report().referenceSteps, 0) << "the fused step was interpreted, not compiled";
   for (size_t r = 0; r < want->size(); ++r) {
     const Tensor &w = (*want)[r].tensor, &g = (*got)[r].tensor;
     ASSERT_EQ(w.nbytes(), g.nbytes());

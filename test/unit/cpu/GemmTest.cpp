@@ -531,7 +531,7 @@ TEST(CpuLinearStep, MatchesTheReferenceDevice) {
       ASSERT_TRUE(got.ok()) << got.status();
       auto prepared = cpu->prepared("eval");
       ASSERT_TRUE(prepared.ok());
-      const cpu::EntryReport* report = cpu::reportOf(**prepared);
+      const EntryReport* report = &(**prepared).report();
       ASSERT_NE(report, nullptr);
       EXPECT_EQ(report->referenceSteps, 0) << "amp.linear ran on the reference fallback";
       const Tensor &r = (*want)[0].tensor, &o = (*got)[0].tensor;

@@ -75,7 +75,7 @@ StatsRun runStats(Device device, bool withScale, bool withInf) {
   if (device == Device::Cpu) {
     auto prepared = session->prepared("eval");
     EXPECT_TRUE(prepared.ok()) << prepared.status();
-    if (prepared.ok()) run.fused = cpu::reportOf(**prepared)->fusedGradStats;
+    if (prepared.ok()) run.fused = (**prepared).report().fusedGradStats;
   }
   return run;
 }

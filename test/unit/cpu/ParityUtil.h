@@ -110,7 +110,7 @@ inline void expectParity(const std::string& op, const std::vector<Operand>& oper
   ASSERT_TRUE(got.ok()) << got.status();
   auto prepared = cpu->prepared("eval");
   ASSERT_TRUE(prepared.ok());
-  const cpu::EntryReport* report = cpu::reportOf(**prepared);
+  const EntryReport* report = &(**prepared).report();
   ASSERT_NE(report, nullptr);
   EXPECT_EQ(report->referenceSteps, 0) << op << " ran on the reference fallback";
   ASSERT_EQ(want->size(), got->size());

@@ -95,7 +95,7 @@ TEST(CudaExecutor, EveryStepOfTheMlpLowers) {
     for (const EntryPoint& e : d.session->plan().entries) {
       auto prepared = d.session->prepared(e.name);
       ASSERT_TRUE(prepared.ok()) << e.name << ": " << prepared.status();
-      const EntryReport* r = reportOf(**prepared);
+      const EntryReport* r = &(**prepared).report();
       ASSERT_NE(r, nullptr);
       // 3 linear layers forward; training adds 5 weight/input-gradient matmuls.
       EXPECT_EQ(r->gemms, e.name == "eval" ? 3 : 8) << e.name;
@@ -132,7 +132,7 @@ TEST(CudaExecutor, TheAmpRecipeMlpLowersWithItsMseLoss) {
   for (const char* entry : {"eval", "train_step"}) {
     auto prepared = d.session->prepared(entry);
     ASSERT_TRUE(prepared.ok()) << entry << ": " << prepared.status();
-    const EntryReport* r = reportOf(**prepared);
+    const EntryReport* r = &(**prepared).report();
     ASSERT_NE(r, nullptr);
     int64_t partials = 0, means = 0;
     for (const std::string& a : r->actions) {
@@ -179,7 +179,7 @@ TEST(CudaExecutor, AProfileTimesEveryOperationAndPutsTheStateBack) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok()) << prepared.status();
-  const EntryReport* r = reportOf(**prepared);
+  const EntryReport* r = &(**prepared).report();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   ASSERT_TRUE(d.session->syncPersistent().ok());
   std::map<std::string, std::vector<uint8_t>> before;
@@ -244,7 +244,7 @@ TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
   for (const EntryPoint& e : d.session->plan().entries) ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok());
-  const EntryReport* r = reportOf(**prepared);
+  const EntryReport* r = &(**prepared).report();
   ASSERT_NE(r, nullptr);
   auto kernels = actionsEndingIn(*r, {"amp_conv2d_f16", "amp_conv2d_grad_input_f16", "amp_conv2d_grad_weight_f16",
                                       "amp_max_pool2d_f16", "amp_avg_pool2d_f16", "amp_max_pool2d_grad_f16",
@@ -271,7 +271,7 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok());
-  const EntryReport* r = reportOf(**prepared);
+  const EntryReport* r = &(**prepared).report();
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->gemms, 3 + 5) << "the linear layer's and one per convolution pass (2 forward, 2 weight, 1 input gradient)";
   int64_t implicit = 0, directKernels = 0, gathers = 0;
@@ -294,14 +294,14 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   ASSERT_TRUE(e.session->run("train_step", e.feeds).ok());
   auto exact = e.session->prepared("train_step");
   ASSERT_TRUE(exact.ok());
-  EXPECT_EQ(reportOf(**exact)->scratchBytes + largest, r->scratchBytes) << "one workspace, sized for the largest pass";
+  EXPECT_EQ((**exact).report().scratchBytes + largest, r->scratchBytes) << "one workspace, sized for the largest pass";
   // The grads entry, prepared after train_step, convolves through the same columns.
   ASSERT_TRUE(d.session->run("grads", d.feeds).ok());
   ASSERT_TRUE(e.session->run("grads", e.feeds).ok());
   auto grads = d.session->prepared("grads"), exactGrads = e.session->prepared("grads");
   ASSERT_TRUE(grads.ok() && exactGrads.ok());
-  EXPECT_EQ(reportOf(**grads)->scratchBytes, reportOf(**exactGrads)->scratchBytes) << "no second workspace";
-  EXPECT_GT(reportOf(**grads)->gemms, reportOf(**exactGrads)->gemms);
+  EXPECT_EQ((**grads).report().scratchBytes, (**exactGrads).report().scratchBytes) << "no second workspace";
+  EXPECT_GT((**grads).report().gemms, (**exactGrads).report().gemms);
 }
 
 // Under a small columns limit the small CNN's forward and input-gradient convolutions run two
@@ -315,7 +315,7 @@ TEST(CudaExecutor, ColumnsBeyondTheLimitRunInChunksOfImages) {
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok());
   int64_t chunkedGemms = 0, directWeightGrads = 0;
-  for (const std::string& a : reportOf(**prepared)->actions) {
+  for (const std::string& a : (**prepared).report().actions) {
     if (a.find("amp.conv2d_grad_input: implicit GEMM") != std::string::npos) {
       EXPECT_NE(a.find("in 2 batches"), std::string::npos) << a;
       chunkedGemms += a.find(", images 0..1") != std::string::npos || a.find(", images 2..3") != std::string::npos;
@@ -333,7 +333,7 @@ TEST(CudaExecutor, ColumnsBeyondTheLimitRunInChunksOfImages) {
   auto grads = p.session->prepared("grads");
   ASSERT_TRUE(grads.ok());
   int64_t oneImage = 0;
-  for (const std::string& a : reportOf(**grads)->actions)
+  for (const std::string& a : (**grads).report().actions)
     oneImage += a.find("amp.conv2d_grad_input: implicit GEMM") != std::string::npos &&
                 (a.find(", images 0..0") != std::string::npos || a.find(", images 1..1") != std::string::npos);
   EXPECT_EQ(oneImage, 2);
@@ -346,7 +346,7 @@ TEST(CudaExecutor, AGroupedConvolutionRunsTheDirectKernel) {
   auto prepared = d.session->prepared("grads");
   ASSERT_TRUE(prepared.ok());
   int64_t grouped = 0, implicit = 0;
-  for (const std::string& a : reportOf(**prepared)->actions) {
+  for (const std::string& a : (**prepared).report().actions) {
     grouped += a.find("(direct: a grouped convolution has no single GEMM)") != std::string::npos;
     implicit += a.find("implicit GEMM") != std::string::npos;
   }
@@ -614,7 +614,7 @@ TEST(CudaExecutor, ACheckedCallTestsEveryFloatResultAfterItsStep) {
   ASSERT_TRUE(prepared.ok());
   // Every float result of the device's entry is checked: the plan's, less what the fused gradient
   // pipeline never materialises.
-  const EntryReport* r = reportOf(**prepared);
+  const EntryReport* r = &(**prepared).report();
   ASSERT_NE(r, nullptr);
   ASSERT_FALSE(r->fusion.empty());
   auto fused = fuseGradPipeline(plan, *plan.findEntry("train_step"));
