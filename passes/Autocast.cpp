@@ -134,10 +134,12 @@ LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why)
   if (tgt.empty())
     if (auto attr = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
       tgt = attr.getValue().str();
-  if (tgt.empty())
-    return module.emitError(
-        "amp-autocast: dtype=auto needs a target: set the module attribute amp.target "
-        "(ampc --target=...) or the pass option target=cpu|cpu:FEATURES|cuda:sm_NN|reference");
+  // No target named: the compiling machine's cpu, as ampc defaults it, so amp-opt and ampc
+  // decide alike; recorded, since the decision depends on it.
+  if (tgt.empty()) {
+    tgt = "cpu";
+    module->setAttr(AmpDialect::kTargetAttr, StringAttr::get(ctx, tgt));
+  }
   std::string error, reason;
   auto picked = autoPicksBF16(tgt, reason, error);
   if (failed(picked)) return module.emitError("amp-autocast: ") << error;

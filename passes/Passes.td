@@ -72,7 +72,7 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
            "pytorch, tensorflow, tensorflow-fp16, tensorflow-bf16 or a PATH.json policy file">,
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "Target for dtype=auto (cuda:sm_NN, cpu, cpu:FEATURES, reference); default: the "
-           "module's amp.target attribute">,
+           "module's amp.target attribute, else cpu (the compiling machine, as ampc)">,
     ListOption<"overrides", "override", "std::string",
                "Pattern overrides PATTERN=PRECISION (loc glob, or op:GLOB)">,
   ];
