@@ -296,6 +296,16 @@ def bad_inputs():
     check("label 12 at position [0] is out of range [0, 10)" in out and "mlp.mlir:20:" in out,
           "an out-of-range label names itself and the loss op's source line")
 
+    # --input names inputs and labels only: a param is pointed at --params, an unknown name listed.
+    weight = os.path.join(WORK, "fc1_weight.npy")
+    with open(weight, "wb") as f:
+        f.write(npy("f", (784, 256), [0.0] * (784 * 256)))
+    out = run_fails_on_device(amp_run, bundle, "--input", "fc1.weight=" + weight)
+    check("'fc1.weight' is a param of the model, not an input; load params with --params" in out,
+          "--input of a param is refused, pointing at --params")
+    out = run_fails_on_device(amp_run, bundle, "--input", "imag=" + weight)
+    check("the model has no input 'imag' (it has: image, label)" in out, "--input of an unknown name lists the inputs")
+
     good = os.path.join(WORK, "good.npz")
     write_npz(good, {"image": npy("f", (128, 784), [0.5] * (128 * 784)), "label": npy("q", (128,), labels)})
     ckpt = os.path.join(WORK, "ckpt")

@@ -391,6 +391,22 @@ absl::StatusOr<std::map<std::string, Tensor>> entryFeeds(const Plan& plan, const
     }
   }
   for (const auto& [name, file] : cl.inputs) {
+    // Only inputs and labels are fed; a param named here would be ignored without a word.
+    const std::optional<int32_t> id = plan.findBuffer(name);
+    const BufferKind kind = id ? plan.buffers[*id].kind : BufferKind::Temp;
+    if (kind == BufferKind::Param || kind == BufferKind::State)
+      return absl::InvalidArgumentError(absl::StrCat("--input ", name, "=", file, ": '", name, "' is a ",
+                                                     std::string(bufferKindName(kind)),
+                                                     " of the model, not an input; load params with --params "
+                                                     "FILE.safetensors"));
+    if (kind != BufferKind::Input && kind != BufferKind::Label) {
+      std::string names;
+      for (const BufferDesc& b : plan.buffers)
+        if (b.kind == BufferKind::Input || b.kind == BufferKind::Label)
+          absl::StrAppend(&names, names.empty() ? "" : ", ", b.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input ", name, "=", file, ": the model has no input '", name, "' (it has: ", names, ")"));
+    }
     auto t = readTensorFile(name, file);
     if (!t.ok()) return t.status();
     feeds[name] = std::move(*t);
