@@ -1,5 +1,4 @@
 #include "runtime/plan/Bundle.h"
-#include "runtime/plan/TrainingConfig.h"
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"

@@ -128,12 +128,16 @@ std::string CpuFeatures::isaLevel() const {
   return "x86-64";
 }
 
+namespace {
+// The levels lowerTo accepts, lowest first.
+constexpr const char* kLevels[] = {"x86-64", "x86-64-v3", "x86-64-v4", "avx512_bf16", "host"};
+}  // namespace
+
 bool CpuFeatures::lowerTo(const std::string& level) {
   // Each level keeps what the one above it keeps, minus its own cut.
-  static const char* const kOrder[] = {"x86-64", "x86-64-v3", "x86-64-v4", "avx512_bf16", "host"};
   int rank = -1;
   for (int i = 0; i < 5; ++i)
-    if (level == kOrder[i]) rank = i;
+    if (level == kLevels[i]) rank = i;
   if (rank < 0) return false;
   if (rank < 4) amx_tile = amx_bf16 = false;
   if (rank < 3) avx512_bf16 = avx512_fp16 = false;
@@ -142,7 +146,14 @@ bool CpuFeatures::lowerTo(const std::string& level) {
   return true;
 }
 
-const char* CpuFeatures::levels() { return "x86-64, x86-64-v3, x86-64-v4, avx512_bf16, host"; }
+const std::string& CpuFeatures::levels() {
+  static const std::string joined = [] {
+    std::string s;
+    for (const char* l : kLevels) s += (s.empty() ? "" : ", ") + std::string(l);
+    return s;
+  }();
+  return joined;
+}
 
 const CpuFeatures& CpuFeatures::detected() {
   static const CpuFeatures features = detect();  // C++11 magic static: detected exactly once.

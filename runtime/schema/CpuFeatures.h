@@ -71,7 +71,7 @@ struct CpuFeatures {
   bool lowerTo(const std::string& level);
 
   // The levels lowerTo accepts, lowest first, for messages: "x86-64, x86-64-v3, ...".
-  static const char* levels();
+  static const std::string& levels();
 
   // Features of the machine this process runs on, as detected. Detected once (thread-safe static
   // initialisation); on Linux this also requests AMX tile-data permission for the process.

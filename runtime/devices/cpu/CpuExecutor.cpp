@@ -313,7 +313,6 @@ class CpuExecutor final : public Executor {
 
 }  // namespace
 
-
 }  // namespace cpu
 
 absl::StatusOr<std::unique_ptr<Executor>> makeCpuExecutor() {

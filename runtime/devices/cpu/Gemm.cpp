@@ -29,12 +29,14 @@ size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 // masked run executes the GEMM kernels a machine of that level would (ONEDNN_MAX_CPU_ISA does the
 // same by hand). It must precede oneDNN's first kernel, hence the engine's creation.
 void capOneDnnIsa() {
-  const std::string& level = CpuFeatures::maskLevel();
-  if (level.empty() || level == "host") return;
-  const dnnl_cpu_isa_t isa = level == "x86-64"      ? dnnl_cpu_isa_sse41
-                             : level == "x86-64-v3" ? dnnl_cpu_isa_avx2
-                             : level == "x86-64-v4" ? dnnl_cpu_isa_avx512_core_vnni
-                                                    : dnnl_cpu_isa_avx512_core_bf16;
+  if (CpuFeatures::maskLevel().empty()) return;
+  // The highest oneDNN ISA the lowered features still allow.
+  const CpuFeatures& f = CpuFeatures::host();
+  const dnnl_cpu_isa_t isa = !f.avx2          ? dnnl_cpu_isa_sse41
+                             : !f.avx512f     ? dnnl_cpu_isa_avx2
+                             : !f.avx512_bf16 ? dnnl_cpu_isa_avx512_core_vnni
+                             : !f.amx_bf16    ? dnnl_cpu_isa_avx512_core_bf16
+                                              : dnnl_cpu_isa_all;
   // Fails only when oneDNN has already dispatched (then ONEDNN_MAX_CPU_ISA governs), or when the
   // isa is above the machine's, which changes nothing.
   (void)dnnl_set_max_cpu_isa(isa);

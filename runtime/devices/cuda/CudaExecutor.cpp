@@ -590,7 +590,6 @@ std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOpti
   return std::make_unique<CudaExecutor>(std::move(api), options);
 }
 
-
 }  // namespace cuda
 
 absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor(cuda::CudaOptions options) {
