@@ -96,6 +96,11 @@ LogicalResult convertAttr(Operation* op, NamedAttribute named, rt::AttrMap& attr
     attrs.set(name.str(), s.getValue().str());
   } else if (auto keyword = enumKeyword(a)) {
     attrs.set(name.str(), keyword->str());
+  } else if (auto t = dyn_cast<TypeAttr>(a)) {  // a fused update's weight_copy: "bf16"
+    std::string spelled;
+    llvm::raw_string_ostream os(spelled);
+    os << t.getValue();
+    attrs.set(name.str(), spelled);
   } else if (isa<UnitAttr>(a)) {
     attrs.set(name.str(), true);
   } else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a)) {
@@ -265,7 +270,15 @@ struct EntryLowering {
         if (failed(lowerBody(fused, step))) return failure();
       for (NamedAttribute attr : op.getAttrDictionary())
         if (failed(convertAttr(&op, attr, step.attrs))) return failure();
-      if (auto ln = dyn_cast<LayerNormOp>(op)) {
+      // The plan keeps no operand segment sizes: a fused update says whether it unscales (whether
+      // it clips is whether it has max_norm), so runtime/plan/UpdateLayout.h can place operands.
+      if (auto stats = dyn_cast<GradStatsOp>(op)) {
+        step.attrs.set("unscales", static_cast<bool>(stats.getScale()));  // a scalar grad is no scale
+      } else if (auto sgd = dyn_cast<SgdUpdateOp>(op)) {
+        step.attrs.set("unscales", static_cast<bool>(sgd.getScale()));
+      } else if (auto adam = dyn_cast<AdamUpdateOp>(op)) {
+        step.attrs.set("unscales", static_cast<bool>(adam.getScale()));
+      } else if (auto ln = dyn_cast<LayerNormOp>(op)) {
         step.attrs.set("has_weight", static_cast<bool>(ln.getWeight()));
         step.attrs.set("has_bias", static_cast<bool>(ln.getBias()));
       } else if (auto rms = dyn_cast<RmsNormOp>(op)) {

@@ -86,6 +86,12 @@ LogicalResult ClipGradsOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// grad_stats
+//===----------------------------------------------------------------------===//
+
+LogicalResult GradStatsOp::verify() { return needGrads(*this, getGrads().size()); }
+
+//===----------------------------------------------------------------------===//
 // lr_schedule
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +131,24 @@ LogicalResult verifyLikeParam(Operation* op, Value param,
   return success();
 }
 
+// The optional operands and attributes of a fused update (amp-fuse-grad-pipeline): a clip needs
+// both the norm and max_norm; a weight copy is a 16-bit float type.
+LogicalResult verifyFusedUpdate(Operation* op, Value norm, std::optional<APFloat> maxNorm,
+                                std::optional<Type> copy) {
+  if (static_cast<bool>(norm) != maxNorm.has_value())
+    return op->emitOpError(norm ? "clips by a norm but has no max_norm" : "has a max_norm but no clip(norm) operand");
+  if (maxNorm && (!(maxNorm->convertToDouble() > 0.0) || !std::isfinite(maxNorm->convertToDouble())))
+    return op->emitOpError("max_norm must be finite and > 0, got ") << maxNorm->convertToDouble();
+  if (copy && !copy->isBF16() && !copy->isF16())
+    return op->emitOpError("weight_copy must be bf16 or f16, got ") << *copy;
+  return success();
+}
+
+// The weight copy result's type: the param's shape in the copy's element type.
+void addWeightCopyType(Value param, std::optional<Type> copy, SmallVectorImpl<Type>& out) {
+  if (copy) out.push_back(cast<RankedTensorType>(param.getType()).clone(*copy));
+}
+
 LogicalResult checkUnit(Operation* op, StringRef name, double v, bool allowOne = false) {
   if (!(v >= 0.0 && (allowOne ? v <= 1.0 : v < 1.0)))
     return op->emitOpError() << name << " must be in [0, 1" << (allowOne ? "]" : ")") << ", got " << v;
@@ -139,6 +163,7 @@ LogicalResult SgdUpdateOp::inferReturnTypes(MLIRContext*, std::optional<Location
     return emitOptionalError(loc, "'amp.sgd_update' op param must be a ranked tensor");
   out.push_back(a.getParam().getType());
   if (Value buf = a.getMomentumBuffer()) out.push_back(buf.getType());
+  addWeightCopyType(a.getParam(), a.getWeightCopy(), out);
   return success();
 }
 
@@ -158,7 +183,7 @@ LogicalResult SgdUpdateOp::verify() {
   if (hasBuffer != (momentum != 0.0))
     return emitOpError(hasBuffer ? "has a momentum_buffer but momentum = 0"
                                  : "needs a momentum_buffer operand when momentum != 0");
-  return success();
+  return verifyFusedUpdate(*this, getNorm(), getMaxNorm(), getWeightCopy());
 }
 
 LogicalResult AdamUpdateOp::inferReturnTypes(MLIRContext*, std::optional<Location> loc, Adaptor a,
@@ -168,6 +193,7 @@ LogicalResult AdamUpdateOp::inferReturnTypes(MLIRContext*, std::optional<Locatio
   out.push_back(a.getParam().getType());
   out.push_back(a.getExpAvg().getType());
   out.push_back(a.getExpAvgSq().getType());
+  addWeightCopyType(a.getParam(), a.getWeightCopy(), out);
   return success();
 }
 
@@ -183,5 +209,5 @@ LogicalResult AdamUpdateOp::verify() {
   if (!(eps > 0.0) || !std::isfinite(eps)) return emitOpError("eps must be finite and > 0, got ") << eps;
   if (!(wd >= 0.0) || !std::isfinite(wd))
     return emitOpError("weight_decay must be finite and >= 0, got ") << wd;
-  return success();
+  return verifyFusedUpdate(*this, getNorm(), getMaxNorm(), getWeightCopy());
 }

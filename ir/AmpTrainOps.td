@@ -122,6 +122,36 @@ def Amp_ClipGradsOp : Amp_Op<"clip_grads", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def Amp_GradStatsOp : Amp_Op<"grad_stats", [AttrSizedOperandSegments]> {
+  let summary = "found_inf and the global norm of the unscaled gradients, read once as stored";
+  let description = [{
+    Formed by amp-fuse-grad-pipeline from an `amp.unscale_check` (and the `amp.global_norm` over
+    its results) whose unscaled gradients only the norm, `amp.clip_grads` and the optimizer
+    updates read. Each gradient is read as stored (f16/bf16 where the unfused step widened it to
+    f32 first) and widened to f32; then, exactly as the ops it replaces:
+
+    - `found_inf` is `1.0` if any element of any gradient is NaN or ±inf, else `0.0`;
+    - `norm` (present when the op has two results) is `amp.global_norm` of the unscaled values
+      `u = inv_scale == 1 ? g : fl(g · inv_scale)`, `inv_scale = f32(1 / f64(scale))`, summed in
+      the same order.
+
+    The unscaled gradients themselves are not materialised: the updates that read them unscale
+    (and clip) each element as they read it (`unscale(...)`, `clip(...)` on `amp.sgd_update` and
+    `amp.adam_update`), so every value is the bits of the unfused ops.
+
+    ```mlir
+    %found, %norm = amp.grad_stats %g1, %g2 scale(%scale)
+        : tensor<784x256xbf16>, tensor<256xf32> -> tensor<f32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Amp_FloatTensor>:$grads, Optional<Amp_ScalarF32>:$scale);
+  let results = (outs Amp_ScalarF32:$found_inf, Optional<Amp_ScalarF32>:$norm);
+  let assemblyFormat = [{
+    $grads (`scale` `(` $scale^ `)`)? attr-dict `:` type($grads) `->` type(results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Counters and learning-rate schedule
 //===----------------------------------------------------------------------===//
@@ -177,7 +207,7 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
 // Optimizer updates (all guarded by found_inf)
 //===----------------------------------------------------------------------===//
 
-def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor]> {
+def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "torch.optim.SGD step (dampening 0) on an f32 master weight, skipped on overflow";
   let description = [{
     If `found_inf != 0` every result is its input, bit for bit. Otherwise, in f32 with
@@ -193,7 +223,13 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor]> {
     The momentum buffer starts at zeros, so the first step gives `buf' = d`, which is PyTorch's
     `clone(grad)` (up to the sign of a zero). The buffer operand and result are present exactly
     when `momentum != 0`; `nesterov` requires `momentum > 0`. `param` and the buffer are f32;
-    `grad` has the param's shape (amp-verify reports a low-precision gradient).
+    `grad` has the param's shape.
+
+    Formed by amp-fuse-grad-pipeline, the update may also read its gradient as the loss-scaled
+    one: with `unscale(%scale)` the element is first unscaled as `amp.unscale_check` does (in f32,
+    after widening an f16/bf16 gradient), with `clip(%norm)` and `max_norm` then clipped as
+    `amp.clip_grads` does with that norm. With `weight_copy = bf16` (or f16) the update has one
+    more result: `amp.cast` of the new param to that type, written on a skipped step too.
 
     ```mlir
     %p2, %buf2 = amp.sgd_update %p, %g, %lr, %found_inf momentum_buffer(%buf : tensor<4x3xf32>)
@@ -203,18 +239,26 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor]> {
   }];
   let arguments = (ins Amp_F32Tensor:$param, Amp_FloatTensor:$grad, Amp_ScalarF32:$lr,
                        Amp_ScalarF32:$found_inf, Optional<Amp_F32Tensor>:$momentum_buffer,
+                       Optional<Amp_ScalarF32>:$scale, Optional<Amp_ScalarF32>:$norm,
                        DefaultValuedAttr<F64Attr, "0.0">:$momentum,
                        DefaultValuedAttr<BoolAttr, "false">:$nesterov,
-                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
-  let results = (outs Amp_F32Tensor:$new_param, Optional<Amp_F32Tensor>:$new_momentum_buffer);
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       OptionalAttr<F64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
+  // [the new momentum buffer (momentum != 0)] [the weight copy (weight_copy)]: two optional
+  // results, which ODS would need a segment attribute for; the accessors below name them.
+  let results = (outs Amp_F32Tensor:$new_param, Variadic<Amp_FloatTensor>:$new_state);
   let assemblyFormat = [{
     $param `,` $grad `,` $lr `,` $found_inf (`momentum_buffer` `(` $momentum_buffer^ `:` type($momentum_buffer) `)`)?
-    attr-dict `:` type($param) `,` type($grad)
+    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? attr-dict `:` type($param) `,` type($grad)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::Value getNewMomentumBuffer() { return getMomentumBuffer() ? getNewState()[0] : ::mlir::Value(); }
+    ::mlir::Value getNewWeightCopy() { return getWeightCopy() ? getNewState().back() : ::mlir::Value(); }
   }];
   let hasVerifier = 1;
 }
 
-def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor,
+def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor, AttrSizedOperandSegments,
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam / AdamW step on an f32 master weight, skipped on overflow";
   let description = [{
@@ -237,6 +281,12 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor,
     f32 with one shape; `grad` has that shape. Requires `0 <= β1, β2 < 1`, `eps > 0`,
     `weight_decay >= 0`.
 
+    Formed by amp-fuse-grad-pipeline, the update may also read its gradient as the loss-scaled
+    one: with `unscale(%scale)` the element is first unscaled as `amp.unscale_check` does (in f32,
+    after widening an f16/bf16 gradient), with `clip(%norm)` and `max_norm` then clipped as
+    `amp.clip_grads` does with that norm. With `weight_copy = bf16` (or f16) the update has one
+    more result: `amp.cast` of the new param to that type, written on a skipped step too.
+
     ```mlir
     %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found_inf
         {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64,
@@ -246,16 +296,18 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor,
   let arguments = (ins Amp_F32Tensor:$param, Amp_FloatTensor:$grad, Amp_F32Tensor:$exp_avg,
                        Amp_F32Tensor:$exp_avg_sq, Amp_ScalarI64:$step, Amp_ScalarF32:$lr,
                        Amp_ScalarF32:$found_inf,
+                       Optional<Amp_ScalarF32>:$scale, Optional<Amp_ScalarF32>:$norm,
                        DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                        DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                        DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
                        DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
-                       DefaultValuedAttr<BoolAttr, "false">:$decoupled);
+                       DefaultValuedAttr<BoolAttr, "false">:$decoupled,
+                       OptionalAttr<F64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
   let results = (outs Amp_F32Tensor:$new_param, Amp_F32Tensor:$new_exp_avg,
-                      Amp_F32Tensor:$new_exp_avg_sq);
+                      Amp_F32Tensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr `,` $found_inf attr-dict `:`
-    type($param) `,` type($grad)
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr `,` $found_inf
+    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? attr-dict `:` type($param) `,` type($grad)
   }];
   let hasVerifier = 1;
 }

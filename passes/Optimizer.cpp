@@ -150,19 +150,20 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         Value buf;
         std::string bufName = g.param + ".momentum_buffer";
         if (momentum != 0.0) buf = addStateArg(f, pt, bufName, zerosInit(ctx));
-        auto upd = b.create<SgdUpdateOp>(loc, g.paramArg, gs[k], lrValue, found, buf,
-                                         b.getF64FloatAttr(momentum), b.getBoolAttr(nesterov),
-                                         b.getF64FloatAttr(wd));
+        auto upd = b.create<SgdUpdateOp>(loc, g.paramArg, gs[k], lrValue, found, buf, /*scale=*/Value(),
+                                         /*norm=*/Value(), b.getF64FloatAttr(momentum), b.getBoolAttr(nesterov),
+                                         b.getF64FloatAttr(wd), /*max_norm=*/FloatAttr(), /*weight_copy=*/TypeAttr());
         out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
         if (buf) out.add(upd.getNewMomentumBuffer(), AmpDialect::kUpdatesAttr, bufName);
       } else {
         std::string mName = g.param + ".exp_avg", vName = g.param + ".exp_avg_sq";
         BlockArgument m = addStateArg(f, pt, mName, zerosInit(ctx));
         BlockArgument v = addStateArg(f, pt, vName, zerosInit(ctx));
-        auto upd = b.create<AdamUpdateOp>(loc, g.paramArg, gs[k], m, v, counters.getNewStep(),
-                                          lrValue, found, b.getF64FloatAttr(beta1),
-                                          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-                                          b.getF64FloatAttr(wd), b.getBoolAttr(kind == OptimizerKind::AdamW));
+        auto upd = b.create<AdamUpdateOp>(loc, g.paramArg, gs[k], m, v, counters.getNewStep(), lrValue, found,
+                                          /*scale=*/Value(), /*norm=*/Value(), b.getF64FloatAttr(beta1),
+                                          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps), b.getF64FloatAttr(wd),
+                                          b.getBoolAttr(kind == OptimizerKind::AdamW), /*max_norm=*/FloatAttr(),
+                                          /*weight_copy=*/TypeAttr());
         out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
         out.add(upd.getNewExpAvg(), AmpDialect::kUpdatesAttr, mName);
         out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);

@@ -397,4 +397,42 @@ def AmpFusePass : Pass<"amp-fuse", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpFuseGradPipelinePass : Pass<"amp-fuse-grad-pipeline", "::mlir::func::FuncOp"> {
+  let summary = "Runs the gradient pipeline as one statistics pass and the optimizer pass";
+  let description = [{
+    The training step unscales and checks the gradients (`amp.unscale_check`), takes their
+    global norm and clips them, and updates each master, then casts it to its low-precision
+    copy: four or five passes over every gradient, each intermediate gradient a buffer. When
+    nothing but the norm, the clip and exactly one optimizer update reads each unscaled
+    gradient, this pass rewrites the pipeline into
+
+    - `amp.grad_stats`: one read of each gradient as stored (a widening `amp.cast` from f16/bf16
+      to f32 whose only reader is the check is dropped) giving `found_inf` and, when the step
+      clips, the global norm of the unscaled values;
+    - the optimizer updates, which read the stored gradient and unscale (`unscale(%scale)`) and
+      clip (`clip(%norm)`, `max_norm`) each element as they read it, and write the master's
+      low-precision copy (`weight_copy = bf16`) in place of the `amp.cast` that followed them.
+
+    Every value is the bits of the unfused ops (the widening is exact; the unscale, clip and
+    update formulas and their order are unchanged), while the unscaled, clipped and widened
+    gradients are never stored. The updates are then grouped by kernel (op, gradient type, copy
+    type) at the first update's place, so each group runs as one multi-tensor launch sequence;
+    updates are independent, so the order changes no value. Every device runs the result: no
+    target needs the unfused form, and `ampc --no-fuse` keeps it.
+
+    ```mlir
+    %u:2, %found = amp.unscale_check %gw, %gb scale(%s) : tensor<4x3xf32>, tensor<3xf32>
+    %norm = amp.global_norm %u#0, %u#1 : tensor<4x3xf32>, tensor<3xf32>
+    %c:2 = amp.clip_grads %u#0, %u#1 norm(%norm) {max_norm = 1.0 : f64} : ...
+    %w2 = amp.sgd_update %w, %c#0, %lr, %found : tensor<4x3xf32>, tensor<4x3xf32>
+    %w16 = amp.cast %w2 : tensor<4x3xf32> to tensor<4x3xbf16>
+    // becomes
+    %found, %norm = amp.grad_stats %gw, %gb scale(%s) : ... -> tensor<f32>, tensor<f32>
+    %w2, %w16 = amp.sgd_update %w, %gw, %lr, %found unscale(%s) clip(%norm)
+        {max_norm = 1.0 : f64, weight_copy = bf16} : tensor<4x3xf32>, tensor<4x3xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_PASSES_TD

@@ -71,7 +71,7 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   Option<int64_t> shardWorldSize{*this, "shard-world-size",
                                  llvm::cl::desc("Data-parallel: ZeRO-1 for this many ranks (amp-shard-optimizer; 0: off)"),
                                  llvm::cl::init(0)};
-  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse elementwise chains (amp-fuse)"), llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse the gradient pipeline and elementwise chains (amp-fuse-grad-pipeline, amp-fuse)"), llvm::cl::init(true)};
 };
 
 // amp-autocast + amp-cast-cleanup: every op's precision, the casts it needs.
@@ -79,7 +79,8 @@ void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options)
 // amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, (amp-data-parallel),
 // amp-cast-cleanup, amp-verify: @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
-// amp-fuse on every function (nothing when options.fuse is false): the last IR stage.
+// amp-fuse-grad-pipeline and amp-fuse on every function (nothing when options.fuse is false):
+// the last IR stage.
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-verify-model, then the three stages above (the training stage only with options.train).
 void buildAmpPipeline(OpPassManager& pm, const AmpPipelineOptions& options);

@@ -29,7 +29,7 @@ bool isF32(Type t) {
 }
 
 // True when `v` depends on the loss scale (or the backward seed) along a path that does not pass
-// through an amp.unscale_check: a scaled gradient.
+// through an amp.unscale_check or amp.grad_stats: a scaled gradient.
 bool dependsOnScaleUnguarded(Value v, const llvm::DenseSet<Value>& scaleArgs) {
   llvm::SmallVector<Value> work = {v};
   llvm::DenseSet<Value> seen;
@@ -38,22 +38,31 @@ bool dependsOnScaleUnguarded(Value v, const llvm::DenseSet<Value>& scaleArgs) {
     if (!seen.insert(cur).second) continue;
     if (scaleArgs.contains(cur)) return true;
     Operation* def = cur.getDefiningOp();
-    if (!def || isa<UnscaleCheckOp>(def)) continue;
+    if (!def || isa<UnscaleCheckOp, GradStatsOp>(def)) continue;
     for (Value operand : def->getOperands()) work.push_back(operand);
   }
   return false;
 }
 
-// The amp.unscale_check whose found_inf `found` is: directly, or through the amp.all_reduce max
-// of a data-parallel step (the shared skip decision).
-UnscaleCheckOp checkOfFoundInf(Value found) {
+// Whether `found` is the found_inf of an amp.unscale_check (or of the amp.grad_stats that
+// amp-fuse-grad-pipeline makes of it): directly, or through the amp.all_reduce max of a
+// data-parallel step (the shared skip decision).
+bool checkOfFoundInf(Value found) {
   auto r = dyn_cast_or_null<OpResult>(found);
-  if (!r) return {};
+  if (!r) return false;
   if (auto reduce = dyn_cast<AllReduceOp>(r.getOwner());
       reduce && reduce.getKind() == ReduceKind::Max && reduce.getValues().size() == 1)
     r = dyn_cast<OpResult>(reduce.getValues()[0]);
-  auto check = r ? dyn_cast<UnscaleCheckOp>(r.getOwner()) : UnscaleCheckOp();
-  return check && check.getFoundInf() == r ? check : UnscaleCheckOp();
+  if (!r) return false;
+  if (auto check = dyn_cast<UnscaleCheckOp>(r.getOwner())) return check.getFoundInf() == r;
+  if (auto stats = dyn_cast<GradStatsOp>(r.getOwner())) return stats.getFoundInf() == r;
+  return false;
+}
+
+// Whether an amp.grad_stats reads `grad`: the update reading it then widens each element to f32
+// and unscales it itself (amp-fuse-grad-pipeline), so the gradient is stored as computed.
+bool readAsStored(Value grad) {
+  return llvm::any_of(grad.getUsers(), [](Operation* user) { return isa<GradStatsOp>(user); });
 }
 
 // A rule amp-verify enforces. Its id is stable, like a compiler warning code: docs/design.md
@@ -189,22 +198,25 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
     f.walk([&](Operation* op) {
       Value grad, found;
+      bool unscales = false;
       if (auto s = dyn_cast<SgdUpdateOp>(op)) {
         grad = s.getGrad();
         found = s.getFoundInf();
+        unscales = static_cast<bool>(s.getScale());
       } else if (auto a = dyn_cast<AdamUpdateOp>(op)) {
         grad = a.getGrad();
         found = a.getFoundInf();
+        unscales = static_cast<bool>(a.getScale());
       } else if (auto c = dyn_cast<StepCountersOp>(op)) {
         found = c.getFoundInf();
       } else {
         return;
       }
-      if (grad && !isF32(grad.getType()))
+      if (grad && !isF32(grad.getType()) && !readAsStored(grad))
         report(op->getLoc(), kLowPrecisionGradient)
             << "a " << typeStr(grad.getType())
             << " gradient reaches the optimizer update; gradients reaching the optimizer must be f32";
-      if (grad && dependsOnScaleUnguarded(grad, scaleArgs))
+      if (grad && !unscales && dependsOnScaleUnguarded(grad, scaleArgs))
         report(op->getLoc(), kStepOnScaledGradients)
             << "the optimizer steps on scaled gradients (the gradient depends on the loss scale "
                "without passing through amp.unscale_check); step after unscaling";
@@ -331,6 +343,7 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
     f.walk([&](Operation* op) {
       for (Type t : op->getResultTypes()) f16 |= isF16(t);
       if (auto c = dyn_cast<UnscaleCheckOp>(op)) scaled |= static_cast<bool>(c.getScale());
+      if (auto c = dyn_cast<GradStatsOp>(op)) scaled |= static_cast<bool>(c.getScale());
     });
     if (f16 && !scaled)
       report(f.getLoc(), kF16WithoutLossScaling)

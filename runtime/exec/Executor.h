@@ -101,10 +101,8 @@ struct EntryReport {
   int64_t arenaBytes = 0, scratchBytes = 0;
   int64_t referenceSteps = 0;             // steps run on the oracle's kernels (the reference: all)
   std::vector<std::string> referenceOps;  // their ops
-  // cpu: its own kernels and library calls, views, in-place optimizer results, the low-precision
-  // weight copies written by the optimizer, unscale passes that also sum the norm's squares.
-  int64_t libraryAndKernelSteps = 0, aliasSteps = 0, inPlaceUpdates = 0, inPlaceResults = 0, absorbedCasts = 0,
-          fusedGradStats = 0, unplannedBytes = 0;
+  // cpu: its own kernels and library calls, views, in-place optimizer results.
+  int64_t libraryAndKernelSteps = 0, aliasSteps = 0, inPlaceUpdates = 0, inPlaceResults = 0, unplannedBytes = 0;
   // cuda: what the captured graph launches.
   int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
   std::string code;                  // the code object chosen ("sm_90 cubin")

@@ -1,4 +1,5 @@
 #include "runtime/plan/MemoryPlan.h"
+#include "runtime/plan/UpdateLayout.h"
 
 #include <algorithm>
 #include <functional>
@@ -63,12 +64,11 @@ std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& 
   } else if (op == "amp.unscale_check" || op == "amp.clip_grads") {
     for (size_t r = 0; r + (op == "amp.unscale_check" ? 1 : 0) < step.results.size(); ++r)
       if (same(static_cast<int>(r), static_cast<int>(r))) pairs.emplace_back(static_cast<int>(r), static_cast<int>(r));
-  } else if (op == "amp.adam_update") {
-    for (auto [r, o] : {std::pair{0, 0}, {1, 2}, {2, 3}})
-      if (same(r, o)) pairs.emplace_back(r, o);
-  } else if (op == "amp.sgd_update") {
-    for (auto [r, o] : {std::pair{0, 0}, {1, 4}})
-      if (same(r, o)) pairs.emplace_back(r, o);
+  } else if (op == "amp.adam_update" || op == "amp.sgd_update") {
+    if (auto u = decodeUpdate(step); u.ok())  // a malformed step is the validator's to report
+      for (size_t r = 0; r < u->states(); ++r)
+        if (same(static_cast<int>(r), static_cast<int>(u->stateOperands[r])))
+          pairs.emplace_back(static_cast<int>(r), static_cast<int>(u->stateOperands[r]));
   } else if (op == "amp.update_scale" || op == "amp.step_counters") {
     for (auto [r, o] : {std::pair{0, 0}, {1, 1}})
       if (same(r, o)) pairs.emplace_back(r, o);

@@ -46,7 +46,7 @@ StepKind stepKindOf(std::string_view op) {
       "amp.cross_entropy", "amp.cross_entropy_grad", "amp.mse_loss", "amp.reduce_sum", "amp.reduce_mean",
       "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout"};
   static constexpr std::string_view kMultiTensor[] = {
-      "amp.unscale_check", "amp.update_scale", "amp.global_norm", "amp.clip_grads", "amp.step_counters",
+      "amp.unscale_check", "amp.grad_stats", "amp.update_scale", "amp.global_norm", "amp.clip_grads", "amp.step_counters",
       "amp.lr_schedule", "amp.sgd_update", "amp.adam_update"};
   if (op == "amp.fused") return StepKind::Fused;
   if (op == "amp.reshape") return StepKind::Alias;

@@ -200,6 +200,7 @@ Kernels kernelFor(OpCode op) {
     case OpCode::GlobalNorm: return {evalGlobalNorm};
     case OpCode::LrSchedule: return {evalLrSchedule};
     case OpCode::UnscaleCheck: return {nullptr, evalUnscaleCheck};
+    case OpCode::GradStats: return {nullptr, evalGradStats};
     case OpCode::UpdateScale: return {nullptr, evalUpdateScale};
     case OpCode::ClipGrads: return {nullptr, evalClipGrads};
     case OpCode::StepCounters: return {nullptr, evalStepCounters};

@@ -12,6 +12,7 @@
 
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::ref {
 namespace {
@@ -63,6 +64,58 @@ absl::Status expectGradLikeParam(const OpCall& c, size_t i, size_t param) {
 // found_inf as GradScaler and the fused optimizers read it: any non-zero value (NaN included).
 bool foundInf(const Tensor& t) { return t.as<float>()[0] != 0.0f; }
 
+// GradScaler: inv_scale = scale.double().reciprocal().float().
+float inverseScale(float scale) { return static_cast<float>(1.0 / static_cast<double>(scale)); }
+
+// inv_scale == 1 exactly returns the value untouched (the _check_inf_per_device path).
+float unscaled(float v, float invScale) { return invScale == 1.0f ? v : v * invScale; }
+
+// clip_coef = max_norm / (total_norm + 1e-6) is `(total_norm + 1e-6).reciprocal() * max_norm`
+// in PyTorch (Tensor.__rtruediv__); clamp(max=1.0) propagates NaN.
+float clipCoefficient(float norm, double maxNorm) {
+  const float denom = norm + static_cast<float>(1e-6);
+  const float coef = (1.0f / denom) * static_cast<float>(maxNorm);
+  return !std::isnan(coef) && coef > 1.0f ? 1.0f : coef;
+}
+
+// The gradient an update steps with, in f32: as stored, or for a fused update (amp-fuse-grad-
+// pipeline) unscaled and clipped as amp.unscale_check and amp.clip_grads would have done.
+absl::StatusOr<std::vector<float>> updateGradient(const OpCall& c, const UpdateLayout& u) {
+  const Tensor& g = c.in(UpdateLayout::kGrad);
+  float invScale = 1.0f, coef = 1.0f;
+  if (u.scale) {
+    REF_RETURN_IF_ERROR(expectScalar(c, *u.scale, DType::F32, "scale"));
+    invScale = inverseScale(c.in(*u.scale).as<float>()[0]);
+  }
+  if (u.norm) {
+    REF_RETURN_IF_ERROR(expectScalar(c, *u.norm, DType::F32, "norm"));
+    if (!(*u.maxNorm > 0.0) || !std::isfinite(*u.maxNorm))
+      return c.error("attribute 'max_norm' must be finite and > 0, got ", *u.maxNorm);
+    coef = clipCoefficient(c.in(*u.norm).as<float>()[0], *u.maxNorm);
+  }
+  std::vector<float> out(static_cast<size_t>(g.numel()));
+  for (int64_t k = 0; k < g.numel(); ++k) {
+    float v = loadAsF32(g.dtype(), g.data(), k);
+    if (u.scale) v = unscaled(v, invScale);
+    if (u.norm) v = v * coef;
+    out[static_cast<size_t>(k)] = v;
+  }
+  return out;
+}
+
+// A fused update's last result: amp.cast of the new master to its 16-bit copy.
+absl::Status appendWeightCopy(const OpCall& c, const UpdateLayout& u, std::vector<Tensor>& out) {
+  if (!u.weightCopy) return absl::OkStatus();
+  const TensorType& type = c.results[*u.weightCopy];
+  if ((type.dtype != DType::BF16 && type.dtype != DType::F16) || type.shape != out[0].shape())
+    return c.error("the weight copy (result ", *u.weightCopy, ") must be bf16 or f16 with the param's shape, got ",
+                   typeString(type.dtype, type.shape));
+  Tensor copy(type.dtype, type.shape);
+  convertBuffer(DType::F32, out[0].data(), type.dtype, copy.data(), copy.numel());
+  out.push_back(std::move(copy));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 //===----------------------------------------------------------------------===//
@@ -83,8 +136,7 @@ absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c) {
   float invScale = 1.0f;
   if (hasScale) {
     REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "scale"));
-    // GradScaler: inv_scale = scale.double().reciprocal().float().
-    invScale = static_cast<float>(1.0 / static_cast<double>(c.in(n).as<float>()[0]));
+    invScale = inverseScale(c.in(n).as<float>()[0]);
   }
   bool found = false;
   std::vector<Tensor> out;
@@ -95,8 +147,7 @@ absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c) {
     for (int64_t k = 0; k < g.numel(); ++k) {
       const float v = loadAsF32(g.dtype(), g.data(), k);
       if (!std::isfinite(v)) found = true;
-      // inv_scale == 1 exactly returns the value untouched (the _check_inf_per_device path).
-      storeFromF32(g.dtype(), r.data(), k, invScale == 1.0f ? v : v * invScale);
+      storeFromF32(g.dtype(), r.data(), k, unscaled(v, invScale));
     }
     out.push_back(std::move(r));
   }
@@ -174,12 +225,7 @@ absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c) {
   REF_ASSIGN_OR_RETURN(double maxNorm, c.attrs.getDouble(c.name, "max_norm"));
   if (!(maxNorm > 0.0) || !std::isfinite(maxNorm))
     return c.error("attribute 'max_norm' must be finite and > 0, got ", maxNorm);
-  // clip_coef = max_norm / (total_norm + 1e-6) is `(total_norm + 1e-6).reciprocal() * max_norm`
-  // in PyTorch (Tensor.__rtruediv__); clamp(max=1.0) propagates NaN.
-  const float norm = c.in(n).as<float>()[0];
-  const float denom = norm + static_cast<float>(1e-6);
-  float coef = (1.0f / denom) * static_cast<float>(maxNorm);
-  if (!std::isnan(coef) && coef > 1.0f) coef = 1.0f;
+  const float coef = clipCoefficient(c.in(n).as<float>()[0], maxNorm);
   std::vector<Tensor> out;
   for (size_t i = 0; i < n; ++i) {
     const Tensor& g = c.in(i);
@@ -191,6 +237,41 @@ absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c) {
     for (int64_t k = 0; k < g.numel(); ++k) y[k] = x[k] * coef;
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// grad_stats: unscale_check's found_inf and global_norm's norm, without the unscaled gradients
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<Tensor>> evalGradStats(const OpCall& c) {
+  REF_ASSIGN_OR_RETURN(bool hasScale, c.attrs.getBool(c.name, "unscales", false));
+  const size_t n = c.numOperands() - (hasScale ? 1 : 0);
+  if (c.numOperands() < (hasScale ? 2u : 1u)) return c.error("expected at least one gradient");
+  if (c.results.empty() || c.results.size() > 2) return c.error("expected found_inf and an optional norm, got ", c.results.size(), " results");
+  float invScale = 1.0f;
+  if (hasScale) {
+    REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "scale"));
+    invScale = inverseScale(c.in(n).as<float>()[0]);
+  }
+  bool found = false;
+  float total = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    REF_RETURN_IF_ERROR(expectFloatOperand(c, i));
+    const Tensor& g = c.in(i);
+    float sum = 0.0f;  // global_norm's order over the f32 unscaled values
+    for (int64_t k = 0; k < g.numel(); ++k) {
+      const float v = loadAsF32(g.dtype(), g.data(), k);
+      if (!std::isfinite(v)) found = true;
+      const float u = unscaled(v, invScale);
+      sum += u * u;
+    }
+    const float norm = std::sqrt(sum);
+    total += norm * norm;
+  }
+  std::vector<Tensor> out;
+  out.push_back(scalarF32(found ? 1.0f : 0.0f));
+  if (c.results.size() == 2) out.push_back(scalarF32(std::sqrt(total)));
   return out;
 }
 
@@ -252,10 +333,11 @@ absl::StatusOr<Tensor> evalLrSchedule(const OpCall& c) {
 //===----------------------------------------------------------------------===//
 
 absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c) {
-  // Operands: param, grad, lr, found_inf [, momentum_buffer].
-  REF_RETURN_IF_ERROR(expectOperands(c, 4, 5));
-  const bool hasBuffer = c.numOperands() == 5;
-  REF_RETURN_IF_ERROR(expectResults(c, hasBuffer ? 2 : 1));
+  // Operands: param, grad, lr, found_inf [, momentum_buffer] [, scale] [, norm].
+  auto layout = decodeUpdate(c.name, c.attrs, c.numOperands(), c.results.size());
+  if (!layout.ok()) return layout.status();
+  const UpdateLayout& u = *layout;
+  const bool hasBuffer = u.states() == 2;
   if (c.in(0).dtype() != DType::F32)
     return c.error("param (operand 0) must be an f32 master weight, got ", typeString(c.in(0)));
   REF_RETURN_IF_ERROR(expectGradLikeParam(c, 1, 0));
@@ -275,15 +357,17 @@ absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c) {
   std::vector<Tensor> out;
   out.push_back(c.in(0));
   if (hasBuffer) out.push_back(c.in(4));
-  if (foundInf(c.in(3))) return out;  // skipped step: every state bit for bit
-
-  const Tensor& g = c.in(1);
+  if (foundInf(c.in(3))) {  // skipped step: every state bit for bit
+    REF_RETURN_IF_ERROR(appendWeightCopy(c, u, out));
+    return out;
+  }
+  REF_ASSIGN_OR_RETURN(std::vector<float> g, updateGradient(c, u));
   const float lr = c.in(2).as<float>()[0];
   const float m = f32(momentum), wdf = f32(wd);
   float* p = out[0].as<float>();
   float* buf = hasBuffer ? out[1].as<float>() : nullptr;
-  for (int64_t k = 0; k < g.numel(); ++k) {
-    float d = loadAsF32(g.dtype(), g.data(), k);
+  for (size_t k = 0; k < g.size(); ++k) {
+    float d = g[k];
     if (wd != 0.0) d = d + wdf * p[k];          // grad.add(param, alpha=wd)
     if (buf) {
       buf[k] = buf[k] * m + d;                  // buf.mul_(m).add_(d)  (dampening 0)
@@ -291,13 +375,15 @@ absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c) {
     }
     p[k] = p[k] - lr * d;                       // param.add_(d, alpha=-lr)
   }
+  REF_RETURN_IF_ERROR(appendWeightCopy(c, u, out));
   return out;
 }
 
 absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
-  // Operands: param, grad, exp_avg, exp_avg_sq, step, lr, found_inf.
-  REF_RETURN_IF_ERROR(expectOperands(c, 7, 7));
-  REF_RETURN_IF_ERROR(expectResults(c, 3));
+  // Operands: param, grad, exp_avg, exp_avg_sq, step, lr, found_inf [, scale] [, norm].
+  auto layout = decodeUpdate(c.name, c.attrs, c.numOperands(), c.results.size());
+  if (!layout.ok()) return layout.status();
+  const UpdateLayout& u = *layout;
   if (c.in(0).dtype() != DType::F32)
     return c.error("param (operand 0) must be an f32 master weight, got ", typeString(c.in(0)));
   REF_RETURN_IF_ERROR(expectGradLikeParam(c, 1, 0));
@@ -321,11 +407,14 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
   out.push_back(c.in(0));
   out.push_back(c.in(2));
   out.push_back(c.in(3));
-  if (foundInf(c.in(6))) return out;  // skipped step: every state bit for bit
+  if (foundInf(c.in(6))) {  // skipped step: every state bit for bit
+    REF_RETURN_IF_ERROR(appendWeightCopy(c, u, out));
+    return out;
+  }
 
   const int64_t step = c.in(4).as<int64_t>()[0];
   if (step < 1) return c.error("step (operand 4) must be >= 1 on an applied step, got ", step);
-  const Tensor& g = c.in(1);
+  REF_ASSIGN_OR_RETURN(std::vector<float> g, updateGradient(c, u));
   const double lr = c.in(5).as<float>()[0];
   // Python-float scalars, as torch.optim.adam._single_tensor_adam computes them.
   const double stepD = static_cast<double>(step);
@@ -344,8 +433,8 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
   float* p = out[0].as<float>();
   float* m = out[1].as<float>();
   float* v = out[2].as<float>();
-  for (int64_t k = 0; k < g.numel(); ++k) {
-    float gk = loadAsF32(g.dtype(), g.data(), k);
+  for (size_t k = 0; k < g.size(); ++k) {
+    float gk = g[k];
     if (wd != 0.0) {
       if (decoupled)
         p[k] = p[k] * decay;
@@ -358,6 +447,7 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
     const float denom = std::sqrt(v[k]) / bc2SqrtF + epsF;
     p[k] = p[k] + negStepSize * m[k] / denom;    // addcdiv_(m, denom, value=-step_size)
   }
+  REF_RETURN_IF_ERROR(appendWeightCopy(c, u, out));
   return out;
 }
 

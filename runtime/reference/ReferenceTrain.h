@@ -14,6 +14,7 @@ namespace amp::rt::ref {
 using MultiKernel = absl::StatusOr<std::vector<Tensor>> (*)(const OpCall&);
 
 absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalGradStats(const OpCall& c);
 // amp.all_reduce through the context's communicator (ReferenceCollective.cpp).
 absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c);
 // ZeRO-1: amp.reduce_scatter, amp.all_gather (communicating) and amp.rank_chunk (local).

@@ -69,7 +69,7 @@ static cl::opt<Emit> emit(
 // Mixed precision (amp-autocast; docs/precision-policy.md)
 //===----------------------------------------------------------------------===//
 
-static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse elementwise chains into generated kernels (amp-fuse)"),
+static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse the gradient pipeline (amp-fuse-grad-pipeline) and elementwise chains into generated kernels (amp-fuse)"),
                               cl::init(true), cl::cat(ampcCategory));
 
 static cl::opt<bool> nativeKernelsFlag(
@@ -155,7 +155,7 @@ static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, b
   return success();
 }
 
-// amp-fuse on every function: the last IR stage before codegen.
+// amp-fuse-grad-pipeline and amp-fuse on every function: the last IR stage before codegen.
 static LogicalResult runFusion(ModuleOp module) {
   if (!fuseFlag) return success();
   PassManager pm(module.getContext());

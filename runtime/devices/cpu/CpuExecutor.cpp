@@ -72,13 +72,11 @@ class CpuEntry final : public PreparedEntry {
     const size_t count = plan_.buffers.size();
     ptr_.assign(count, nullptr);
     steps_.resize(entry_.steps.size());
-    codes_.resize(entry_.steps.size());
     report_.steps = static_cast<int64_t>(entry_.steps.size());
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
       const std::optional<OpCode> code = step.code;  // resolved by Session::create
       if (!code) return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": '", step.op, "' is not an amp op"));
-      codes_[s] = *code;
       if (*code == OpCode::Reshape) {
         if (step.operands.size() != 1 || step.results.size() != 1 ||
             plan_.buffers[step.operands[0]].dtype != plan_.buffers[step.results[0]].dtype ||
@@ -122,8 +120,6 @@ class CpuEntry final : public PreparedEntry {
     MemoryPlan memory = std::move(*planned);
     inPlace_ = memory.inPlaceUpdates;
     report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
-    absorbWeightCopies();
-    fuseGradStatsSteps();
     // Views (reshapes, elementwise results over a dying operand) resolve in step order, so a view
     // of a view, or of a persistent buffer, sees its source's storage of the current call.
     for (size_t s = 0; s < entry_.steps.size(); ++s)
@@ -218,52 +214,9 @@ class CpuEntry final : public PreparedEntry {
     return absl::OkStatus();
   }
 
-  // A cast of a new param (the low-precision weight copy) folds into the optimizer step that
-  // produced the param when nothing between them reads the cast's result or its update target:
-  // one pass over the weights instead of two.
-  void absorbWeightCopies() {
-    std::vector<int32_t> producer(plan_.buffers.size(), -1);
-    for (size_t s = 0; s < entry_.steps.size(); ++s)
-      for (int32_t id : entry_.steps[s].results) producer[id] = static_cast<int32_t>(s);
-    for (size_t s = 0; s < entry_.steps.size(); ++s) {
-      const PlanStep& cast = entry_.steps[s];
-      if (codes_[s] != OpCode::Cast || cast.operands.size() != 1 || cast.results.size() != 1 || !steps_[s]) continue;
-      const int32_t param = cast.operands[0], copy = cast.results[0];
-      const int32_t p = producer[param];
-      if (p < 0 || !steps_[p] || (codes_[p] != OpCode::AdamUpdate && codes_[p] != OpCode::SgdUpdate))
-        continue;
-      // Only a copy written straight into its state buffer: an arena slot would be live from the
-      // cast on, not from the optimizer step.
-      int32_t target = -1;
-      for (const auto& [src, tgt] : inPlace_)
-        if (src == copy) target = tgt;
-      if (target < 0) continue;
-      bool readBetween = false;
-      for (size_t k = static_cast<size_t>(p) + 1; k < s; ++k)
-        for (int32_t id : entry_.steps[k].operands) readBetween |= id == copy || id == target;
-      if (readBetween || !steps_[p]->absorbParamCopy(param, copy, plan_.buffers[copy].dtype)) continue;
-      steps_[s].reset();  // the optimizer step writes the copy
-      ++report_.absorbedCasts;
-    }
-  }
-
-  // A global_norm over the unscaled gradients takes their sums of squares from the unscale_check
-  // pass (fuseGradStats): one read of each gradient for found_inf and the clipping norm.
-  void fuseGradStatsSteps() {
-    for (size_t g = 0; g < entry_.steps.size(); ++g) {
-      if (codes_[g] != OpCode::GlobalNorm || !steps_[g]) continue;
-      for (size_t u = 0; u < g; ++u)
-        if (codes_[u] == OpCode::UnscaleCheck && steps_[u] && fuseGradStats(*steps_[u], *steps_[g])) {
-          ++report_.fusedGradStats;
-          break;
-        }
-    }
-  }
-
   const Plan& plan_;
   const EntryPoint& entry_;
   std::vector<std::unique_ptr<CpuStep>> steps_;  // null for alias and constant steps
-  std::vector<OpCode> codes_;                    // each step's op
   std::vector<uint8_t*> ptr_;                    // storage of every buffer in the current call
   std::vector<std::pair<int32_t, int32_t>> aliases_;  // (view, its source), in step order
   std::vector<size_t> aliasStep_;                     // the step of each alias

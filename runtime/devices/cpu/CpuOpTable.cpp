@@ -52,6 +52,7 @@ StepFactories factoriesFor(OpCode code) {
     case OpCode::AdamUpdate:
     case OpCode::ClipGrads:
     case OpCode::GlobalNorm:
+    case OpCode::GradStats:
     case OpCode::LrSchedule:
     case OpCode::SgdUpdate:
     case OpCode::StepCounters:

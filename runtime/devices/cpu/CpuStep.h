@@ -34,9 +34,6 @@ class CpuStep {
   // at a time, so the entry gives every step the same 64-byte aligned buffer, sized for the
   // largest request, before the first run.
   virtual int64_t sharedScratchBytes() const { return 0; }
-  // Optimizer steps: also write `copy`, the new param `paramResult` rounded to `dtype`, in the same
-  // pass (the low-precision weight copy the forward reads), so the cast step after it can go.
-  virtual bool absorbParamCopy(int32_t /*paramResult*/, int32_t /*copy*/, DType /*dtype*/) { return false; }
   virtual void bindSharedScratch(uint8_t* /*scratch*/) {}
 };
 
@@ -61,11 +58,6 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c);
-// The grad-stats kernel: when `globalNorm` (an amp.global_norm step) reads exactly the unscaled f32
-// gradients of `unscaleCheck` (an amp.unscale_check step before it), the unscale pass also sums
-// their squares and the norm step only combines the sums, so each gradient is read once for
-// found_inf and its norm. False (nothing changed) when the steps do not fit.
-bool fuseGradStats(CpuStep& unscaleCheck, CpuStep& globalNorm);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c);
 // amp.linear: one GEMM with the bias in its epilogue (CpuLinear.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c);

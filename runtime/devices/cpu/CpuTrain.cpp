@@ -1,5 +1,6 @@
-// The scaler and optimizer steps of the cpu device: unscale + inf check, scale update, counters,
-// LR schedule, global norm, clipping, SGD and Adam(W). Updates of params and moments run in place
+// The scaler and optimizer steps of the cpu device: unscale + inf check, the gradient statistics,
+// scale update, counters, LR schedule, global norm, clipping, SGD and Adam(W), the updates also
+// in their fused form (amp-fuse-grad-pipeline: unscale, clip and weight copy in the update's pass). Updates of params and moments run in place
 // when the executor aliased the results to the persistent buffers; a step with found_inf set
 // writes nothing then (and copies its inputs through otherwise). The element formulas are the
 // reference executor's, in the same order, so results match it bit for bit (-ffp-contract=off).
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -25,25 +27,46 @@ void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
   if (from != to) std::memcpy(to, from, bytes);
 }
 
-// The low-precision weight copy an optimizer step writes itself (absorbing the cast after it),
-// block by block from the masters it has just updated, while they are in cache.
-class WeightCopy {
+// The clip coefficient of amp.clip_grads: (norm + 1e-6)^-1 * max_norm, at most 1 (NaN kept).
+float clipCoefficient(float norm, double maxNorm) {
+  const float denom = norm + static_cast<float>(1e-6);
+  const float coef = (1.0f / denom) * static_cast<float>(maxNorm);
+  return !std::isnan(coef) && coef > 1.0f ? 1.0f : coef;
+}
+
+// What a fused update does to its gradient before stepping, and the weight copy it writes after:
+// the unscale of amp.unscale_check and the clip of amp.clip_grads (amp-fuse-grad-pipeline), and
+// the master rounded to 16 bits, block by block from the masters just updated, while in cache.
+class UpdatePrologue {
  public:
-  bool absorb(int32_t buffer, DType dtype) {
-    if (dtype != DType::BF16 && dtype != DType::F16) return false;
-    buffer_ = buffer;
-    dtype_ = dtype;
-    return true;
+  UpdatePrologue(const UpdateLayout& u, const PlanStep& step, const Plan& plan)
+      : scale_(u.scale ? step.operands[*u.scale] : -1), norm_(u.norm ? step.operands[*u.norm] : -1),
+        maxNorm_(u.maxNorm.value_or(0.0)), copy_(u.weightCopy ? step.results[*u.weightCopy] : -1),
+        copyType_(u.weightCopy ? plan.buffers[step.results[*u.weightCopy]].dtype : DType::BF16) {}
+  // Reads the call's loss scale and norm.
+  void begin(BufferPtrs ptr) {
+    invScale_ = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    coef_ = norm_ >= 0 ? clipCoefficient(scalarF32(ptr, norm_), maxNorm_) : 1.0f;
   }
-  uint8_t* target(BufferPtrs ptr) const { return buffer_ >= 0 ? ptr[buffer_] : nullptr; }
+  // The f32 gradient block `g` (already widened) as the update steps with it.
+  void apply(float* g, int64_t n) const {
+    if (scale_ >= 0 && invScale_ != 1.0f)
+      for (int64_t j = 0; j < n; ++j) g[j] = g[j] * invScale_;
+    if (norm_ >= 0)
+      for (int64_t j = 0; j < n; ++j) g[j] = g[j] * coef_;
+  }
+  uint8_t* copyTarget(BufferPtrs ptr) const { return copy_ >= 0 ? ptr[copy_] : nullptr; }
   // Elements [i0, i0 + n) of the copy from the updated f32 masters `p` (no-op without a copy).
-  void write(const float* p, uint8_t* copy, int64_t i0, int64_t n) const {
-    if (copy) convertBuffer(DType::F32, p, dtype_, copy + i0 * dtypeSize(dtype_), n);
+  void writeCopy(const float* p, uint8_t* copy, int64_t i0, int64_t n) const {
+    if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
   }
 
  private:
-  int32_t buffer_ = -1;  // the absorbed cast's result, if any
-  DType dtype_ = DType::BF16;
+  int32_t scale_, norm_;
+  double maxNorm_;
+  int32_t copy_;
+  DType copyType_;
+  float invScale_ = 1.0f, coef_ = 1.0f;
 };
 
 class UnscaleCheckStep final : public CpuStep {
@@ -53,18 +76,8 @@ class UnscaleCheckStep final : public CpuStep {
       : grads_(std::move(grads)), outs_(std::move(outs)), types_(std::move(types)), sizes_(std::move(sizes)),
         scale_(scale), foundInf_(foundInf) {}
   bool elementwiseInPlace() const override { return true; }
-  // Also compute each unscaled gradient's sum of squares for a global_norm step (fuseGradStats).
-  bool computeSquareSums(const std::vector<int32_t>& tensors, std::vector<float>** sums) {
-    if (tensors != outs_) return false;
-    for (DType t : types_)
-      if (t != DType::F32) return false;
-    squareSums_.assign(outs_.size(), 0.0f);
-    *sums = &squareSums_;
-    return true;
-  }
   absl::Status run(BufferPtrs ptr) override {
     const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
-    if (!squareSums_.empty()) return runWithSquareSums(ptr, inv);
     bool found = false;
     for (size_t t = 0; t < grads_.size(); ++t) {
       const size_t es = dtypeSize(types_[t]);
@@ -96,37 +109,64 @@ class UnscaleCheckStep final : public CpuStep {
   }
 
  private:
-  // The grad-stats pass: one read of every (f32) gradient gives found_inf, the unscaled value and
-  // its square, summed in element order as global_norm's contract says. That order runs each
-  // tensor on one thread, so the threads take whole tensors instead.
-  absl::Status runWithSquareSums(BufferPtrs ptr, float inv) {
-    int found = 0;
-    const int64_t count = static_cast<int64_t>(grads_.size());
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : found)
-    for (int64_t t = 0; t < count; ++t) {
-      const float* in = reinterpret_cast<const float*>(ptr[grads_[t]]);
-      float* out = reinterpret_cast<float*>(ptr[outs_[t]]);
-      float sum = 0.0f;
-      bool local = false;
-      for (int64_t k = 0; k < sizes_[t]; ++k) {
-        float v = in[k];
-        local |= !std::isfinite(v);
-        if (inv != 1.0f) v = v * inv;
-        if (inv != 1.0f || in != out) out[k] = v;
-        sum += v * v;
-      }
-      squareSums_[t] = sum;
-      found |= local ? 1 : 0;
-    }
-    *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
-    return absl::OkStatus();
-  }
-
   std::vector<int32_t> grads_, outs_;
   std::vector<DType> types_;
   std::vector<int64_t> sizes_;
   int32_t scale_, foundInf_;
-  std::vector<float> squareSums_;  // empty unless a global_norm step reads them
+};
+
+// amp.grad_stats: one read of every gradient as stored gives found_inf and, with a norm result,
+// the sum of squares of each unscaled value in element order, as global_norm's contract says.
+// That order runs each tensor on one thread, so the threads take whole tensors.
+class GradStatsStep final : public CpuStep {
+ public:
+  GradStatsStep(std::vector<int32_t> grads, std::vector<DType> types, std::vector<int64_t> sizes, int32_t scale,
+                int32_t foundInf, int32_t norm)
+      : grads_(std::move(grads)), types_(std::move(types)), sizes_(std::move(sizes)), scale_(scale),
+        foundInf_(foundInf), norm_(norm), sums_(grads_.size(), 0.0f) {}
+  absl::Status run(BufferPtrs ptr) override {
+    const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    const bool withNorm = norm_ >= 0;
+    int found = 0;
+    const int64_t count = static_cast<int64_t>(grads_.size());
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : found)
+    for (int64_t t = 0; t < count; ++t) {
+      const uint8_t* in = ptr[grads_[t]];
+      const size_t es = dtypeSize(types_[t]);
+      alignas(64) float v[512];
+      float sum = 0.0f;
+      bool local = false;
+      for (int64_t i0 = 0; i0 < sizes_[t]; i0 += 512) {
+        const int64_t n = std::min<int64_t>(512, sizes_[t] - i0);
+        convertBuffer(types_[t], in + i0 * es, DType::F32, v, n);
+        for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
+        if (!withNorm) continue;
+        for (int64_t k = 0; k < n; ++k) {
+          const float u = inv == 1.0f ? v[k] : v[k] * inv;
+          sum += u * u;
+        }
+      }
+      sums_[static_cast<size_t>(t)] = sum;
+      found |= local ? 1 : 0;
+    }
+    *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
+    if (withNorm) {
+      float total = 0.0f;
+      for (float sum : sums_) {
+        const float norm = std::sqrt(sum);
+        total += norm * norm;
+      }
+      *reinterpret_cast<float*>(ptr[norm_]) = std::sqrt(total);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int32_t> grads_;
+  std::vector<DType> types_;
+  std::vector<int64_t> sizes_;
+  int32_t scale_, foundInf_, norm_;
+  std::vector<float> sums_;  // per tensor, written by the thread that owns it
 };
 
 class UpdateScaleStep final : public CpuStep {
@@ -210,31 +250,23 @@ class GlobalNormStep final : public CpuStep {
  public:
   GlobalNormStep(std::vector<int32_t> grads, std::vector<int64_t> sizes, int32_t out)
       : grads_(std::move(grads)), sizes_(std::move(sizes)), out_(out) {}
-  // The per-tensor sums come from the unscale_check step's pass instead (fuseGradStats).
-  void useSquareSums(const std::vector<float>* sums) { sums_ = sums; }
   absl::Status run(BufferPtrs ptr) override {
     float total = 0.0f;
     for (size_t t = 0; t < grads_.size(); ++t) {
       float sum = 0.0f;  // sequential: the reference's order (a bound-free match)
-      if (sums_) {
-        sum = (*sums_)[t];
-      } else {
-        const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
-        for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
-      }
+      const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
+      for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
       const float norm = std::sqrt(sum);
       total += norm * norm;
     }
     *reinterpret_cast<float*>(ptr[out_]) = std::sqrt(total);
     return absl::OkStatus();
   }
-  const std::vector<int32_t>& grads() const { return grads_; }
 
  private:
   std::vector<int32_t> grads_;
   std::vector<int64_t> sizes_;
   int32_t out_;
-  const std::vector<float>* sums_ = nullptr;
 };
 
 class ClipGradsStep final : public CpuStep {
@@ -244,9 +276,7 @@ class ClipGradsStep final : public CpuStep {
       : grads_(std::move(grads)), outs_(std::move(outs)), sizes_(std::move(sizes)), norm_(norm), maxNorm_(maxNorm) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
-    const float denom = scalarF32(ptr, norm_) + static_cast<float>(1e-6);
-    float coef = (1.0f / denom) * static_cast<float>(maxNorm_);
-    if (!std::isnan(coef) && coef > 1.0f) coef = 1.0f;
+    const float coef = clipCoefficient(scalarF32(ptr, norm_), maxNorm_);
     for (size_t t = 0; t < grads_.size(); ++t) {
       const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
       float* y = reinterpret_cast<float*>(ptr[outs_[t]]);
@@ -271,20 +301,21 @@ struct AdamConfig {
 
 class AdamStep final : public CpuStep {
  public:
-  AdamStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, AdamConfig cfg, std::string op)
-      : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), cfg_(cfg), op_(std::move(op)) {}
+  AdamStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, AdamConfig cfg, std::string op,
+           UpdatePrologue prologue)
+      : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), cfg_(cfg), op_(std::move(op)),
+        prologue_(prologue) {}
   bool elementwiseInPlace() const override { return true; }
-  bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
-    return paramResult == out_[0] && copy_.absorb(copy, dtype);
-  }
   absl::Status run(BufferPtrs ptr) override {
     const size_t bytes = static_cast<size_t>(n_) * 4;
     if (scalarF32(ptr, in_[6]) != 0.0f) {  // skipped step: every state bit for bit
       passThrough(ptr[in_[0]], ptr[out_[0]], bytes);
       passThrough(ptr[in_[2]], ptr[out_[1]], bytes);
       passThrough(ptr[in_[3]], ptr[out_[2]], bytes);
+      prologue_.writeCopy(reinterpret_cast<const float*>(ptr[out_[0]]), prologue_.copyTarget(ptr), 0, n_);
       return absl::OkStatus();
     }
+    prologue_.begin(ptr);
     const int64_t step = *reinterpret_cast<const int64_t*>(ptr[in_[4]]);
     if (step < 1) return absl::InvalidArgumentError(absl::StrCat(op_, ": step (operand 4) must be >= 1 on an applied step, got ", step));
     const double lr = scalarF32(ptr, in_[5]);
@@ -305,13 +336,14 @@ class AdamStep final : public CpuStep {
     float* m = reinterpret_cast<float*>(ptr[out_[1]]);
     float* v = reinterpret_cast<float*>(ptr[out_[2]]);
     const uint8_t* g = ptr[in_[1]];
-    uint8_t* copy = copy_.target(ptr);
+    uint8_t* copy = prologue_.copyTarget(ptr);
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
       for (int64_t i0 = begin; i0 < end; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, end - i0);
         convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
+        prologue_.apply(gb, n);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t k = i0 + j;
           float gk = gb[j], pk = pin[k];
@@ -329,7 +361,7 @@ class AdamStep final : public CpuStep {
           p[k] = pk + negStepSize * mk / denom;
         }
         // The low-precision weight copy, from the block just updated while it is in cache.
-        copy_.write(p + i0, copy, i0, n);
+        prologue_.writeCopy(p, copy, i0, n);
       }
     });
     return absl::OkStatus();
@@ -341,26 +373,26 @@ class AdamStep final : public CpuStep {
   int64_t n_;
   AdamConfig cfg_;
   std::string op_;
-  WeightCopy copy_;
+  UpdatePrologue prologue_;
 };
 
 class SgdStep final : public CpuStep {
  public:
-  SgdStep(std::vector<int32_t> in, std::vector<int32_t> out, DType gradType, int64_t n, double momentum, bool nesterov,
-          double wd)
-      : in_(std::move(in)), out_(std::move(out)), gradType_(gradType), n_(n), momentum_(momentum), nesterov_(nesterov), wd_(wd) {}
+  SgdStep(std::vector<int32_t> in, std::vector<int32_t> out, bool hasBuffer, DType gradType, int64_t n, double momentum,
+          bool nesterov, double wd, UpdatePrologue prologue)
+      : in_(std::move(in)), out_(std::move(out)), hasBuffer_(hasBuffer), gradType_(gradType), n_(n), momentum_(momentum),
+        nesterov_(nesterov), wd_(wd), prologue_(prologue) {}
   bool elementwiseInPlace() const override { return true; }
-  bool absorbParamCopy(int32_t paramResult, int32_t copy, DType dtype) override {
-    return paramResult == out_[0] && copy_.absorb(copy, dtype);
-  }
   absl::Status run(BufferPtrs ptr) override {
-    const bool hasBuffer = in_.size() == 5;
+    const bool hasBuffer = hasBuffer_;
     const size_t bytes = static_cast<size_t>(n_) * 4;
     if (scalarF32(ptr, in_[3]) != 0.0f) {
       passThrough(ptr[in_[0]], ptr[out_[0]], bytes);
       if (hasBuffer) passThrough(ptr[in_[4]], ptr[out_[1]], bytes);
+      prologue_.writeCopy(reinterpret_cast<const float*>(ptr[out_[0]]), prologue_.copyTarget(ptr), 0, n_);
       return absl::OkStatus();
     }
+    prologue_.begin(ptr);
     const float lr = scalarF32(ptr, in_[2]);
     const float m = f32(momentum_), wdf = f32(wd_);
     const bool wd = wd_ != 0.0, nesterov = nesterov_;
@@ -369,13 +401,14 @@ class SgdStep final : public CpuStep {
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);
     float* buf = hasBuffer ? reinterpret_cast<float*>(ptr[out_[1]]) : nullptr;
     const uint8_t* g = ptr[in_[1]];
-    uint8_t* copy = copy_.target(ptr);
+    uint8_t* copy = prologue_.copyTarget(ptr);
     const DType gt = gradType_;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float gb[512];
       for (int64_t i0 = begin; i0 < end; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, end - i0);
         convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
+        prologue_.apply(gb, n);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t k = i0 + j;
           float d = gb[j];
@@ -389,7 +422,7 @@ class SgdStep final : public CpuStep {
           p[k] = pk - lr * d;
         }
         // The low-precision weight copy, from the block just updated while it is in cache.
-        copy_.write(p + i0, copy, i0, n);
+        prologue_.writeCopy(p, copy, i0, n);
       }
     });
     return absl::OkStatus();
@@ -397,26 +430,18 @@ class SgdStep final : public CpuStep {
 
  private:
   std::vector<int32_t> in_, out_;
+  bool hasBuffer_;
   DType gradType_;
   int64_t n_;
   double momentum_;
   bool nesterov_;
   double wd_;
-  WeightCopy copy_;
+  UpdatePrologue prologue_;
 };
 
 bool isScalar(const BufferDesc& b, DType t) { return b.dtype == t && b.shape.empty(); }
 
 }  // namespace
-
-bool fuseGradStats(CpuStep& unscaleCheck, CpuStep& globalNorm) {
-  auto* check = dynamic_cast<UnscaleCheckStep*>(&unscaleCheck);
-  auto* norm = dynamic_cast<GlobalNormStep*>(&globalNorm);
-  std::vector<float>* sums = nullptr;
-  if (!check || !norm || !check->computeSquareSums(norm->grads(), &sums)) return false;
-  norm->useSquareSums(sums);
-  return true;
-}
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
   const std::string& op = c.step.op;
@@ -445,6 +470,25 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     return std::unique_ptr<CpuStep>(new UnscaleCheckStep(std::vector<int32_t>(in.begin(), in.begin() + n),
                                                          std::vector<int32_t>(out.begin(), out.begin() + n), types,
                                                          sizes, hasScale ? in[n] : -1, out[n]));
+  }
+  if (c.code == OpCode::GradStats) {
+    auto unscales = attrs.getBool(op, "unscales", false);
+    if (!unscales.ok()) return unscales.status();
+    const size_t n = in.size() - (*unscales ? 1 : 0);
+    if (in.size() < (*unscales ? 2u : 1u) || out.empty() || out.size() > 2)
+      return c.error("expected gradients, an optional scale, found_inf and an optional norm");
+    if (*unscales && !isScalar(c.operand(n), DType::F32)) return c.error("scale must be a scalar f32");
+    for (size_t r = 0; r < out.size(); ++r)
+      if (!isScalar(c.result(r), DType::F32)) return c.error("found_inf and the norm must be scalar f32");
+    std::vector<DType> types;
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < n; ++i) {
+      if (!isComputeFloat(c.operand(i).dtype)) return c.error(absl::StrCat("gradient ", i, " must be a float tensor"));
+      types.push_back(c.operand(i).dtype);
+      sizes.push_back(c.operand(i).numel());
+    }
+    return std::unique_ptr<CpuStep>(new GradStatsStep(std::vector<int32_t>(in.begin(), in.begin() + n), types, sizes,
+                                                      *unscales ? in[n] : -1, out[0], out.size() == 2 ? out[1] : -1));
   }
   if (c.code == OpCode::UpdateScale) {
     if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::F32) ||
@@ -511,8 +555,22 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     return std::unique_ptr<CpuStep>(new ClipGradsStep(std::vector<int32_t>(in.begin(), in.end() - 1), out, sizes,
                                                       in.back(), *maxNorm));
   }
+  // The fused update's extra operands and its weight copy (checked once for both optimizers).
+  auto fusedParts = [&](const UpdateLayout& u) -> absl::Status {
+    for (std::optional<size_t> scalar : {u.scale, u.norm})
+      if (scalar && !isScalar(c.operand(*scalar), DType::F32)) return c.error("the loss scale and the norm must be scalar f32");
+    if (u.maxNorm && (!(*u.maxNorm > 0.0) || !std::isfinite(*u.maxNorm))) return c.error("attribute 'max_norm' must be finite and > 0");
+    if (u.weightCopy) {
+      const BufferDesc& copy = c.result(*u.weightCopy);
+      if ((copy.dtype != DType::BF16 && copy.dtype != DType::F16) || copy.shape != c.operand(0).shape)
+        return c.error("the weight copy must be bf16 or f16 with the param's shape");
+    }
+    return absl::OkStatus();
+  };
   if (c.code == OpCode::AdamUpdate) {
-    if (in.size() != 7 || out.size() != 3) return c.error("expected 7 operands and 3 results");
+    auto layout = decodeUpdate(c.step);
+    if (!layout.ok()) return layout.status();
+    if (auto st = fusedParts(*layout); !st.ok()) return st;
     const BufferDesc& p = c.operand(0);
     if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
     if (!isComputeFloat(c.operand(1).dtype) || c.operand(1).shape != p.shape)
@@ -535,12 +593,14 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("beta1 and beta2 must be in [0, 1)");
     if (!(cfg.eps > 0.0) || !std::isfinite(cfg.eps) || !(cfg.wd >= 0.0) || !std::isfinite(cfg.wd))
       return c.error("eps must be finite and > 0 and weight_decay finite and >= 0");
-    return std::unique_ptr<CpuStep>(new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op));
+    return std::unique_ptr<CpuStep>(
+        new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op, UpdatePrologue(*layout, c.step, c.plan)));
   }
   if (c.code == OpCode::SgdUpdate) {
-    if (in.size() != 4 && in.size() != 5) return c.error("expected 4 or 5 operands");
-    const bool hasBuffer = in.size() == 5;
-    if (out.size() != (hasBuffer ? 2u : 1u)) return c.error("expected one result per updated tensor");
+    auto layout = decodeUpdate(c.step);
+    if (!layout.ok()) return layout.status();
+    if (auto st = fusedParts(*layout); !st.ok()) return st;
+    const bool hasBuffer = layout->states() == 2;
     const BufferDesc& p = c.operand(0);
     if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
     if (!isComputeFloat(c.operand(1).dtype) || c.operand(1).shape != p.shape)
@@ -548,7 +608,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     if (!isScalar(c.operand(2), DType::F32) || !isScalar(c.operand(3), DType::F32))
       return c.error("expected scalar lr f32 and found_inf f32");
     if (hasBuffer && !sameAs(4, p, DType::F32)) return c.error("momentum_buffer must be f32 like the param");
-    for (size_t r = 0; r < out.size(); ++r)
+    for (size_t r = 0; r < layout->states(); ++r)
       if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
     auto momentum = attrs.getDouble(op, "momentum", 0.0);
     auto nesterov = attrs.getBool(op, "nesterov", false);
@@ -559,7 +619,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("momentum and weight_decay must be finite and >= 0");
     if (hasBuffer != (*momentum != 0.0)) return c.error("a momentum_buffer operand goes with momentum != 0");
     if (*nesterov && *momentum == 0.0) return c.error("nesterov requires momentum > 0");
-    return std::unique_ptr<CpuStep>(new SgdStep(in, out, c.operand(1).dtype, p.numel(), *momentum, *nesterov, *wd));
+    return std::unique_ptr<CpuStep>(new SgdStep(in, out, hasBuffer, c.operand(1).dtype, p.numel(), *momentum, *nesterov,
+                                                *wd, UpdatePrologue(*layout, c.step, c.plan)));
   }
   return nullptr;
 }

@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/ActionUtil.h"
 #include "runtime/devices/cuda/GemmEpilogues.h"
-#include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 
 namespace amp::rt::cuda {
@@ -122,9 +121,9 @@ Action ActionBuilder::launch(const std::string& name, size_t s) {
   Action a;
   a.kind = Action::Kind::Launch;
   const PlanStep& step = entry_.steps[s];
-  a.category = step.attrs.has("cuda_symbol")                                                ? Action::Category::Fused
-               : step.kind == StepKind::MultiTensor || step.op == kGradStatsOp ? Action::Category::ScalerOptimizer
-                                                                                        : Action::Category::Other;
+  a.category = step.attrs.has("cuda_symbol")         ? Action::Category::Fused
+               : step.kind == StepKind::MultiTensor ? Action::Category::ScalerOptimizer
+                                                    : Action::Category::Other;
   a.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", name);
   return a;
 }
@@ -152,8 +151,6 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   // A kernel ampc generated (a fused region or a lone elementwise op) carries its symbol.
   if (step.attrs.has("cuda_symbol")) {
     status = generated(s);
-  } else if (step.op == kGradStatsOp) {  // this device's own step (GradPipeline.h)
-    status = gradStats(s);
   } else if (!step.code) {
     return 0;
   } else {
@@ -163,6 +160,7 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
       case OpCode::Linear:
       case OpCode::Matmul: status = gemm(s); break;
       case OpCode::UnscaleCheck: status = unscaleCheck(s); break;
+      case OpCode::GradStats: status = gradStats(s); break;
       case OpCode::GlobalNorm: status = globalNorm(s); break;
       case OpCode::ClipGrads: status = clipGrads(s); break;
       case OpCode::StepCounters:

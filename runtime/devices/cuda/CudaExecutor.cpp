@@ -10,7 +10,6 @@
 #include "runtime/io/Sha256.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/GemmEpilogues.h"
-#include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/LogRing.h"
 #include "runtime/devices/cuda/NumericsChecks.h"
@@ -233,9 +232,8 @@ absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
 absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent) {
   report_.code = code;
   const size_t count = plan_.buffers.size();
-  // The fused pipeline keeps gradients live until the optimizer reads them, so its memory is
-  // planned again: the bundle's layout is proven for the unfused entry only.
-  // The opt-in epilogue rewrite moves where values are written, so it is planned again too.
+  // The opt-in epilogue rewrite moves where values are written, so its memory is planned again:
+  // the bundle's layout is proven for the plan's own entry only.
   std::optional<MemoryPlan> fusedMemory;
   bool rewritten = false;
   if (exec_.options().epilogues == GemmEpilogueMode::Cublaslt)
@@ -245,15 +243,6 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
       report_.fusion = std::move(fused->summary);
       rewritten = true;
     }
-  if (auto fused = fuseGradPipeline(plan_, entry_)) {
-    entry_ = std::move(fused->entry);
-    // Steps of the pipeline's input are steps of the epilogue rewrite when there was one.
-    for (size_t& s : fused->planStep)
-      if (rewritten) s = planStep_[s];
-    planStep_ = std::move(fused->planStep);
-    report_.fusion = report_.fusion.empty() ? std::move(fused->summary) : report_.fusion + "\n" + fused->summary;
-    rewritten = true;
-  }
   if (rewritten) fusedMemory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
   auto planned = fusedMemory ? absl::StatusOr<MemoryPlan>(std::move(*fusedMemory)) : entryMemoryPlan(plan_, entry_);
   if (!planned.ok()) return planned.status();

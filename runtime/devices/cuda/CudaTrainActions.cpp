@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/ActionUtil.h"
 #include "runtime/devices/cuda/CudaActions.h"
-#include "runtime/devices/cuda/GradPipeline.h"
+#include "runtime/plan/UpdateLayout.h"
 #include "runtime/devices/cuda/MultiTensor.h"
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/devices/cuda/kernels/TrainArgs.h"
@@ -160,17 +160,18 @@ absl::Status ActionBuilder::combineNorm(size_t s, DevicePtr partials, const std:
   return absl::OkStatus();
 }
 
-// cuda.grad_stats (GradPipeline.h): found_inf and, with a norm result, the global norm of the
-// unscaled gradients, reading each stored gradient once. One launch sequence per (stored type,
-// unscaled type); the partial sums of each tensor stay in the tensor order the norm combines.
+// amp.grad_stats (amp-fuse-grad-pipeline): found_inf and, with a norm result, the global norm of
+// the unscaled gradients, reading each stored gradient once; a 16-bit gradient is widened to f32
+// before it is unscaled (the "w" kernels). One launch sequence per stored type; the partial sums
+// of each tensor stay in the tensor order the norm combines.
 absl::Status ActionBuilder::gradStats(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  auto widened = step.attrs.getInts(step.op, "widened");
-  if (!widened.ok()) return widened.status();
-  const size_t n = widened->size();
-  if (n == 0 || (step.operands.size() != n && step.operands.size() != n + 1) || step.results.empty() || step.results.size() > 2)
+  auto unscales = step.attrs.getBool(step.op, "unscales", false);
+  if (!unscales.ok()) return unscales.status();
+  const size_t n = step.operands.size() - (*unscales ? 1 : 0);
+  if (step.operands.size() < (*unscales ? 2u : 1u) || step.results.empty() || step.results.size() > 2)
     return absl::InvalidArgumentError("expected gradients, an optional scale, found_inf and an optional norm");
-  const DevicePtr scale = step.operands.size() == n + 1 ? ptr_[step.operands[n]] : 0;
+  const DevicePtr scale = *unscales ? ptr_[step.operands[n]] : 0;
   const DevicePtr found = ptr_[step.results[0]];
   const bool withNorm = step.results.size() == 2;
   Action fill;
@@ -191,10 +192,8 @@ absl::Status ActionBuilder::gradStats(size_t s) {
   std::map<std::string, Group> groups;
   for (size_t i = 0; i < n; ++i) {
     const BufferDesc& g = plan_.buffers[step.operands[i]];
-    const bool wide = (*widened)[i] != 0;
-    if (!floatSuffix(g.dtype) || (wide && g.dtype == DType::F32) || (withNorm && !wide && g.dtype != DType::F32))
-      return absl::InvalidArgumentError(absl::StrCat("gradient ", i, ": unexpected type for the fused statistics"));
-    Group& group = groups["amp_mt_grad_stats_" + *floatSuffix(g.dtype) + (wide ? "w" : "")];
+    if (!floatSuffix(g.dtype)) return absl::InvalidArgumentError(absl::StrCat("gradient ", i, " must be f32, bf16 or f16"));
+    Group& group = groups["amp_mt_grad_stats_" + *floatSuffix(g.dtype) + (g.dtype != DType::F32 ? "w" : "")];
     group.members.push_back(i);
     group.numels.push_back(g.numel());
   }
@@ -326,33 +325,23 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
 // A run of adam (or sgd) updates sharing their attributes, scalar operands and gradient type: the
 // step's constants once, then one multi-tensor pass updating every param and its moments in place.
 // Each result starts as a copy of its operand unless the memory plan already made them one buffer.
-// A fused update (GradPipeline.h) also unscales and clips its stored gradient, whose loss scale and
-// norm follow the op's operands, and may write the master's low-precision copy as a last result.
+// A fused update (amp-fuse-grad-pipeline) also unscales and clips its stored gradient, widened to
+// f32 first (the "w" kernels), and may write the master's low-precision copy as a last result.
 absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   const PlanStep& first = entry_.steps[s];
-  const bool adam = first.code == OpCode::AdamUpdate;
-  auto unscales = first.attrs.getBool(first.op, kUnscaleAttr, false);
-  auto widened = first.attrs.getBool(first.op, kWidenedAttr, false);
-  auto maxNorm = first.attrs.getDouble(first.op, kMaxNormAttr, 0.0);
-  if (!unscales.ok()) return unscales.status();
-  if (!widened.ok()) return widened.status();
-  if (!maxNorm.ok()) return maxNorm.status();
-  const bool clips = first.attrs.has(kMaxNormAttr);
-  const size_t extras = (*unscales ? 1 : 0) + (clips ? 1 : 0);  // [scale][, norm] after the op's operands
-  if (first.operands.size() < extras + 4) return absl::InvalidArgumentError("unexpected operands for the optimizer update");
-  const size_t base = first.operands.size() - extras;
+  auto decoded = decodeUpdate(first);
+  if (!decoded.ok()) return decoded.status();
+  const UpdateLayout& layout = *decoded;
+  const bool adam = layout.adam;
+  const size_t base = first.operands.size() - (layout.scale ? 1 : 0) - (layout.norm ? 1 : 0);
   const size_t scalars = adam ? 4 : 2;  // adam: step, lr, found; sgd: lr, found
-  if ((adam && base != 7) || (!adam && base != 4 && base != 5))
-    return absl::InvalidArgumentError("unexpected operands for the optimizer update");
-  const bool momentum = !adam && base == 5;
-  const size_t states = adam ? 3 : (momentum ? 2 : 1);  // param [, exp_avg, exp_avg_sq | momentum_buffer]
-  if (first.results.size() != states && first.results.size() != states + 1)
-    return absl::InvalidArgumentError("unexpected results for the optimizer update");
-  const bool copies = first.results.size() == states + 1;
+  const bool momentum = !adam && layout.states() == 2;
+  const size_t states = layout.states();  // param [, exp_avg, exp_avg_sq | momentum_buffer]
+  const bool copies = layout.weightCopy.has_value();
   const DType gradType = plan_.buffers[first.operands[1]].dtype;
+  const bool widened = gradType != DType::F32 && (layout.scale || layout.norm);
   const DType copyType = copies ? plan_.buffers[first.results[states]].dtype : DType::F32;
-  if (!floatSuffix(gradType) || (*widened && gradType == DType::F32))
-    return absl::InvalidArgumentError("gradients must be f32, bf16 or f16");
+  if (!floatSuffix(gradType)) return absl::InvalidArgumentError("gradients must be f32, bf16 or f16");
   if (copies && copyType != DType::BF16 && copyType != DType::F16)
     return absl::InvalidArgumentError("the weight copy must be bf16 or f16");
   auto sameRun = [&](const PlanStep& st) {
@@ -405,9 +394,9 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   args.lr = device<const float>(ptr_[first.operands[adam ? 5 : 2]]);
   args.foundInf = device<const float>(ptr_[first.operands[adam ? 6 : 3]]);
   args.step = adam ? device<const long long>(ptr_[first.operands[4]]) : nullptr;
-  args.scale = *unscales ? device<const float>(ptr_[first.operands[base]]) : nullptr;
-  args.norm = clips ? device<const float>(ptr_[first.operands.back()]) : nullptr;
-  args.maxNorm = *maxNorm;
+  args.scale = layout.scale ? device<const float>(ptr_[first.operands[*layout.scale]]) : nullptr;
+  args.norm = layout.norm ? device<const float>(ptr_[first.operands[*layout.norm]]) : nullptr;
+  args.maxNorm = layout.maxNorm.value_or(0.0);
   auto attr = [&](const char* name, double dflt) { return first.attrs.getDouble(first.op, name, dflt); };
   auto flag = [&](const char* name) { return first.attrs.getBool(first.op, name, false); };
   auto beta1 = attr("beta1", 0.9), beta2 = attr("beta2", 0.999), eps = attr("eps", 1e-8), wd = attr("weight_decay", 0.0),
@@ -435,7 +424,7 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   actions_.push_back(std::move(a));
   ++report_.multiTensorLaunches;
 
-  const std::string name = absl::StrCat("amp_mt_", adam ? "adam_" : "sgd_", *floatSuffix(gradType), *widened ? "w_" : "_",
+  const std::string name = absl::StrCat("amp_mt_", adam ? "adam_" : "sgd_", *floatSuffix(gradType), widened ? "w_" : "_",
                                         copies ? *floatSuffix(copyType) : "none");
   auto fn = kernel(name);
   if (!fn.ok()) return fn.status();

@@ -14,7 +14,6 @@
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
-#include "runtime/devices/cuda/GradPipeline.h"
 #include "runtime/devices/cuda/NumericsChecks.h"
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/exec/Session.h"
@@ -612,14 +611,9 @@ TEST(CudaExecutor, ACheckedCallTestsEveryFloatResultAfterItsStep) {
   const Plan& plan = d.session->plan();
   auto prepared = d.session->prepared("train_step");
   ASSERT_TRUE(prepared.ok());
-  // Every float result of the device's entry is checked: the plan's, less what the fused gradient
-  // pipeline never materialises.
-  const EntryReport* r = &(**prepared).report();
-  ASSERT_NE(r, nullptr);
-  ASSERT_FALSE(r->fusion.empty());
-  auto fused = fuseGradPipeline(plan, *plan.findEntry("train_step"));
-  ASSERT_TRUE(fused.has_value());
-  const std::vector<ResultCheck> checks = resultChecks(plan, fused->entry);
+  // Every float result of the entry is checked (ampc fused the gradient pipeline: the unscaled
+  // gradients are not results any more).
+  const std::vector<ResultCheck> checks = resultChecks(plan, *plan.findEntry("train_step"));
   EXPECT_GT(checks.size(), 20u);
   EXPECT_EQ(checkLaunches, static_cast<int64_t>(checks.size())) << "one check kernel per float result";
   // The normal graph is untouched: an unchecked call still replays graph 0.
@@ -638,16 +632,15 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   const Plan& plan = d.session->plan();
   const EntryPoint& train = *plan.findEntry("train_step");
-  auto fused = fuseGradPipeline(plan, train);
-  ASSERT_TRUE(fused.has_value());
-  const std::vector<ResultCheck> checks = resultChecks(plan, fused->entry);
+  const std::vector<ResultCheck> checks = resultChecks(plan, train);
+  const std::vector<size_t> planStep;  // the device runs the plan's own steps
   std::vector<uint64_t> words(checks.size(), kAllFinite);
   GradientOverflow overflow;
-  EXPECT_TRUE(judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow).ok());
+  EXPECT_TRUE(judgeChecks(plan, train, planStep, checks, words.data(), &overflow).ok());
   EXPECT_FALSE(overflow.seen);
   size_t forward = checks.size(), backward = checks.size(), update = checks.size();
   for (size_t k = 0; k < checks.size(); ++k) {
-    const std::string& phase = fused->entry.steps[checks[k].step].phase;
+    const std::string& phase = train.steps[checks[k].step].phase;
     if (phase == "forward" && forward == checks.size()) forward = k;
     if (phase == "backward" && backward == checks.size()) backward = k;
     if (phase == "update" && update == checks.size() && plan.buffers[checks[k].buffer].numel() > 1) update = k;
@@ -657,20 +650,20 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   ASSERT_LT(update, checks.size());
   // A gradient overflow of this loss-scaled plan is recorded; the call goes on.
   words[backward] = 5;
-  EXPECT_TRUE(judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow).ok());
+  EXPECT_TRUE(judgeChecks(plan, train, planStep, checks, words.data(), &overflow).ok());
   EXPECT_TRUE(overflow.seen);
   EXPECT_EQ(overflow.buffer, plan.buffers[checks[backward].buffer].name);
   // Then a non-finite updated param is an error, named with the plan's step number.
   words[update] = 3;
-  auto updateError = judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow);
+  auto updateError = judgeChecks(plan, train, planStep, checks, words.data(), &overflow);
   ASSERT_FALSE(updateError.ok());
-  const size_t planUpdate = fused->planStep[checks[update].step];
+  const size_t planUpdate = checks[update].step;
   EXPECT_NE(updateError.message().find(absl::StrCat("step ", planUpdate, " (")), std::string::npos) << updateError.message();
   EXPECT_NE(updateError.message().find("at element 3 of"), std::string::npos) << updateError.message();
   EXPECT_NE(updateError.message().find("in the optimizer step"), std::string::npos) << updateError.message();
   // A forward overflow comes first and says no loss scale cures it.
   words[forward] = 0;
-  auto forwardError = judgeChecks(plan, train, fused->planStep, checks, words.data(), &overflow);
+  auto forwardError = judgeChecks(plan, train, planStep, checks, words.data(), &overflow);
   ASSERT_FALSE(forwardError.ok());
   EXPECT_NE(forwardError.message().find("in the forward pass"), std::string::npos) << forwardError.message();
 }
