@@ -228,8 +228,9 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperand
     Formed by amp-fuse-grad-pipeline, the update may also read its gradient as the loss-scaled
     one: with `unscale(%scale)` the element is first unscaled as `amp.unscale_check` does (in f32,
     after widening an f16/bf16 gradient), with `clip(%norm)` and `max_norm` then clipped as
-    `amp.clip_grads` does with that norm. With `weight_copy = bf16` (or f16) the update has one
+    `amp.clip_grads` does with that norm. With `weight_copy(bf16)` (or f16) the update has one
     more result: `amp.cast` of the new param to that type, written on a skipped step too.
+    (The type is spelled in the op's syntax, `weight_copy(bf16)`, so the parser knows the results.)
 
     ```mlir
     %p2, %buf2 = amp.sgd_update %p, %g, %lr, %found_inf momentum_buffer(%buf : tensor<4x3xf32>)
@@ -249,7 +250,8 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperand
   let results = (outs Amp_F32Tensor:$new_param, Variadic<Amp_FloatTensor>:$new_state);
   let assemblyFormat = [{
     $param `,` $grad `,` $lr `,` $found_inf (`momentum_buffer` `(` $momentum_buffer^ `:` type($momentum_buffer) `)`)?
-    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? attr-dict `:` type($param) `,` type($grad)
+    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? (`weight_copy` `(` $weight_copy^ `)`)? attr-dict `:`
+    type($param) `,` type($grad)
   }];
   let extraClassDeclaration = [{
     ::mlir::Value getNewMomentumBuffer() { return getMomentumBuffer() ? getNewState()[0] : ::mlir::Value(); }
@@ -284,8 +286,9 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor, AttrSizedOpera
     Formed by amp-fuse-grad-pipeline, the update may also read its gradient as the loss-scaled
     one: with `unscale(%scale)` the element is first unscaled as `amp.unscale_check` does (in f32,
     after widening an f16/bf16 gradient), with `clip(%norm)` and `max_norm` then clipped as
-    `amp.clip_grads` does with that norm. With `weight_copy = bf16` (or f16) the update has one
+    `amp.clip_grads` does with that norm. With `weight_copy(bf16)` (or f16) the update has one
     more result: `amp.cast` of the new param to that type, written on a skipped step too.
+    (The type is spelled in the op's syntax, `weight_copy(bf16)`, so the parser knows the results.)
 
     ```mlir
     %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found_inf
@@ -307,7 +310,8 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor, AttrSizedOpera
                       Amp_F32Tensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr `,` $found_inf
-    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? attr-dict `:` type($param) `,` type($grad)
+    (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? (`weight_copy` `(` $weight_copy^ `)`)? attr-dict `:`
+    type($param) `,` type($grad)
   }];
   let hasVerifier = 1;
 }

@@ -411,7 +411,7 @@ def AmpFuseGradPipelinePass : Pass<"amp-fuse-grad-pipeline", "::mlir::func::Func
       clips, the global norm of the unscaled values;
     - the optimizer updates, which read the stored gradient and unscale (`unscale(%scale)`) and
       clip (`clip(%norm)`, `max_norm`) each element as they read it, and write the master's
-      low-precision copy (`weight_copy = bf16`) in place of the `amp.cast` that followed them.
+      low-precision copy (`weight_copy(bf16)`) in place of the `amp.cast` that followed them.
 
     Every value is the bits of the unfused ops (the widening is exact; the unscale, clip and
     update formulas and their order are unchanged), while the unscaled, clipped and widened
@@ -428,8 +428,8 @@ def AmpFuseGradPipelinePass : Pass<"amp-fuse-grad-pipeline", "::mlir::func::Func
     %w16 = amp.cast %w2 : tensor<4x3xf32> to tensor<4x3xbf16>
     // becomes
     %found, %norm = amp.grad_stats %gw, %gb scale(%s) : ... -> tensor<f32>, tensor<f32>
-    %w2, %w16 = amp.sgd_update %w, %gw, %lr, %found unscale(%s) clip(%norm)
-        {max_norm = 1.0 : f64, weight_copy = bf16} : tensor<4x3xf32>, tensor<4x3xf32>
+    %w2, %w16 = amp.sgd_update %w, %gw, %lr, %found unscale(%s) clip(%norm) weight_copy(bf16)
+        {max_norm = 1.0 : f64} : tensor<4x3xf32>, tensor<4x3xf32>
     ```
   }];
   let dependentDialects = ["::mlir::amp::AmpDialect"];

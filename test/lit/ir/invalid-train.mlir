@@ -90,7 +90,7 @@ func.func @lr_min_above_base(%t: tensor<i64>) -> tensor<f32> {
 
 func.func @sgd_f16_master(%p: tensor<4xf16>, %g: tensor<4xf16>, %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf16> {
   // expected-error @+1 {{operand #0 must be statically shaped tensor of 32-bit float values}}
-  %p2 = "amp.sgd_update"(%p, %g, %lr, %f) : (tensor<4xf16>, tensor<4xf16>, tensor<f32>, tensor<f32>) -> tensor<4xf16>
+  %p2 = "amp.sgd_update"(%p, %g, %lr, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}> : (tensor<4xf16>, tensor<4xf16>, tensor<f32>, tensor<f32>) -> tensor<4xf16>
   return %p2 : tensor<4xf16>
 }
 
@@ -141,6 +141,30 @@ func.func @adam_eps(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v:
 func.func @adam_moment_shape(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<5xf32>, %v: tensor<4xf32>, %t: tensor<i64>,
                              %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf32> {
   // expected-error @+1 {{all of {param, exp_avg, exp_avg_sq} have same type}}
-  %p2, %m2, %v2 = "amp.adam_update"(%p, %g, %m, %v, %t, %lr, %f) : (tensor<4xf32>, tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>)
+  %p2, %m2, %v2 = "amp.adam_update"(%p, %g, %m, %v, %t, %lr, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>)
   return %p2 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clip_without_max_norm(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %f: tensor<f32>, %n: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.sgd_update' op clips by a norm but has no max_norm}}
+  %p2 = amp.sgd_update %p, %g, %lr, %f clip(%n) : tensor<4xf32>, tensor<4xf32>
+  return %p2 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f32_weight_copy(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.sgd_update' op weight_copy must be bf16 or f16, got 'f32'}}
+  %p2, %c = amp.sgd_update %p, %g, %lr, %f weight_copy(f32) : tensor<4xf32>, tensor<4xf32>
+  return %p2 : tensor<4xf32>
+}
+
+// -----
+
+func.func @stats_without_grads(%s: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'amp.grad_stats' op needs at least one gradient}}
+  %f = "amp.grad_stats"(%s) <{operandSegmentSizes = array<i32: 0, 1>}> : (tensor<f32>) -> tensor<f32>
+  return %f : tensor<f32>
 }

@@ -49,3 +49,20 @@ func.func @updates(%p: tensor<4x3xf32>, %g: tensor<4x3xf32>, %gh: tensor<4x3xf16
   %p3, %m3, %v3 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found {weight_decay = 0.01 : f64, decoupled = true} : tensor<4x3xf32>, tensor<4x3xf32>
   return %p1, %b1, %p2, %p3, %m3, %v3 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// The fused pipeline (amp-fuse-grad-pipeline): statistics of the stored gradients, and updates
+// that unscale, clip and write the weight copy.
+// CHECK-LABEL: func.func @fused_pipeline
+func.func @fused_pipeline(%p: tensor<4x3xf32>, %g: tensor<4x3xbf16>, %m: tensor<4x3xf32>, %v: tensor<4x3xf32>,
+                          %step: tensor<i64>, %lr: tensor<f32>, %s: tensor<f32>)
+    -> (tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  // CHECK: %[[F:.*]], %[[N:.*]] = amp.grad_stats %{{.*}} scale(%{{.*}}) : tensor<4x3xbf16> -> tensor<f32>, tensor<f32>
+  %found, %norm = amp.grad_stats %g scale(%s) : tensor<4x3xbf16> -> tensor<f32>, tensor<f32>
+  // CHECK: amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %[[F]] unscale(%{{.*}}) clip(%[[N]]) weight_copy(bf16) {max_norm = 2.000000e+00 : f64} : tensor<4x3xf32>, tensor<4x3xbf16>
+  %p1, %c1 = amp.sgd_update %p, %g, %lr, %found unscale(%s) clip(%norm) weight_copy(bf16) {max_norm = 2.0 : f64} : tensor<4x3xf32>, tensor<4x3xbf16>
+  // CHECK: amp.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[F]] clip(%[[N]]) {max_norm = 1.000000e+00 : f64} : tensor<4x3xf32>, tensor<4x3xbf16>
+  %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found clip(%norm) {max_norm = 1.0 : f64} : tensor<4x3xf32>, tensor<4x3xbf16>
+  return %p1, %c1, %m2, %v2 : tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xf32>, tensor<4x3xf32>
+}
