@@ -12,6 +12,7 @@
 #include "codegen/emit/KernelEmitter.h"
 #include "runtime/io/Sha256.h"
 #include "ir/AmpDialect.h"
+#include "ir/AmpOps.h"
 #include "ir/Precision.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Bundle.h"
@@ -365,13 +366,14 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   mlir::amp::buildAmpTrainStage(pm, options);
   if (failed(pm.run(module))) return failure();
 
-  std::string scalingUsed = "none";
-  for (auto f : module.getOps<func::FuncOp>())
-    for (unsigned i = 0; i < f.getNumArguments(); ++i)
-      if (auto n = f.getArgAttrOfType<StringAttr>(i, mlir::amp::AmpDialect::kNameAttr)) {
-        if (n.getValue() == "amp.growth_tracker") scalingUsed = "dynamic";
-        else if (n.getValue() == "amp.loss_scale" && scalingUsed == "none") scalingUsed = "static";
-      }
+  // The loss scaling amp-loss-scaling chose (mode=auto decides by precision), read from the ops it
+  // inserted: a scale update is dynamic scaling, an unscale by a scale without one is static.
+  bool updatesScale = false, unscales = false;
+  module.walk([&](Operation* op) {
+    updatesScale |= isa<mlir::amp::UpdateScaleOp>(op);
+    if (auto check = dyn_cast<mlir::amp::UnscaleCheckOp>(op)) unscales |= static_cast<bool>(check.getScale());
+  });
+  const std::string scalingUsed = updatesScale ? "dynamic" : unscales ? "static" : "none";
   ::amp::rt::TrainingConfig config;
   config.optimizer = mlir::amp::stringifyEnum(optimizerFlag.getValue()).str();
   config.lossScaling = scalingUsed;
