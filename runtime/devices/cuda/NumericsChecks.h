@@ -17,7 +17,7 @@ namespace amp::rt::cuda {
 
 // One float result of one step of the device's entry, tested after that step.
 struct ResultCheck {
-  size_t step = 0;     // in the device's entry (a GradPipeline rewrite or the plan's own)
+  size_t step = 0;     // in the device's entry (the epilogue rewrite's or the plan's own)
   int32_t buffer = 0;
 };
 
@@ -29,8 +29,7 @@ std::vector<ResultCheck> resultChecks(const Plan& plan, const EntryPoint& entry)
 
 // The outcome of a checked call from its words (one per check: the first non-finite element, or
 // kAllFinite). `planEntry` is the plan's entry and `planStep[s]` the plan's number of device step
-// s (empty: the same), so errors name the step as the plan has it (the fused statistics pass as
-// the unscale_check it replaces).
+// s (empty: the same), so errors name the step as the plan has it.
 absl::Status judgeChecks(const Plan& plan, const EntryPoint& planEntry,
                          const std::vector<size_t>& planStep, const std::vector<ResultCheck>& checks,
                          const uint64_t* words, GradientOverflow* overflow);

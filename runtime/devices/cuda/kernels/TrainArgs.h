@@ -20,8 +20,8 @@ struct AmpStepScalars {
 };
 
 // The optimizer-scalars kernel's inputs: the update ops' step, lr and found_inf operands and their
-// attributes; for a fused pass (runtime/devices/cuda/GradPipeline.h) also the loss scale to unscale
-// by and the global norm to clip by.
+// attributes; for a fused update (unscale(...), clip(...): docs/training-ir.md) also the loss scale
+// to unscale by and the global norm to clip by.
 struct AmpOptimizerArgs {
   const long long* step;  // adam: the applied-step count (>= 1 on an applied step)
   const float* lr;

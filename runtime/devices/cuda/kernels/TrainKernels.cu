@@ -4,9 +4,9 @@
 // plus a one-block combine; amp.clip_grads as a multi-tensor scaling; step_counters, lr_schedule and
 // update_scale as one-thread kernels; and each run of adam/sgd updates as a one-thread kernel for
 // the step's constants followed by one multi-tensor pass that updates the f32 masters and moments
-// in place, leaving every bit untouched on a skipped step. Fused (runtime/devices/cuda/
-// GradPipeline.h): cuda.grad_stats reads each stored gradient once for found_inf and the sums of
-// squares, and the optimizer pass unscales, clips and writes the low-precision weight copy itself.
+// in place, leaving every bit untouched on a skipped step. As ampc's amp-fuse-grad-pipeline leaves
+// the step (docs/training-ir.md): amp.grad_stats reads each stored gradient once for found_inf and
+// the sums of squares, and the optimizer pass unscales, clips and writes the weight copy itself.
 // ampc appends this file, after MultiTensorArgs.h, TrainMath.h and TrainArgs.h, to the CUDA
 // kernels of every training bundle, behind the prelude's conversions (codegen/emit/CudaFlavour.cpp);
 // the host fills the argument blocks (runtime/devices/cuda/MultiTensor.h, CudaTrainActions.cpp).
@@ -76,7 +76,7 @@ __device__ __forceinline__ float amp_mt_unscaled(const void* g, long long i, flo
   return amp_round<R>(amp_unscale(amp_load<L>(g, i), invScale));
 }
 
-// cuda.grad_stats over [stored grad]: found_inf, and (partials non-null) each block's sum of
+// amp.grad_stats over [stored grad]: found_inf, and (partials non-null) each block's sum of
 // squares of the unscaled values in amp_mt_sum_squares's tree, so the norm is the unfused bits.
 template <int L, int R>
 __device__ void amp_mt_grad_stats(const AmpTensorList<1>& list, const float* scale, float* foundInf, float* partials) {

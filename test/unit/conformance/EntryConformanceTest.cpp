@@ -1,0 +1,194 @@
+// The conformance suite: every entry of every example bundle on each device, against the reference
+// executor run from the same params, state and batches.
+//
+//  - cpu: every result of every call, and the state after it, within the summation-order bound of
+//    the bundle's precision (GEMMs sum in their own order; every other kernel is bit-exact, which
+//    the per-op parity tests in test/unit/cpu check);
+//  - cuda-dry-run: every entry prepares, lowers with no step left over and replays on the
+//    simulated GPU (it computes nothing, so there are no values to compare);
+//  - cuda: as cpu, on GPU 0; skipped only where the machine has no GPU driver.
+//
+// A bundle that fails to load, a device that fails to start and an entry that fails to run fail the
+// test: only an absent device skips (the rule of IREE's hal/cts).
+#include <cmath>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/Devices.h"
+#include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/DryRunApi.h"
+#include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/exec/Session.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/plan/Bundle.h"
+
+namespace amp::rt {
+namespace {
+
+enum class Dut { Cpu, CudaDryRun, Cuda };
+
+const char* dutName(Dut d) {
+  switch (d) {
+    case Dut::Cpu: return "cpu";
+    case Dut::CudaDryRun: return "cuda_dry_run";
+    case Dut::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+struct Param {
+  Dut device;
+  std::string dir;
+  std::string bundle;
+};
+void PrintTo(const Param& p, std::ostream* os) { *os << dutName(p.device) << " " << p.bundle; }
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const char* name : {"mlp_f32", "mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "transformer_lm_f32", "transformer_lm_bf16",
+                           "transformer_lm_f16"})
+    out.push_back({Dut::Cpu, AMP_TEST_CPU_BUNDLE_DIR, name});
+#ifdef AMP_TEST_CUDA_BUNDLE_DIR
+  // The cuda bundles run on the cpu device too: it interprets their fused regions.
+  for (const char* name : {"mlp_f32_sm_90", "mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
+                           "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90",
+                           "op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"})
+    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, AMP_TEST_CUDA_BUNDLE_DIR, name});
+#endif
+  return out;
+}
+
+// The device under test, or why this machine does not have it (then the test skips).
+struct Opened {
+  std::optional<Session> session;
+  std::string absent;
+};
+
+Opened open(const Plan& plan, Dut d) {
+  Opened o;
+  absl::StatusOr<std::unique_ptr<Executor>> executor = absl::UnknownError("");
+  switch (d) {
+    case Dut::Cpu: executor = makeExecutor(Device::Cpu); break;
+    case Dut::CudaDryRun: executor = cuda::makeCudaExecutor(std::make_unique<cuda::DryRunApi>()); break;
+    case Dut::Cuda: {
+      auto api = cuda::openDriverApi(0);
+      if (!api.ok()) {
+        o.absent = std::string(api.status().message());
+        return o;
+      }
+      executor = cuda::makeCudaExecutor(std::move(*api));
+      break;
+    }
+  }
+  EXPECT_TRUE(executor.ok()) << executor.status();
+  if (!executor.ok()) return o;
+  auto session = Session::create(plan, std::move(*executor));
+  EXPECT_TRUE(session.ok()) << session.status();
+  if (session.ok()) o.session.emplace(std::move(*session));
+  return o;
+}
+
+// A deterministic batch: normal inputs, labels and token ids below 10 (every example's classes and
+// vocabulary hold that many).
+std::map<std::string, Tensor> batch(const Plan& plan, int call) {
+  std::mt19937 rng(2000 + call);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::map<std::string, Tensor> feeds;
+  for (const BufferDesc& b : plan.buffers) {
+    if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
+    Tensor t(isFloat(b.dtype) ? DType::F32 : DType::I64, b.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (isFloat(b.dtype)) t.as<float>()[i] = normal(rng);
+      else t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+    }
+    feeds.emplace(b.name, std::move(t));
+  }
+  return feeds;
+}
+
+// The summation-order bound of a bundle, relative to the largest magnitude of the reference value:
+// a few units in the last place of the precision its GEMMs round to.
+double boundOf(const std::string& bundle) {
+  if (bundle.find("bf16") != std::string::npos) return 3e-2;
+  if (bundle.find("f16") != std::string::npos) return 5e-3;
+  return 1e-4;
+}
+
+// Every element of `got` within `relative` of `want`'s largest magnitude, plus `absolute` (NaN
+// only where the reference has NaN); integer values exactly.
+void expectClose(const std::string& what, const Tensor& want, const Tensor& got, double relative, double absolute) {
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  ASSERT_EQ(want.shape(), got.shape()) << what;
+  if (!isFloat(want.dtype())) {
+    EXPECT_TRUE(want.bitwiseEquals(got)) << what;
+    return;
+  }
+  double largest = 0.0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = loadAsF32(want.dtype(), want.data(), i);
+    if (std::isfinite(w)) largest = std::max(largest, std::fabs(w));
+  }
+  int differ = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = loadAsF32(want.dtype(), want.data(), i), g = loadAsF32(got.dtype(), got.data(), i);
+    const bool ok = std::isnan(w) ? std::isnan(g) : std::isinf(w) ? g == w : std::fabs(w - g) <= relative * largest + absolute;
+    if (!ok && ++differ <= 3)
+      ADD_FAILURE() << what << "[" << i << "]: reference " << w << ", device " << g << " (bound " << relative
+                    << " of " << largest << " + " << absolute << ")";
+  }
+}
+
+class EntryConformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(EntryConformance, EveryEntryAgreesWithTheReference) {
+  const Param& p = GetParam();
+  const std::string path = p.dir + "/" + p.bundle + ".ampx";
+  auto plan = readBundle(path);
+  ASSERT_TRUE(plan.ok()) << path << ": " << plan.status();
+  Opened dut = open(*plan, p.device);
+  if (!dut.absent.empty()) GTEST_SKIP() << dutName(p.device) << " is absent: " << dut.absent;
+  ASSERT_TRUE(dut.session.has_value());
+  auto reference = openSession(*plan, Device::Reference);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const bool computes = p.device != Dut::CudaDryRun;
+  const double relative = boundOf(p.bundle);
+  // An optimizer step moves a param by at most about lr; a gradient near zero may change its sign
+  // between summation orders, which Adam turns into a step of lr either way.
+  auto training = plan->trainingConfig();
+  ASSERT_TRUE(training.ok()) << training.status();
+  const double stepSlack = training->lr ? 2.5 * *training->lr : 0.0;
+  int call = 0;
+  bool stepped = false;  // a call has updated params: they carry the slack from then on
+  for (const EntryPoint& entry : plan->entries) {
+    SCOPED_TRACE("entry " + entry.name);
+    const std::map<std::string, Tensor> feeds = batch(*plan, call++);
+    auto want = reference->run(entry.name, feeds);
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto got = dut.session->run(entry.name, feeds);
+    ASSERT_TRUE(got.ok()) << dutName(p.device) << ": " << got.status();
+    ASSERT_EQ(got->size(), want->size());
+    if (!computes) continue;
+    for (size_t r = 0; r < want->size(); ++r)
+      expectClose(entry.name + " result " + (*want)[r].name, (*want)[r].tensor, (*got)[r].tensor, relative, 0.0);
+    stepped |= !entry.updates.empty();
+    const std::vector<NamedTensorRef> wantState = reference->persistent(), gotState = dut.session->persistent();
+    ASSERT_EQ(wantState.size(), gotState.size());
+    for (size_t s = 0; s < wantState.size(); ++s)
+      expectClose(entry.name + " state " + wantState[s].name, *wantState[s].tensor, *gotState[s].tensor, relative,
+                  stepped ? stepSlack : 0.0);
+  }
+}
+
+std::string paramName(const ::testing::TestParamInfo<Param>& info) {
+  return std::string(dutName(info.param.device)) + "_" + info.param.bundle;
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, EntryConformance, ::testing::ValuesIn(params()), paramName);
+
+}  // namespace
+}  // namespace amp::rt
