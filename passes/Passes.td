@@ -418,7 +418,7 @@ def AmpFuseGradPipelinePass : Pass<"amp-fuse-grad-pipeline", "::mlir::func::Func
     gradients are never stored. The updates are then grouped by kernel (op, gradient type, copy
     type) at the first update's place, so each group runs as one multi-tensor launch sequence;
     updates are independent, so the order changes no value. Every device runs the result: no
-    target needs the unfused form, and `ampc --no-fuse` keeps it.
+    target needs the unfused form, and `ampc --fuse=false` keeps it.
 
     ```mlir
     %u:2, %found = amp.unscale_check %gw, %gb scale(%s) : tensor<4x3xf32>, tensor<3xf32>

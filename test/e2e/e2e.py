@@ -896,9 +896,40 @@ def overflow_provenance():
           s["gradient_overflow_steps"])
 
 
+def fused_pipeline():
+    """ampc's amp-fuse-grad-pipeline changes memory traffic, never numbers: the fused and the
+    unfused (--fuse=false) bundles train to bitwise equal params, moments, weight copies, scale and
+    counters (f16 SGD with momentum, dynamic loss scaling and clipping; bf16 AdamW)."""
+    configs = {"sgd_f16": ["--precision=f16", "--optimizer=sgd", "--momentum=0.9", "--clip-grad-norm=0.5"],
+               "adamw_bf16": ["--precision=bf16", "--optimizer=adamw"]}
+    common = ["--data=fashion-mnist", "--seed=4", "--steps=4", "--eval-every=1000000"]
+    for name, flags in configs.items():
+        fused, unfused = os.path.join(WORK, name + ".ampx"), os.path.join(WORK, name + "_unfused.ampx")
+        ampc(MLP, fused, "--train", *flags)
+        ampc(MLP, unfused, "--train", "--fuse=false", *flags)
+        ops = {}
+        for path in (fused, unfused):
+            def count(plan, path=path):
+                train_step = [e for e in plan["entries"] if e["name"] == "train_step"][0]
+                ops[path] = [s["op"] for s in train_step["steps"]]
+            edit_plan(path, os.path.join(WORK, "scratch.ampx"), count)
+        check(ops[fused].count("amp.grad_stats") == 1 and "amp.unscale_check" not in ops[fused],
+              "%s: the fused step has one amp.grad_stats and no amp.unscale_check" % name)
+        check("amp.grad_stats" not in ops[unfused] and ops[unfused].count("amp.unscale_check") == 1,
+              "%s: --fuse=false keeps the unfused pipeline" % name)
+        for path, out in ((fused, "a"), (unfused, "b")):
+            train(path, os.path.join(WORK, out + ".json"), *common, "--checkpoint=" + os.path.join(WORK, name + out))
+        a, _ = read_safetensors(os.path.join(WORK, name + "a", "checkpoint.safetensors"))
+        b, _ = read_safetensors(os.path.join(WORK, name + "b", "checkpoint.safetensors"))
+        check(sorted(a) == sorted(b), "%s: same %d state tensors" % (name, len(a)))
+        differing = [k for k in a if a[k] != b[k]]
+        check(not differing, "%s: every tensor bitwise equal after 4 steps%s" %
+              (name, "" if not differing else ": differ " + ", ".join(differing)))
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
-                                     full_disk)}
+                                     full_disk, fused_pipeline)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
