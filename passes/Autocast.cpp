@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "ir/Precision.h"
 #include "passes/Passes.h"
+#include "passes/AutoDtype.h"
 #include "passes/PrecisionPolicy.h"
 
 namespace mlir::amp {
@@ -66,7 +67,7 @@ struct Decision {
 
 // A resolved override for one op.
 struct Override {
-  Forced forced;
+  ForcedPrecision forced;
   std::string why;
 };
 
@@ -87,14 +88,14 @@ struct AmpAutocastPass : mlir::amp::impl::AmpAutocastPassBase<AmpAutocastPass> {
   void runOnOperation() override;
   LogicalResult resolveLowType(ModuleOp module, std::string& why);
   FailureOr<std::optional<Override>> resolveOverride(Operation* op);
-  Type forcedType(Forced f) {
+  Type forcedType(ForcedPrecision f) {
     MLIRContext* ctx = &getContext();
     switch (f) {
-      case Forced::F32: return Float32Type::get(ctx);
-      case Forced::F16: return Float16Type::get(ctx);
-      case Forced::BF16: return BFloat16Type::get(ctx);
-      case Forced::Low: return low;
-      case Forced::Off: return Type();
+      case ForcedPrecision::F32: return Float32Type::get(ctx);
+      case ForcedPrecision::F16: return Float16Type::get(ctx);
+      case ForcedPrecision::BF16: return BFloat16Type::get(ctx);
+      case ForcedPrecision::Low: return low;
+      case ForcedPrecision::Off: return Type();
     }
     return Type();
   }
@@ -141,7 +142,7 @@ LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why)
     module->setAttr(AmpDialect::kTargetAttr, StringAttr::get(ctx, tgt));
   }
   std::string error, reason;
-  auto picked = autoPicksBF16(tgt, reason, error);
+  auto picked = autoDtypeFor(tgt, reason, error);
   if (failed(picked)) return module.emitError("amp-autocast: ") << error;
   if (*picked == AutoDtype::F32) {
     low = Float32Type::get(ctx);
@@ -168,7 +169,7 @@ FailureOr<std::optional<Override>> AmpAutocastPass::resolveOverride(Operation* o
         Override{*parseForced(stringifyPrecision(*prec)),
                  ("amp.precision = \"" + stringifyPrecision(*prec) + "\" on the op").str()});
   if (enabled && !enabled.getValue())
-    return std::optional<Override>(Override{Forced::Off, "amp.autocast = false on the op"});
+    return std::optional<Override>(Override{ForcedPrecision::Off, "amp.autocast = false on the op"});
 
   // 2. Pattern overrides (policy file and pass options). Matches must agree.
   const PatternOverride* match = nullptr;
@@ -191,7 +192,7 @@ FailureOr<std::optional<Override>> AmpAutocastPass::resolveOverride(Operation* o
     std::string where = "the module";
     if (auto f = dyn_cast<func::FuncOp>(p)) where = ("func @" + f.getSymName()).str();
     return std::optional<Override>(
-        Override{Forced::Off, "amp.autocast = false on " + where + " (autocast disabled)"});
+        Override{ForcedPrecision::Off, "amp.autocast = false on " + where + " (autocast disabled)"});
   }
   return std::optional<Override>();
 }

@@ -1,6 +1,6 @@
 // Precision policies as data: which category every amp op belongs to under PyTorch-style autocast
-// or TensorFlow-style painting, the built-in tables, the JSON policy-file format, overrides by
-// pattern, and the auto-dtype decision for a target. Used by amp-autocast and by ampc.
+// or TensorFlow-style painting, the built-in tables, the JSON policy-file format and overrides by
+// pattern (the auto dtype for a target is AutoDtype.h). Used by amp-autocast and by ampc.
 // docs/precision-policy.md is the user-facing description of everything in this header.
 #ifndef AMP_PASSES_PRECISIONPOLICY_H
 #define AMP_PASSES_PRECISIONPOLICY_H
@@ -35,16 +35,16 @@ llvm::ArrayRef<Category> listCategories(PolicyStyle style);  // categories a pol
 llvm::StringRef styleName(PolicyStyle style);
 
 // What an override asks for.
-enum class Forced { F32, F16, BF16, Low, Off };
-std::optional<Forced> parseForced(llvm::StringRef s);  // f32|f16|bf16|low|off
-llvm::StringRef forcedName(Forced f);
+enum class ForcedPrecision { F32, F16, BF16, Low, Off };
+std::optional<ForcedPrecision> parseForced(llvm::StringRef s);  // f32|f16|bf16|low|off
+llvm::StringRef forcedName(ForcedPrecision f);
 
 // An override by pattern: `glob` is matched against the op's location name (see locationName)
 // or, with matchOpName, against the op name ("amp.reduce_*").
 struct PatternOverride {
   std::string pattern;
   bool matchOpName = false;
-  Forced precision = Forced::F32;
+  ForcedPrecision precision = ForcedPrecision::F32;
   std::string origin;  // where it was written, for diagnostics
   bool matches(Operation* op) const;
   std::string describe() const;  // "loc 'attn.*' -> f32 (policy file p.json)"
@@ -93,16 +93,6 @@ llvm::SmallVector<std::string> listableAmpOps(MLIRContext* ctx);
 // A short, stable name for a location: the NameLoc name if there is one, else
 // "file:line:col" (file without directories), else "?".
 std::string locationName(Location loc);
-
-// auto dtype. `target` is "cuda:sm_NN", "cpu", "cpu:FEATURE[,FEATURE]" (avx512_bf16, amx_bf16,
-// or "generic" for none), or "reference". A plain "cpu" asks the compiling machine's CPU.
-// Returns the dtype and explains the choice in `why`: bf16 where the target computes in bf16 faster
-// than in f32 (CUDA sm_80+; CPUs with AMX, or AVX512-BF16 on AMD), f16 on CUDA GPUs without bf16,
-// f32 on other CPUs (bf16 GEMMs would run widened to f32 there, so low precision would only add
-// conversions, and for f16 loss scaling).
-enum class AutoDtype { BF16, F16, F32 };
-llvm::FailureOr<AutoDtype> autoPicksBF16(llvm::StringRef target, std::string& why,
-                                         std::string& error);
 
 }  // namespace mlir::amp
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/ScalarLog.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt {

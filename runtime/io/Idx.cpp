@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/AtomicFile.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 
 namespace amp::rt {
 namespace {

@@ -19,7 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 
 namespace amp::rt {
 

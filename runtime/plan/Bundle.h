@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Plan.h"
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 
 namespace amp::rt {
 

@@ -32,14 +32,14 @@ StepFactories factoriesFor(OpCode code) {
     // Float compares and reductions over trailing dims have fast kernels; integer and f8
     // compares, and reductions over any dims, the general ones.
     case OpCode::Compare:
-      return {makeElementwiseStep, makeGeneralStep};
+      return {makeElementwiseStep, makeSlowPathStep};
     case OpCode::ReduceMax:
     case OpCode::ReduceMean:
     case OpCode::ReduceSum:
-      return {makeReductionStep, makeGeneralStep};
+      return {makeReductionStep, makeSlowPathStep};
     // A scalar-element transpose is a general copy; others, a blocked layout kernel.
     case OpCode::Transpose:
-      return {makeGeneralStep, makeLayoutStep};
+      return {makeSlowPathStep, makeLayoutStep};
     case OpCode::Matmul:
       return {makeMatmulStep};
     case OpCode::Linear:

@@ -77,8 +77,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makePoolStep(const StepContext& c);
 // conv2d, conv2d_grad_input, conv2d_grad_weight (CpuConv.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c);
-// reduce over any dims and f8, integer/f8 compare, scalar transpose (CpuGeneral.cpp).
-absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralStep(const StepContext& c);
+// reduce over any dims and f8, integer/f8 compare, scalar transpose (CpuSlowPaths.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeSlowPathStep(const StepContext& c);
 
 using StepFactory = absl::StatusOr<std::unique_ptr<CpuStep>> (*)(const StepContext& c);
 // The factories that build `code`'s step, tried in order until one takes it (a factory declines

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/devices/cuda/ActionUtil.h"
+#include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/GemmEpilogues.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 
@@ -182,7 +182,7 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
       case OpCode::Dropout:
       case OpCode::Slice:
       case OpCode::SliceGrad:
-      case OpCode::Concat: status = shapeOp(s); break;
+      case OpCode::Concat: status = shapeKernels(s); break;
       case OpCode::Conv2D:
       case OpCode::Conv2DGradInput:
       case OpCode::Conv2DGradWeight: status = convOp(s); break;

@@ -120,7 +120,7 @@ class ActionBuilder {
   absl::Status poolOp(size_t s);
   Action elementKernel(const std::string& name, size_t s, int64_t elements, KernelFn fn);
   absl::Status reduce(size_t s);
-  absl::Status shapeOp(size_t s);
+  absl::Status shapeKernels(size_t s);
   absl::Status normOp(size_t s);
   absl::StatusOr<size_t> updates(size_t s);
   absl::StatusOr<KernelFn> kernel(const std::string& name);

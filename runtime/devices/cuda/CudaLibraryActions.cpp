@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/devices/cuda/ActionUtil.h"
+#include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
@@ -190,7 +190,7 @@ absl::Status ActionBuilder::normOp(size_t s) {
 
 // Embedding and its gradient, transpose, gelu_grad and dropout: kernels/ShapeKernels.cu, one launch
 // each.
-absl::Status ActionBuilder::shapeOp(size_t s) {
+absl::Status ActionBuilder::shapeKernels(size_t s) {
   const PlanStep& step = entry_.steps[s];
   if (step.results.size() != 1 || step.operands.empty()) return absl::InvalidArgumentError("expected one result");
   const BufferDesc& out = plan_.buffers[step.results[0]];

@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/devices/cuda/ActionUtil.h"
+#include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/plan/UpdateLayout.h"
 #include "runtime/devices/cuda/MultiTensor.h"

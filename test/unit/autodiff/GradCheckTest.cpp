@@ -33,7 +33,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "ir/AmpOps.h"
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/exec/Session.h"
 #include "runtime/devices/Devices.h"

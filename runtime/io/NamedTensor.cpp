@@ -1,4 +1,4 @@
-#include "runtime/io/IoCommon.h"
+#include "runtime/io/NamedTensor.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

@@ -23,7 +23,7 @@ const DType kAllFloats[] = {DType::F32, DType::BF16, DType::F16, DType::F8E4M3FN
 
 AttrMap axisAttr(int64_t axis) { return {{"axis", axis}}; }
 
-TEST(CpuMoreParity, SoftmaxAndLogSoftmaxAlongEveryAxis) {
+TEST(CpuLibraryOpParity, SoftmaxAndLogSoftmaxAlongEveryAxis) {
   for (const char* op : {"amp.softmax", "amp.log_softmax"}) {
     for (DType t : kFloats) {
       expectParity(op, {{t, {33, 70}}}, {{t, {33, 70}}}, axisAttr(1));   // rows
@@ -51,7 +51,7 @@ AttrMap normAttrs(int64_t ndim, double eps, bool weight, bool bias) {
   return {{"normalized_ndim", ndim}, {"eps", eps}, {"has_weight", weight}, {"has_bias", bias}};
 }
 
-TEST(CpuMoreParity, LayerNormAndRmsNorm) {
+TEST(CpuLibraryOpParity, LayerNormAndRmsNorm) {
   for (DType t : kAllFloats) {
     const Shape x{33, 70}, w{70};
     for (bool weight : {false, true})
@@ -80,7 +80,7 @@ TEST(CpuMoreParity, LayerNormAndRmsNorm) {
   }
 }
 
-TEST(CpuMoreParity, NormGradients) {
+TEST(CpuLibraryOpParity, NormGradients) {
   for (DType t : kAllFloats) {
     const Shape x{33, 70}, w{70};
     expectParity("amp.layer_norm_grad", {{t, x}, {t, w}, {t, x}}, {{t, x}, {t, w}, {t, w}},
@@ -110,7 +110,7 @@ TEST(CpuMoreParity, NormGradients) {
                {{DType::F32, {0, 7}}, {DType::F32, {7}}, {DType::F32, {7}}}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}});
 }
 
-TEST(CpuMoreParity, EmbeddingAndItsGradient) {
+TEST(CpuLibraryOpParity, EmbeddingAndItsGradient) {
   // Random ids are in [0, 10).
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::F8E5M2, DType::I32, DType::I64}) {
     expectParity("amp.embedding", {{t, {10, 7}}, {DType::I64, {3, 5}}}, {{t, {3, 5, 7}}});
@@ -132,7 +132,7 @@ TEST(CpuMoreParity, EmbeddingAndItsGradient) {
 }
 
 // Ids out of range are the reference's error on the cpu device too, before anything is written.
-TEST(CpuMoreParity, EmbeddingIdsOutOfRangeAreTheReferencesError) {
+TEST(CpuLibraryOpParity, EmbeddingIdsOutOfRangeAreTheReferencesError) {
   struct Case {
     std::string op;
     std::vector<Operand> operands;
@@ -163,7 +163,7 @@ TEST(CpuMoreParity, EmbeddingIdsOutOfRangeAreTheReferencesError) {
   }
 }
 
-TEST(CpuMoreParity, DropoutUsesTheSharedPhiloxStream) {
+TEST(CpuLibraryOpParity, DropoutUsesTheSharedPhiloxStream) {
   for (DType t : kAllFloats)
     for (double rate : {0.0, 0.1, 0.5, 0.9})
       expectParity("amp.dropout", {{t, {33, 71}}}, {{t, {33, 71}}}, {{"rate", rate}, {"seed", int64_t{1234}}});
@@ -175,7 +175,7 @@ TEST(CpuMoreParity, DropoutUsesTheSharedPhiloxStream) {
   expectParity("amp.dropout", {{DType::F32, {5}}}, {{DType::F32, {5}}}, {{"rate", 0.5}, {"seed", int64_t{1}}}, true, 1, 3);
 }
 
-TEST(CpuMoreParity, GeluGrad) {
+TEST(CpuLibraryOpParity, GeluGrad) {
   for (DType t : kAllFloats)
     for (const char* approx : {"none", "tanh"}) {
       expectParity("amp.gelu_grad", {{t, {33, 70}}, {t, {33, 70}}}, {{t, {33, 70}}}, {{"approximate", std::string(approx)}});
@@ -186,7 +186,7 @@ TEST(CpuMoreParity, GeluGrad) {
   expectParity("amp.gelu_grad", {{DType::F32, {8, 32, 257}}, {DType::F32, {8, 32, 257}}}, {{DType::F32, {8, 32, 257}}});
 }
 
-TEST(CpuMoreParity, MseLoss) {
+TEST(CpuLibraryOpParity, MseLoss) {
   for (DType t : kAllFloats) {
     expectParity("amp.mse_loss", {{t, {33, 70}}, {t, {33, 70}}}, {{t, {}}}, {}, false);
     // NaN/inf inputs: the mean is NaN on both devices. Which NaN (+NaN from NaN - NaN, or the
@@ -199,7 +199,7 @@ TEST(CpuMoreParity, MseLoss) {
   expectParity("amp.mse_loss", {{DType::F16, {}}, {DType::F16, {}}}, {{DType::F16, {}}}, {}, false);
 }
 
-TEST(CpuMoreParity, BroadcastTo) {
+TEST(CpuLibraryOpParity, BroadcastTo) {
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::I32, DType::Bool, DType::F8E4M3FN}) {
     expectParity("amp.broadcast_to", {{t, {5}}}, {{t, {3, 4, 5}}});
     expectParity("amp.broadcast_to", {{t, {3, 1}}}, {{t, {2, 3, 4}}});
@@ -218,7 +218,7 @@ AttrMap sliceAttrs(std::vector<int64_t> starts, std::vector<int64_t> limits, std
   return {{"starts", std::move(starts)}, {"limits", std::move(limits)}, {"strides", std::move(strides)}};
 }
 
-TEST(CpuMoreParity, SliceAndSliceGrad) {
+TEST(CpuLibraryOpParity, SliceAndSliceGrad) {
   struct Case {
     Shape x, sliced;
     AttrMap attrs;
@@ -242,7 +242,7 @@ TEST(CpuMoreParity, SliceAndSliceGrad) {
   expectParity("amp.slice_grad", {{DType::F16, {2, 2, 3}}}, {{DType::F16, {4, 5, 6}}}, sliceAttrs({1, 0, 1}, {4, 5, 6}, {2, 3, 2}));
 }
 
-TEST(CpuMoreParity, Concat) {
+TEST(CpuLibraryOpParity, Concat) {
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::Bool}) {
     expectParity("amp.concat", {{t, {2, 3}}, {t, {5, 3}}, {t, {1, 3}}}, {{t, {8, 3}}}, axisAttr(0));
     expectParity("amp.concat", {{t, {4, 3, 2}}, {t, {4, 1, 2}}, {t, {4, 0, 2}}, {t, {4, 5, 2}}}, {{t, {4, 9, 2}}},
@@ -258,7 +258,7 @@ AttrMap poolAttrs(std::vector<int64_t> k, std::vector<int64_t> stride, std::vect
   return {{"kernel", std::move(k)}, {"stride", std::move(stride)}, {"padding", std::move(pad)}};
 }
 
-TEST(CpuMoreParity, PoolingAndItsGradients) {
+TEST(CpuLibraryOpParity, PoolingAndItsGradients) {
   struct Case {
     Shape x, y;
     AttrMap attrs;
@@ -305,7 +305,7 @@ void expectConvParity(const std::string& op, const std::vector<Operand>& operand
   expectParity(op, operands, results, attrs, true, 1, 0, /*anyNan=*/true);
 }
 
-TEST(CpuMoreParity, Conv2dAndItsGradients) {
+TEST(CpuLibraryOpParity, Conv2dAndItsGradients) {
   struct Case {
     Shape x, w, y;
     AttrMap attrs;
@@ -342,7 +342,7 @@ TEST(CpuMoreParity, Conv2dAndItsGradients) {
   expectConvParity("amp.conv2d_grad_input", {infDy, {DType::F32, small.w}}, {{DType::F32, small.x}}, small.attrs);
 }
 
-TEST(CpuMoreParity, ReductionsOverAnyDims) {
+TEST(CpuLibraryOpParity, ReductionsOverAnyDims) {
   for (DType t : kAllFloats)
     for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"}) {
       expectParity(op, {{t, {6, 7, 30}}}, {{t, {7}}}, {{"dims", std::vector<int64_t>{0, 2}}, {"keepdim", false}});
@@ -358,7 +358,7 @@ TEST(CpuMoreParity, ReductionsOverAnyDims) {
   expectParity("amp.reduce_mean", {{DType::BF16, {3, 0, 4}}}, {{DType::BF16, {0}}}, {{"dims", std::vector<int64_t>{0, 2}}});
 }
 
-TEST(CpuMoreParity, CompareOnIntegersBoolsAndF8) {
+TEST(CpuLibraryOpParity, CompareOnIntegersBoolsAndF8) {
   for (DType t : {DType::I64, DType::I32, DType::Bool, DType::U8, DType::F8E4M3FN, DType::F8E5M2})
     for (const char* pred : {"eq", "ne", "lt", "le", "gt", "ge"}) {
       expectParity("amp.compare", {{t, {33, 70}}, {t, {33, 70}}}, {{DType::Bool, {33, 70}}}, {{"predicate", std::string(pred)}});
@@ -368,7 +368,7 @@ TEST(CpuMoreParity, CompareOnIntegersBoolsAndF8) {
                {{"predicate", std::string("le")}});
 }
 
-TEST(CpuMoreParity, ScalarTranspose) {
+TEST(CpuLibraryOpParity, ScalarTranspose) {
   for (DType t : {DType::F32, DType::BF16, DType::I64})
     expectParity("amp.transpose", {{t, {}}}, {{t, {}}}, {{"permutation", std::vector<int64_t>{}}});
 }

@@ -242,7 +242,7 @@ class CopyStep final : public CpuStep {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralStep(const StepContext& c) {
+absl::StatusOr<std::unique_ptr<CpuStep>> makeSlowPathStep(const StepContext& c) {
   const std::string& op = c.step.op;
   if (c.code == OpCode::ReduceSum || c.code == OpCode::ReduceMean || c.code == OpCode::ReduceMax) return makeGeneralReduce(c);
   if (c.code == OpCode::Compare) return makeGeneralCompare(c);

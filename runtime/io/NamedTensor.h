@@ -1,6 +1,6 @@
 // Types and helpers shared by the tensor file formats.
-#ifndef AMP_RUNTIME_IO_IOCOMMON_H
-#define AMP_RUNTIME_IO_IOCOMMON_H
+#ifndef AMP_RUNTIME_IO_NAMEDTENSOR_H
+#define AMP_RUNTIME_IO_NAMEDTENSOR_H
 
 #include <cstdint>
 #include <optional>
@@ -37,4 +37,4 @@ absl::StatusOr<Tensor> allocateTensor(DType dtype, const Shape& shape, const std
 }  // namespace io_detail
 }  // namespace amp::rt
 
-#endif  // AMP_RUNTIME_IO_IOCOMMON_H
+#endif  // AMP_RUNTIME_IO_NAMEDTENSOR_H

@@ -1,7 +1,7 @@
 // What the cuda device's lowering files share (CudaActions.cpp, CudaTrainActions.cpp,
 // CudaLibraryActions.cpp): the kernels' type names and device addresses as typed pointers.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_ACTIONUTIL_H
-#define AMP_RUNTIME_DEVICES_CUDA_ACTIONUTIL_H
+#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELTYPES_H
+#define AMP_RUNTIME_DEVICES_CUDA_KERNELTYPES_H
 
 #include <cstdint>
 #include <optional>
@@ -29,4 +29,4 @@ T* device(DevicePtr p) {
 
 }  // namespace amp::rt::cuda
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_ACTIONUTIL_H
+#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELTYPES_H
