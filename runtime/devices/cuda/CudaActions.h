@@ -2,9 +2,10 @@
 // (generated kernels, the multi-tensor scaler/optimizer kernels), cuBLASLt GEMMs, copies and fills.
 // Everything is decided at prepare time: device addresses, launch grids, argument bytes, GEMM
 // algorithms, multi-tensor argument blocks; capturing only replays the list. The builder's
-// lowering lives in three files: CudaActions.cpp (dispatch, generated kernels, GEMMs),
-// CudaTrainActions.cpp (loss scaling, clipping, optimizers) and CudaLibraryActions.cpp (the
-// library ops).
+// lowering lives in one file per op family, mirroring kernels/*.cu: CudaActions.cpp (dispatch,
+// generated kernels, GEMMs), CudaTrainActions.cpp (loss scaling, clipping, optimizers),
+// CudaReduceActions.cpp, CudaNormActions.cpp, CudaShapeActions.cpp, CudaLossActions.cpp and
+// CudaConvActions.cpp (convolutions and pooling).
 #ifndef AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
 #define AMP_RUNTIME_DEVICES_CUDA_CUDAACTIONS_H
 

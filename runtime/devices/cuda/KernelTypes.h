@@ -1,5 +1,5 @@
-// What the cuda device's lowering files share (CudaActions.cpp, CudaTrainActions.cpp,
-// CudaLibraryActions.cpp): the kernels' type names and device addresses as typed pointers.
+// What the cuda device's lowering files share (CudaActions.cpp and the Cuda*Actions.cpp of each op
+// family): the kernels' type names and device addresses as typed pointers.
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELTYPES_H
 #define AMP_RUNTIME_DEVICES_CUDA_KERNELTYPES_H
 

@@ -1,5 +1,5 @@
 // The argument block of the reduction kernel (ReduceKernels.cu), shared with the host code that
-// fills it (runtime/devices/cuda/CudaLibraryActions.cpp). Dims are split into the kept ones (the output's,
+// fills it (runtime/devices/cuda/CudaReduceActions.cpp). Dims are split into the kept ones (the output's,
 // row-major) and the reduced ones (visited row-major, the reference's order), each with its input
 // stride in elements.
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_REDUCEARGS_H

@@ -1,0 +1,125 @@
+// The cuda device's lowering of softmax, log_softmax, layer_norm, rms_norm and their gradients
+// (kernels/NormKernels.cu).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/devices/cuda/CudaActions.h"
+#include "runtime/devices/cuda/KernelTypes.h"
+#include "runtime/devices/cuda/LaunchConfig.h"
+
+namespace amp::rt::cuda {
+
+// Softmax, log_softmax, layer_norm, rms_norm and their gradients: kernels/NormKernels.cu. Every
+// kernel takes a block of 256 threads per unit (a slice, a group, or 256 columns), grid-strided.
+absl::Status ActionBuilder::normOp(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const BufferDesc& x = plan_.buffers[step.operands.empty() ? 0 : step.operands[0]];
+  auto type = floatSuffix(x.dtype);
+  if (step.operands.empty() || step.results.empty() || !type)
+    return absl::InvalidArgumentError("expected a float operand and a result");
+  for (int32_t id : step.operands)
+    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("operands of different types");
+  for (int32_t id : step.results)
+    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("results must have the operand's type");
+  auto emit = [&](const std::string& name, long long units, auto&& args) -> absl::Status {
+    auto fn = kernel(name);
+    if (!fn.ok()) return fn.status();
+    Action a = launch(name, s);
+    a.fn = *fn;
+    a.blocks = std::max<long long>(1, std::min<long long>(units, int64_t{8} * api_.info().multiprocessors));
+    a.threads = 256;
+    args(a);
+    actions_.push_back(std::move(a));
+    ++report_.kernels;
+    return absl::OkStatus();
+  };
+  auto in = [&](size_t i) { return device<const void>(ptr_[step.operands[i]]); };
+  auto out = [&](size_t i) { return device<void>(ptr_[step.results[i]]); };
+  if (step.code == OpCode::Softmax || step.code == OpCode::LogSoftmax) {
+    auto axis = step.attrs.getInt(step.op, "axis");
+    if (!axis.ok()) return axis.status();
+    const int64_t rank = static_cast<int64_t>(x.shape.size());
+    if (*axis < 0 || *axis >= rank || step.operands.size() != 1 || step.results.size() != 1 ||
+        plan_.buffers[step.results[0]].numel() != x.numel())
+      return absl::InvalidArgumentError("axis out of range, or a result unlike the operand");
+    long long outer = 1, inner = 1;
+    for (int64_t d = 0; d < *axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
+    for (int64_t d = *axis + 1; d < rank; ++d) inner *= x.shape[static_cast<size_t>(d)];
+    const long long len = x.shape[static_cast<size_t>(*axis)];
+    if (len == 0 || outer * inner == 0) return absl::OkStatus();
+    const long long units = inner == 1 ? outer : outer * ((inner + 255) / 256);
+    return emit(absl::StrCat(step.code == OpCode::Softmax ? "amp_softmax_" : "amp_log_softmax_", *type), units,
+                [&](Action& a) {
+                  a.arg(in(0));
+                  a.arg(out(0));
+                  a.arg(outer);
+                  a.arg(len);
+                  a.arg(inner);
+                });
+  }
+  auto ndim = step.attrs.getInt(step.op, "normalized_ndim");
+  auto eps = step.attrs.getDouble(step.op, "eps");
+  if (!ndim.ok()) return ndim.status();
+  if (!eps.ok()) return eps.status();
+  if (*ndim < 1 || *ndim > static_cast<int64_t>(x.shape.size()))
+    return absl::InvalidArgumentError("normalized_ndim out of range");
+  long long n = 1;
+  for (size_t d = x.shape.size() - static_cast<size_t>(*ndim); d < x.shape.size(); ++d) n *= x.shape[d];
+  const long long groups = n > 0 ? x.numel() / n : 0;
+  const bool layer = step.code == OpCode::LayerNorm || step.code == OpCode::LayerNormGrad;
+  const bool grad = step.code == OpCode::LayerNormGrad || step.code == OpCode::RmsNormGrad;
+  if (!grad) {
+    auto hasWeight = step.attrs.getBool(step.op, "has_weight", false);
+    auto hasBias = step.attrs.getBool(step.op, "has_bias", false);
+    if (!hasWeight.ok()) return hasWeight.status();
+    if (!hasBias.ok()) return hasBias.status();
+    const bool bias = layer && *hasBias;
+    if (step.operands.size() != 1u + *hasWeight + bias || step.results.size() != 1)
+      return absl::InvalidArgumentError("operands disagree with has_weight/has_bias");
+    const void* weight = *hasWeight ? in(1) : nullptr;
+    const void* biasPtr = bias ? in(1 + *hasWeight) : nullptr;
+    if (n == 0 || groups == 0) return absl::OkStatus();
+    return emit(absl::StrCat(layer ? "amp_layer_norm_" : "amp_rms_norm_", *type), groups, [&](Action& a) {
+      a.arg(in(0));
+      a.arg(weight);
+      if (layer) a.arg(biasPtr);
+      a.arg(out(0));
+      a.arg(groups);
+      a.arg(n);
+      a.arg(*eps);
+    });
+  }
+  // Gradients: (x, [weight], dy) -> (dx, dweight[, dbias]); the row pass, then the column pass.
+  if ((step.operands.size() != 2 && step.operands.size() != 3) || step.results.size() != (layer ? 3u : 2u))
+    return absl::InvalidArgumentError("expected (x, [weight], dy) -> (dx, dweight[, dbias])");
+  if (n == 0) return absl::OkStatus();
+  const void* weight = step.operands.size() == 3 ? in(1) : nullptr;
+  const void* dy = in(step.operands.size() - 1);
+  auto stats = scratch(4 * std::max<long long>(1, (layer ? 2 : 1) * groups));
+  if (!stats.ok()) return stats.status();
+  const std::string prefix = layer ? "amp_layer_norm_grad_" : "amp_rms_norm_grad_";
+  if (groups > 0)
+    if (auto st = emit(prefix + *type, groups, [&](Action& a) {
+          a.arg(in(0));
+          a.arg(weight);
+          a.arg(dy);
+          a.arg(out(0));
+          a.arg(device<float>(*stats));
+          a.arg(groups);
+          a.arg(n);
+          a.arg(*eps);
+        });
+        !st.ok())
+      return st;
+  return emit(prefix + "affine_" + *type, (n + 255) / 256, [&](Action& a) {
+    a.arg(in(0));
+    a.arg(dy);
+    a.arg(device<const float>(*stats));
+    a.arg(out(1));
+    if (layer) a.arg(out(2));
+    a.arg(groups);
+    a.arg(n);
+  });
+}
+
+}  // namespace amp::rt::cuda
