@@ -156,7 +156,9 @@ std::string fixed(double v, int digits) {
 }
 
 // SIGINT/SIGTERM during training: finish the current step, checkpoint, exit. A second signal
-// kills as usual (SA_RESETHAND).
+// kills as usual (SA_RESETHAND). SA_RESTART: the handler only sets a flag the loop polls between
+// steps, so nothing needs a blocking call to fail with EINTR, and the libraries blocked in one
+// (OpenMP barriers, oneDNN, Open MPI) need not all retry it correctly.
 std::atomic<bool> stopRequested{false};
 std::atomic<int> stopSignal{0};
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
@@ -170,7 +172,7 @@ void requestStop(int sig) {
 void installStopHandlers() {
   struct sigaction action = {};
   action.sa_handler = requestStop;
-  action.sa_flags = SA_RESETHAND;
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
