@@ -12,6 +12,7 @@
 
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/numerics/ScalerMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::ref {
@@ -63,20 +64,6 @@ absl::Status expectGradLikeParam(const OpCall& c, size_t i, size_t param) {
 
 // found_inf as GradScaler and the fused optimizers read it: any non-zero value (NaN included).
 bool foundInf(const Tensor& t) { return t.as<float>()[0] != 0.0f; }
-
-// GradScaler: inv_scale = scale.double().reciprocal().float().
-float inverseScale(float scale) { return static_cast<float>(1.0 / static_cast<double>(scale)); }
-
-// inv_scale == 1 exactly returns the value untouched (the _check_inf_per_device path).
-float unscaled(float v, float invScale) { return invScale == 1.0f ? v : v * invScale; }
-
-// clip_coef = max_norm / (total_norm + 1e-6) is `(total_norm + 1e-6).reciprocal() * max_norm`
-// in PyTorch (Tensor.__rtruediv__); clamp(max=1.0) propagates NaN.
-float clipCoefficient(float norm, double maxNorm) {
-  const float denom = norm + static_cast<float>(1e-6);
-  const float coef = (1.0f / denom) * static_cast<float>(maxNorm);
-  return !std::isnan(coef) && coef > 1.0f ? 1.0f : coef;
-}
 
 // The gradient an update steps with, in f32: as stored, or for a fused update (amp-fuse-grad-
 // pipeline) unscaled and clipped as amp.unscale_check and amp.clip_grads would have done.

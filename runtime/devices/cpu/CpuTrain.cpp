@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/numerics/ScalerMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::cpu {
@@ -27,13 +28,6 @@ void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
   if (from != to) std::memcpy(to, from, bytes);
 }
 
-// The clip coefficient of amp.clip_grads: (norm + 1e-6)^-1 * max_norm, at most 1 (NaN kept).
-float clipCoefficient(float norm, double maxNorm) {
-  const float denom = norm + static_cast<float>(1e-6);
-  const float coef = (1.0f / denom) * static_cast<float>(maxNorm);
-  return !std::isnan(coef) && coef > 1.0f ? 1.0f : coef;
-}
-
 // What a fused update does to its gradient before stepping, and the weight copy it writes after:
 // the unscale of amp.unscale_check and the clip of amp.clip_grads (amp-fuse-grad-pipeline), and
 // the master rounded to 16 bits, block by block from the masters just updated, while in cache.
@@ -45,7 +39,7 @@ class UpdatePrologue {
         copyType_(u.weightCopy ? plan.buffers[step.results[*u.weightCopy]].dtype : DType::BF16) {}
   // Reads the call's loss scale and norm.
   void begin(BufferPtrs ptr) {
-    invScale_ = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    invScale_ = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
     coef_ = norm_ >= 0 ? clipCoefficient(scalarF32(ptr, norm_), maxNorm_) : 1.0f;
   }
   // The f32 gradient block `g` (already widened) as the update steps with it.
@@ -77,7 +71,7 @@ class UnscaleCheckStep final : public CpuStep {
         scale_(scale), foundInf_(foundInf) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
-    const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    const float inv = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
     bool found = false;
     for (size_t t = 0; t < grads_.size(); ++t) {
       const size_t es = dtypeSize(types_[t]);
@@ -125,7 +119,7 @@ class GradStatsStep final : public CpuStep {
       : grads_(std::move(grads)), types_(std::move(types)), sizes_(std::move(sizes)), scale_(scale),
         foundInf_(foundInf), norm_(norm), sums_(grads_.size(), 0.0f) {}
   absl::Status run(BufferPtrs ptr) override {
-    const float inv = scale_ >= 0 ? static_cast<float>(1.0 / static_cast<double>(scalarF32(ptr, scale_))) : 1.0f;
+    const float inv = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
     const bool withNorm = norm_ >= 0;
     int found = 0;
     const int64_t count = static_cast<int64_t>(grads_.size());
@@ -142,7 +136,7 @@ class GradStatsStep final : public CpuStep {
         for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
         if (!withNorm) continue;
         for (int64_t k = 0; k < n; ++k) {
-          const float u = inv == 1.0f ? v[k] : v[k] * inv;
+          const float u = unscaled(v[k], inv);
           sum += u * u;
         }
       }
