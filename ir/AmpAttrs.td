@@ -37,4 +37,52 @@ def Amp_InitAttr : AttrDef<Amp_Dialect, "Init"> {
   let genVerifyDecl = 1;
 }
 
+def Amp_ReasonAttr : AttrDef<Amp_Dialect, "Reason"> {
+  let mnemonic = "reason";
+  let summary = "Why an op runs in its precision: structured, so passes never parse prose";
+  let description = [{
+    The value of `amp.reason`. Passes read its fields (amp-verify exempts `override` decisions and
+    judges a `backward` op by its `source`); reports print `render()`, the sentence users read.
+
+    - `policy`: an autocast policy decided. `policy` is the policy style ("pytorch",
+      "tensorflow"), `category` the op's list or category in it, `rule` how a TensorFlow-style
+      policy got there ("painted allow"), `detail` the rest of the explanation.
+      Renders as `POLICY CATEGORY[, RULE]: DETAIL` (`POLICY: RULE: DETAIL` without a category).
+    - `override`: the user forced the precision; renders as `override: DETAIL`.
+    - `off`: autocast is off; renders as `autocast off (dtype=f32): DETAIL`.
+    - `backward`: amp-autodiff built the op for the backward of `source` (an op name) and it runs
+      in that op's precision; renders as `backward of SOURCE`.
+    - `pass`: another pass placed the op; `rule` names what it implements ("data-parallel",
+      "ZeRO-1"); renders as `[RULE: ]DETAIL`.
+
+    Example: `amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32",
+    detail = "numerically sensitive, runs in f32 (inputs cast to f32)">`
+  }];
+  let parameters = (ins
+    EnumParameter<Amp_ReasonKind>:$kind,
+    StringRefParameter<"policy style", "\"\"">:$policy,
+    StringRefParameter<"the op's category in the policy", "\"\"">:$category,
+    StringRefParameter<"the rule that applied", "\"\"">:$rule,
+    StringRefParameter<"the op a backward op differentiates", "\"\"">:$source,
+    StringRefParameter<"the rest of the explanation", "\"\"">:$detail
+  );
+  let assemblyFormat = "`<` $kind `,` struct($policy, $category, $rule, $source, $detail) `>`";
+  let builders = [
+    AttrBuilder<(ins "::llvm::StringRef":$policy, "::llvm::StringRef":$category,
+                     "::llvm::StringRef":$rule, "::llvm::StringRef":$detail), [{
+      return $_get($_ctxt, ReasonKind::Policy, policy, category, rule, ::llvm::StringRef(), detail);
+    }]>
+  ];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    // Reasons of the kinds that carry only a detail (override, off, pass) or only a source.
+    static ReasonAttr override(::mlir::MLIRContext* ctx, ::llvm::StringRef detail);
+    static ReasonAttr off(::mlir::MLIRContext* ctx, ::llvm::StringRef detail);
+    static ReasonAttr backward(::mlir::MLIRContext* ctx, ::llvm::StringRef sourceOp);
+    static ReasonAttr pass(::mlir::MLIRContext* ctx, ::llvm::StringRef rule, ::llvm::StringRef detail);
+    // The sentence reports print.
+    std::string render() const;
+  }];
+}
+
 #endif // AMP_ATTRS_TD

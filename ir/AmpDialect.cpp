@@ -88,6 +88,60 @@ void InitAttr::print(AsmPrinter& printer) const {
 }
 
 //===----------------------------------------------------------------------===//
+// #amp.reason
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReasonAttr::verify(function_ref<InFlightDiagnostic()> emitError, ReasonKind kind,
+                                 StringRef policy, StringRef category, StringRef rule, StringRef source,
+                                 StringRef detail) {
+  // Each kind carries exactly the fields its sentence is built from.
+  const bool hasPolicy = kind == ReasonKind::Policy, hasSource = kind == ReasonKind::Backward;
+  const bool hasRule = kind == ReasonKind::Policy || kind == ReasonKind::Pass;
+  auto fail = [&](StringRef field, bool wanted) {
+    return emitError() << "#amp.reason<" << stringifyReasonKind(kind) << "> "
+                       << (wanted ? "needs a non-empty " : "takes no ") << field;
+  };
+  if (hasPolicy != !policy.empty()) return fail("policy", hasPolicy);
+  if (!hasPolicy && !category.empty()) return fail("category", false);
+  if (!hasRule && !rule.empty()) return fail("rule", false);
+  if (hasSource != !source.empty()) return fail("source", hasSource);
+  if (hasSource != detail.empty()) return fail("detail", !hasSource);
+  if (hasSource && !source.starts_with("amp."))
+    return emitError() << "#amp.reason<backward> source must name an amp op, got \"" << source << "\"";
+  return success();
+}
+
+ReasonAttr ReasonAttr::override(MLIRContext* ctx, StringRef detail) {
+  return get(ctx, ReasonKind::Override, "", "", "", "", detail);
+}
+ReasonAttr ReasonAttr::off(MLIRContext* ctx, StringRef detail) {
+  return get(ctx, ReasonKind::Off, "", "", "", "", detail);
+}
+ReasonAttr ReasonAttr::backward(MLIRContext* ctx, StringRef sourceOp) {
+  return get(ctx, ReasonKind::Backward, "", "", "", sourceOp, "");
+}
+ReasonAttr ReasonAttr::pass(MLIRContext* ctx, StringRef rule, StringRef detail) {
+  return get(ctx, ReasonKind::Pass, "", "", rule, "", detail);
+}
+
+std::string ReasonAttr::render() const {
+  switch (getKind()) {
+    case ReasonKind::Policy: {
+      std::string s = getPolicy().str();
+      if (!getCategory().empty()) s += " " + getCategory().str();
+      if (!getRule().empty()) s += (getCategory().empty() ? ": " : ", ") + getRule().str();
+      return s + ": " + getDetail().str();
+    }
+    case ReasonKind::Override: return "override: " + getDetail().str();
+    case ReasonKind::Off: return "autocast off (dtype=f32): " + getDetail().str();
+    case ReasonKind::Backward: return "backward of " + getSource().str();
+    case ReasonKind::Pass:
+      return getRule().empty() ? getDetail().str() : getRule().str() + ": " + getDetail().str();
+  }
+  return getDetail().str();
+}
+
+//===----------------------------------------------------------------------===//
 // Discardable attributes
 //===----------------------------------------------------------------------===//
 
@@ -163,8 +217,10 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
     return success();
   }
   if (name == kReasonAttr) {
-    if (!isa<StringAttr>(attr.getValue()))
-      return op->emitError() << "amp.reason must be a string";
+    if (!isa<ReasonAttr>(attr.getValue()))
+      return op->emitError() << "amp.reason must be an #amp.reason (e.g. #amp.reason<override, "
+                                "detail = \"...\">), got "
+                             << attr.getValue();
     return success();
   }
   if (name == kTargetAttr) {

@@ -51,4 +51,11 @@ def Amp_ReduceKindAttr : Amp_EnumAttr<Amp_ReduceKind, "reduce_kind">;
 def Amp_Precision : Amp_I32Enum<"Precision", "compute precision (f32, f16, bf16)", [
   I32EnumAttrCase<"F32", 0, "f32">, I32EnumAttrCase<"F16", 1, "f16">, I32EnumAttrCase<"BF16", 2, "bf16">]>;
 
+// What decided an op's precision (the kind of an #amp.reason). No attribute wraps it: it is a
+// parameter of Amp_ReasonAttr.
+def Amp_ReasonKind : Amp_I32Enum<"ReasonKind", "what decided an op's precision", [
+  I32EnumAttrCase<"Policy", 0, "policy">, I32EnumAttrCase<"Override", 1, "override">,
+  I32EnumAttrCase<"Off", 2, "off">, I32EnumAttrCase<"Backward", 3, "backward">,
+  I32EnumAttrCase<"Pass", 4, "pass">]>;
+
 #endif // AMP_ENUMS_TD

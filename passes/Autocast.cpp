@@ -56,13 +56,13 @@ bool hasFloatValues(Operation* op) {
 
 // An annotation written by an earlier run of this pass (not a user's request).
 bool isPassAnnotation(Operation* op) {
-  auto reason = op->getAttrOfType<StringAttr>(AmpDialect::kReasonAttr);
-  return reason && !reason.getValue().starts_with("override");
+  auto reason = op->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr);
+  return reason && reason.getKind() != ReasonKind::Override;
 }
 
 struct Decision {
   Type compute;  // element type of the op's float operands and results; null: as declared
-  std::string reason;
+  ReasonAttr reason;
 };
 
 // A resolved override for one op.
@@ -99,9 +99,10 @@ struct AmpAutocastPass : mlir::amp::impl::AmpAutocastPassBase<AmpAutocastPass> {
     }
     return Type();
   }
-  std::string overrideReason(const Override& o, Type t) {
-    return "override: " + o.why + "; runs " + (t ? "in " + typeName(t) : std::string("as declared"));
+  ReasonAttr overrideReason(const Override& o, Type t) {
+    return ReasonAttr::override(&getContext(), o.why + "; runs " + (t ? "in " + typeName(t) : std::string("as declared")));
   }
+  ReasonAttr autocastOff() { return ReasonAttr::off(&getContext(), "runs as declared"); }
   FailureOr<Decision> decidePyTorch(Operation* op);
   LogicalResult paintTensorFlow(func::FuncOp func, DenseMap<Operation*, Decision>& out);
   LogicalResult rewrite(func::FuncOp func, function_ref<FailureOr<Decision>(Operation*)> decide);
@@ -206,7 +207,9 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
   Type f32 = Float32Type::get(ctx);
   StringRef name = op->getName().getStringRef();
   Category cat = policyData->categoryOf(name);
-  std::string prefix = ("pytorch " + categoryName(cat)).str();
+  auto because = [&](const std::string& detail) {
+    return ReasonAttr::get(ctx, "pytorch", categoryName(cat), "", detail);
+  };
   std::string lowName = typeName(low);
 
   SmallVector<Value> floats;
@@ -215,14 +218,12 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
 
   switch (cat) {
     case Category::LowerPrecisionFp:
-      return Decision{low, prefix + ": matmul/conv class, runs in " + lowName +
-                               " (float inputs cast to " + lowName + ")"};
+      return Decision{low, because("matmul/conv class, runs in " + lowName + " (float inputs cast to " + lowName + ")")};
     case Category::Fp32:
-      return Decision{f32, prefix + ": numerically sensitive, runs in f32 (inputs cast to f32)"};
+      return Decision{f32, because("numerically sensitive, runs in f32 (inputs cast to f32)")};
     case Category::Fp32SetOptDtype:
     case Category::Fp32AppendDtype:
-      return Decision{f32, prefix + ": computes in f32 and returns f32 (PyTorch passes "
-                                    "dtype=float32)"};
+      return Decision{f32, because("computes in f32 and returns f32 (PyTorch passes dtype=float32)")};
     case Category::Banned:
       return op->emitError("'") << name << "' is banned under autocast by policy '"
                                 << policyData->name() << "'";
@@ -241,13 +242,13 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
                  << " autocast; PyTorch rejects this too (insert an explicit amp.cast)";
         }
       }
-      return Decision{t, prefix + ": widest input type is " + typeName(t)};
+      return Decision{t, because("widest input type is " + typeName(t))};
     }
     default: break;
   }
   // Fall-through: the op's own (native) type promotion. Dimensioned tensors outrank rank-0
   // tensors of the same category, as in PyTorch's result_type.
-  if (floats.empty()) return Decision{Type(), prefix + ": no float inputs, runs as declared"};
+  if (floats.empty()) return Decision{Type(), because("no float inputs, runs as declared")};
   bool anyDimensioned =
       llvm::any_of(floats, [](Value v) { return cast<ShapedType>(v.getType()).getRank() > 0; });
   Type t;
@@ -269,7 +270,7 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
   else
     detail = "runs in its input dtype " + typeName(t);
   if (ignoredScalar) detail += " (rank-0 inputs follow the dimensioned ones, as in PyTorch)";
-  return Decision{t, prefix + ": not autocast, " + detail};
+  return Decision{t, because("not autocast, " + detail)};
 }
 
 //===----------------------------------------------------------------------===//
@@ -442,29 +443,30 @@ LogicalResult AmpAutocastPass::paintTensorFlow(func::FuncOp func,
     if (!isComputeOp(op)) continue;
     auto& ov = overrideOf[op];
     Category listed = policyData->categoryOf(op->getName().getStringRef());
-    std::string prefix = style + " " + categoryName(listed).str();
+    auto because = [&](StringRef rule, const std::string& detail) {
+      return ReasonAttr::get(ctx, style, categoryName(listed), rule, detail);
+    };
     if (ov) {
       Type t = forcedType(ov->forced);
       out[op] = Decision{t, overrideReason(*ov, t)};
       continue;
     }
     if (off) {
-      out[op] = Decision{Type(), "autocast off (dtype=f32): runs as declared"};
+      out[op] = Decision{Type(), autocastOff()};
       continue;
     }
     if (!processable[i]) {
-      out[op] = Decision{Type(), prefix + ": its values are not f32 in the input (user-typed), "
-                                          "runs as declared"};
+      out[op] = Decision{Type(), because("", "its values are not f32 in the input (user-typed), runs as declared")};
       continue;
     }
     if (allow.count(i)) {
-      std::string painted = listed == Category::Allow ? "" : ", painted allow";
-      out[op] = Decision{low, prefix + painted + ": " + why[i] + "; runs in " + lowName};
+      StringRef painted = listed == Category::Allow ? "" : "painted allow";
+      out[op] = Decision{low, because(painted, why[i] + "; runs in " + lowName)};
       continue;
     }
     if (deny.count(i)) {
-      std::string painted = listed == Category::Deny ? "" : ", painted deny";
-      out[op] = Decision{f32, prefix + painted + ": " + why[i] + "; runs in f32"};
+      StringRef painted = listed == Category::Deny ? "" : "painted deny";
+      out[op] = Decision{f32, because(painted, why[i] + "; runs in f32")};
       continue;
     }
     std::string detail;
@@ -477,7 +479,7 @@ LogicalResult AmpAutocastPass::paintTensorFlow(func::FuncOp func,
     }
     if (allow.empty() && listed != Category::Unlisted)
       detail = "no allow op in the function, nothing is painted; stays f32";
-    out[op] = Decision{f32, prefix + ": " + detail};
+    out[op] = Decision{f32, because("", detail)};
   }
 
   // 9. Cast absorption: an explicit cast to f32 whose consumers all run low now casts to low.
@@ -492,9 +494,8 @@ LogicalResult AmpAutocastPass::paintTensorFlow(func::FuncOp func,
       if (!allLow) continue;
       castOp->getResult(0).setType(withElement(castOp.getType(), low));
       castOp->setAttr(AmpDialect::kReasonAttr,
-                      StringAttr::get(ctx, "tensorflow: explicit cast absorbed: all its "
-                                           "consumers run in " + lowName +
-                                           ", so it casts to " + lowName));
+                      ReasonAttr::get(ctx, "tensorflow", "", "explicit cast absorbed",
+                                      "all its consumers run in " + lowName + ", so it casts to " + lowName));
     }
   return success();
 }
@@ -564,7 +565,8 @@ LogicalResult AmpAutocastPass::rewrite(func::FuncOp func,
         setPrecision(&op, *precisionOfType(precision));
         if (!precision.isF32()) ++numLowOps;
       }
-      op.setAttr(AmpDialect::kReasonAttr, StringAttr::get(ctx, decision->reason));
+      // Ops with no float values are outside TensorFlow-style painting and get no reason.
+      if (decision->reason) op.setAttr(AmpDialect::kReasonAttr, decision->reason);
     }
   }
   return success();
@@ -637,7 +639,7 @@ void AmpAutocastPass::runOnOperation() {
           Type t = forcedType(ov->forced);
           return Decision{t, overrideReason(*ov, t)};
         }
-        if (off) return Decision{Type(), "autocast off (dtype=f32): runs as declared"};
+        if (off) return Decision{Type(), autocastOff()};
         return decidePyTorch(op);
       });
     }
@@ -645,7 +647,7 @@ void AmpAutocastPass::runOnOperation() {
   }
   setPrecision(module, *precisionOfType(low));
   module->setAttr(AmpDialect::kReasonAttr,
-                  StringAttr::get(ctx, "autocast: policy " + policyData->name() + ", " + dtypeWhy));
+                  ReasonAttr::pass(ctx, "autocast", ("policy " + policyData->name() + ", " + dtypeWhy).str()));
 }
 
 }  // namespace

@@ -143,7 +143,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
     if (autocast) {
       if (auto p = precisionOfType(cast<RankedTensorType>(v.getType()).getElementType())) setPrecision(add, *p);
       add->setAttr(AmpDialect::kReasonAttr,
-                   b.getStringAttr("gradient accumulation of a value with several users"));
+                   ReasonAttr::pass(b.getContext(), "", "gradient accumulation of a value with several users"));
     }
     slot = add;
     return success();
@@ -179,7 +179,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
       return failure();
     }
     if (auto precision = getPrecision(op)) {
-      auto reason = b.getStringAttr("backward of " + op->getName().getStringRef().str());
+      auto reason = ReasonAttr::backward(b.getContext(), op->getName().getStringRef());
       for (Operation* c : created.ops) {
         setPrecision(c, *precision);
         c->setAttr(AmpDialect::kReasonAttr, reason);

@@ -23,7 +23,7 @@ int64_t byteSize(Value v) {
 
 void describe(AllReduceOp op, Precision p, StringRef why) {
   setPrecision(op, p);
-  op->setAttr(AmpDialect::kReasonAttr, StringAttr::get(op.getContext(), why));
+  op->setAttr(AmpDialect::kReasonAttr, ReasonAttr::pass(op.getContext(), "data-parallel", why));
 }
 
 struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> {
@@ -102,8 +102,8 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     auto reduce = b.create<AllReduceOp>(loc, ReduceKind::Mean, values);
     describe(reduce, reducePrecision,
              reducePrecision == Precision::F32
-                 ? "data-parallel: gradient mean across ranks in f32, the master gradients' precision"
-                 : "data-parallel: gradient mean across ranks, compressed (reduce-precision)");
+                 ? "gradient mean across ranks in f32, the master gradients' precision"
+                 : "gradient mean across ranks, compressed (reduce-precision)");
     for (auto [i, k] : llvm::enumerate(bucket)) {
       Value g = check.getGrads()[k];
       Value r = reduce.getResult(i);
@@ -118,7 +118,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     Location loc = NameLoc::get(StringAttr::get(check.getContext(), "amp.data_parallel"), check.getLoc());
     Value local = check.getFoundInf();
     auto reduce = b.create<AllReduceOp>(loc, ReduceKind::Max, ValueRange{local});
-    describe(reduce, Precision::F32, "data-parallel: found_inf is the maximum over ranks, so every rank skips together");
+    describe(reduce, Precision::F32, "found_inf is the maximum over ranks, so every rank skips together");
     local.replaceAllUsesExcept(reduce.getResult(0), reduce);
   }
 
@@ -131,7 +131,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
       OpBuilder b(ret);
       Location loc = NameLoc::get(StringAttr::get(step.getContext(), "amp.data_parallel"), ret.getLoc());
       auto reduce = b.create<AllReduceOp>(loc, ReduceKind::Mean, ValueRange{out.values[i]});
-      describe(reduce, Precision::F32, "data-parallel: the logged loss is the mean over ranks");
+      describe(reduce, Precision::F32, "the logged loss is the mean over ranks");
       out.values[i] = reduce.getResult(0);
     }
     out.write(step);

@@ -33,8 +33,9 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
   let description = [{
     Assigns each amp op a precision (f32, f16 or bf16) from a precision policy, rewrites the
     op's float operand and result types accordingly and inserts `amp.cast` ops only on edges
-    whose two ends differ. Each op is annotated with `amp.precision` and a human-readable
-    `amp.reason`; inserted casts carry the unit attribute `amp.autocast_inserted`; the module
+    whose two ends differ. Each op is annotated with `amp.precision` and a typed
+    `amp.reason = #amp.reason<...>` (what decided: policy and category, override, autocast off;
+    reports print its sentence); inserted casts carry the unit attribute `amp.autocast_inserted`; the module
     gets `amp.precision` = the low-precision dtype used.
 
     Policies (docs/precision-policy.md):
@@ -60,7 +61,7 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     // amp-opt --amp-autocast="dtype=bf16 policy=pytorch"
     %0 = amp.cast %x {amp.autocast_inserted} : tensor<8x64xf32> to tensor<8x64xbf16>
     %1 = amp.cast %w {amp.autocast_inserted} : tensor<64x64xf32> to tensor<64x64xbf16>
-    %2 = amp.matmul %0, %1 {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: ..."}
+    %2 = amp.matmul %0, %1 {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "...">}
     ```
   }];
   let options = [
@@ -116,7 +117,7 @@ def AmpAutodiffPass : Pass<"amp-autodiff", "::mlir::ModuleOp"> {
     (every model op defines it in ir/AmpVjp.cpp; built from forward ops where exact, or from the
     gradient ops of ir/AmpGradOps.td). Backward ops run
     in the precision of their forward op and carry its `amp.precision`, with
-    `amp.reason = "backward of <op>"`; the VJP of `amp.cast` is the cast back, so f32 params
+    `amp.reason = #amp.reason<backward, source = "<op>">`; the VJP of `amp.cast` is the cast back, so f32 params
     receive f32 gradients. Cotangents of values with several users are summed with `amp.add` in
     the value's type; integer and i1 values get no gradient; a param the loss does not read gets
     a zero gradient. An op without a rule on such a path is a located error.
@@ -337,7 +338,7 @@ def AmpVerifyPass : Pass<"amp-verify", "::mlir::ModuleOp"> {
     - `AMP002` a gradient that reaches an optimizer update (or is returned as `amp.grad_of`) in
       low precision (rule 1);
     - `AMP003` an op in low precision that the precision policy denies (`policy` option; ops the
-      user forced with an override are exempt; a backward op, `amp.reason = "backward of OP"`, is
+      user forced with an override are exempt; a backward op, `#amp.reason<backward, source = "OP">`, is
       judged by the policy's decision for OP, whose precision it takes) (rule 2);
     - `AMP004` a loss that is not computed in f32 (the returned loss, or a loss op, in f16/bf16)
       (rule 3);

@@ -54,7 +54,7 @@ std::string precisionOf(Operation* op) {
 }
 
 std::string reasonOf(Operation* op) {
-  if (auto r = op->getAttrOfType<StringAttr>(AmpDialect::kReasonAttr)) return r.getValue().str();
+  if (auto r = op->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr)) return r.render();
   if (isa<CastOp>(op)) return "explicit cast in the model: kept";
   if (isa<ConstantOp>(op)) return "constant: keeps its declared type";
   return "not annotated (run amp-autocast)";
@@ -160,7 +160,7 @@ std::string percent(int64_t part, int64_t total) {
 
 std::string moduleHeader(ModuleOp module) {
   std::string s;
-  if (auto r = module->getAttrOfType<StringAttr>(AmpDialect::kReasonAttr)) s += r.getValue().str();
+  if (auto r = module->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr)) s += r.render();
   if (auto t = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
     s += (s.empty() ? "" : "; ") + ("target " + t.getValue()).str();
   return s.empty() ? "not autocast" : s;

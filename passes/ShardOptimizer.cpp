@@ -27,7 +27,7 @@ Location zeroLoc(Operation* near) {
 
 void describe(Operation* op, StringRef why) {
   op->setAttr(AmpDialect::kPrecisionAttr, StringAttr::get(op->getContext(), "f32"));
-  op->setAttr(AmpDialect::kReasonAttr, StringAttr::get(op->getContext(), why));
+  op->setAttr(AmpDialect::kReasonAttr, ReasonAttr::pass(op->getContext(), "ZeRO-1", why));
 }
 
 struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizerPass> {
@@ -100,7 +100,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       auto scatter = b.create<ReduceScatterOp>(reduce.getLoc(), ReduceKind::Mean, ranks, reduce.getValues());
       for (NamedAttribute a : reduce->getDiscardableAttrs()) scatter->setAttr(a.getName(), a.getValue());
       scatter->setAttr(AmpDialect::kReasonAttr,
-                       b.getStringAttr("ZeRO-1: each rank receives its chunk of the mean gradient"));
+                       ReasonAttr::pass(b.getContext(), "ZeRO-1", "each rank receives its chunk of the mean gradient"));
       for (unsigned k : members) {
         Source& s = sources[k];
         Value chunk = scatter.getResult(s.index);
@@ -160,7 +160,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       }
       OpBuilder b(last->getBlock(), std::next(Block::iterator(last)));
       auto gather = b.create<AllGatherOp>(zeroLoc(last), wholes, ranks, chunks);
-      describe(gather, "ZeRO-1: the updated f32 master chunks of every rank make the whole params");
+      describe(gather, "the updated f32 master chunks of every rank make the whole params");
       for (auto [i, chunk] : llvm::enumerate(chunks)) chunk.replaceAllUsesExcept(gather.getResult(i), gather);
     }
     return success();
@@ -174,7 +174,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
     Value local = norm.getNorm();
     Value squared = b.create<MulOp>(loc, local, local);
     auto sum = b.create<AllReduceOp>(loc, ReduceKind::Sum, ValueRange{squared});
-    describe(sum, "ZeRO-1: the global gradient norm sums every rank's squared chunk norm");
+    describe(sum, "the global gradient norm sums every rank's squared chunk norm");
     Value global = b.create<SqrtOp>(loc, sum.getResult(0));
     local.replaceAllUsesExcept(global, squared.getDefiningOp());
   }

@@ -360,8 +360,8 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       for (Type t : op->getResultTypes())
         if (isLowFloat(t)) low = t;
       if (!low) return;
-      auto reason = op->getAttrOfType<StringAttr>(AmpDialect::kReasonAttr);
-      bool userForced = reason ? reason.getValue().starts_with("override")
+      auto reason = op->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr);
+      bool userForced = reason ? reason.getKind() == ReasonKind::Override
                                : static_cast<bool>(op->getAttr(AmpDialect::kPrecisionAttr));
       if (userForced) return;
       StringRef name = op->getName().getStringRef();
@@ -370,11 +370,9 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       // gradient of a bf16 amp.linear is a bf16 reduce_sum (f32 accumulation, like PyTorch's
       // addmm backward), not a forward sum that autocast should have run in f32.
       StringRef judged = name;
-      if (reason) {
-        StringRef r = reason.getValue();
-        if (r.consume_front("backward of ") && RegisteredOperationName::lookup(r, op->getContext()))
-          judged = r;
-      }
+      if (reason && reason.getKind() == ReasonKind::Backward &&
+          RegisteredOperationName::lookup(reason.getSource(), op->getContext()))
+        judged = reason.getSource();
       if (!policyData->isListed(judged)) return;
       Category c = policyData->categoryOf(judged);
       bool denied = c == Category::Fp32 || c == Category::Fp32SetOptDtype ||

@@ -62,8 +62,8 @@ func.func @roles_and_names(
 // CHECK-SAME: attributes {amp.autocast = false, amp.target = "cuda:sm_90"}
 func.func @op_attrs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32>
     attributes {amp.target = "cuda:sm_90", amp.autocast = false} {
-  // CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "bf16", amp.reason = "matmul runs in bf16"} : tensor<4x8xf32>, tensor<8x8xf32>
-  %0 = amp.matmul %x, %w {amp.precision = "bf16", amp.reason = "matmul runs in bf16"} : tensor<4x8xf32>, tensor<8x8xf32>
+  // CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "bf16", amp.reason = #amp.reason<pass, detail = "matmul runs in bf16">} : tensor<4x8xf32>, tensor<8x8xf32>
+  %0 = amp.matmul %x, %w {amp.precision = "bf16", amp.reason = #amp.reason<pass, detail = "matmul runs in bf16">} : tensor<4x8xf32>, tensor<8x8xf32>
   // CHECK: amp.softmax %{{.*}} axis = 1 {amp.precision = "f32"} : tensor<4x8xf32>
   %1 = amp.softmax %0 axis = 1 {amp.precision = "f32"} : tensor<4x8xf32>
   // CHECK: amp.relu %{{.*}} {amp.precision = "f16"} : tensor<4x8xf32>

@@ -115,9 +115,50 @@ func.func @precision_not_string(%x: tensor<4xf32>) {
 
 // -----
 
-func.func @reason_not_string(%x: tensor<4xf32>) {
-  // expected-error @+1 {{amp.reason must be a string}}
-  %0 = amp.relu %x {amp.precision = "f32", amp.reason = 1 : i64} : tensor<4xf32>
+func.func @reason_not_typed(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.reason must be an #amp.reason (e.g. #amp.reason<override, detail = "...">), got "override: by hand"}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = "override: by hand"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_backward_without_source(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#amp.reason<backward> needs a non-empty source}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = #amp.reason<backward, detail = "of relu">} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_backward_of_non_op(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#amp.reason<backward> source must name an amp op, got "relu"}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = #amp.reason<backward, source = "relu">} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_policy_without_policy(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#amp.reason<policy> needs a non-empty policy}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = #amp.reason<policy, category = "fp32", detail = "x">} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_override_with_rule(%x: tensor<4xf32>) {
+  // expected-error @+1 {{#amp.reason<override> takes no rule}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = #amp.reason<override, rule = "r", detail = "x">} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reason_unknown_kind(%x: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::amp::ReasonKind to be one of: policy, override, off, backward, pass}}
+  // expected-error @+1 {{failed to parse Amp_ReasonAttr parameter 'kind'}}
+  %0 = amp.relu %x {amp.precision = "f32", amp.reason = #amp.reason<because, detail = "x">} : tensor<4xf32>
   return
 }
 

@@ -14,8 +14,8 @@
 // chain runs in f16 with no casts inside it.
 // CHECK-LABEL: func.func @vector_matmul_relu_matmul
 // CHECK-COUNT-2: amp.cast %arg{{[01]}} {amp.autocast_inserted} : tensor<{{.*}}xf32> to tensor<{{.*}}x[[LOW:b?f16]]>
-// CHECK: %[[A:.*]] = amp.matmul {{.*}}amp.reason = "tensorflow allow: allow-list op; runs in [[LOW]]"
-// CHECK-NEXT: %[[R:.*]] = amp.relu %[[A]] {amp.precision = "[[LOW]]", amp.reason = "tensorflow clear, painted allow: between allow ops 'amp.matmul' {{.*}} and 'amp.matmul' {{.*}}"}
+// CHECK: %[[A:.*]] = amp.matmul {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "allow", detail = "allow-list op; runs in [[LOW]]">
+// CHECK-NEXT: %[[R:.*]] = amp.relu %[[A]] {amp.precision = "[[LOW]]", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "between allow ops 'amp.matmul' {{.*}} and 'amp.matmul' {{.*}}">}
 // CHECK-NEXT: %[[B:.*]] = amp.matmul %[[R]], {{.*}} : tensor<4x8x[[LOW]]>, tensor<8x8x[[LOW]]>
 // CHECK-NEXT: %[[OUT:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<4x8x[[LOW]]> to tensor<4x8xf32>
 // CHECK-NEXT: return %[[OUT]]
@@ -33,8 +33,8 @@ func.func @vector_matmul_relu_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -
 // CHECK-LABEL: func.func @vector_matmul_exp_add_matmul
 // CHECK: %[[A:.*]] = amp.matmul {{.*}} : tensor<4x8x[[LOW:b?f16]]>, tensor<8x8x[[LOW]]>
 // CHECK-NEXT: %[[UP:.*]] = amp.cast %[[A]] {amp.autocast_inserted} : tensor<4x8x[[LOW]]> to tensor<4x8xf32>
-// CHECK-NEXT: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = "tensorflow deny: deny-list op; runs in f32"}
-// CHECK-NEXT: %[[ADD:.*]] = amp.add %[[E]], %arg2 {amp.precision = "f32", amp.reason = "tensorflow infer, painted deny: downstream of deny op 'amp.exp' at {{.*}} on a path to an infer/deny op; runs in f32"}
+// CHECK-NEXT: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "deny", detail = "deny-list op; runs in f32">}
+// CHECK-NEXT: %[[ADD:.*]] = amp.add %[[E]], %arg2 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted deny", detail = "downstream of deny op 'amp.exp' at {{.*}} on a path to an infer/deny op; runs in f32">}
 // CHECK-NEXT: %[[DOWN:.*]] = amp.cast %[[ADD]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8x[[LOW]]>
 // CHECK-NEXT: = amp.matmul %[[DOWN]]
 func.func @vector_matmul_exp_add_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
@@ -52,7 +52,7 @@ func.func @vector_matmul_exp_add_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>
 // CHECK-LABEL: func.func @vector_exp_relu_matmul
 // CHECK-NEXT: %[[E:.*]] = amp.exp %arg0 {amp.precision = "f32"
 // CHECK-NEXT: %[[C:.*]] = amp.cast %[[E]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8x[[LOW:b?f16]]>
-// CHECK-NEXT: amp.relu %[[C]] {amp.precision = "[[LOW]]", amp.reason = "tensorflow clear, painted allow: connected through clear ops to allow op 'amp.matmul' {{.*}}"}
+// CHECK-NEXT: amp.relu %[[C]] {amp.precision = "[[LOW]]", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "connected through clear ops to allow op 'amp.matmul' {{.*}}">}
 func.func @vector_exp_relu_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.exp %x : tensor<4x8xf32>
   %1 = amp.relu %0 : tensor<4x8xf32>
@@ -67,12 +67,12 @@ func.func @vector_exp_relu_matmul(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> t
 // CHECK-LABEL: func.func @vector_matmul_add_sum
 // F16: %[[A:.*]] = amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
 // F16-NEXT: %[[UP:.*]] = amp.cast %[[A]] {amp.autocast_inserted} : tensor<4x8xf16> to tensor<4x8xf32>
-// F16-NEXT: %[[ADD:.*]] = amp.add %[[UP]], %arg2 {amp.precision = "f32", amp.reason = "tensorflow infer: not between allow ops, stays f32"}
-// F16-NEXT: amp.reduce_sum %[[ADD]] dims = [1] {amp.precision = "f32", amp.reason = "tensorflow deny: deny-list op; runs in f32"}
+// F16-NEXT: %[[ADD:.*]] = amp.add %[[UP]], %arg2 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", detail = "not between allow ops, stays f32">}
+// F16-NEXT: amp.reduce_sum %[[ADD]] dims = [1] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "deny", detail = "deny-list op; runs in f32">}
 // BF16: %[[A:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
 // BF16-NEXT: %[[B:.*]] = amp.cast %arg2 {amp.autocast_inserted} : tensor<8xf32> to tensor<8xbf16>
-// BF16-NEXT: %[[ADD:.*]] = amp.add %[[A]], %[[B]] {amp.precision = "bf16", amp.reason = "tensorflow infer, painted allow: bf16 mode: an input comes from allow op 'amp.matmul' {{.*}} and none from a deny op; runs in bf16"}
-// BF16-NEXT: %[[S:.*]] = amp.reduce_sum %[[ADD]] dims = [1] {amp.precision = "bf16", amp.reason = "tensorflow infer, painted allow: bf16 mode: {{.*}}"}
+// BF16-NEXT: %[[ADD:.*]] = amp.add %[[A]], %[[B]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted allow", detail = "bf16 mode: an input comes from allow op 'amp.matmul' {{.*}} and none from a deny op; runs in bf16">}
+// BF16-NEXT: %[[S:.*]] = amp.reduce_sum %[[ADD]] dims = [1] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted allow", detail = "bf16 mode: {{.*}}">}
 // BF16-NEXT: amp.cast %[[S]] {amp.autocast_inserted} : tensor<4xbf16> to tensor<4xf32>
 func.func @vector_matmul_add_sum(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>) -> tensor<4xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -87,16 +87,16 @@ func.func @vector_matmul_add_sum(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: t
 // up to the last infer op; the trailing clear op joins allow through step 6; the infer op after
 // the allow op stays f32 with the fp16 lists (step 5 paints it in bf16 mode).
 // CHECK-LABEL: func.func @deny_propagation
-// CHECK-NEXT: amp.exp {{.*}}amp.reason = "tensorflow deny: deny-list op
-// CHECK-NEXT: amp.log {{.*}}amp.reason = "tensorflow infer, painted deny: downstream of deny op 'amp.exp'
-// CHECK-NEXT: amp.relu {{.*}}amp.reason = "tensorflow clear, painted deny: downstream of deny op 'amp.exp'
-// CHECK-NEXT: amp.tanh {{.*}}amp.reason = "tensorflow infer, painted deny: downstream of deny op 'amp.exp'
+// CHECK-NEXT: amp.exp {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "deny", detail = "deny-list op
+// CHECK-NEXT: amp.log {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted deny", detail = "downstream of deny op 'amp.exp'
+// CHECK-NEXT: amp.relu {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted deny", detail = "downstream of deny op 'amp.exp'
+// CHECK-NEXT: amp.tanh {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted deny", detail = "downstream of deny op 'amp.exp'
 // CHECK-NEXT: amp.cast {{.*}} : tensor<4x8xf32> to tensor<4x8x[[LOW:b?f16]]>
-// CHECK-NEXT: amp.neg {{.*}}amp.reason = "tensorflow clear, painted allow: connected through clear ops to allow op 'amp.matmul'
+// CHECK-NEXT: amp.neg {{.*}}amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "connected through clear ops to allow op 'amp.matmul'
 // CHECK: = amp.matmul
 // F16-NEXT: amp.cast {{.*}} : tensor<4x8xf16> to tensor<4x8xf32>
-// F16-NEXT: amp.sigmoid {{.*}}{amp.precision = "f32", amp.reason = "tensorflow infer: not between allow ops, stays f32"}
-// BF16-NEXT: amp.sigmoid {{.*}}{amp.precision = "bf16", amp.reason = "tensorflow infer, painted allow: bf16 mode
+// F16-NEXT: amp.sigmoid {{.*}}{amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", detail = "not between allow ops, stays f32">}
+// BF16-NEXT: amp.sigmoid {{.*}}{amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted allow", detail = "bf16 mode
 func.func @deny_propagation(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.exp %x : tensor<4x8xf32>
   %1 = amp.log %0 : tensor<4x8xf32>
@@ -114,10 +114,10 @@ func.func @deny_propagation(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<
 // argument, transpose of the result); a clear op that trails off after a deny op stays f32.
 // CHECK-LABEL: func.func @allow_through_clear
 // CHECK-NEXT: %[[X:.*]] = amp.cast %arg0 {amp.autocast_inserted} : tensor<32xf32> to tensor<32x[[LOW:b?f16]]>
-// CHECK-NEXT: %[[R:.*]] = amp.reshape %[[X]] {amp.precision = "[[LOW]]", amp.reason = "tensorflow clear, painted allow: connected through clear ops to allow op 'amp.matmul'
-// CHECK: %[[T:.*]] = amp.transpose {{.*}} {amp.precision = "[[LOW]]", amp.reason = "tensorflow clear, painted allow:
+// CHECK-NEXT: %[[R:.*]] = amp.reshape %[[X]] {amp.precision = "[[LOW]]", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "connected through clear ops to allow op 'amp.matmul'
+// CHECK: %[[T:.*]] = amp.transpose {{.*}} {amp.precision = "[[LOW]]", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "
 // CHECK: amp.exp
-// CHECK-NEXT: %[[ABS:.*]] = amp.abs {{.*}} {amp.precision = "f32", amp.reason = "tensorflow clear: not connected to an allow op, stays f32"}
+// CHECK-NEXT: %[[ABS:.*]] = amp.abs {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", detail = "not connected to an allow op, stays f32">}
 // CHECK-NEXT: %[[TO:.*]] = amp.cast %[[T]] {amp.autocast_inserted} : tensor<8x4x[[LOW]]> to tensor<8x4xf32>
 // CHECK-NEXT: return %[[TO]], %[[ABS]]
 func.func @allow_through_clear(%x: tensor<32xf32>, %w: tensor<8x8xf32>) -> (tensor<8x4xf32>, tensor<4x8xf32>) {
@@ -134,7 +134,7 @@ func.func @allow_through_clear(%x: tensor<32xf32>, %w: tensor<8x8xf32>) -> (tens
 // No allow op: nothing is painted, every op stays f32 and no cast is inserted.
 // CHECK-LABEL: func.func @no_allow
 // CHECK-NOT: amp.cast
-// CHECK: amp.relu %arg0 {amp.precision = "f32", amp.reason = "tensorflow clear: no allow op in the function, nothing is painted; stays f32"}
+// CHECK: amp.relu %arg0 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", detail = "no allow op in the function, nothing is painted; stays f32">}
 // CHECK-NOT: amp.cast
 // CHECK: return
 func.func @no_allow(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
@@ -149,9 +149,9 @@ func.func @no_allow(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // Unlisted (fp16 lists): rsqrt is on no list, never painted, and blocks the fill between the two
 // matmuls. With the bf16 lists rsqrt is infer: it lies between allow ops and runs in bf16.
 // CHECK-LABEL: func.func @unlisted
-// F16: amp.rsqrt {{.*}} {amp.precision = "f32", amp.reason = "tensorflow unlisted: on no list, never painted, stays f32"} : tensor<4x8xf32>
+// F16: amp.rsqrt {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "unlisted", detail = "on no list, never painted, stays f32">} : tensor<4x8xf32>
 // F16-COUNT-2: amp.cast
-// BF16: amp.rsqrt {{.*}} {amp.precision = "bf16", amp.reason = "tensorflow infer, painted allow: between allow ops
+// BF16: amp.rsqrt {{.*}} {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", rule = "painted allow", detail = "between allow ops
 // BF16-NEXT: = amp.matmul
 // BF16-NEXT: amp.cast
 // BF16-NEXT: return
@@ -168,10 +168,10 @@ func.func @unlisted(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32>
 // instead (here it becomes an identity cast, which amp-cast-cleanup removes). A value the user
 // already typed as f16 is not processed.
 // CHECK-LABEL: func.func @cast_absorption
-// F16-NEXT: %[[C:.*]] = amp.cast %arg0 {amp.reason = "tensorflow: explicit cast absorbed: all its consumers run in f16, so it casts to f16"} : tensor<4x8xf16> to tensor<4x8xf16>
-// BF16-NEXT: %[[C:.*]] = amp.cast %arg0 {amp.reason = "tensorflow: explicit cast absorbed: {{.*}}"} : tensor<4x8xf16> to tensor<4x8xbf16>
+// F16-NEXT: %[[C:.*]] = amp.cast %arg0 {amp.reason = #amp.reason<policy, policy = "tensorflow", rule = "explicit cast absorbed", detail = "all its consumers run in f16, so it casts to f16">} : tensor<4x8xf16> to tensor<4x8xf16>
+// BF16-NEXT: %[[C:.*]] = amp.cast %arg0 {amp.reason = #amp.reason<policy, policy = "tensorflow", rule = "explicit cast absorbed", detail = "{{.*}}">} : tensor<4x8xf16> to tensor<4x8xbf16>
 // CHECK: = amp.matmul %[[C]]
-// CHECK: amp.neg %arg0 {amp.precision = "f16", amp.reason = "tensorflow clear: its values are not f32 in the input (user-typed), runs as declared"} : tensor<4x8xf16>
+// CHECK: amp.neg %arg0 {amp.precision = "f16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", detail = "its values are not f32 in the input (user-typed), runs as declared">} : tensor<4x8xf16>
 func.func @cast_absorption(%x: tensor<4x8xf16>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.cast %x : tensor<4x8xf16> to tensor<4x8xf32>
   %1 = amp.matmul %0, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -186,12 +186,12 @@ func.func @cast_absorption(%x: tensor<4x8xf16>, %w: tensor<8x8xf32>) -> tensor<4
 // Overrides: a clear op forced to f32 acts as a deny op; a deny-list op forced to the low dtype
 // seeds allow paint; amp.autocast = false leaves an op as declared.
 // CHECK-LABEL: func.func @overrides
-// CHECK: amp.relu {{.*}} {amp.precision = "f32", amp.reason = "override: amp.precision = \22f32\22 on the op; runs in f32"} : tensor<4x8xf32>
+// CHECK: amp.relu {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "amp.precision = \22f32\22 on the op; runs in f32">} : tensor<4x8xf32>
 // CHECK: = amp.matmul
 // BF16-NEXT: amp.cast {{.*}} : tensor<4x8xbf16> to tensor<4x8xf16>
-// CHECK-NEXT: %[[E:.*]] = amp.exp {{.*}} {amp.precision = "f16", amp.reason = "override: amp.precision = \22f16\22 on the op; runs in f16"} : tensor<4x8xf16>
+// CHECK-NEXT: %[[E:.*]] = amp.exp {{.*}} {amp.precision = "f16", amp.reason = #amp.reason<override, detail = "amp.precision = \22f16\22 on the op; runs in f16">} : tensor<4x8xf16>
 // CHECK-NEXT: %[[EUP:.*]] = amp.cast %[[E]] {amp.autocast_inserted} : tensor<4x8xf16> to tensor<4x8xf32>
-// CHECK-NEXT: amp.neg %[[EUP]] {amp.autocast = false, amp.precision = "f32", amp.reason = "override: amp.autocast = false on the op; runs as declared"}
+// CHECK-NEXT: amp.neg %[[EUP]] {amp.autocast = false, amp.precision = "f32", amp.reason = #amp.reason<override, detail = "amp.autocast = false on the op; runs as declared">}
 func.func @overrides(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.relu %0 {amp.precision = "f32"} : tensor<4x8xf32>
@@ -201,8 +201,8 @@ func.func @overrides(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32
   return %4 : tensor<4x8xf32>
 }
 
-// FILE: module attributes {amp.precision = "f16", amp.reason = "autocast: policy policy-overrides.json (based on tensorflow-fp16), dtype=f16"}
-// FILE: amp.rsqrt {{.*}} {amp.precision = "f16", amp.reason = "tensorflow clear, painted allow: between allow ops 'amp.matmul' at body.fc1 and 'amp.matmul' at body.fc2; runs in f16"}
-// FILE: amp.reduce_sum {{.*}} {amp.precision = "f32", amp.reason = "tensorflow infer: not between allow ops, stays f32"}
-// FILE: amp.exp {{.*}} {amp.precision = "f32", amp.reason = "override: op 'amp.exp' -> off (policy-overrides.json overrides[1]); runs as declared"}
-// FILE: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = "override: loc 'head.*' -> f32 (policy-overrides.json overrides[0]); runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
+// FILE: module attributes {amp.precision = "f16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy policy-overrides.json (based on tensorflow-fp16), dtype=f16">}
+// FILE: amp.rsqrt {{.*}} {amp.precision = "f16", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "clear", rule = "painted allow", detail = "between allow ops 'amp.matmul' at body.fc1 and 'amp.matmul' at body.fc2; runs in f16">}
+// FILE: amp.reduce_sum {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "tensorflow", category = "infer", detail = "not between allow ops, stays f32">}
+// FILE: amp.exp {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "op 'amp.exp' -> off (policy-overrides.json overrides[1]); runs as declared">}
+// FILE: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "loc 'head.*' -> f32 (policy-overrides.json overrides[0]); runs in f32">} : tensor<4x8xf32>, tensor<8x8xf32>

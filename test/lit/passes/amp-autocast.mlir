@@ -40,7 +40,7 @@
 // PT-CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<8x8xf32>) -> tensor<4x8xf32>
 // PT-CHECK-DAG: %[[XB:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
 // PT-CHECK-DAG: %[[WB:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<8x8xf32> to tensor<8x8xbf16>
-// PT-CHECK: %[[A:.*]] = amp.matmul %[[XB]], %[[WB]] {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: {{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PT-CHECK: %[[A:.*]] = amp.matmul %[[XB]], %[[WB]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "{{.*}}">} : tensor<4x8xbf16>, tensor<8x8xbf16>
 // PT-CHECK-NOT: amp.cast %[[W]]
 // PT-CHECK: %[[B:.*]] = amp.matmul %[[A]], %[[WB]] {amp.precision = "bf16"
 // PT-CHECK: %[[R:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
@@ -49,7 +49,7 @@
 // F16-CHECK: amp.matmul {{.*}} {amp.precision = "f16", {{.*}}} : tensor<4x8xf16>, tensor<8x8xf16>
 // OFF-CHECK-LABEL: func.func @lower_precision
 // OFF-CHECK-NOT: amp.cast
-// OFF-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "autocast off (dtype=f32): runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
+// OFF-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<off, detail = "runs as declared">} : tensor<4x8xf32>, tensor<8x8xf32>
 func.func @lower_precision(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.matmul %0, %w : tensor<4x8xf32>, tensor<8x8xf32>
@@ -66,7 +66,7 @@ func.func @lower_precision(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4
 // PT-CHECK-DAG: %[[XB:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
 // PT-CHECK-DAG: %[[W1B:.*]] = amp.cast %[[W1]] {amp.autocast_inserted} : tensor<16x8xf32> to tensor<16x8xbf16>
 // PT-CHECK-DAG: %[[B1B:.*]] = amp.cast %[[B1]] {amp.autocast_inserted} : tensor<16xf32> to tensor<16xbf16>
-// PT-CHECK: %[[H:.*]] = amp.linear %[[XB]], %[[W1B]], %[[B1B]] {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp: {{.*}}"} : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<16xbf16>
+// PT-CHECK: %[[H:.*]] = amp.linear %[[XB]], %[[W1B]], %[[B1B]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "{{.*}}">} : tensor<4x8xbf16>, tensor<16x8xbf16>, tensor<16xbf16>
 // PT-CHECK: %[[A:.*]] = amp.relu %[[H]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>
 // PT-CHECK-DAG: %[[W2B:.*]] = amp.cast %[[W2]] {amp.autocast_inserted} : tensor<16x3xf32> to tensor<16x3xbf16>
 // PT-CHECK-DAG: %[[B2B:.*]] = amp.cast %[[B2]] {amp.autocast_inserted} : tensor<3xf32> to tensor<3xbf16>
@@ -95,12 +95,12 @@ func.func @linear_layers(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %b1: tensor
 // PT-CHECK-LABEL: func.func @fp32_ops
 // PT-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
 // PT-CHECK: %[[UP:.*]] = amp.cast %[[MM]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
-// PT-CHECK: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x8xf32>
-// PT-CHECK-NEXT: %[[S:.*]] = amp.softmax %[[E]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype: computes in f32 and returns f32{{.*}}"} : tensor<4x8xf32>
-// PT-CHECK-NEXT: amp.log_softmax %[[UP]] axis = 1 {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
-// PT-CHECK-NEXT: amp.reduce_sum %[[UP]] dims = [1] {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype
-// PT-CHECK-NEXT: amp.layer_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
-// PT-CHECK-NEXT: amp.rms_norm %[[UP]] {amp.precision = "f32", amp.reason = "pytorch fp32:
+// PT-CHECK: %[[E:.*]] = amp.exp %[[UP]] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "{{.*}}">} : tensor<4x8xf32>
+// PT-CHECK-NEXT: %[[S:.*]] = amp.softmax %[[E]] axis = 1 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32_set_opt_dtype", detail = "computes in f32 and returns f32{{.*}}">} : tensor<4x8xf32>
+// PT-CHECK-NEXT: amp.log_softmax %[[UP]] axis = 1 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32_set_opt_dtype
+// PT-CHECK-NEXT: amp.reduce_sum %[[UP]] dims = [1] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32_set_opt_dtype
+// PT-CHECK-NEXT: amp.layer_norm %[[UP]] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "
+// PT-CHECK-NEXT: amp.rms_norm %[[UP]] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "
 // PT-CHECK-NOT: amp.cast
 // PT-CHECK: return
 func.func @fp32_ops(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
@@ -121,11 +121,11 @@ func.func @fp32_ops(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
 // promotion (bf16 with f32 gives f32) in which rank-0 inputs follow the dimensioned ones.
 // PT-CHECK-LABEL: func.func @fallthrough
 // PT-CHECK: %[[MM:.*]] = amp.matmul
-// PT-CHECK: %[[R:.*]] = amp.relu %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: not autocast, runs in its input dtype bf16"} : tensor<4x8xbf16>
+// PT-CHECK: %[[R:.*]] = amp.relu %[[MM]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fallthrough", detail = "not autocast, runs in its input dtype bf16">} : tensor<4x8xbf16>
 // PT-CHECK: %[[SB:.*]] = amp.cast %{{.*}} {amp.autocast_inserted} : tensor<f32> to tensor<bf16>
-// PT-CHECK: %[[M:.*]] = amp.mul %[[R]], %[[SB]] {amp.precision = "bf16", amp.reason = "{{.*}}rank-0 inputs follow the dimensioned ones{{.*}}"} : tensor<4x8xbf16>, tensor<bf16>
+// PT-CHECK: %[[M:.*]] = amp.mul %[[R]], %[[SB]] {amp.precision = "bf16", amp.reason = #amp.reason<{{.*}}rank-0 inputs follow the dimensioned ones{{.*}}>} : tensor<4x8xbf16>, tensor<bf16>
 // PT-CHECK: %[[MUP:.*]] = amp.cast %[[M]] {amp.autocast_inserted} : tensor<4x8xbf16> to tensor<4x8xf32>
-// PT-CHECK: amp.add %[[MUP]], %{{.*}} {amp.precision = "f32", amp.reason = "pytorch fallthrough: not autocast, inputs bf16 and f32 promote to f32"} : tensor<4x8xf32>, tensor<8xf32>
+// PT-CHECK: amp.add %[[MUP]], %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fallthrough", detail = "not autocast, inputs bf16 and f32 promote to f32">} : tensor<4x8xf32>, tensor<8xf32>
 func.func @fallthrough(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.relu %0 : tensor<4x8xf32>
@@ -146,7 +146,7 @@ func.func @fallthrough(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf3
 // PT-CHECK: %[[MASK:.*]] = amp.compare gt, %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xbf16>, tensor<bf16>
 // PT-CHECK: %[[SEL:.*]] = amp.select %[[MASK]], %[[MM]], %[[ZB]] {amp.precision = "bf16", {{.*}}} : tensor<4x16xi1>, tensor<4x16xbf16>, tensor<bf16>
 // PT-CHECK: %[[UP:.*]] = amp.cast %[[SEL]] {amp.autocast_inserted} : tensor<4x16xbf16> to tensor<4x16xf32>
-// PT-CHECK: %[[L:.*]] = amp.cross_entropy %[[UP]], %[[Y]] {amp.precision = "f32", amp.reason = "pytorch fp32: {{.*}}"} : tensor<4x16xf32>, tensor<4xi32>
+// PT-CHECK: %[[L:.*]] = amp.cross_entropy %[[UP]], %[[Y]] {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "{{.*}}">} : tensor<4x16xf32>, tensor<4xi32>
 // PT-CHECK: return %[[L]] : tensor<f32>
 func.func @integers(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %w: tensor<8x16xf32>, %y: tensor<4xi32>) -> tensor<f32> {
   %0 = amp.embedding %table[%ids] : tensor<16x8xf32>, tensor<4xi64>
@@ -166,7 +166,7 @@ func.func @integers(%table: tensor<16x8xf32>, %ids: tensor<4xi64>, %w: tensor<8x
 // PT-CHECK: %[[C:.*]] = amp.cast %{{.*}} : tensor<4x8xf32> to tensor<4x8xbf16>
 // PT-CHECK-NOT: amp.cast {{.*}} to tensor<4x8xbf16>
 // PT-CHECK: amp.matmul %[[C]], %{{.*}}
-// PT-CHECK: %[[L:.*]] = amp.mse_loss {{.*}} {amp.precision = "bf16", amp.reason = "override: amp.precision = \22bf16\22 on the op; runs in bf16"} : tensor<4x8xbf16>, tensor<4x8xbf16>
+// PT-CHECK: %[[L:.*]] = amp.mse_loss {{.*}} {amp.precision = "bf16", amp.reason = #amp.reason<override, detail = "amp.precision = \22bf16\22 on the op; runs in bf16">} : tensor<4x8xbf16>, tensor<4x8xbf16>
 // PT-CHECK: %[[LUP:.*]] = amp.cast %[[L]] {amp.autocast_inserted} : tensor<bf16> to tensor<f32>
 // PT-CHECK: return %[[LUP]] : tensor<f32>
 func.func @explicit_casts(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<f32> {
@@ -181,8 +181,8 @@ func.func @explicit_casts(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<f3
 // Overrides: amp.precision on an op; amp.autocast = false on a function disables autocast there
 // (ops run as declared) and amp.autocast = true on one op re-enables it.
 // PT-CHECK-LABEL: func.func @per_op_override
-// PT-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.precision = \22f32\22 on the op; runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
-// PT-CHECK: amp.softmax %{{.*}} axis = 1 {amp.precision = "f16", amp.reason = "override: {{.*}}"} : tensor<4x8xf16>
+// PT-CHECK: amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "amp.precision = \22f32\22 on the op; runs in f32">} : tensor<4x8xf32>, tensor<8x8xf32>
+// PT-CHECK: amp.softmax %{{.*}} axis = 1 {amp.precision = "f16", amp.reason = #amp.reason<override, detail = "{{.*}}">} : tensor<4x8xf16>
 func.func @per_op_override(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w {amp.precision = "f32"} : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.softmax %0 axis = 1 {amp.precision = "f16"} : tensor<4x8xf32>
@@ -191,8 +191,8 @@ func.func @per_op_override(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4
 
 // PT-CHECK-LABEL: func.func @disabled_scope
 // PT-CHECK-SAME: attributes {amp.autocast = false}
-// PT-CHECK: %[[A:.*]] = amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "override: amp.autocast = false on func @disabled_scope (autocast disabled); runs as declared"} : tensor<4x8xf32>, tensor<8x8xf32>
-// PT-CHECK: amp.matmul {{.*}} {amp.autocast = true, amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp{{.*}}"} : tensor<4x8xbf16>, tensor<8x8xbf16>
+// PT-CHECK: %[[A:.*]] = amp.matmul %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "amp.autocast = false on func @disabled_scope (autocast disabled); runs as declared">} : tensor<4x8xf32>, tensor<8x8xf32>
+// PT-CHECK: amp.matmul {{.*}} {amp.autocast = true, amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp{{.*}}">} : tensor<4x8xbf16>, tensor<8x8xbf16>
 func.func @disabled_scope(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {amp.autocast = false} {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32>
   %1 = amp.matmul %0, %w {amp.autocast = true} : tensor<4x8xf32>, tensor<8x8xf32>
@@ -201,9 +201,9 @@ func.func @disabled_scope(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x
 
 // Pattern overrides from the pass option: by location name (head.*) and by op name (op:amp.relu).
 // PAT-CHECK-LABEL: func.func @patterns
-// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "bf16", amp.reason = "pytorch lower_precision_fp
-// PAT-CHECK: amp.relu {{.*}} {amp.precision = "bf16", amp.reason = "override: op 'amp.relu' -> low (option override=op:amp.relu=low); runs in bf16"}
-// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = "override: loc 'head.*' -> f32 (option override=head.*=f32); runs in f32"} : tensor<4x8xf32>, tensor<8x8xf32>
+// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp
+// PAT-CHECK: amp.relu {{.*}} {amp.precision = "bf16", amp.reason = #amp.reason<override, detail = "op 'amp.relu' -> low (option override=op:amp.relu=low); runs in bf16">}
+// PAT-CHECK: amp.matmul {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<override, detail = "loc 'head.*' -> f32 (option override=head.*=f32); runs in f32">} : tensor<4x8xf32>, tensor<8x8xf32>
 func.func @patterns(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %0 = amp.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> loc("body.fc")
   %1 = amp.relu %0 : tensor<4x8xf32> loc("body.act")
@@ -231,22 +231,22 @@ func.func @banned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %0 : tensor<4x8xf32>
 }
 
-// SM80-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_80 has bf16 tensor cores (sm_80 and newer))", amp.target = "cuda:sm_80"}
-// SM75-CHECK: module attributes {amp.precision = "f16", amp.reason = "autocast: policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)", amp.target = "cuda:sm_75"}
+// SM80-CHECK: module attributes {amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cuda:sm_80 has bf16 tensor cores (sm_80 and newer))">, amp.target = "cuda:sm_80"}
+// SM75-CHECK: module attributes {amp.precision = "f16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)">, amp.target = "cuda:sm_75"}
 // SM75-CHECK: amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
-// CPUBF16-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)"
-// CPUF16-CHECK: amp.precision = "f32", amp.reason = "autocast: policy pytorch, dtype=auto -> f32: autocast off (cpu features name no bf16 support, so no low-precision compute units; f16 would only add conversions and loss scaling, so f32 is faster and safer)"
-// REF-CHECK: amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)"
-// MODTARGET-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})", amp.target = "cuda:sm_90"}
+// CPUBF16-CHECK: amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)">
+// CPUF16-CHECK: amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f32: autocast off (cpu features name no bf16 support, so no low-precision compute units; f16 would only add conversions and loss scaling, so f32 is faster and safer)">
+// REF-CHECK: amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)">
+// MODTARGET-CHECK: module attributes {amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})">, amp.target = "cuda:sm_90"}
 // MODTARGET-CHECK: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// NOTARGET-CHECK: module attributes {amp.precision = "f32", amp.reason = "autocast: policy pytorch, dtype=auto -> f32: autocast off (cpu: the compiling machine has neither avx512_bf16 nor amx_bf16{{.*}})", amp.target = "cpu"}
+// NOTARGET-CHECK: module attributes {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f32: autocast off (cpu: the compiling machine has neither avx512_bf16 nor amx_bf16{{.*}})">, amp.target = "cpu"}
 // BADTARGET-CHECK: error: amp-autocast: bad CUDA target 'cuda:volta' (expected cuda:sm_NN, e.g. cuda:sm_80)
 // BADDTYPE-CHECK: for the --dtype option: 'fp8' is not one of: f32, f16, bf16, auto, fp16, fp32
 
 // PROMOTE-CHECK-LABEL: func.func @tiny
 // PROMOTE-CHECK: %[[MM:.*]] = amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
-// PROMOTE-CHECK: %[[E:.*]] = amp.exp %[[MM]] {amp.precision = "bf16", amp.reason = "pytorch fallthrough: {{.*}}"} : tensor<4x8xbf16>
-// PROMOTE-CHECK: amp.concat %[[E]], %[[MM]] axis = 1 {amp.precision = "bf16", amp.reason = "pytorch promote: widest input type is bf16"}
+// PROMOTE-CHECK: %[[E:.*]] = amp.exp %[[MM]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fallthrough", detail = "{{.*}}">} : tensor<4x8xbf16>
+// PROMOTE-CHECK: amp.concat %[[E]], %[[MM]] axis = 1 {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "promote", detail = "widest input type is bf16">}
 // BADJSON-CHECK: error: amp-autocast: policy file '{{.*}}policy-bad-json.json': invalid JSON: [1:49, byte=49]: Invalid JSON value
 // CONFLICT-CHECK: error: amp-autocast: policy file '{{.*}}policy-conflict.json': op 'amp.exp' is in both 'fp32' and 'lower_precision_fp' (lists.lower_precision_fp.add[0]; remove it from 'fp32' first)
 // UNKNOWNOP-CHECK: error: amp-autocast: policy file '{{.*}}': lists.deny.add[0]: unknown op 'amp.frobnicate'

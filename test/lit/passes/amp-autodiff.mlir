@@ -66,9 +66,9 @@ func.func @mlp(
 // CHECK:         %[[XL:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<2x4xf32> to tensor<2x4xbf16>
 // CHECK:         %[[WL:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<4x3xf32> to tensor<4x3xbf16>
 // CHECK:         amp.mse_loss
-// CHECK:         %[[DO:.*]] = amp.div {{.*}} {amp.precision = "f32", amp.reason = "backward of amp.mse_loss"}
+// CHECK:         %[[DO:.*]] = amp.div {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<backward, source = "amp.mse_loss">}
 // CHECK:         %[[DOL:.*]] = amp.cast %[[DO]] : tensor<2x3xf32> to tensor<2x3xbf16>
-// CHECK:         %[[DWL:.*]] = amp.matmul %[[XL]], %[[DOL]] transpose_a {amp.precision = "bf16", amp.reason = "backward of amp.matmul"} : tensor<2x4xbf16>, tensor<2x3xbf16>
+// CHECK:         %[[DWL:.*]] = amp.matmul %[[XL]], %[[DOL]] transpose_a {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.matmul">} : tensor<2x4xbf16>, tensor<2x3xbf16>
 // CHECK:         %[[DW:.*]] = amp.cast %[[DWL]] : tensor<4x3xbf16> to tensor<4x3xf32>
 // CHECK:         return %{{.*}}, %[[DW]] : tensor<f32>, tensor<4x3xf32>
 func.func @bf16_linear(
@@ -77,9 +77,9 @@ func.func @bf16_linear(
     %w: tensor<4x3xf32> {amp.role = "param", amp.name = "w"}) -> tensor<f32> {
   %xl = amp.cast %x {amp.autocast_inserted} : tensor<2x4xf32> to tensor<2x4xbf16>
   %wl = amp.cast %w {amp.autocast_inserted} : tensor<4x3xf32> to tensor<4x3xbf16>
-  %o = amp.matmul %xl, %wl {amp.precision = "bf16", amp.reason = "policy"} : tensor<2x4xbf16>, tensor<4x3xbf16>
+  %o = amp.matmul %xl, %wl {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "test input">} : tensor<2x4xbf16>, tensor<4x3xbf16>
   %of = amp.cast %o {amp.autocast_inserted} : tensor<2x3xbf16> to tensor<2x3xf32>
-  %loss = amp.mse_loss %of, %t {amp.precision = "f32", amp.reason = "policy"} : tensor<2x3xf32>, tensor<2x3xf32>
+  %loss = amp.mse_loss %of, %t {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "test input">} : tensor<2x3xf32>, tensor<2x3xf32>
   return %loss : tensor<f32>
 }
 
@@ -96,13 +96,13 @@ func.func @bf16_linear(
 // CHECK:         %[[XL:.*]] = amp.cast %[[X]] {amp.autocast_inserted} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
 // CHECK:         %[[WL:.*]] = amp.cast %[[W]] {amp.autocast_inserted} : tensor<5x4xf32> to tensor<5x4xbf16>
 // CHECK:         %[[BL:.*]] = amp.cast %[[B]] {amp.autocast_inserted} : tensor<5xf32> to tensor<5xbf16>
-// CHECK:         %[[Y:.*]] = amp.linear %[[XL]], %[[WL]], %[[BL]] {amp.precision = "bf16", amp.reason = "policy"}
+// CHECK:         %[[Y:.*]] = amp.linear %[[XL]], %[[WL]], %[[BL]] {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "test input">}
 // CHECK:         %[[DY:.*]] = amp.cast %{{.*}} : tensor<2x3x5xf32> to tensor<2x3x5xbf16>
-// CHECK:         %[[DX:.*]] = amp.matmul %[[DY]], %[[WL]] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x5xbf16>, tensor<5x4xbf16>
-// CHECK:         %[[X2:.*]] = amp.reshape %[[XL]] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x4xbf16> -> tensor<6x4xbf16>
+// CHECK:         %[[DX:.*]] = amp.matmul %[[DY]], %[[WL]] {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.linear">} : tensor<2x3x5xbf16>, tensor<5x4xbf16>
+// CHECK:         %[[X2:.*]] = amp.reshape %[[XL]] {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.linear">} : tensor<2x3x4xbf16> -> tensor<6x4xbf16>
 // CHECK:         %[[DY2:.*]] = amp.reshape %[[DY]] {{.*}} : tensor<2x3x5xbf16> -> tensor<6x5xbf16>
-// CHECK:         %[[DW:.*]] = amp.matmul %[[DY2]], %[[X2]] transpose_a {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<6x5xbf16>, tensor<6x4xbf16>
-// CHECK:         %[[DB:.*]] = amp.reduce_sum %[[DY]] dims = [0, 1] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<2x3x5xbf16>
+// CHECK:         %[[DW:.*]] = amp.matmul %[[DY2]], %[[X2]] transpose_a {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.linear">} : tensor<6x5xbf16>, tensor<6x4xbf16>
+// CHECK:         %[[DB:.*]] = amp.reduce_sum %[[DY]] dims = [0, 1] {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.linear">} : tensor<2x3x5xbf16>
 // CHECK-DAG:     %[[DBF:.*]] = amp.cast %[[DB]] : tensor<5xbf16> to tensor<5xf32>
 // CHECK-DAG:     %[[DWF:.*]] = amp.cast %[[DW]] : tensor<5x4xbf16> to tensor<5x4xf32>
 // CHECK-DAG:     %[[DXF:.*]] = amp.cast %[[DX]] : tensor<2x3x4xbf16> to tensor<2x3x4xf32>
@@ -115,9 +115,9 @@ func.func @bf16_linear_op(
   %xl = amp.cast %x {amp.autocast_inserted} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
   %wl = amp.cast %w {amp.autocast_inserted} : tensor<5x4xf32> to tensor<5x4xbf16>
   %bl = amp.cast %b {amp.autocast_inserted} : tensor<5xf32> to tensor<5xbf16>
-  %y = amp.linear %xl, %wl, %bl {amp.precision = "bf16", amp.reason = "policy"} : tensor<2x3x4xbf16>, tensor<5x4xbf16>, tensor<5xbf16>
+  %y = amp.linear %xl, %wl, %bl {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "test input">} : tensor<2x3x4xbf16>, tensor<5x4xbf16>, tensor<5xbf16>
   %yf = amp.cast %y {amp.autocast_inserted} : tensor<2x3x5xbf16> to tensor<2x3x5xf32>
-  %loss = amp.mse_loss %yf, %t {amp.precision = "f32", amp.reason = "policy"} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+  %loss = amp.mse_loss %yf, %t {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "test input">} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
   return %loss : tensor<f32>
 }
 

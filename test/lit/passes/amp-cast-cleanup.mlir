@@ -91,7 +91,7 @@ func.func @cse(%x: tensor<4xf32>) -> tensor<4xf16> {
 
 // PIPE-LABEL: func.func @pipeline
 // PIPE-NOT: tensor<4x8xf16> to tensor<4x8xf16>
-// PIPE-DAG: %[[C:.*]] = amp.cast %arg0 {amp.reason = "tensorflow: explicit cast absorbed{{.*}}"} : tensor<4x8xf16> to tensor<4x8xbf16>
+// PIPE-DAG: %[[C:.*]] = amp.cast %arg0 {amp.reason = #amp.reason<policy, policy = "tensorflow", rule = "explicit cast absorbed{{.*}}">} : tensor<4x8xf16> to tensor<4x8xbf16>
 // PIPE-DAG: %[[S:.*]] = amp.constant dense<2.500000e-01> : tensor<bf16>
 // PIPE: %[[M:.*]] = amp.matmul %[[C]]
 // PIPE: amp.mul %[[M]], %[[S]]

@@ -12,7 +12,7 @@
 // CHECK: %[[GW2:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_a : tensor<4x6xf32>, tensor<4x3xf32>
 // CHECK: %[[GW1:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_a : tensor<4x8xf32>, tensor<4x6xf32>
 // CHECK-NEXT: %[[GB1:.*]] = amp.reduce_sum
-// CHECK-NEXT: %[[R:.*]]:3 = amp.all_reduce mean %[[GW2]], %[[GW1]], %[[GB1]] {amp.precision = "f32", amp.reason = "data-parallel: gradient mean across ranks in f32, the master gradients' precision"} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
+// CHECK-NEXT: %[[R:.*]]:3 = amp.all_reduce mean %[[GW2]], %[[GW1]], %[[GB1]] {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "gradient mean across ranks in f32, the master gradients' precision">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
 // CHECK-NEXT: %[[U:.*]]:3, %[[F:.*]] = amp.unscale_check %[[R]]#1, %[[R]]#2, %[[R]]#0 scale
 // CHECK-NEXT: %[[FR:.*]] = amp.all_reduce max %[[F]] {amp.precision = "f32", {{.*}}} : tensor<f32>
 // CHECK-NEXT: amp.step_counters %{{.*}}, %{{.*}}, %[[FR]]
@@ -20,7 +20,7 @@
 // CHECK: amp.sgd_update %{{.*}}, %[[U]]#1, %{{.*}}, %[[FR]]
 // CHECK: amp.sgd_update %{{.*}}, %[[U]]#2, %{{.*}}, %[[FR]]
 // CHECK: amp.update_scale %{{.*}}, %{{.*}}, %[[FR]]
-// CHECK-NEXT: %[[L:.*]] = amp.all_reduce mean %{{.*}} {amp.precision = "f32", amp.reason = "data-parallel: the logged loss is the mean over ranks"} : tensor<f32>
+// CHECK-NEXT: %[[L:.*]] = amp.all_reduce mean %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "the logged loss is the mean over ranks">} : tensor<f32>
 // CHECK-NEXT: return %[[L]], %[[FR]],
 // CHECK-NOT: amp.all_reduce
 // 100-byte buckets: each gradient is its own bucket, reduced as soon as it is ready (fc2's weight

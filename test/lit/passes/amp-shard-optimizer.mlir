@@ -18,7 +18,7 @@
 // CHECK-SAME: %{{.*}}: tensor<2xf32> {amp.init = #amp.init<zeros>, amp.name = "fc1.bias.exp_avg", amp.role = "state", amp.shard_of = "fc1.bias"}
 // CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "fc2.weight.exp_avg_sq", amp.role = "state", amp.shard_of = "fc2.weight"}
 // CHECK-NOT: amp.all_reduce mean %{{.*}}, %{{.*}}, %{{.*}} :
-// CHECK: %[[C:.*]]:3 = amp.reduce_scatter mean ranks(5) %{{.*}}, %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = "ZeRO-1: each rank receives its chunk of the mean gradient"} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
+// CHECK: %[[C:.*]]:3 = amp.reduce_scatter mean ranks(5) %{{.*}}, %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "ZeRO-1", detail = "each rank receives its chunk of the mean gradient">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
 // CHECK-NEXT: %[[U:.*]]:3, %[[F:.*]] = amp.unscale_check %[[C]]#1, %[[C]]#2, %[[C]]#0 scale(%{{.*}}) : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
 // CHECK-NEXT: %[[FR:.*]] = amp.all_reduce max %[[F]]
 // CHECK-NEXT: %[[LOCAL:.*]] = amp.global_norm %[[U]]#0, %[[U]]#1, %[[U]]#2 : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>

@@ -177,7 +177,7 @@ func.func @model(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}) -> tens
   %xh = amp.cast %x : tensor<4xf32> to tensor<4xbf16>
   // expected-error @+1 {{amp-verify: [AMP003] 'amp.exp' runs in bf16 but the 'pytorch' policy puts it in fp32 (f32); numerically sensitive ops run in f32; force it with an override if intended (docs/design.md rule 2)}}
   %e = amp.exp %xh : tensor<4xbf16>
-  %e2 = amp.exp %xh {amp.precision = "bf16", amp.reason = "override: op:amp.exp -> bf16; runs in bf16"} : tensor<4xbf16>
+  %e2 = amp.exp %xh {amp.precision = "bf16", amp.reason = #amp.reason<override, detail = "op:amp.exp -> bf16; runs in bf16">} : tensor<4xbf16>
   %s = amp.add %e, %e2 : tensor<4xbf16>, tensor<4xbf16>
   %s32 = amp.cast %s : tensor<4xbf16> to tensor<4xf32>
   %l = amp.mse_loss %s32, %x : tensor<4xf32>, tensor<4xf32>
@@ -191,12 +191,12 @@ func.func @model(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}) -> tens
 // of amp.exp (fp32) may not.
 func.func @model(%x: tensor<4x4xf32> {amp.role = "input", amp.name = "x"}) -> tensor<f32> {
   %xh = amp.cast %x : tensor<4x4xf32> to tensor<4x4xbf16>
-  %db = amp.reduce_sum %xh dims = [0] {amp.precision = "bf16", amp.reason = "backward of amp.linear"} : tensor<4x4xbf16>
+  %db = amp.reduce_sum %xh dims = [0] {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.linear">} : tensor<4x4xbf16>
   // expected-error @+1 {{amp-verify: [AMP003] 'amp.mul' (backward of 'amp.exp') runs in bf16 but the 'pytorch' policy puts 'amp.exp' in fp32 (f32); numerically sensitive ops run in f32 (docs/design.md rule 2)}}
-  %de = amp.mul %db, %db {amp.precision = "bf16", amp.reason = "backward of amp.exp"} : tensor<4xbf16>, tensor<4xbf16>
+  %de = amp.mul %db, %db {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.exp">} : tensor<4xbf16>, tensor<4xbf16>
   // An op named by its own reason is still judged as itself.
   // expected-error @+1 {{amp-verify: [AMP003] 'amp.reduce_sum' runs in bf16 but the 'pytorch' policy puts it in fp32_set_opt_dtype (f32)}}
-  %s = amp.reduce_sum %de dims = [0] keepdim {amp.precision = "bf16", amp.reason = "backward of amp.nothing"} : tensor<4xbf16>
+  %s = amp.reduce_sum %de dims = [0] keepdim {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.nothing">} : tensor<4xbf16>
   %s32 = amp.cast %s : tensor<1xbf16> to tensor<1xf32>
   %t = amp.constant dense<1.0> : tensor<1xf32>
   %l = amp.mse_loss %s32, %t : tensor<1xf32>, tensor<1xf32>

@@ -20,12 +20,12 @@
 // --emit=ir is unchanged: no autocast.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --emit=ir | FileCheck %s --check-prefix=IR-CHECK
 
-// TLM-CHECK: module attributes {amp.precision = "bf16", amp.reason = "autocast: policy pytorch, dtype=bf16", amp.target = "cpu"}
+// TLM-CHECK: module attributes {amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=bf16">, amp.target = "cpu"}
 // TLM-CHECK: func.func @transformer_lm({{.*}}) -> (tensor<f32> {amp.name = "loss"}, tensor<256x64xf32> {amp.name = "logits"})
 // TLM-CHECK: amp.layer_norm {{.*}} {amp.precision = "f32"
 // TLM-CHECK: %[[WQ:.*]] = amp.cast %arg6 {amp.autocast_inserted} : tensor<64x64xf32> to tensor<64x64xbf16>
 // TLM-CHECK-NEXT: amp.linear %{{.*}}, %[[WQ]] transpose_w = false {amp.precision = "bf16"
-// TLM-CHECK: amp.softmax {{.*}} {amp.precision = "f32", amp.reason = "pytorch fp32_set_opt_dtype{{.*}}"} : tensor<8x4x32x32xf32>
+// TLM-CHECK: amp.softmax {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32_set_opt_dtype{{.*}}">} : tensor<8x4x32x32xf32>
 // TLM-CHECK: amp.layer_norm {{.*}} {amp.precision = "f32"
 // TLM-CHECK: %[[W1:.*]] = amp.cast %arg13 {amp.autocast_inserted} : tensor<64x256xf32> to tensor<64x256xbf16>
 // TLM-CHECK-NEXT: %[[B1:.*]] = amp.cast %arg14 {amp.autocast_inserted} : tensor<256xf32> to tensor<256xbf16>
@@ -74,7 +74,7 @@
 // SM75-CHECK: amp.linear {{.*}} : tensor<128x784xf16>, tensor<784x256xf16>, tensor<256xf16>
 // SM90-CHECK: module attributes {amp.precision = "bf16", {{.*}}amp.target = "cuda:sm_90"}
 // F32-CHECK-NOT: amp.cast
-// F32-CHECK: amp.linear {{.*}} {amp.precision = "f32", amp.reason = "autocast off (dtype=f32): runs as declared"}
+// F32-CHECK: amp.linear {{.*}} {amp.precision = "f32", amp.reason = #amp.reason<off, detail = "runs as declared">}
 // F32-CHECK-NOT: amp.cast
 // OVERRIDE-CHECK: amp.linear {{.*}} f32 0 override: op 'amp.linear' -> f32 (option override=op:amp.linear=f32); runs in f32
 // OVERRIDE-CHECK: casts inserted: 0

@@ -39,7 +39,7 @@ def annotated(path):
         if m:
             func = m.group(1)
             continue
-        m = re.search(r'= (amp\.\w+) .*amp\.precision = "(\w+)", amp\.reason = "(\w+) (\w+)[:,].*loc\("(\w+)"\)', line)
+        m = re.search(r'= (amp\.\w+) .*amp\.precision = "(\w+)", amp\.reason = #amp\.reason<policy, policy = "(\w+)", category = "(\w+)".*loc\("(\w+)"\)', line)
         if m:
             op, prec, policy, cat, loc = m.groups()
             out[(func, loc)] = (op, prec, policy, cat)
