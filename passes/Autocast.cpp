@@ -11,8 +11,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "ir/Precision.h"
 #include "passes/Passes.h"
-#include "passes/AutoDtype.h"
 #include "passes/PrecisionPolicy.h"
+#include "runtime/schema/Target.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPAUTOCASTPASS
@@ -143,14 +143,15 @@ LogicalResult AmpAutocastPass::resolveLowType(ModuleOp module, std::string& why)
     module->setAttr(AmpDialect::kTargetAttr, StringAttr::get(ctx, tgt));
   }
   std::string error, reason;
-  auto picked = autoDtypeFor(tgt, reason, error);
-  if (failed(picked)) return module.emitError("amp-autocast: ") << error;
-  if (*picked == AutoDtype::F32) {
+  auto parsed = ::amp::rt::Target::parse(tgt, error);
+  if (!parsed) return module.emitError("amp-autocast: ") << error;
+  const ::amp::rt::AutoDtype picked = ::amp::rt::autoDtypeFor(*parsed, reason);
+  if (picked == ::amp::rt::AutoDtype::F32) {
     low = Float32Type::get(ctx);
     off = true;
     why = "dtype=auto -> f32: autocast off (" + reason + ")";
   } else {
-    low = *picked == AutoDtype::BF16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
+    low = picked == ::amp::rt::AutoDtype::BF16 ? Type(BFloat16Type::get(ctx)) : Type(Float16Type::get(ctx));
     why = "dtype=auto -> " + typeName(low) + " (" + reason + ")";
   }
   return success();

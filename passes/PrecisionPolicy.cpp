@@ -1,5 +1,5 @@
 // Built-in precision policies (data tables), categories and pattern overrides. Policy files are
-// PolicyFile.cpp, the auto-dtype decision for a target AutoDtype.cpp. docs/precision-policy.md
+// PolicyFile.cpp; the auto dtype for a target is runtime/schema/Target.h. docs/precision-policy.md
 // mirrors the tables below.
 #include "passes/PrecisionPolicy.h"
 

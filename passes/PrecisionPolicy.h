@@ -1,6 +1,6 @@
 // Precision policies as data: which category every amp op belongs to under PyTorch-style autocast
 // or TensorFlow-style painting, the built-in tables, the JSON policy-file format and overrides by
-// pattern (the auto dtype for a target is AutoDtype.h). Used by amp-autocast and by ampc.
+// pattern (the auto dtype for a target is runtime/schema/Target.h). Used by amp-autocast and by ampc.
 // docs/precision-policy.md is the user-facing description of everything in this header.
 #ifndef AMP_PASSES_PRECISIONPOLICY_H
 #define AMP_PASSES_PRECISIONPOLICY_H

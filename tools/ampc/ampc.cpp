@@ -28,6 +28,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "passes/PrecisionReport.h"
+#include "runtime/schema/Target.h"
 #include "tools/Registration.h"
 #include "ir/ParseModel.h"
 #include "tools/ampc/MemoryReport.h"
@@ -82,6 +83,15 @@ static cl::opt<bool> nativeKernelsFlag(
 static cl::opt<std::string> cxxFlag("cxx", cl::desc("C++ compiler for the fused kernels (default: $CXX or c++)"),
                                     cl::value_desc("path"), cl::init(""), cl::cat(ampcCategory));
 
+// The module's amp.target, typed ("cpu" when unset, as ampc defaults it); an error names a bad one.
+static std::optional<::amp::rt::Target> moduleTarget(ModuleOp module) {
+  auto attr = module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr);
+  std::string error;
+  auto target = ::amp::rt::Target::parse(attr ? attr.getValue() : "cpu", error);
+  if (!target) module.emitError("ampc: ") << error;
+  return target;
+}
+
 // The generated kernels' C++ source and, for bundles on cpu targets, their compiled code objects.
 static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan, bool compile, std::string* source) {
   bool anyFused = false;
@@ -93,9 +103,9 @@ static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan,
     return failure();
   }
   if (source) *source = text;
-  auto target = module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr);
-  bool cpuTarget = !target || target.getValue() == "cpu" || target.getValue().starts_with("cpu:");
-  if (!compile || !anyFused || !nativeKernelsFlag || !cpuTarget) return success();
+  auto target = moduleTarget(module);
+  if (!target) return failure();
+  if (!compile || !anyFused || !nativeKernelsFlag || !target->isCpu()) return success();
   std::string cxx = cxxFlag;
   if (cxx.empty()) cxx = std::getenv("CXX") ? std::getenv("CXX") : "c++";
   const std::vector<std::string> isas = {"x86-64-v3", "x86-64-v4"};
@@ -119,8 +129,9 @@ static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan,
 // for --emit=cuda and for cuda targets; for a bundle on a cuda:sm_NN target also compiled with
 // NVRTC into the bundle.
 static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, bool compile, std::string* source) {
-  auto target = module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr);
-  const bool cudaTarget = target && target.getValue().starts_with("cuda:");
+  auto target = moduleTarget(module);
+  if (!target) return failure();
+  const bool cudaTarget = target->isCuda();
   if (!source && !cudaTarget) return success();
   std::string text, error;
   if (!::amp::codegen::emitCudaSource(plan, text, error)) {
@@ -131,9 +142,9 @@ static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, b
   // Every cuda bundle gets a code object: besides the fused kernels it holds the device's library
   // kernels (losses, reductions, norms, the scaler and optimizers) that any model needs.
   if (!compile || !cudaTarget || !nativeKernelsFlag) return success();
-  const std::string arch = target.getValue().drop_front(5).str();  // "cuda:sm_90" -> "sm_90"
+  const std::string arch = target->cudaArch();
   if (!::amp::codegen::isSupportedCudaArch(arch)) {
-    module.emitError("ampc: target ") << target.getValue() << ": the CUDA kernels compile for cuda:sm_80 and cuda:sm_90";
+    module.emitError("ampc: target cuda:") << arch << ": the CUDA kernels compile for cuda:sm_80 and cuda:sm_90";
     return failure();
   }
   ::amp::codegen::CudaCode code;

@@ -10,7 +10,9 @@
 // Auto dtype from a target option or the module attribute amp.target.
 // RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_80" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM80-CHECK
 // RUN: amp-opt --amp-autocast="dtype=auto target=cuda:sm_75" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=SM75-CHECK
-// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16,amd" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16-CHECK
+// RUN: amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUINTEL-CHECK
+// RUN: not amp-opt --amp-autocast="dtype=auto target=cpu:avx512_bf16,sse9" %S/Inputs/tiny.mlir 2>&1 | FileCheck %s --check-prefix=BADFEATURE-CHECK
 // RUN: amp-opt --amp-autocast="dtype=auto target=cpu:amx_bf16" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUBF16-CHECK
 // RUN: amp-opt --amp-autocast="dtype=auto target=cpu:generic" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=CPUF16-CHECK
 // RUN: amp-opt --amp-autocast="dtype=auto target=reference" %S/Inputs/tiny.mlir | FileCheck %s --check-prefix=REF-CHECK
@@ -234,8 +236,12 @@ func.func @banned(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // SM80-CHECK: module attributes {amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cuda:sm_80 has bf16 tensor cores (sm_80 and newer))">, amp.target = "cuda:sm_80"}
 // SM75-CHECK: module attributes {amp.precision = "f16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f16 (cuda:sm_75 has no bf16 tensor cores (needs sm_80); using f16)">, amp.target = "cuda:sm_75"}
 // SM75-CHECK: amp.matmul {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>
-// CPUBF16-CHECK: amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cpu feature {{avx512_bf16|amx_bf16}} supports bf16)">
-// CPUF16-CHECK: amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f32: autocast off (cpu features name no bf16 support, so no low-precision compute units; f16 would only add conversions and loss scaling, so f32 is faster and safer)">
+// CPUBF16-CHECK: amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cpu: the target has {{amx_bf16, so bf16 GEMMs run on AMX tiles|avx512_bf16 on an AMD core, whose bf16 dot products do twice the multiply-adds of f32 FMA}})">
+// The host rule applies to a named CPU too: AVX512-BF16 on an Intel core without AMX computes bf16
+// no faster than f32.
+// CPUINTEL-CHECK: amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f32: autocast off (cpu: the target has avx512_bf16 but no amx_bf16 and is not an AMD core (name amd for one); on Intel cores
+// BADFEATURE-CHECK: error: amp-autocast: unknown cpu feature 'sse9' (expected avx512_bf16, amx_bf16, amd or generic)
+// CPUF16-CHECK: amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> f32: autocast off (cpu: the target has neither avx512_bf16 nor amx_bf16, so no low-precision compute units; f16 would only add conversions and loss scaling, so f32 is faster and safer)">
 // REF-CHECK: amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (target 'reference' emulates bf16 exactly)">
 // MODTARGET-CHECK: module attributes {amp.precision = "bf16", amp.reason = #amp.reason<pass, rule = "autocast", detail = "policy pytorch, dtype=auto -> bf16 (cuda:sm_90 {{.*}})">, amp.target = "cuda:sm_90"}
 // MODTARGET-CHECK: amp.matmul {{.*}} : tensor<4x8xbf16>, tensor<8x8xbf16>
