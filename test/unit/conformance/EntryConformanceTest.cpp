@@ -1,5 +1,6 @@
-// The conformance suite: every entry of every example bundle on each device, against the reference
-// executor run from the same params, state and batches.
+// The conformance suite: every entry of every example bundle, and of the suite's own bundles that
+// hold the ops no example uses, on each device, against the reference executor run from the same
+// params, state and batches; and a check that every op of the catalog runs in it.
 //
 //  - cpu: every result of every call, and the state after it, within the summation-order bound of
 //    the bundle's precision (GEMMs sum in their own order; every other kernel is bit-exact, which
@@ -11,6 +12,7 @@
 // A bundle that fails to load, a device that fails to start and an entry that fails to run fail the
 // test: only an absent device skips (the rule of IREE's hal/cts).
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -26,6 +28,7 @@
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/OpCode.h"
 
 namespace amp::rt {
 namespace {
@@ -53,7 +56,11 @@ std::vector<Param> params() {
   for (const char* name : {"mlp_f32", "mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "transformer_lm_f32", "transformer_lm_bf16",
                            "transformer_lm_f16"})
     out.push_back({Dut::Cpu, AMP_TEST_CPU_BUNDLE_DIR, name});
+  for (const char* name : {"pointwise_ops_f32", "pointwise_ops_bf16", "mlp_clip_unfused_f32"})
+    out.push_back({Dut::Cpu, AMP_TEST_CONFORMANCE_BUNDLE_DIR, name});
 #ifdef AMP_TEST_CUDA_BUNDLE_DIR
+  for (const char* name : {"pointwise_ops_f32_sm_90", "pointwise_ops_bf16_sm_90", "mlp_clip_unfused_f16_sm_80"})
+    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, AMP_TEST_CONFORMANCE_BUNDLE_DIR, name});
   // The cuda bundles run on the cpu device too: it interprets their fused regions.
   for (const char* name : {"mlp_f32_sm_90", "mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90",
@@ -189,6 +196,60 @@ std::string paramName(const ::testing::TestParamInfo<Param>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, EntryConformance, ::testing::ValuesIn(params()), paramName);
+
+// Ops no single-process bundle can hold, and where they are checked instead.
+const std::map<std::string_view, std::string_view>& notInTheSuite() {
+  static const std::map<std::string_view, std::string_view> ops = {
+      {"amp.all_reduce", "a collective: needs a job of several ranks (e2e data_parallel tests)"},
+      {"amp.reduce_scatter", "a collective: needs a job of several ranks (e2e data_parallel zero1 tests)"},
+      {"amp.all_gather", "a collective: needs a job of several ranks (e2e data_parallel zero1 tests)"},
+      {"amp.rank_chunk", "reads the rank of a job of several ranks (e2e data_parallel zero1 tests)"},
+      {"amp.yield", "the terminator of a fused region, not a computation"},
+  };
+  return ops;
+}
+
+void collectOps(const std::vector<PlanStep>& steps, std::map<std::string, int>& seen) {
+  for (const PlanStep& s : steps) {
+    ++seen[s.code ? std::string(opName(*s.code)) : s.op];
+    collectOps(s.body, seen);
+  }
+}
+
+// Every op of the catalog runs on every device in the suite above (in a plan step or inside a fused
+// region), or is listed in notInTheSuite with the place that checks it. An op added to the dialect
+// fails this test until a bundle of the suite uses it. Prints the table op x device.
+TEST(Conformance, EveryOpRunsOnEveryDevice) {
+  std::map<std::string, std::map<std::string, int>> perDevice;  // device -> op -> steps
+  for (const Param& p : params()) {
+    const std::string path = p.dir + "/" + p.bundle + ".ampx";
+    auto plan = readBundle(path);
+    ASSERT_TRUE(plan.ok()) << path << ": " << plan.status();
+    for (const EntryPoint& e : plan->entries) collectOps(e.steps, perDevice[dutName(p.device)]);
+  }
+  std::string table = "op";
+  for (const auto& [device, ops] : perDevice) table += " | " + device;
+  table += "\n";
+  for (size_t c = 0; c < kOpCodeCount; ++c) {
+    const std::string op(opName(static_cast<OpCode>(c)));
+    table += op;
+    const auto excused = notInTheSuite().find(op);
+    for (const auto& [device, ops] : perDevice) {
+      const auto it = ops.find(op);
+      if (it != ops.end()) {
+        table += " | " + std::to_string(it->second) + " steps";
+      } else if (excused != notInTheSuite().end()) {
+        table += " | not here: " + std::string(excused->second);
+      } else {
+        table += " | MISSING";
+        ADD_FAILURE() << op << " runs in no conformance bundle on " << device
+                      << ": use it in a model of test/unit/conformance/models";
+      }
+    }
+    table += "\n";
+  }
+  std::printf("%s", table.c_str());
+}
 
 }  // namespace
 }  // namespace amp::rt
