@@ -31,6 +31,7 @@
 #include "runtime/schema/Target.h"
 #include "tools/Registration.h"
 #include "ir/ParseModel.h"
+#include "tools/ampc/ImportOnnx.h"
 #include "tools/ampc/MemoryReport.h"
 
 namespace cl = llvm::cl;
@@ -38,7 +39,7 @@ using namespace mlir;
 
 static cl::OptionCategory ampcCategory("ampc options");
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"), cl::Required,
+static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir | model.onnx>"), cl::Required,
                                           cl::cat(ampcCategory));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
@@ -49,6 +50,7 @@ static cl::opt<Emit> emit(
     "emit", cl::desc("What to produce (default: bundle when -o names a .ampx file, else ir)"),
     cl::init(Emit::IR),
     cl::values(clEnumValN(Emit::IR, "ir", "the parsed, verified model IR"),
+               clEnumValN(Emit::IR, "mlir", "the same: the model in the amp dialect (an imported ONNX model, to keep)"),
                clEnumValN(Emit::Plan, "plan", "the execution plan as JSON (docs/plan-format.md)"),
                clEnumValN(Emit::Bundle, "bundle", "a bundle file for amp-run (needs -o FILE.ampx)"),
                clEnumValN(Emit::AutocastIR, "autocast-ir",
@@ -430,7 +432,7 @@ int main(int argc, char** argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();  // --mlir-timing, per pipeline stage
   // libLLVM's own flags live in the general category; --help-hidden still lists MLIR's.
-  cl::HideUnrelatedOptions({&ampcCategory});
+  cl::HideUnrelatedOptions({&ampcCategory, &mlir::amp::onnxImportCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "ampc: compiles amp models (mixed-precision training graphs)\n\n"
@@ -455,8 +457,9 @@ int main(int argc, char** argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = mlir::amp::parseModel(sourceMgr, &context);
-  if (!module) return 1;  // the parser has reported a located diagnostic
+  std::vector<mlir::amp::onnx_import::InitialParam> initialParams;  // an ONNX model's initializers
+  OwningOpRef<ModuleOp> module = mlir::amp::loadModel(sourceMgr, &context, &initialParams);
+  if (!module) return 1;  // the parser or importer has reported a located diagnostic
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm))) return 1;
@@ -556,7 +559,7 @@ int main(int argc, char** argv) {
         llvm::errs() << "ampc: " << std::string(status.message()) << "\n";
         return 1;
       }
-      return 0;
+      return mlir::amp::writeInitialParams(outputFilename, initialParams) ? 0 : 1;
     }
     auto output = openOutputFile(outputFilename, &error);
     if (!output) {

@@ -1,0 +1,410 @@
+// Folding at import time: the shape arithmetic exporters write (Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape) and Constant nodes become values known on the host, so every amp shape is
+// static and no integer arithmetic reaches the model.
+#include <cmath>
+#include <numeric>
+
+#include "import/onnx/GraphTranslator.h"
+#include "llvm/ADT/STLExtras.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::amp::onnx_import {
+namespace {
+
+using onnx::TensorProto;
+using Shape = std::vector<int64_t>;
+
+int64_t product(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+
+std::vector<int64_t> stridesOf(const Shape& s) {
+  std::vector<int64_t> strides(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * s[i + 1];
+  return strides;
+}
+
+// A copy of `t` with the elements at `indices` (flat, into t) in order, and shape `shape`.
+HostTensor gatherFlat(const HostTensor& t, const std::vector<int64_t>& indices, Shape shape) {
+  HostTensor out;
+  out.dataType = t.dataType;
+  out.shape = std::move(shape);
+  for (int64_t i : indices) {
+    if (t.isFloat())
+      out.floats.push_back(t.floats[i]);
+    else
+      out.ints.push_back(t.ints[i]);
+  }
+  return out;
+}
+
+// Rounds a float result to the precision of its ONNX type (double arithmetic on f32 operands,
+// rounded once, is the f32 result for + - * /).
+double roundTo(int32_t dataType, double v) {
+  return dataType == TensorProto::FLOAT ? static_cast<double>(static_cast<float>(v)) : v;
+}
+
+LogicalResult foldConstant(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"value", "value_float", "value_floats", "value_int", "value_ints"}))) return failure();
+  HostTensor value;
+  std::string error;
+  if (const auto* a = t.attribute("value")) {
+    auto decoded = decodeTensor(a->t(), &error);
+    if (!decoded) return t.refuse() << error;
+    value = std::move(*decoded);
+  } else if (const auto* a = t.attribute("value_float")) {
+    value.dataType = TensorProto::FLOAT;
+    value.floats = {a->f()};
+  } else if (const auto* a = t.attribute("value_floats")) {
+    value.dataType = TensorProto::FLOAT;
+    value.floats.assign(a->floats().begin(), a->floats().end());
+    value.shape = {static_cast<int64_t>(value.floats.size())};
+  } else if (const auto* a = t.attribute("value_int")) {
+    value = HostTensor::ofInts({a->i()}, {});
+  } else if (const auto* a = t.attribute("value_ints")) {
+    value = HostTensor::ofInts({a->ints().begin(), a->ints().end()}, {a->ints_size()});
+  } else {
+    return t.refuse() << "a Constant needs one of value, value_float(s), value_int(s)";
+  }
+  t.setOutputConstant(0, std::move(value));
+  return success();
+}
+
+LogicalResult foldShape(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"start", "end"}))) return failure();
+  RankedTensorType type = t.inputType(0);
+  const int64_t rank = type.getRank();
+  auto clampAxis = [&](int64_t a) { return std::clamp(a < 0 ? a + rank : a, int64_t{0}, rank); };
+  const int64_t start = clampAxis(t.intAttribute("start", 0)), end = clampAxis(t.intAttribute("end", rank));
+  std::vector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d) dims.push_back(type.getDimSize(d));
+  t.setOutputConstant(0, HostTensor::ofInts(dims, {static_cast<int64_t>(dims.size())}));
+  return success();
+}
+
+LogicalResult foldCast(GraphTranslator& t, const HostTensor& in) {
+  if (failed(t.onlyAttributes({"to", "saturate"}))) return failure();
+  HostTensor out;
+  out.dataType = static_cast<int32_t>(t.intAttribute("to", TensorProto::FLOAT));
+  out.shape = in.shape;
+  if (out.isFloat()) {
+    for (int64_t i = 0; i < in.numel(); ++i) out.floats.push_back(roundTo(out.dataType, in.floatAt(i)));
+  } else if (out.dataType == TensorProto::STRING) {
+    return t.refuse() << "Cast to string is not supported";
+  } else {
+    for (int64_t i = 0; i < in.numel(); ++i) {
+      if (out.dataType == TensorProto::BOOL)
+        out.ints.push_back(in.floatAt(i) != 0);
+      else
+        out.ints.push_back(in.isFloat() ? static_cast<int64_t>(std::trunc(in.floats[i])) : in.ints[i]);
+    }
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+LogicalResult foldGather(GraphTranslator& t, const HostTensor& data, const HostTensor& indices) {
+  if (failed(t.onlyAttributes({"axis"}))) return failure();
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  auto axis = normalizeAxis(t.intAttribute("axis", 0), rank);
+  if (!axis || rank == 0) return t.refuse() << "axis out of range for a rank-" << rank << " tensor";
+  const int64_t n = data.shape[*axis];
+  Shape outShape(data.shape.begin(), data.shape.begin() + *axis);
+  outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
+  outShape.insert(outShape.end(), data.shape.begin() + *axis + 1, data.shape.end());
+  const int64_t outer = product(Shape(data.shape.begin(), data.shape.begin() + *axis));
+  const int64_t inner = product(Shape(data.shape.begin() + *axis + 1, data.shape.end()));
+  std::vector<int64_t> flat;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < indices.numel(); ++k) {
+      int64_t index = indices.intAt(k);
+      if (index < -n || index >= n) return t.refuse() << "index " << index << " is out of range for size " << n;
+      if (index < 0) index += n;
+      for (int64_t i = 0; i < inner; ++i) flat.push_back((o * n + index) * inner + i);
+    }
+  t.setOutputConstant(0, gatherFlat(data, flat, outShape));
+  return success();
+}
+
+LogicalResult reshapeTo(GraphTranslator& t, const HostTensor& data, Shape shape) {
+  HostTensor out = data;
+  out.shape = std::move(shape);
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+LogicalResult foldUnsqueeze(GraphTranslator& t, const HostTensor& data, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(data.shape.size() + axes.size());
+  Shape shape;
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) {
+    auto axis = normalizeAxis(a, rank);
+    if (!axis || inserted[*axis]) return t.refuse() << "Unsqueeze axes are out of range or repeated";
+    inserted[*axis] = true;
+  }
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) shape.push_back(inserted[d] ? 1 : data.shape[next++]);
+  return reshapeTo(t, data, shape);
+}
+
+LogicalResult foldSqueeze(GraphTranslator& t, const HostTensor& data, std::optional<std::vector<int64_t>> axes) {
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  std::vector<bool> drop(rank, false);
+  if (!axes) {
+    for (int64_t d = 0; d < rank; ++d) drop[d] = data.shape[d] == 1;
+  } else {
+    for (int64_t a : *axes) {
+      auto axis = normalizeAxis(a, rank);
+      if (!axis || data.shape[*axis] != 1) return t.refuse() << "Squeeze axis " << a << " is not a dim of size 1";
+      drop[*axis] = true;
+    }
+  }
+  Shape shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!drop[d]) shape.push_back(data.shape[d]);
+  return reshapeTo(t, data, shape);
+}
+
+LogicalResult foldConcat(GraphTranslator& t, const std::vector<const HostTensor*>& inputs) {
+  if (failed(t.onlyAttributes({"axis"}))) return failure();
+  const int64_t rank = static_cast<int64_t>(inputs[0]->shape.size());
+  auto axis = normalizeAxis(t.intAttribute("axis", 0), rank);
+  if (!axis) return t.refuse() << "axis out of range";
+  HostTensor out;
+  out.dataType = inputs[0]->dataType;
+  out.shape = inputs[0]->shape;
+  out.shape[*axis] = 0;
+  for (const HostTensor* in : inputs) out.shape[*axis] += in->shape[*axis];
+  const int64_t outer = product(Shape(out.shape.begin(), out.shape.begin() + *axis));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostTensor* in : inputs) {
+      const int64_t chunk = product(Shape(in->shape.begin() + *axis, in->shape.end()));
+      for (int64_t i = 0; i < chunk; ++i) {
+        if (out.isFloat())
+          out.floats.push_back(in->floatAt(o * chunk + i));
+        else
+          out.ints.push_back(in->intAt(o * chunk + i));
+      }
+    }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+template <typename Op>
+LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTensor& b, Op op) {
+  if (failed(t.onlyAttributes({}))) return failure();
+  const size_t rank = std::max(a.shape.size(), b.shape.size());
+  Shape pa(rank - a.shape.size(), 1), pb(rank - b.shape.size(), 1), shape(rank);
+  pa.insert(pa.end(), a.shape.begin(), a.shape.end());
+  pb.insert(pb.end(), b.shape.begin(), b.shape.end());
+  for (size_t d = 0; d < rank; ++d) {
+    if (pa[d] != pb[d] && pa[d] != 1 && pb[d] != 1) return t.refuse() << "the operands do not broadcast";
+    shape[d] = pa[d] == 1 ? pb[d] : pa[d];
+  }
+  auto sa = stridesOf(pa), sb = stridesOf(pb), so = stridesOf(shape);
+  HostTensor out;
+  out.dataType = a.dataType;
+  out.shape = shape;
+  for (int64_t i = 0; i < product(shape); ++i) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t idx = (i / so[d]) % shape[d];
+      ia += (pa[d] == 1 ? 0 : idx) * sa[d];
+      ib += (pb[d] == 1 ? 0 : idx) * sb[d];
+    }
+    if (out.isFloat()) {
+      out.floats.push_back(roundTo(out.dataType, op(a.floatAt(ia), b.floatAt(ib))));
+    } else {
+      if constexpr (std::is_same_v<Op, std::divides<>>)
+        if (b.ints[ib] == 0) return t.refuse() << "integer division by zero";
+      out.ints.push_back(op(a.ints[ia], b.ints[ib]));
+    }
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+LogicalResult foldSlice(GraphTranslator& t, const HostTensor& data) {
+  auto starts = t.constantInts(1, "starts");
+  auto ends = t.constantInts(2, "ends");
+  if (failed(starts) || failed(ends)) return failure();
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (t.hasInput(3)) {
+    auto given = t.constantInts(3, "axes");
+    if (failed(given)) return failure();
+    axes = *given;
+  }
+  if (t.hasInput(4)) {
+    auto given = t.constantInts(4, "steps");
+    if (failed(given)) return failure();
+    steps = *given;
+  }
+  Shape begin(rank, 0), step(rank, 1), count(data.shape);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto axis = normalizeAxis(axes[k], rank);
+    if (!axis || steps[k] == 0) return t.refuse() << "Slice axis out of range or step 0";
+    const int64_t n = data.shape[*axis], s = steps[k];
+    int64_t b = (*starts)[k], e = (*ends)[k];
+    b = b < 0 ? b + n : b;
+    e = e < 0 ? e + n : e;
+    if (s > 0) {
+      b = std::clamp(b, int64_t{0}, n);
+      e = std::clamp(e, int64_t{0}, n);
+      count[*axis] = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = std::clamp(b, int64_t{0}, n - 1);
+      e = std::clamp(e, int64_t{-1}, n - 1);
+      count[*axis] = b > e ? (b - e - s - 1) / -s : 0;
+    }
+    begin[*axis] = b;
+    step[*axis] = s;
+  }
+  auto strides = stridesOf(data.shape), outStrides = stridesOf(count);
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < product(count); ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d) src += (begin[d] + ((i / outStrides[d]) % count[d]) * step[d]) * strides[d];
+    flat.push_back(src);
+  }
+  t.setOutputConstant(0, gatherFlat(data, flat, count));
+  return success();
+}
+
+LogicalResult foldConstantOfShape(GraphTranslator& t, const HostTensor& shape) {
+  if (failed(t.onlyAttributes({"value"}))) return failure();
+  HostTensor fill;
+  fill.dataType = TensorProto::FLOAT;
+  fill.floats = {0.0};
+  if (const auto* a = t.attribute("value")) {
+    std::string error;
+    auto decoded = decodeTensor(a->t(), &error);
+    if (!decoded || decoded->numel() != 1) return t.refuse() << "value must be a one-element tensor";
+    fill = *decoded;
+  }
+  HostTensor out;
+  out.dataType = fill.dataType;
+  out.shape = shape.ints;
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (out.isFloat())
+      out.floats.push_back(fill.floats[0]);
+    else
+      out.ints.push_back(fill.ints[0]);
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+LogicalResult foldRange(GraphTranslator& t, const HostTensor& start, const HostTensor& limit, const HostTensor& delta) {
+  HostTensor out;
+  out.dataType = start.dataType;
+  const double s = start.floatAt(0), l = limit.floatAt(0), d = delta.floatAt(0);
+  if (d == 0) return t.refuse() << "Range with delta 0";
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  out.shape = {n};
+  for (int64_t i = 0; i < n; ++i) {
+    if (out.isFloat())
+      out.floats.push_back(roundTo(out.dataType, s + i * d));
+    else
+      out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+}  // namespace
+
+// ONNX Reshape's target: 0 copies the input dim (unless allowzero), one -1 is inferred.
+FailureOr<std::vector<int64_t>> reshapeTarget(GraphTranslator& t, const std::vector<int64_t>& in,
+                                              const std::vector<int64_t>& target) {
+  const bool allowZero = t.intAttribute("allowzero", 0) != 0;
+  Shape out;
+  int inferred = -1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    int64_t v = target[d];
+    if (v == 0 && !allowZero) {
+      if (d >= in.size()) return t.refuse() << "shape entry " << d << " is 0 (copy), but the input has rank " << in.size(), failure();
+      v = in[d];
+    }
+    if (v == -1) {
+      if (inferred >= 0) return t.refuse() << "the shape has more than one -1", failure();
+      inferred = static_cast<int>(d);
+      v = 1;
+    } else if (v < 0) {
+      return t.refuse() << "the shape has the invalid entry " << v, failure();
+    }
+    out.push_back(v);
+  }
+  const int64_t known = product(out), total = product(in);
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      return t.refuse() << "cannot infer the -1 of the shape for " << total << " elements", failure();
+    out[inferred] = total / known;
+  }
+  if (product(out) != total)
+    return t.refuse() << "the shape holds " << product(out) << " elements, the input " << total, failure();
+  return out;
+}
+
+std::optional<LogicalResult> foldNode(GraphTranslator& t) {
+  const std::string& op = t.node().op_type();
+  if (op == "Constant") return foldConstant(t);
+  if (op == "Shape") {
+    // Only the type is needed, and it is always static here.
+    if (!t.inputType(0)) return t.refuse() << "the input's type is unknown", failure();
+    return foldShape(t);
+  }
+  // Everything else folds when every input it reads is known.
+  std::vector<const HostTensor*> in;
+  for (unsigned i = 0; i < t.numInputs(); ++i) {
+    if (!t.hasInput(i)) {
+      in.push_back(nullptr);
+      continue;
+    }
+    const HostTensor* c = t.constantInput(i);
+    if (!c) return std::nullopt;
+    in.push_back(c);
+  }
+  if (in.empty() || !in[0]) return std::nullopt;
+  if (op == "Identity") {
+    t.setOutputConstant(0, *in[0]);
+    return success();
+  }
+  if (op == "Cast") return foldCast(t, *in[0]);
+  if (op == "Gather" && in.size() == 2) return foldGather(t, *in[0], *in[1]);
+  if (op == "Unsqueeze" && in.size() == 2) return foldUnsqueeze(t, *in[0], in[1]->ints);
+  if (op == "Squeeze") {
+    if (failed(t.onlyAttributes({}))) return failure();
+    return foldSqueeze(t, *in[0], in.size() > 1 && in[1] ? std::optional(in[1]->ints) : std::nullopt);
+  }
+  if (op == "Concat") {
+    if (llvm::is_contained(in, nullptr)) return std::nullopt;
+    return foldConcat(t, in);
+  }
+  if (op == "Reshape" && in.size() == 2) {
+    if (failed(t.onlyAttributes({"allowzero"}))) return failure();
+    auto shape = reshapeTarget(t, in[0]->shape, in[1]->ints);
+    if (failed(shape)) return failure();
+    return reshapeTo(t, *in[0], *shape);
+  }
+  if (op == "Flatten") {
+    if (failed(t.onlyAttributes({"axis"}))) return failure();
+    const int64_t rank = static_cast<int64_t>(in[0]->shape.size());
+    int64_t axis = t.intAttribute("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) return t.refuse() << "axis out of range", failure();
+    const Shape& s = in[0]->shape;
+    return reshapeTo(t, *in[0], {product(Shape(s.begin(), s.begin() + axis)), product(Shape(s.begin() + axis, s.end()))});
+  }
+  if (in.size() == 2 && in[1] && in[0]->isFloat() == in[1]->isFloat()) {
+    if (op == "Add") return foldBinary(t, *in[0], *in[1], std::plus<>());
+    if (op == "Sub") return foldBinary(t, *in[0], *in[1], std::minus<>());
+    if (op == "Mul") return foldBinary(t, *in[0], *in[1], std::multiplies<>());
+    if (op == "Div") return foldBinary(t, *in[0], *in[1], std::divides<>());
+  }
+  if (op == "Slice" && in.size() >= 3) return foldSlice(t, *in[0]);
+  if (op == "ConstantOfShape") return foldConstantOfShape(t, *in[0]);
+  if (op == "Range" && in.size() == 3) return foldRange(t, *in[0], *in[1], *in[2]);
+  return std::nullopt;
+}
+
+}  // namespace mlir::amp::onnx_import

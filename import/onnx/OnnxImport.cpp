@@ -1,0 +1,36 @@
+#include "import/onnx/OnnxImport.h"
+
+#include "import/onnx/GraphTranslator.h"
+#include "import/onnx/ModelLoader.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::amp::onnx_import {
+
+bool looksLikeOnnx(llvm::StringRef filename, llvm::StringRef bytes) {
+  if (filename.ends_with(".onnx")) return true;
+  if (filename.ends_with(".mlir") || bytes.empty()) return false;
+  // No extension to go by: serializers write ModelProto's ir_version (field 1, a varint, tag
+  // 0x08) first, a byte no MLIR text starts with; then it must parse, with a graph.
+  if (bytes.front() != '\x08') return false;
+  onnx::ModelProto model;
+  return bytes.size() <= static_cast<size_t>(INT32_MAX) &&
+         model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) && model.has_graph();
+}
+
+std::optional<ImportedModel> importOnnxModel(llvm::StringRef bytes, llvm::StringRef filename,
+                                             const ImportOptions& options, MLIRContext* context) {
+  Location fileLoc = FileLineColLoc::get(context, filename, 0, 0);
+  std::string error;
+  auto model = loadOnnxModel(bytes, options, &error);
+  if (!model) {
+    emitError(fileLoc) << error;
+    return std::nullopt;
+  }
+  GraphTranslator translator(*model, filename, context);
+  auto imported = translator.translate(options);
+  if (!imported || failed(verify(*imported->module))) return std::nullopt;
+  return imported;
+}
+
+}  // namespace mlir::amp::onnx_import
