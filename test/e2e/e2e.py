@@ -927,9 +927,67 @@ def fused_pipeline():
               (name, "" if not differing else ": differ " + ", ".join(differing)))
 
 
+def torch_python():
+    """A Python that has torch, onnx and numpy (Debian's python3-torch), or None."""
+    for candidate in [os.environ.get("AMP_TORCH_PYTHON"), "/usr/bin/python3", sys.executable]:
+        if candidate and subprocess.run([candidate, "-c", "import torch, onnx, numpy"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode == 0:
+            return candidate
+    return None
+
+
+def onnx_mlp_torch():
+    """An MLP exported by PyTorch (opset 17, training mode) imports with ampc --train: its loss and
+    every gradient at the exported weights, and three SGD steps, match PyTorch autograd in f32.
+    Skipped (77) without torch."""
+    python = torch_python()
+    if python is None:
+        print("skipped: no Python with torch, onnx and numpy (Debian: python3-torch python3-onnx)")
+        sys.exit(77)
+    run(python, os.path.join(SRC, "test", "e2e", "onnx_mlp_oracle.py"), WORK)
+    with open(os.path.join(WORK, "torch.json")) as f:
+        expected = json.load(f)
+    bundle = os.path.join(WORK, "mlp.ampx")
+    ampc(os.path.join(WORK, "mlp.onnx"), bundle, "--loss=cross_entropy:logits", "--batch=%d" % expected["batch"],
+         "--train", "--precision=f32", "--optimizer=sgd", "--momentum=0", "--weight-decay=0",
+         "--lr=%g" % expected["lr"])
+    initial = os.path.join(WORK, "mlp.params.safetensors")
+    check(os.path.exists(initial), "ampc wrote the ONNX initializers beside the bundle")
+    data = os.path.join(WORK, "batch.npz")
+    grads = os.path.join(WORK, "g.safetensors")
+    amp_run(bundle, "--entry=grads", "--data=" + data, "--params=" + initial, "--output=" + grads)
+    g, _ = read_safetensors(grads)
+
+    def relative_error(got, want):
+        scale = max(abs(v) for v in want) or 1.0
+        return max(abs(a - b) for a, b in zip(got, want)) / scale
+
+    loss = f32_values(g["loss"][2])[0]
+    check(abs(loss - expected["losses"][0]) <= 1e-5 * abs(expected["losses"][0]),
+          "loss %.8g, PyTorch %.8g" % (loss, expected["losses"][0]))
+    for name, want in sorted(expected["grads"].items()):
+        err = relative_error(f32_values(g[name][2]), want)
+        check(err <= 1e-5, "%s matches PyTorch autograd (max error %.2g of the largest)" % (name, err))
+
+    metrics = os.path.join(WORK, "metrics.jsonl")
+    ckpt = os.path.join(WORK, "ckpt")
+    amp_run(bundle, "--data=" + data, "--params=" + initial, "--steps=%d" % expected["steps"], "--shuffle=false",
+            "--eval-every=0", "--metrics=" + metrics, "--checkpoint=" + ckpt)
+    with open(metrics) as f:
+        losses = [json.loads(line)["loss"] for line in f if json.loads(line)["kind"] == "step"]
+    check(len(losses) == expected["steps"] and
+          all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(losses, expected["losses"])),
+          "per-step losses %s, PyTorch %s" % (["%.7g" % v for v in losses], ["%.7g" % v for v in expected["losses"]]))
+    trained, _ = read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
+    for name, want in sorted(expected["params"].items()):
+        err = relative_error(f32_values(trained[name][2]), want)
+        check(err <= 1e-5, "%s after %d SGD steps matches PyTorch (max error %.2g of the largest)" %
+              (name, expected["steps"], err))
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
-                                     full_disk, fused_pipeline)}
+                                     full_disk, fused_pipeline, onnx_mlp_torch)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
