@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Writes the small ONNX models the import tests read, with onnx's helper API.
+
+Usage: make_model.py NAME OUT.onnx [BATCH.npz]   (NAME is one of MODELS below)
+With BATCH.npz (mlp only): also a batch of 4 for it, "x" and "label", for amp-run --data.
+The weights are small deterministic values, so the FileCheck lines can name them.
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def weights(name, shape, scale=0.1):
+    values = (np.arange(np.prod(shape), dtype=np.float32) % 7 - 3) * scale
+    return numpy_helper.from_array(values.reshape(shape).astype(np.float32), name)
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17, name="graph"):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="ampc-tests")
+    m.ir_version = 8
+    return m
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def mlp():
+    """torch's nn.Linear export: Gemm with transB=1; a symbolic batch dim."""
+    return model(
+        [helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], name="/fc1/Gemm", transB=1),
+         helper.make_node("Relu", ["h"], ["a"], name="/relu/Relu"),
+         helper.make_node("Gemm", ["a", "fc2.weight", "fc2.bias"], ["logits"], name="/fc2/Gemm", transB=1)],
+        [f32("x", ["batch", 4])], [f32("logits", ["batch", 3])],
+        [weights("fc1.weight", [8, 4]), weights("fc1.bias", [8]), weights("fc2.weight", [3, 8]),
+         weights("fc2.bias", [3])], name="mlp")
+
+
+def gemm_general():
+    """Gemm with transA, alpha and beta, and a [M, N] C: matmul, scale, add."""
+    return model(
+        [helper.make_node("Gemm", ["a", "w", "c"], ["y"], name="gemm", transA=1, alpha=0.5, beta=2.0)],
+        [f32("a", [4, 2])], [f32("y", [2, 3])], [weights("w", [4, 3]), weights("c", [2, 3])])
+
+
+def cnn():
+    """A small CNN: Conv, Relu, MaxPool, AveragePool, Flatten, Gemm, LogSoftmax."""
+    return model(
+        [helper.make_node("Conv", ["image", "conv1.weight", "conv1.bias"], ["c"], name="/conv1/Conv",
+                          kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+         helper.make_node("Relu", ["c"], ["r"], name="/relu/Relu"),
+         helper.make_node("MaxPool", ["r"], ["p"], name="/pool/MaxPool", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("AveragePool", ["p"], ["q"], name="/avg/AveragePool", kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("Flatten", ["q"], ["f"], name="/Flatten", axis=1),
+         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["z"], name="/fc/Gemm", transB=1),
+         helper.make_node("LogSoftmax", ["z"], ["logp"], name="/LogSoftmax", axis=1)],
+        [f32("image", ["N", 1, 8, 8])], [f32("logp", ["N", 10])],
+        [weights("conv1.weight", [4, 1, 3, 3]), weights("conv1.bias", [4]), weights("fc.weight", [10, 16]),
+         weights("fc.bias", [10])], name="cnn")
+
+
+def shape_arith():
+    """x.view(x.size(0), -1) as torch exports it: Shape, Gather, Unsqueeze, Concat, Reshape."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    return model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+         helper.make_node("Constant", [], ["zero"], name="zero", value=i64("zero_value", 0)),
+         helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+         helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+         helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="concat", axis=0),
+         helper.make_node("Reshape", ["x", "target"], ["flat"], name="reshape"),
+         helper.make_node("ReduceSum", ["flat", "axes1"], ["y"], name="sum", keepdims=0)],
+        [f32("x", ["N", 2, 3])], [f32("y", ["N"])],
+        [i64("axes", [0]), i64("minus_one", [-1]), i64("axes1", [1])])
+
+
+def scalar_loss():
+    """A model that computes its own loss: mean((x W)^2)."""
+    return model(
+        [helper.make_node("MatMul", ["x", "w"], ["h"], name="matmul"),
+         helper.make_node("Mul", ["h", "h"], ["sq"], name="square"),
+         helper.make_node("ReduceMean", ["sq"], ["loss_value"], name="mean", keepdims=0)],
+        [f32("x", [2, 4])], [f32("loss_value", [])], [weights("w", [4, 3])])
+
+
+def old_opset():
+    """Opset 11 (Unsqueeze's axes an attribute): ONNX's version converter brings it to 17."""
+    return model(
+        [helper.make_node("Unsqueeze", ["x"], ["u"], name="unsqueeze", axes=[0]),
+         helper.make_node("Relu", ["u"], ["y"], name="relu")],
+        [f32("x", [3])], [f32("y", [1, 3])], opset=11)
+
+
+def unsupported_op():
+    return model([helper.make_node("Erf", ["x"], ["y"], name="/gelu/Erf")], [f32("x", [2, 3])], [f32("y", [2, 3])])
+
+
+def custom_domain():
+    m = model([helper.make_node("FusedThing", ["x"], ["y"], name="fused", domain="com.example")],
+              [f32("x", [2, 3])], [f32("y", [2, 3])])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    return m
+
+
+def asymmetric_pads():
+    return model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="/stem/Conv", kernel_shape=[3, 3], pads=[0, 0, 1, 1])],
+        [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 4, 4])], [weights("w", [2, 1, 3, 3])])
+
+
+def double_input():
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2])],
+                 [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
+
+
+def cast_to_half():
+    return model([helper.make_node("Cast", ["x"], ["y"], name="to_half", to=TensorProto.FLOAT16)],
+                 [f32("x", [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2])])
+
+
+MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, old_opset, unsupported_op,
+                                  custom_domain, asymmetric_pads, double_input, cast_to_half]}
+
+if __name__ == "__main__":
+    name, out = sys.argv[1], sys.argv[2]
+    m = MODELS[name]()
+    if name != "old_opset":
+        onnx.checker.check_model(m)
+    onnx.save(m, out)
+    if len(sys.argv) > 3:
+        x = (np.arange(16, dtype=np.float32).reshape(4, 4) % 5) * 0.25
+        np.savez(sys.argv[3], x=x, label=np.array([0, 1, 2, 1], dtype=np.int64))
