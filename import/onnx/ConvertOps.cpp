@@ -137,7 +137,10 @@ LogicalResult convertGemm(GraphTranslator& t) {
   if (t.hasInput(2)) c = floatInput(t, 2);
   if (failed(c)) return failure();
   auto cType = *c ? cast<RankedTensorType>(c->getType()) : RankedTensorType();
-  if (alpha == 1.0f && !transA && (!*c || (beta == 1.0f && cType.getRank() == 1))) {
+  auto bShape = cast<RankedTensorType>(b->getType()).getShape();
+  const int64_t outFeatures = bShape.size() == 2 ? bShape[transB ? 0 : 1] : -1;
+  const bool biasVector = *c && cType.getRank() == 1 && cType.getDimSize(0) == outFeatures;
+  if (alpha == 1.0f && !transA && (!*c || (beta == 1.0f && biasVector))) {
     llvm::SmallVector<Value> operands = {*a, *b};
     if (*c) operands.push_back(*c);
     return bind(t, build<LinearOp>(t, operands, {named(t, "transpose_w", t.builder().getBoolAttr(transB))}));
@@ -351,7 +354,8 @@ LogicalResult convertGlobalAveragePool(GraphTranslator& t) {
 }
 
 // Dropout in inference mode is the identity; in training mode amp.dropout, whose mask is drawn
-// from a counter-based generator keyed by the seed (not ONNX's, which does not specify one).
+// from a counter-based generator keyed by the seed (ONNX specifies none). Without a seed
+// attribute the node's index is the seed, so two dropouts never share a mask.
 LogicalResult convertDropout(GraphTranslator& t) {
   if (failed(t.onlyAttributes({"seed"}))) return failure();
   if (t.outputUsed(1)) return t.refuse() << "the mask output is not supported";
@@ -373,7 +377,7 @@ LogicalResult convertDropout(GraphTranslator& t) {
   if (ratio < 0 || ratio >= 1) return t.refuse() << "ratio " << ratio << " is outside [0, 1)";
   return bind(t, build<DropoutOp>(t, *x,
                                   {named(t, "rate", t.builder().getF64FloatAttr(ratio)),
-                                   i64(t, "seed", t.intAttribute("seed", 0))}));
+                                   i64(t, "seed", t.intAttribute("seed", t.nodeIndex()))}));
 }
 
 // ReduceMean/ReduceMax take axes as an attribute in opsets 13-17, ReduceSum as an input.

@@ -29,6 +29,7 @@ class GraphTranslator {
   MLIRContext* context() { return context_; }
   OpBuilder& builder() { return builder_; }
   const onnx::NodeProto& node() const { return *node_; }
+  int nodeIndex() const { return nodeIndex_; }
   Location loc() const { return loc_; }
   // "node 'NAME' (op_type OP, domain D)": every refusal starts with it.
   std::string nodeDescription() const;
