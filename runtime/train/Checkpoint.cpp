@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Sha256.h"
+#include "runtime/train/RankAgreement.h"
 #include "runtime/train/ShardedState.h"
 
 namespace amp::rt {
@@ -94,6 +95,36 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   if (auto s = session.restore(contents->tensors); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  return info;
+}
+
+absl::Status createCheckpointDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": cannot create checkpoint directory: ", ec ? ec.message() : "not a directory"));
+  return absl::OkStatus();
+}
+
+absl::Status saveJobCheckpoint(const Session& session, Communicator* comm, const std::string& dir,
+                               const CheckpointInfo& info) {
+  auto whole = wholeState(session, comm);
+  if (!whole.ok()) return whole.status();
+  if (comm && comm->worldSize() > 1)
+    if (auto s = checkReplicasAgree(checkpointHash(whole->tensors), *comm, info.step); !s.ok()) return s;
+  if (comm && comm->rank() != 0) return absl::OkStatus();
+  return saveCheckpoint(session.plan(), whole->tensors, dir, info);
+}
+
+absl::StatusOr<CheckpointInfo> loadJobCheckpoint(Session& session, const std::string& dir, int rank, int worldSize) {
+  auto info = loadCheckpoint(session, dir, rank);
+  if (!info.ok()) return info.status();
+  if (info->worldSize != worldSize)
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": the checkpoint was written by a job of ", info->worldSize, " rank(s), this job has ", worldSize,
+        "; resume with the same number of ranks (mpirun -np ", info->worldSize,
+        "): each rank's share of the data order depends on it"));
   return info;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/Plan.h"
@@ -38,6 +39,19 @@ absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>&
                             const CheckpointInfo& info);
 // Restores a checkpoint; a ZeRO-1 session of rank `rank` takes its chunk of the sharded state.
 absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank = 0);
+
+// A training job's checkpoints (`comm` null or `worldSize` 1: a job of one rank).
+//
+// Creates the directory before the first step, so that an unusable one is found before the
+// work is done, not after.
+absl::Status createCheckpointDir(const std::string& dir);
+// The state after step `info.step`: every rank gathers it whole (a collective), the ranks check
+// that their replicas agree (runtime/train/RankAgreement.h), and rank 0 writes.
+absl::Status saveJobCheckpoint(const Session& session, Communicator* comm, const std::string& dir,
+                               const CheckpointInfo& info);
+// Restores rank `rank` of a job of `worldSize` ranks; a job of another size wrote a data order
+// this one cannot continue, so its checkpoint is refused.
+absl::StatusOr<CheckpointInfo> loadJobCheckpoint(Session& session, const std::string& dir, int rank, int worldSize);
 
 }  // namespace amp::rt
 

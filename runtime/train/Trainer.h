@@ -1,6 +1,7 @@
-// The training loop: feeds seeded, shuffled batches to a compiled train_step (and accumulate)
-// entry, evaluates accuracy with the eval entry, and checkpoints/resumes all state exactly
-// (runtime/train/Checkpoint.h).
+// Training: feeds seeded, shuffled batches to a compiled train_step (and accumulate) entry,
+// evaluates accuracy with the eval entry (runtime/train/Evaluate.h), and checkpoints/resumes all
+// state exactly (runtime/train/Checkpoint.h). train() checks a run against its plan, data and job;
+// runtime/train/TrainLoop.h runs its steps.
 #ifndef AMP_RUNTIME_TRAIN_TRAINER_H
 #define AMP_RUNTIME_TRAIN_TRAINER_H
 
@@ -116,12 +117,6 @@ struct TrainCallbacks {
 };
 absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const Dataset* eval,
                                   const TrainOptions& options, const TrainCallbacks& callbacks);
-
-// Accuracy (argmax of the eval entry's second result vs labels) and mean loss over `data`.
-struct EvalResult {
-  double accuracy = 0, loss = 0;
-};
-absl::StatusOr<EvalResult> evaluate(Session& session, const Dataset& data);
 
 }  // namespace amp::rt
 

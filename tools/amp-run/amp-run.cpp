@@ -30,6 +30,7 @@
 #include "runtime/exec/Session.h"
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/MetricsLog.h"
+#include "runtime/train/RunSummary.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/devices/Devices.h"
 #include "tools/amp-run/DryRun.h"
@@ -182,14 +183,6 @@ void installStopHandlers() {
 // ampc's own, so a decoding error leaves the defaults.
 TrainingConfig configOf(const Plan& plan) { return plan.trainingConfig().value_or(TrainingConfig()); }
 
-// The GradScaler configuration the bundle was compiled with (absent without loss scaling).
-void addScalerConfig(const TrainingConfig& config, JsonValue& summary) {
-  if (config.initScale) summary.set("init_scale", JsonValue::number(*config.initScale));
-  if (config.growthFactor) summary.set("growth_factor", JsonValue::number(*config.growthFactor));
-  if (config.backoffFactor) summary.set("backoff_factor", JsonValue::number(*config.backoffFactor));
-  if (config.growthInterval) summary.set("growth_interval", JsonValue::integer(*config.growthInterval));
-}
-
 void printProgress(const TrainProgress& p) {
   constexpr int kWidth = 24;
   int filled = p.totalSteps > 0 ? static_cast<int>(kWidth * p.step / p.totalSteps) : kWidth;
@@ -202,6 +195,31 @@ void printProgress(const TrainProgress& p) {
   if (p.evalAccuracy) absl::StrAppend(&line, " | test acc ", fixed(*p.evalAccuracy * 100, 2), "%");
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
+}
+
+// What a finished run prints before its summary: why it stopped early, the host
+// synchronisations of a device with a stream, the profile, and where gradients overflowed.
+void printRunNotes(const TrainReport& report, const RunCommandLine& cl) {
+  if (report.interrupted)
+    std::printf("%s: stopped after step %lld%s\n",
+                stopSignal.load() ? absl::StrCat("interrupted by signal ", stopSignal.load()).c_str()
+                                  : "interrupted: another rank of the job was signalled",
+                static_cast<long long>(report.steps),
+                cl.checkpoint.empty() ? " (no --checkpoint, so nothing was saved)"
+                                      : absl::StrCat(", checkpoint saved in ", cl.checkpoint).c_str());
+  if (report.hostSyncsPerStep)
+    std::printf("host synchronisations per steady-state step: %.2f (steps that neither evaluate nor checkpoint)\n",
+                *report.hostSyncsPerStep);
+  if (report.profile) printProfile("train_step", *report.profile, true);
+  if (cl.checkNumerics && report.firstGradientOverflowStep) {
+    const GradientOverflow& g = report.firstGradientOverflow;
+    std::printf("check-numerics: the gradients overflowed in %lld of %zu steps (first at step %lld: %s at %s, "
+                "%s). Loss scaling handles this: those steps were skipped and the scale backed off; the "
+                "forward pass stayed finite.\n",
+                static_cast<long long>(report.gradientOverflowSteps), report.losses.size(),
+                static_cast<long long>(*report.firstGradientOverflowStep), g.op.c_str(), g.loc.c_str(),
+                g.dtype.c_str());
+  }
 }
 
 int runTraining(Session& session, const RunCommandLine& cl, Device device) {
@@ -272,85 +290,9 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   auto report = train(session, *trainData, haveEval ? &*evalData : nullptr, options, callbacks);
   if (!report.ok()) return fail(report.status());
   if (!rankZero()) return report->interrupted ? 128 + stopSignal.load() : 0;
-  if (report->interrupted)
-    std::printf("%s: stopped after step %lld%s\n",
-                stopSignal.load() ? absl::StrCat("interrupted by signal ", stopSignal.load()).c_str()
-                                  : "interrupted: another rank of the job was signalled",
-                static_cast<long long>(report->steps),
-                cl.checkpoint.empty() ? " (no --checkpoint, so nothing was saved)"
-                                      : absl::StrCat(", checkpoint saved in ", cl.checkpoint).c_str());
-
-  JsonValue summary = JsonValue::object();
-  summary.set("steps", JsonValue::integer(report->steps));
-  summary.set("skipped_steps", JsonValue::integer(report->skippedSteps));
-  summary.set("overflow_steps", JsonValue::integer(report->overflowSteps));
-  JsonValue firstOverflows = JsonValue::array();
-  for (int64_t s : report->firstOverflowSteps) firstOverflows.push(JsonValue::integer(s));
-  summary.set("first_overflow_steps", std::move(firstOverflows));
-  summary.set("first_loss", floatValue(report->losses.front()));
-  summary.set("final_loss", report->finalLoss ? floatValue(*report->finalLoss) : JsonValue());
-  summary.set("final_loss_counts", JsonValue::string("mean of the last 50 steps of this run that were not skipped"));
-  summary.set("final_scale", JsonValue::number(report->finalScale));
-  summary.set("eval_accuracy", report->evalAccuracy ? JsonValue::number(*report->evalAccuracy) : JsonValue());
-  summary.set("eval_loss", report->evalLoss ? floatValue(*report->evalLoss) : JsonValue());
-  summary.set("step_time_ms", JsonValue::number(report->stepTimeMsMedian));
-  summary.set("host_syncs_per_step", report->hostSyncsPerStep ? JsonValue::number(*report->hostSyncsPerStep) : JsonValue());
-  if (report->hostSyncsPerStep)
-    std::printf("host synchronisations per steady-state step: %.2f (steps that neither evaluate nor checkpoint)\n",
-                *report->hostSyncsPerStep);
-  if (report->profile) printProfile("train_step", *report->profile, true);
-  summary.set("peak_memory_bytes", JsonValue::integer(report->peakMemoryBytes));
-  summary.set("persistent_bytes", JsonValue::integer(report->persistentBytes));
-  summary.set("workspace_bytes", JsonValue::integer(report->workspaceBytes));
-  summary.set("peak_memory_counts", JsonValue::string(
-      "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
-  summary.set("device", JsonValue::string(std::string(deviceName(device))));
-  summary.set("precision", JsonValue::string(precision));
-  summary.set("optimizer", JsonValue::string(config.optimizer));
-  summary.set("loss_scaling", JsonValue::string(config.lossScaling));
-  addScalerConfig(config, summary);
-  summary.set("accumulate", JsonValue::integer(report->accumulate));
-  summary.set("batch", JsonValue::integer(batch));
-  summary.set("world_size", JsonValue::integer(report->worldSize));
-  summary.set("global_batch", JsonValue::integer(batch * report->accumulate * report->worldSize));
-  if (config.dataParallel) {
-    auto perEntry = [&](int64_t TrainReport::CollectiveCalls::*kind) {
-      JsonValue calls = JsonValue::object();
-      calls.set("train_step", JsonValue::integer(report->trainStepCalls.*kind));
-      calls.set("accumulate", JsonValue::integer(report->accumulateCalls.*kind));
-      return calls;
-    };
-    summary.set("all_reduce_calls", perEntry(&TrainReport::CollectiveCalls::allReduce));
-    if (config.shardWorldSize > 0) {
-      summary.set("shard_world_size", JsonValue::string(std::to_string(config.shardWorldSize)));
-      summary.set("reduce_scatter_calls", perEntry(&TrainReport::CollectiveCalls::reduceScatter));
-      summary.set("all_gather_calls", perEntry(&TrainReport::CollectiveCalls::allGather));
-    }
-    summary.set("replica_checks", JsonValue::integer(report->replicaChecks));
-    // Rank 0's wall time in the plan's collectives per step, waiting for slower ranks included.
-    const double steps = static_cast<double>(std::max<size_t>(1, report->losses.size()));
-    summary.set("communication_ms_per_step", JsonValue::number(report->collectiveSeconds * 1000 / steps));
-  }
-  summary.set("shuffle", JsonValue::boolean(cl.shuffle));
-  summary.set("interrupted", JsonValue::boolean(report->interrupted));
-  if (cl.checkNumerics) {
-    summary.set("gradient_overflow_steps", JsonValue::integer(report->gradientOverflowSteps));
-    if (report->firstGradientOverflowStep) {
-      const GradientOverflow& g = report->firstGradientOverflow;
-      JsonValue first = JsonValue::object();
-      first.set("step", JsonValue::integer(*report->firstGradientOverflowStep));
-      first.set("op", JsonValue::string(g.op));
-      first.set("loc", JsonValue::string(g.loc));
-      first.set("dtype", JsonValue::string(g.dtype));
-      summary.set("first_gradient_overflow", std::move(first));
-      std::printf("check-numerics: the gradients overflowed in %lld of %zu steps (first at step %lld: %s at %s, "
-                  "%s). Loss scaling handles this: those steps were skipped and the scale backed off; the "
-                  "forward pass stayed finite.\n",
-                  static_cast<long long>(report->gradientOverflowSteps), report->losses.size(),
-                  static_cast<long long>(*report->firstGradientOverflowStep), g.op.c_str(), g.loc.c_str(),
-                  g.dtype.c_str());
-    }
-  }
+  printRunNotes(*report, cl);
+  const JsonValue summary =
+      runSummary(*report, config, {std::string(deviceName(device)), batch, cl.shuffle, cl.checkNumerics});
   std::string text = writeJson(summary, 2) + "\n";
   std::printf("summary: %s", text.c_str());
   if (!cl.summary.empty()) {

@@ -216,6 +216,16 @@ TEST(Trainer, CheckpointErrors) {
   o.resume = true;
   auto noDir = train(*s, lineData(8), nullptr, o, {});
   EXPECT_NE(noDir.status().message().find("--resume needs --checkpoint"), std::string::npos);
+
+  // A job of another size cannot continue a checkpoint: each rank's share of the data order
+  // depends on the number of ranks.
+  std::string job = ::testing::TempDir() + "/ckpt-job-of-two";
+  std::filesystem::remove_all(job);
+  ASSERT_TRUE(saveCheckpoint(*s, job, {3, 0, true, 2}).ok());
+  o.checkpointDir = job;
+  auto otherSize = train(*s, lineData(8), nullptr, o, {});
+  EXPECT_NE(otherSize.status().message().find("written by a job of 2 rank(s), this job has 1"), std::string::npos)
+      << otherSize.status();
 }
 
 TEST(Trainer, RejectsPlansWithoutTrainStepAndTooLittleData) {

@@ -1,0 +1,91 @@
+#include "runtime/train/RunSummary.h"
+
+#include <algorithm>
+
+#include "runtime/train/MetricsLog.h"
+
+namespace amp::rt {
+namespace {
+
+// The GradScaler configuration the bundle was compiled with (absent without loss scaling).
+void addScalerConfig(const TrainingConfig& config, JsonValue& summary) {
+  if (config.initScale) summary.set("init_scale", JsonValue::number(*config.initScale));
+  if (config.growthFactor) summary.set("growth_factor", JsonValue::number(*config.growthFactor));
+  if (config.backoffFactor) summary.set("backoff_factor", JsonValue::number(*config.backoffFactor));
+  if (config.growthInterval) summary.set("growth_interval", JsonValue::integer(*config.growthInterval));
+}
+
+// Data-parallel jobs: the collectives the plan's entries called, and the ranks' agreement.
+void addCollectives(const TrainReport& report, const TrainingConfig& config, JsonValue& summary) {
+  auto perEntry = [&](int64_t TrainReport::CollectiveCalls::*kind) {
+    JsonValue calls = JsonValue::object();
+    calls.set("train_step", JsonValue::integer(report.trainStepCalls.*kind));
+    calls.set("accumulate", JsonValue::integer(report.accumulateCalls.*kind));
+    return calls;
+  };
+  summary.set("all_reduce_calls", perEntry(&TrainReport::CollectiveCalls::allReduce));
+  if (config.shardWorldSize > 0) {
+    summary.set("shard_world_size", JsonValue::string(std::to_string(config.shardWorldSize)));
+    summary.set("reduce_scatter_calls", perEntry(&TrainReport::CollectiveCalls::reduceScatter));
+    summary.set("all_gather_calls", perEntry(&TrainReport::CollectiveCalls::allGather));
+  }
+  summary.set("replica_checks", JsonValue::integer(report.replicaChecks));
+  // Rank 0's wall time in the plan's collectives per step, waiting for slower ranks included.
+  const double steps = static_cast<double>(std::max<size_t>(1, report.losses.size()));
+  summary.set("communication_ms_per_step", JsonValue::number(report.collectiveSeconds * 1000 / steps));
+}
+
+// --check-numerics: the steps whose gradients overflowed, and where the first one did.
+void addGradientOverflows(const TrainReport& report, JsonValue& summary) {
+  summary.set("gradient_overflow_steps", JsonValue::integer(report.gradientOverflowSteps));
+  if (!report.firstGradientOverflowStep) return;
+  const GradientOverflow& g = report.firstGradientOverflow;
+  JsonValue first = JsonValue::object();
+  first.set("step", JsonValue::integer(*report.firstGradientOverflowStep));
+  first.set("op", JsonValue::string(g.op));
+  first.set("loc", JsonValue::string(g.loc));
+  first.set("dtype", JsonValue::string(g.dtype));
+  summary.set("first_gradient_overflow", std::move(first));
+}
+
+}  // namespace
+
+JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, const RunSummaryContext& context) {
+  JsonValue summary = JsonValue::object();
+  summary.set("steps", JsonValue::integer(report.steps));
+  summary.set("skipped_steps", JsonValue::integer(report.skippedSteps));
+  summary.set("overflow_steps", JsonValue::integer(report.overflowSteps));
+  JsonValue firstOverflows = JsonValue::array();
+  for (int64_t s : report.firstOverflowSteps) firstOverflows.push(JsonValue::integer(s));
+  summary.set("first_overflow_steps", std::move(firstOverflows));
+  summary.set("first_loss", floatValue(report.losses.front()));
+  summary.set("final_loss", report.finalLoss ? floatValue(*report.finalLoss) : JsonValue());
+  summary.set("final_loss_counts", JsonValue::string("mean of the last 50 steps of this run that were not skipped"));
+  summary.set("final_scale", JsonValue::number(report.finalScale));
+  summary.set("eval_accuracy", report.evalAccuracy ? JsonValue::number(*report.evalAccuracy) : JsonValue());
+  summary.set("eval_loss", report.evalLoss ? floatValue(*report.evalLoss) : JsonValue());
+  summary.set("step_time_ms", JsonValue::number(report.stepTimeMsMedian));
+  summary.set("host_syncs_per_step",
+              report.hostSyncsPerStep ? JsonValue::number(*report.hostSyncsPerStep) : JsonValue());
+  summary.set("peak_memory_bytes", JsonValue::integer(report.peakMemoryBytes));
+  summary.set("persistent_bytes", JsonValue::integer(report.persistentBytes));
+  summary.set("workspace_bytes", JsonValue::integer(report.workspaceBytes));
+  summary.set("peak_memory_counts", JsonValue::string(
+      "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
+  summary.set("device", JsonValue::string(context.device));
+  summary.set("precision", JsonValue::string(config.precision));
+  summary.set("optimizer", JsonValue::string(config.optimizer));
+  summary.set("loss_scaling", JsonValue::string(config.lossScaling));
+  addScalerConfig(config, summary);
+  summary.set("accumulate", JsonValue::integer(report.accumulate));
+  summary.set("batch", JsonValue::integer(context.batch));
+  summary.set("world_size", JsonValue::integer(report.worldSize));
+  summary.set("global_batch", JsonValue::integer(context.batch * report.accumulate * report.worldSize));
+  if (config.dataParallel) addCollectives(report, config, summary);
+  summary.set("shuffle", JsonValue::boolean(context.shuffle));
+  summary.set("interrupted", JsonValue::boolean(report.interrupted));
+  if (context.checkNumerics) addGradientOverflows(report, summary);
+  return summary;
+}
+
+}  // namespace amp::rt
