@@ -27,7 +27,7 @@ package=${1:-$root/.gpu-check/package.tar.xz}
 
 if [ "$mode" = package ]; then
   build=${AMP_BUILD_DIR:-$root/build}
-  bins=(amp-run amp-cuda-gpu-tests amp-cuda-executor-tests amp-bench-cuda-gemm)
+  bins=(amp-run amp-cuda-gpu-tests amp-cuda-executor-tests amp-conformance-tests amp-bench-cuda-gemm)
   for b in "${bins[@]}" ampc; do
     [ -x "$build/bin/$b" ] || { echo "gpu-check: $build/bin/$b is missing: run scripts/build.sh first" >&2; exit 1; }
   done
@@ -38,6 +38,8 @@ if [ "$mode" = package ]; then
   mkdir -p "$stage/bin" "$stage/lib" "$stage/bundles" "$stage/bench"
   for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bin/"; done
   cp "$bundles"/*.ampx "$stage/bundles/"
+  # The conformance suite's bundles: the cpu device's, the cuda device's and its own (distinct names).
+  cp "$build"/test/unit/cpu/bundles/*.ampx "$build"/test/unit/conformance/bundles/*.ampx "$stage/bundles/"
   # The benchmark model, PyTorch's AMP recipe: bench/gen_mlp.py's 4096-wide MLP, batch 512, MSE, SGD,
   # for sm_90 in each precision.
   python3 "$root/bench/gen_mlp.py" --batch 512 --widths 4096,4096,4096,4096 --loss mse -o "$stage/mlp4096.mlir"
@@ -84,17 +86,25 @@ check() {  # check NAME SECONDS COMMAND...: runs it, logs it, counts a failure
   fi
 }
 dry_runs() {
-  for b in "$dir"/bundles/*.ampx; do
+  for b in "$dir"/bundles/*_sm_*.ampx; do  # the cuda targets' bundles (the rest are the cpu device's)
     echo "== $(basename "$b")"
     "$dir/bin/amp-run" "$b" --device=cuda --dry-run || return 1
     "$dir/bin/amp-run" "$b" --device=cuda --dry-run --gemm-epilogues=cublaslt >/dev/null || return 1
   done
 }
 
-export -f dry_runs
-export dir out
+# Every bundle's entries and a run of training steps against the reference, on the cpu device, the
+# dry run and (on the GPU machine, where a skip means the device could not be opened) the GPU.
+conformance() {
+  AMP_TEST_BUNDLE_DIR="$dir/bundles" "$dir/bin/amp-conformance-tests" || return 1
+  [ "$mode" = dry ] || ! grep -q '\[  SKIPPED \]' "$out/conformance.log"
+}
+
+export -f dry_runs conformance
+export dir out mode
 check executor-tests 60 "$dir/bin/amp-cuda-executor-tests"
 check dry-run 60 dry_runs
+check conformance 300 conformance
 if [ "$mode" = dry ]; then
   echo "gpu-check: dry run: $failures failure(s); stopped before the first kernel launch"
   exit $((failures > 0))

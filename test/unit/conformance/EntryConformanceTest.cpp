@@ -13,6 +13,7 @@
 // test: only an absent device skips (the rule of IREE's hal/cts).
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -29,6 +30,7 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/plan/OpCode.h"
+#include "test/unit/common/RandomBatch.h"
 
 namespace amp::rt {
 namespace {
@@ -51,21 +53,27 @@ struct Param {
 };
 void PrintTo(const Param& p, std::ostream* os) { *os << dutName(p.device) << " " << p.bundle; }
 
+// Where the bundles are: as built, or all in AMP_TEST_BUNDLE_DIR (scripts/gpu-check.sh's package).
+std::string bundleDir(const char* built) {
+  const char* dir = std::getenv("AMP_TEST_BUNDLE_DIR");
+  return dir ? dir : built;
+}
+
 std::vector<Param> params() {
   std::vector<Param> out;
   for (const char* name : {"mlp_f32", "mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "transformer_lm_f32", "transformer_lm_bf16",
                            "transformer_lm_f16"})
-    out.push_back({Dut::Cpu, AMP_TEST_CPU_BUNDLE_DIR, name});
+    out.push_back({Dut::Cpu, bundleDir(AMP_TEST_CPU_BUNDLE_DIR), name});
   for (const char* name : {"pointwise_ops_f32", "pointwise_ops_bf16", "mlp_clip_unfused_f32"})
-    out.push_back({Dut::Cpu, AMP_TEST_CONFORMANCE_BUNDLE_DIR, name});
+    out.push_back({Dut::Cpu, bundleDir(AMP_TEST_CONFORMANCE_BUNDLE_DIR), name});
 #ifdef AMP_TEST_CUDA_BUNDLE_DIR
   for (const char* name : {"pointwise_ops_f32_sm_90", "pointwise_ops_bf16_sm_90", "mlp_clip_unfused_f16_sm_80"})
-    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, AMP_TEST_CONFORMANCE_BUNDLE_DIR, name});
+    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, bundleDir(AMP_TEST_CONFORMANCE_BUNDLE_DIR), name});
   // The cuda bundles run on the cpu device too: it interprets their fused regions.
   for (const char* name : {"mlp_f32_sm_90", "mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90",
                            "op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"})
-    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, AMP_TEST_CUDA_BUNDLE_DIR, name});
+    for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, bundleDir(AMP_TEST_CUDA_BUNDLE_DIR), name});
 #endif
   return out;
 }
@@ -100,23 +108,7 @@ Opened open(const Plan& plan, Dut d) {
   return o;
 }
 
-// A deterministic batch: normal inputs, labels and token ids below 10 (every example's classes and
-// vocabulary hold that many).
-std::map<std::string, Tensor> batch(const Plan& plan, int call) {
-  std::mt19937 rng(2000 + call);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::map<std::string, Tensor> feeds;
-  for (const BufferDesc& b : plan.buffers) {
-    if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
-    Tensor t(isFloat(b.dtype) ? DType::F32 : DType::I64, b.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (isFloat(b.dtype)) t.as<float>()[i] = normal(rng);
-      else t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-    }
-    feeds.emplace(b.name, std::move(t));
-  }
-  return feeds;
-}
+std::map<std::string, Tensor> batch(const Plan& plan, int call) { return test::randomBatch(plan, 2000 + call); }
 
 // The summation-order bound of a bundle, relative to the largest magnitude of the reference value:
 // a few units in the last place of the precision its GEMMs round to.
@@ -183,12 +175,65 @@ TEST_P(EntryConformance, EveryEntryAgreesWithTheReference) {
     for (size_t r = 0; r < want->size(); ++r)
       expectClose(entry.name + " result " + (*want)[r].name, (*want)[r].tensor, (*got)[r].tensor, relative, 0.0);
     stepped |= !entry.updates.empty();
+    // The cuda device keeps params and state on the GPU: bring the host copies up to date first.
+    ASSERT_TRUE(dut.session->syncPersistent().ok());
     const std::vector<NamedTensorRef> wantState = reference->persistent(), gotState = dut.session->persistent();
     ASSERT_EQ(wantState.size(), gotState.size());
     for (size_t s = 0; s < wantState.size(); ++s)
       expectClose(entry.name + " state " + wantState[s].name, *wantState[s].tensor, *gotState[s].tensor, relative,
                   stepped ? stepSlack : 0.0);
   }
+}
+
+double lossOf(const std::vector<NamedTensor>& out) {
+  for (const NamedTensor& t : out)
+    if (t.name == "loss") return loadAsF32(t.tensor.dtype(), t.tensor.data(), 0);
+  return NAN;
+}
+
+// Many optimizer steps in a row, where summation-order differences compound: the loss of every step
+// within 2% of the reference's, the loss falls on the device where it falls on the reference, and
+// the params after the last step within 2% of their largest magnitude plus the steps' drift.
+TEST_P(EntryConformance, TrainingStaysWithTheReference) {
+  constexpr int kSteps = 12;
+  const Param& p = GetParam();
+  auto plan = readBundle(p.dir + "/" + p.bundle + ".ampx");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  if (!plan->findEntry("train_step")) GTEST_SKIP() << "no train_step entry";
+  Opened dut = open(*plan, p.device);
+  if (!dut.absent.empty()) GTEST_SKIP() << dutName(p.device) << " is absent: " << dut.absent;
+  ASSERT_TRUE(dut.session.has_value());
+  auto reference = openSession(*plan, Device::Reference);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const bool computes = p.device != Dut::CudaDryRun;
+  double firstLoss = 0, lastLoss = 0, firstWant = 0, lastWant = 0;
+  for (int step = 0; step < kSteps; ++step) {
+    const std::map<std::string, Tensor> feeds = batch(*plan, 100 + step % 4);
+    Session::RunOptions options;
+    options.step = step + 1;
+    auto want = reference->run("train_step", feeds, options);
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto got = dut.session->run("train_step", feeds, options);
+    ASSERT_TRUE(got.ok()) << dutName(p.device) << ": " << got.status();
+    if (!computes) continue;
+    const double w = lossOf(*want), g = lossOf(*got);
+    EXPECT_NEAR(g, w, 0.02 * std::fabs(w) + 1e-3) << "step " << step + 1;
+    (step == 0 ? firstLoss : lastLoss) = g;
+    (step == 0 ? firstWant : lastWant) = w;
+  }
+  if (!computes) return;
+  if (lastWant < firstWant) EXPECT_LT(lastLoss, firstLoss) << "the loss falls on the reference but not on the device";
+  ASSERT_TRUE(dut.session->syncPersistent().ok());
+  const std::vector<NamedTensorRef> want = reference->params(), got = dut.session->params();
+  ASSERT_EQ(want.size(), got.size());
+  // Each step moves a param by at most about lr, and a gradient near zero may take either sign
+  // between summation orders (Adam then steps by lr either way): the params may part by that much
+  // per step.
+  auto training = plan->trainingConfig();
+  ASSERT_TRUE(training.ok()) << training.status();
+  const double drift = kSteps * (training->lr ? 2.5 * *training->lr : 0.0);
+  for (size_t i = 0; i < want.size(); ++i)
+    expectClose("param " + want[i].name, *want[i].tensor, *got[i].tensor, 0.02, drift + 1e-4);
 }
 
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {

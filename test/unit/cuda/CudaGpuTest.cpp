@@ -1,10 +1,10 @@
 // The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
 // missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
-// one). The examples' cuda bundles (the MLP three ways, the transformer LM, the AMP recipe's MSE
-// regression MLP, a small CNN) train on the GPU and on the cpu device from the same initial params and the same
-// batches: the losses and final params agree within the GEMMs' summation-order bound, a step whose
-// gradients overflow changes no state bit, a steady-state synchronous call is one graph launch and
-// one wait, and an enqueued one waits for nothing.
+// one): what only a GPU shows beyond the conformance suite (test/unit/conformance, where every
+// bundle's entries and a run of training steps agree with the reference). On the examples' cuda
+// bundles: a step whose gradients overflow changes no state bit, a steady-state synchronous call is
+// one graph launch and one wait, an enqueued one waits for nothing and logs the cpu device's losses,
+// and --check-numerics gives the cpu device's verdict; the library kernels give the reference's bits.
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/devices/Devices.h"
+#include "test/unit/common/RandomBatch.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -57,25 +58,8 @@ GpuSession openGpu(const Plan& plan, CudaOptions options = {}) {
   return g;
 }
 
-// Deterministic batches: normal inputs and uniform labels, seeded by the step.
-std::map<std::string, Tensor> batch(const Plan& plan, int step) {
-  std::mt19937 rng(1000 + step);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::map<std::string, Tensor> feeds;
-  for (const BufferDesc& b : plan.buffers) {
-    if (b.kind != BufferKind::Input && b.kind != BufferKind::Label) continue;
-    if (isFloat(b.dtype)) {
-      Tensor t(DType::F32, b.shape);
-      for (int64_t i = 0; i < t.numel(); ++i) t.as<float>()[i] = normal(rng);
-      feeds.emplace(b.name, std::move(t));
-    } else {  // class labels and token ids: within every example's classes and vocabulary
-      Tensor t(DType::I64, b.shape);
-      for (int64_t i = 0; i < t.numel(); ++i) t.as<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-      feeds.emplace(b.name, std::move(t));
-    }
-  }
-  return feeds;
-}
+// Deterministic batches, seeded by the step.
+std::map<std::string, Tensor> batch(const Plan& plan, int step) { return test::randomBatch(plan, 1000 + step); }
 
 double lossOf(const std::vector<NamedTensor>& out) {
   for (const NamedTensor& t : out)
@@ -84,45 +68,6 @@ double lossOf(const std::vector<NamedTensor>& out) {
 }
 
 class CudaGpu : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CudaGpu, TrainsLikeTheCpuDevice) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
-  auto plan = readBundle(bundlePath(GetParam()));
-  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
-  GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-  ASSERT_TRUE(gpu.session);
-  auto cpu = openSession(*plan, Device::Cpu);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
-  std::printf("%s: %s\n", GetParam().c_str(), gpu.session->executor().description().c_str());
-  double firstLoss = 0, lastLoss = 0;
-  for (int step = 0; step < 30; ++step) {
-    auto feeds = batch(*plan, step % 4);
-    Session::RunOptions options;
-    options.step = step + 1;
-    auto g = gpu.session->run("train_step", feeds, options);
-    auto c = cpu->run("train_step", feeds, options);
-    ASSERT_TRUE(g.ok()) << g.status();
-    ASSERT_TRUE(c.ok()) << c.status();
-    const double gl = lossOf(*g), cl = lossOf(*c);
-    EXPECT_NEAR(gl, cl, 0.02 * std::fabs(cl) + 1e-3) << "step " << step;
-    if (step == 0) firstLoss = gl;
-    lastLoss = gl;
-  }
-  EXPECT_LT(lastLoss, firstLoss) << "the loss falls on the GPU";
-  ASSERT_TRUE(gpu.session->syncPersistent().ok());
-  const auto gp = gpu.session->params(), cp = cpu->params();
-  ASSERT_EQ(gp.size(), cp.size());
-  for (size_t i = 0; i < gp.size(); ++i) {
-    double maxAbs = 0, maxDiff = 0;
-    for (int64_t k = 0; k < gp[i].tensor->numel(); ++k) {
-      const float a = gp[i].tensor->as<float>()[k], b = cp[i].tensor->as<float>()[k];
-      maxAbs = std::max(maxAbs, static_cast<double>(std::fabs(b)));
-      maxDiff = std::max(maxDiff, static_cast<double>(std::fabs(a - b)));
-    }
-    EXPECT_LE(maxDiff, 0.02 * maxAbs + 1e-4) << gp[i].name << ": GPU and cpu params differ by " << maxDiff;
-  }
-}
 
 TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
   if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
