@@ -39,7 +39,7 @@ using namespace mlir;
 
 static cl::OptionCategory ampcCategory("ampc options");
 
-static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir | model.onnx>"), cl::Required,
+static cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"), cl::Required,
                                           cl::cat(ampcCategory));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
