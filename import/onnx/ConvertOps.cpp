@@ -485,6 +485,36 @@ LogicalResult convertExpand(GraphTranslator& t) {
   return t.setOutput(0, t.create<BroadcastToOp>(outType, *x));
 }
 
+// LayerNormalization (opset 17) over the dims from `axis` on: amp.layer_norm with
+// normalized_ndim = rank - axis, when Scale and B have exactly the normalised shape.
+LogicalResult convertLayerNormalization(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"axis", "epsilon", "stash_type"}))) return failure();
+  if (t.outputUsed(1) || t.outputUsed(2)) return t.refuse() << "the Mean and InvStdDev outputs are not supported";
+  if (t.intAttribute("stash_type", 1) != 1)
+    return t.refuse() << "stash_type=" << t.intAttribute("stash_type", 1)
+                      << " is not supported (the statistics are computed in float, stash_type=1)";
+  auto x = floatInput(t, 0);
+  auto scale = failed(x) ? x : floatInput(t, 1);
+  if (failed(scale)) return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  auto axis = normalizeAxis(t.intAttribute("axis", -1), type.getRank());
+  if (!axis) return t.refuse() << "axis " << t.intAttribute("axis", -1) << " is out of range for rank " << type.getRank();
+  Value bias;
+  if (t.hasInput(2)) {
+    auto b = floatInput(t, 2);
+    if (failed(b)) return failure();
+    bias = *b;
+  }
+  auto normalized = type.getShape().drop_front(*axis);
+  for (Value v : {*scale, bias})
+    if (v && cast<RankedTensorType>(v.getType()).getShape() != normalized)
+      return t.refuse() << "Scale and B must have the normalised shape exactly (no broadcasting); got "
+                        << v.getType();
+  const double eps = t.floatAttribute("epsilon", 1e-5f);
+  return t.setOutput(0, t.create<LayerNormOp>(type, *x, *scale, bias,
+                                              static_cast<uint64_t>(type.getRank() - *axis), llvm::APFloat(eps)));
+}
+
 }  // namespace
 
 const llvm::StringMap<Converter>& opConverters() {
@@ -504,6 +534,7 @@ const llvm::StringMap<Converter>& opConverters() {
       {"Gemm", convertGemm},
       {"GlobalAveragePool", convertGlobalAveragePool},
       {"Identity", convertIdentity},
+      {"LayerNormalization", convertLayerNormalization},
       {"Log", convertUnary<LogOp>},
       {"LogSoftmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, true); }},
       {"MatMul", convertMatMul},

@@ -86,6 +86,14 @@ def scalar_loss():
         [f32("x", [2, 4])], [f32("loss_value", [])], [weights("w", [4, 3])])
 
 
+def layer_norm():
+    """nn.LayerNorm(6) on [N, T, 6] as opset 17 exports it."""
+    return model(
+        [helper.make_node("LayerNormalization", ["x", "ln.weight", "ln.bias"], ["y"], name="/ln/LayerNormalization",
+                          axis=-1, epsilon=1e-5)],
+        [f32("x", ["N", 5, 6])], [f32("y", ["N", 5, 6])], [weights("ln.weight", [6]), weights("ln.bias", [6])])
+
+
 def old_opset():
     """Opset 11 (Unsqueeze's axes an attribute): ONNX's version converter brings it to 17."""
     return model(
@@ -122,7 +130,7 @@ def cast_to_half():
                  [f32("x", [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2])])
 
 
-MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, old_opset, unsupported_op,
+MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   custom_domain, asymmetric_pads, double_input, cast_to_half]}
 
 if __name__ == "__main__":
