@@ -169,15 +169,6 @@ static LogicalResult attachCudaKernels(ModuleOp module, ::amp::rt::Plan& plan, b
   return success();
 }
 
-// amp-fuse-grad-pipeline and amp-fuse on every function: the last IR stage before codegen.
-static LogicalResult runFusion(ModuleOp module) {
-  if (!fuseFlag) return success();
-  PassManager pm(module.getContext());
-  if (failed(applyPassManagerCLOptions(pm))) return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
-  mlir::amp::buildAmpFusionStage(pm, mlir::amp::AmpPipelineOptions());
-  return pm.run(module);
-}
 
 // Defaults are the passes' (Passes.td), read from their generated option structs, except where
 // ampc deliberately differs (kAmpcOptimizer, kAmpcSgdMomentum in passes/Pipeline.h).
@@ -294,9 +285,7 @@ static cl::opt<int64_t> totalStepsFlag("total-steps",
                                        cl::init(0), cl::cat(ampcCategory));
 
 // Builds @train_step on the autocast module. Metadata for the plan is returned in `meta`.
-static LogicalResult runTrainPipeline(ModuleOp module,
-                                      std::vector<std::pair<std::string, std::string>>& meta) {
-  MLIRContext* ctx = module.getContext();
+static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& options) {
   auto flagError = [](const llvm::Twine& message) {
     llvm::errs() << "ampc: " << message << "\n";
     return failure();
@@ -305,7 +294,6 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   if (scheduleFlag == mlir::amp::LrScheduleKind::Cosine && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
   using mlir::amp::LossScalingMode;
-  mlir::amp::AmpPipelineOptions options;
   std::string mode = lossScaleFlag;
   if (llvm::StringRef(mode).starts_with("static:")) {
     double s = 0;
@@ -372,19 +360,20 @@ static LogicalResult runTrainPipeline(ModuleOp module,
   options.shardWorldSize = shardOptimizerFlag ? worldSizeFlag.getValue() : 0;
   options.bucketBytes = std::max<int64_t>(1, static_cast<int64_t>(bucketMbFlag * 1024 * 1024));
   options.reducePrecision = reducePrecisionFlag.getValue();
+  return success();
+}
 
-  PassManager pm(ctx);
-  if (failed(applyPassManagerCLOptions(pm))) return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
-  mlir::amp::buildAmpTrainStage(pm, options);
-  if (failed(pm.run(module))) return failure();
-
+// The training configuration a bundle records, read from the compiled module and the options.
+static void addTrainingConfig(ModuleOp module, const mlir::amp::AmpPipelineOptions& options,
+                              std::vector<std::pair<std::string, std::string>>& meta) {
   // The loss scaling amp-loss-scaling chose (mode=auto decides by precision), read from the ops it
-  // inserted: a scale update is dynamic scaling, an unscale by a scale without one is static.
+  // inserted: a scale update is dynamic scaling, an unscale by a scale without one is static (after
+  // fusion the unscale is amp.grad_stats').
   bool updatesScale = false, unscales = false;
   module.walk([&](Operation* op) {
     updatesScale |= isa<mlir::amp::UpdateScaleOp>(op);
     if (auto check = dyn_cast<mlir::amp::UnscaleCheckOp>(op)) unscales |= static_cast<bool>(check.getScale());
+    if (auto stats = dyn_cast<mlir::amp::GradStatsOp>(op)) unscales |= static_cast<bool>(stats.getScale());
   });
   const std::string scalingUsed = updatesScale ? "dynamic" : unscales ? "static" : "none";
   ::amp::rt::TrainingConfig config;
@@ -404,25 +393,44 @@ static LogicalResult runTrainPipeline(ModuleOp module,
     config.growthInterval = options.growthInterval;
   }
   for (auto& kv : config.encodeTraining()) meta.push_back(std::move(kv));
-  return success();
 }
 
-// Sets amp.target and runs amp-autocast + amp-cast-cleanup with the flags above.
-static LogicalResult runAutocast(ModuleOp module, mlir::amp::AutocastDtype precision = precisionFlag) {
+// How far a request compiles: autocast (every stage past the parsed IR; --precision=f32 makes it a
+// no-op), training (--train), fusion (the IR codegen lowers).
+struct Stages {
+  bool autocast = false, train = false, fuse = false;
+};
+
+// Sets amp.target, then runs the stages asked for as one pass pipeline, so --mlir-timing and
+// --mlir-print-ir-after-all see ampc's whole compilation; `meta` receives what the bundle records.
+static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::AutocastDtype precision,
+                             std::vector<std::pair<std::string, std::string>>& meta) {
   MLIRContext* ctx = module.getContext();
+  mlir::amp::AmpPipelineOptions options;
+  if (stages.train && failed(trainOptionsFromFlags(options))) return failure();
+  options.precision = precision;
+  options.policy = policyFlag.getValue();
+  for (const std::string& o : precisionOverrides) options.overrides.push_back(o);
   if (!targetFlag.empty())
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, targetFlag));
   else if (!module->hasAttr(mlir::amp::AmpDialect::kTargetAttr))
     module->setAttr(mlir::amp::AmpDialect::kTargetAttr, StringAttr::get(ctx, "cpu"));
+
   PassManager pm(ctx);
   if (failed(applyPassManagerCLOptions(pm))) return failure();
   applyDefaultTimingPassManagerCLOptions(pm);
-  mlir::amp::AmpPipelineOptions options;
-  options.precision = precision;
-  options.policy = policyFlag.getValue();
-  for (const std::string& o : precisionOverrides) options.overrides.push_back(o);
-  mlir::amp::buildAmpAutocastStage(pm, options);
-  return pm.run(module);
+  pm.addPass(mlir::amp::createAmpVerifyModelPass());
+  if (stages.autocast) mlir::amp::buildAmpAutocastStage(pm, options);
+  if (stages.train) mlir::amp::buildAmpTrainStage(pm, options);
+  if (stages.fuse && fuseFlag) mlir::amp::buildAmpFusionStage(pm, options);
+  if (failed(pm.run(module))) return failure();
+
+  if (stages.autocast) {
+    auto p = mlir::amp::getPrecision(module);
+    meta.emplace_back("precision", p ? mlir::amp::stringifyPrecision(*p).str() : "f32");
+  }
+  if (stages.train) addTrainingConfig(module, options, meta);
+  return success();
 }
 
 int main(int argc, char** argv) {
@@ -461,11 +469,6 @@ int main(int argc, char** argv) {
   OwningOpRef<ModuleOp> module = mlir::amp::loadModel(sourceMgr, &context, &initialParams);
   if (!module) return 1;  // the parser or importer has reported a located diagnostic
 
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm))) return 1;
-  applyDefaultTimingPassManagerCLOptions(pm);
-  pm.addPass(mlir::amp::createAmpVerifyModelPass());
-  if (failed(pm.run(*module))) return 1;
   // The f32 baseline of the memory report: the same model through the same pipeline.
   OwningOpRef<ModuleOp> baseline = emit == Emit::MemoryReport ? module->clone() : nullptr;
 
@@ -480,20 +483,13 @@ int main(int argc, char** argv) {
     llvm::errs() << "ampc: --data-parallel needs --train (it makes the training step data-parallel)\n";
     return 1;
   }
-  // Every stage past the parsed IR runs autocast (--precision=f32 makes it a no-op).
+  Stages stages;
+  stages.autocast = stage != Emit::IR || !explainFlag.empty();
+  stages.train = stages.autocast && trainFlag && stage != Emit::AutocastIR;
+  stages.fuse = stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Cuda || stage == Emit::Plan ||
+                stage == Emit::Bundle || stage == Emit::MemoryReport;
   std::vector<std::pair<std::string, std::string>> meta;
-  if (stage != Emit::IR || !explainFlag.empty()) {
-    if (failed(runAutocast(*module))) return 1;
-    if (auto p = mlir::amp::getPrecision(*module))
-      meta.emplace_back("precision", mlir::amp::stringifyPrecision(*p).str());
-    else
-      meta.emplace_back("precision", "f32");
-    if (trainFlag && stage != Emit::AutocastIR && failed(runTrainPipeline(*module, meta))) return 1;
-    if ((stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Cuda || stage == Emit::Plan || stage == Emit::Bundle ||
-         stage == Emit::MemoryReport) &&
-        failed(runFusion(*module)))
-      return 1;
-  }
+  if (failed(compile(*module, stages, precisionFlag, meta))) return 1;
   if (stage == Emit::AutocastIR || stage == Emit::TrainIR || stage == Emit::FusedIR || stage == Emit::PrecisionReport ||
       stage == Emit::Dot || !explainFlag.empty()) {
     auto output = openOutputFile(outputFilename, &error);
@@ -516,9 +512,7 @@ int main(int argc, char** argv) {
   }
   if (stage == Emit::MemoryReport) {
     std::vector<std::pair<std::string, std::string>> baseMeta;
-    if (failed(runAutocast(*baseline, mlir::amp::AutocastDtype::F32)) ||
-        (trainFlag && failed(runTrainPipeline(*baseline, baseMeta))) || failed(runFusion(*baseline)))
-      return 1;
+    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta))) return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);
     auto f32Plan = mlir::amp::buildPlan(*baseline);
     if (failed(ampPlan) || failed(f32Plan)) return 1;
