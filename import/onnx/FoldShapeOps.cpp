@@ -227,18 +227,8 @@ LogicalResult foldSlice(GraphTranslator& t, const HostTensor& data) {
   auto ends = t.constantInts(2, "ends");
   if (failed(starts) || failed(ends)) return failure();
   const int64_t rank = static_cast<int64_t>(data.shape.size());
-  std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
-  if (t.hasInput(3)) {
-    auto given = t.constantInts(3, "axes");
-    if (failed(given)) return failure();
-    axes = *given;
-  }
-  if (t.hasInput(4)) {
-    auto given = t.constantInts(4, "steps");
-    if (failed(given)) return failure();
-    steps = *given;
-  }
+  std::vector<int64_t> axes, steps;
+  if (failed(t.sliceAxesAndSteps(starts->size(), axes, steps))) return failure();
   Shape begin(rank, 0), step(rank, 1), count(data.shape);
   for (size_t k = 0; k < axes.size(); ++k) {
     auto axis = normalizeAxis(axes[k], rank);

@@ -1,5 +1,6 @@
 #include "import/onnx/GraphTranslator.h"
 
+#include <numeric>
 #include <set>
 
 #include "import/onnx/LossSpec.h"
@@ -85,6 +86,24 @@ FailureOr<std::vector<int64_t>> GraphTranslator::constantInts(unsigned i, llvm::
            failure();
   if (c->isFloat()) return refuse() << what << " must be an integer tensor", failure();
   return c->ints;
+}
+
+LogicalResult GraphTranslator::sliceAxesAndSteps(size_t count, std::vector<int64_t>& axes,
+                                                std::vector<int64_t>& steps) {
+  axes.resize(count);
+  std::iota(axes.begin(), axes.end(), 0);
+  steps.assign(count, 1);
+  if (hasInput(3)) {
+    auto given = constantInts(3, "axes");
+    if (failed(given)) return failure();
+    axes = *given;
+  }
+  if (hasInput(4)) {
+    auto given = constantInts(4, "steps");
+    if (failed(given)) return failure();
+    steps = *given;
+  }
+  return success();
 }
 
 bool GraphTranslator::outputUsed(unsigned i) const {

@@ -47,6 +47,9 @@ class GraphTranslator {
   RankedTensorType inputType(unsigned i) const;
   // The input's known constant as integers (shapes, axes); failure is reported.
   FailureOr<std::vector<int64_t>> constantInts(unsigned i, llvm::StringRef what);
+  // Slice's optional inputs 3 (axes) and 4 (steps) for `count` starts, defaulted as ONNX does:
+  // axes 0..count-1, steps 1. Failure is reported.
+  LogicalResult sliceAxesAndSteps(size_t count, std::vector<int64_t>& axes, std::vector<int64_t>& steps);
 
   unsigned numOutputs() const { return node_->output_size(); }
   bool outputUsed(unsigned i) const;
