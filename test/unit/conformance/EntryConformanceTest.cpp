@@ -142,34 +142,48 @@ void expectClose(const std::string& what, const Tensor& want, const Tensor& got,
   }
 }
 
-class EntryConformance : public ::testing::TestWithParam<Param> {};
+// Each test: the bundle, the device under test (skipped where absent) and the reference, opened on
+// the same plan.
+class EntryConformance : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    const Param& p = GetParam();
+    const std::string path = p.dir + "/" + p.bundle + ".ampx";
+    auto read = readBundle(path);
+    ASSERT_TRUE(read.ok()) << path << ": " << read.status();
+    plan = std::move(*read);
+    dut = open(plan, p.device);
+    if (!dut.absent.empty()) GTEST_SKIP() << dutName(p.device) << " is absent: " << dut.absent;
+    ASSERT_TRUE(dut.session.has_value());
+    auto opened = openSession(plan, Device::Reference);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    reference.emplace(std::move(*opened));
+    computes = p.device != Dut::CudaDryRun;
+    // An optimizer step moves a param by at most about lr; a gradient near zero may change its sign
+    // between summation orders, which Adam turns into a step of lr either way.
+    auto training = plan.trainingConfig();
+    ASSERT_TRUE(training.ok()) << training.status();
+    stepSlack = training->lr ? 2.5 * *training->lr : 0.0;
+  }
+
+  Plan plan;
+  Opened dut;
+  std::optional<Session> reference;
+  bool computes = false;   // the dry run executes nothing: no values to compare
+  double stepSlack = 0.0;  // how far one optimizer step may move a param between summation orders
+};
 
 TEST_P(EntryConformance, EveryEntryAgreesWithTheReference) {
-  const Param& p = GetParam();
-  const std::string path = p.dir + "/" + p.bundle + ".ampx";
-  auto plan = readBundle(path);
-  ASSERT_TRUE(plan.ok()) << path << ": " << plan.status();
-  Opened dut = open(*plan, p.device);
-  if (!dut.absent.empty()) GTEST_SKIP() << dutName(p.device) << " is absent: " << dut.absent;
-  ASSERT_TRUE(dut.session.has_value());
-  auto reference = openSession(*plan, Device::Reference);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const bool computes = p.device != Dut::CudaDryRun;
-  const double relative = boundOf(p.bundle);
-  // An optimizer step moves a param by at most about lr; a gradient near zero may change its sign
-  // between summation orders, which Adam turns into a step of lr either way.
-  auto training = plan->trainingConfig();
-  ASSERT_TRUE(training.ok()) << training.status();
-  const double stepSlack = training->lr ? 2.5 * *training->lr : 0.0;
+  const double relative = boundOf(GetParam().bundle);
   int call = 0;
   bool stepped = false;  // a call has updated params: they carry the slack from then on
-  for (const EntryPoint& entry : plan->entries) {
+  for (const EntryPoint& entry : plan.entries) {
     SCOPED_TRACE("entry " + entry.name);
-    const std::map<std::string, Tensor> feeds = batch(*plan, call++);
+    const std::map<std::string, Tensor> feeds = batch(plan, call++);
     auto want = reference->run(entry.name, feeds);
     ASSERT_TRUE(want.ok()) << want.status();
     auto got = dut.session->run(entry.name, feeds);
-    ASSERT_TRUE(got.ok()) << dutName(p.device) << ": " << got.status();
+    ASSERT_TRUE(got.ok()) << dutName(GetParam().device) << ": " << got.status();
     ASSERT_EQ(got->size(), want->size());
     if (!computes) continue;
     for (size_t r = 0; r < want->size(); ++r)
@@ -196,25 +210,16 @@ double lossOf(const std::vector<NamedTensor>& out) {
 // the params after the last step within 2% of their largest magnitude plus the steps' drift.
 TEST_P(EntryConformance, TrainingStaysWithTheReference) {
   constexpr int kSteps = 12;
-  const Param& p = GetParam();
-  auto plan = readBundle(p.dir + "/" + p.bundle + ".ampx");
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  if (!plan->findEntry("train_step")) GTEST_SKIP() << "no train_step entry";
-  Opened dut = open(*plan, p.device);
-  if (!dut.absent.empty()) GTEST_SKIP() << dutName(p.device) << " is absent: " << dut.absent;
-  ASSERT_TRUE(dut.session.has_value());
-  auto reference = openSession(*plan, Device::Reference);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-  const bool computes = p.device != Dut::CudaDryRun;
+  if (!plan.findEntry("train_step")) GTEST_SKIP() << "no train_step entry";
   double firstLoss = 0, lastLoss = 0, firstWant = 0, lastWant = 0;
   for (int step = 0; step < kSteps; ++step) {
-    const std::map<std::string, Tensor> feeds = batch(*plan, 100 + step % 4);
+    const std::map<std::string, Tensor> feeds = batch(plan, 100 + step % 4);
     Session::RunOptions options;
     options.step = step + 1;
     auto want = reference->run("train_step", feeds, options);
     ASSERT_TRUE(want.ok()) << want.status();
     auto got = dut.session->run("train_step", feeds, options);
-    ASSERT_TRUE(got.ok()) << dutName(p.device) << ": " << got.status();
+    ASSERT_TRUE(got.ok()) << dutName(GetParam().device) << ": " << got.status();
     if (!computes) continue;
     const double w = lossOf(*want), g = lossOf(*got);
     EXPECT_NEAR(g, w, 0.02 * std::fabs(w) + 1e-3) << "step " << step + 1;
@@ -222,16 +227,13 @@ TEST_P(EntryConformance, TrainingStaysWithTheReference) {
     (step == 0 ? firstWant : lastWant) = w;
   }
   if (!computes) return;
-  if (lastWant < firstWant) EXPECT_LT(lastLoss, firstLoss) << "the loss falls on the reference but not on the device";
+  if (lastWant < firstWant) {
+    EXPECT_LT(lastLoss, firstLoss) << "the loss falls on the reference but not on the device";
+  }
   ASSERT_TRUE(dut.session->syncPersistent().ok());
   const std::vector<NamedTensorRef> want = reference->params(), got = dut.session->params();
   ASSERT_EQ(want.size(), got.size());
-  // Each step moves a param by at most about lr, and a gradient near zero may take either sign
-  // between summation orders (Adam then steps by lr either way): the params may part by that much
-  // per step.
-  auto training = plan->trainingConfig();
-  ASSERT_TRUE(training.ok()) << training.status();
-  const double drift = kSteps * (training->lr ? 2.5 * *training->lr : 0.0);
+  const double drift = kSteps * stepSlack;  // the params may part by up to a step's slack per step
   for (size_t i = 0; i < want.size(); ++i)
     expectClose("param " + want[i].name, *want[i].tensor, *got[i].tensor, 0.02, drift + 1e-4);
 }
