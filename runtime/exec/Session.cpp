@@ -7,6 +7,7 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Init.h"
 #include "runtime/plan/PlanValidation.h"
+#include "runtime/plan/StateValidation.h"
 
 namespace amp::rt {
 
@@ -73,13 +74,9 @@ absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::ve
       return absl::InvalidArgumentError(absl::StrCat(
           "param '", nt.name, "': expected f32 ", shapeToString(b.shape), ", the file has ",
           std::string(dtypeName(nt.tensor.dtype())), " ", shapeToString(nt.tensor.shape())));
-    // A NaN or inf master weight poisons every step after it; a file that carries one is corrupt.
-    const float* v = nt.tensor.as<float>();
-    for (int64_t i = 0; i < nt.tensor.numel(); ++i)
-      if (!std::isfinite(v[i]))
-        return absl::InvalidArgumentError(absl::StrCat("param '", nt.name, "': element ", i, " is ", v[i],
-                                                       "; parameter values must be finite"));
   }
+  // The same value checks as a checkpoint's (--resume): a NaN or inf master weight is refused.
+  if (auto s = validatePersistentValues(*plan_, tensors); !s.ok()) return s;
   // The device's newer state must not be lost: the session's copies are completed first.
   if (auto s = syncPersistent(); !s.ok()) return s;
   // Copied into the existing storage: prepared entries keep the buffers' addresses.

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Sha256.h"
+#include "runtime/plan/StateValidation.h"
 #include "runtime/train/RankAgreement.h"
 #include "runtime/train/ShardedState.h"
 
@@ -58,30 +58,78 @@ absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>&
                                              "; the previous checkpoint, if any, is unchanged)"));
 }
 
+namespace {
+
+// A decimal integer of at most `max`, digits only: no sign, space or "0x" (SimpleAtoi would take
+// " 5" and "+5"; a seed of "-1" must not wrap around to 2^64 - 1).
+bool parseDecimal(const std::string& s, uint64_t max, uint64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, uint64_t(c - '0'), &v)) return false;
+  }
+  if (v > max) return false;
+  *out = v;
+  return true;
+}
+
+// The metadata fields, each parsed strictly; an error names the field and its value.
+absl::StatusOr<CheckpointInfo> readCheckpointInfo(const StringMap& metadata, const std::string& path,
+                                                  const std::string& model) {
+  CheckpointInfo info;
+  bool tagged = false, haveStep = false, haveSeed = false, haveShuffle = false;
+  auto bad = [&](const std::string& key, const std::string& value, const std::string& rule) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": metadata '", key, "' is '", value, "'; ", rule));
+  };
+  for (const auto& [k, v] : metadata) {
+    uint64_t n = 0;
+    if (k == "ampc.checkpoint") tagged = true;
+    if (k == "step") {
+      if (!parseDecimal(v, uint64_t(kMaxCheckpointStep), &n))
+        return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                   ? absl::InvalidArgumentError(absl::StrCat(path, ": step ", v, " is out of range [0, 2^62]"))
+                   : bad(k, v, "the step is a decimal in [0, 2^62]");
+      info.step = int64_t(n);
+      haveStep = true;
+    }
+    if (k == "seed") {
+      if (!parseDecimal(v, UINT64_MAX, &info.seed)) return bad(k, v, "the seed is an unsigned 64-bit decimal");
+      haveSeed = true;
+    }
+    if (k == "shuffle") {
+      if (v != "true" && v != "false") return bad(k, v, "shuffle is 'true' or 'false'");
+      info.shuffle = v == "true";
+      haveShuffle = true;
+    }
+    if (k == "world_size") {
+      if (!parseDecimal(v, INT32_MAX, &n) || n < 1) return bad(k, v, "world_size is a positive integer");
+      info.worldSize = int64_t(n);
+    }
+    if (k == "model" && v != model)
+      return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '", model, "'"));
+  }
+  if (!tagged || !haveStep)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not an ampc checkpoint (missing step metadata)"));
+  // Every checkpoint ampc writes records the data order; without it a resumed run would silently
+  // continue with another one.
+  if (!haveSeed || !haveShuffle)
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": the checkpoint lacks its '", haveSeed ? "shuffle" : "seed", "' metadata (the data order)"));
+  return info;
+}
+
+}  // namespace
+
 absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank) {
   std::string path = checkpointPath(dir);
   auto contents = readSafetensors(path);
   if (!contents.ok()) return contents.status();
-  CheckpointInfo info;
-  bool tagged = false, haveStep = false;
+  auto info = readCheckpointInfo(contents->metadata, path, session.plan().metadataValue("model"));
+  if (!info.ok()) return info.status();
   std::string recordedHash;
-  for (const auto& [k, v] : contents->metadata) {
-    if (k == "ampc.checkpoint") tagged = true;
+  for (const auto& [k, v] : contents->metadata)
     if (k == "sha256") recordedHash = v;
-    if (k == "step") haveStep = absl::SimpleAtoi(v, &info.step);
-    if (k == "seed") absl::SimpleAtoi(v, &info.seed);
-    if (k == "shuffle") info.shuffle = v != "false";
-    if (k == "world_size" && (!absl::SimpleAtoi(v, &info.worldSize) || info.worldSize < 1))
-      return absl::InvalidArgumentError(absl::StrCat(path, ": world_size '", v, "' is not a positive integer"));
-    if (k == "model" && v != session.plan().metadataValue("model"))
-      return absl::InvalidArgumentError(absl::StrCat(path, ": checkpoint of model '", v, "', not '",
-                                                     session.plan().metadataValue("model"), "'"));
-  }
-  if (!tagged || !haveStep)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not an ampc checkpoint (missing step metadata)"));
-  if (info.step < 0 || info.step > kMaxCheckpointStep)
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": step ", info.step, " is out of range [0, 2^62]"));
   if (recordedHash.empty())
     return absl::DataLossError(absl::StrCat(path, ": the checkpoint carries no sha256 of its contents, so its "
                                                   "integrity cannot be checked"));
@@ -92,6 +140,12 @@ absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::strin
                                             recordedHash.substr(0, 16), "..., computed ", actual.substr(0, 16),
                                             "...): the file is corrupted"));
   if (auto s = takeRankChunks(session.plan(), rank, contents->tensors); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  // The hash matches whatever was written; the values must also be ones a run can reach (the
+  // same checks as --params), before anything in the session changes.
+  if (auto s = validatePersistentValues(session.plan(), contents->tensors); !s.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
+  if (auto s = validateRecordedStep(session.plan(), contents->tensors, info->step); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));
   if (auto s = session.restore(contents->tensors); !s.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", s.message()));

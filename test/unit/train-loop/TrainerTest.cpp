@@ -194,7 +194,7 @@ TEST(Trainer, CheckpointErrors) {
   std::filesystem::create_directories(dir);
   Tensor w(DType::F32, {1});
   ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
-                               {{"ampc.checkpoint", "1"}, {"step", "4"}, {"model", "linreg"}})
+                               {{"ampc.checkpoint", "1"}, {"step", "4"}, {"seed", "0"}, {"shuffle", "true"}, {"model", "linreg"}})
                   .ok());
   auto unhashed = loadCheckpoint(*s, dir);
   ASSERT_FALSE(unhashed.ok());
@@ -202,6 +202,8 @@ TEST(Trainer, CheckpointErrors) {
   ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
                                {{"ampc.checkpoint", "1"},
                                 {"step", "4"},
+                                {"seed", "0"},
+                                {"shuffle", "true"},
                                 {"model", "linreg"},
                                 {"sha256", checkpointHash({{"w", &w}})}})
                   .ok());
