@@ -48,13 +48,22 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
     return failure();
   }
 
+  // State arguments (optimizer moments, the loss scale, step counters, weight copies) are created
+  // by the training passes on the entries they build (amp.entry); a model written by a user has
+  // none: nothing would update them, and their names could collide with the passes' own.
+  const bool userModel = !func->hasAttr(AmpDialect::kEntryAttr);
   llvm::StringMap<unsigned> seen;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     BlockArgument arg = func.getArgument(i);
     auto role = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kRoleAttr);
     auto name = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kNameAttr);
     if (!role)
-      fail(arg.getLoc()) << "argument #" << i << " has no amp.role (param, input, label or state)";
+      fail(arg.getLoc()) << "argument #" << i << " has no amp.role ("
+                         << (userModel ? "param, input or label" : "param, input, label or state") << ")";
+    else if (userModel && role.getValue() == "state")
+      fail(arg.getLoc()) << "argument #" << i << " has amp.role \"state\", which only the training passes "
+                         << "create (optimizer moments, the loss scale, step counters); a model's arguments "
+                         << "are params, inputs or labels";
     if (!name) {
       fail(arg.getLoc()) << "argument #" << i
                          << " has no amp.name (names bind inputs, parameter files and checkpoints)";

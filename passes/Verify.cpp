@@ -3,6 +3,7 @@
 #include <string>
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 #include "ir/Precision.h"
 #include "passes/Passes.h"
 #include "passes/PrecisionPolicy.h"
@@ -352,8 +353,21 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
   }
 
   // Rule 2: no op runs in low precision when the policy denies it (user overrides exempt).
+  static bool isUserForced(Operation* op) {
+    auto reason = op->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr);
+    return reason ? reason.getKind() == ReasonKind::Override : static_cast<bool>(op->getAttr(AmpDialect::kPrecisionAttr));
+  }
+
   void checkPolicy(func::FuncOp f) {
     if (!policyData) return;
+    // A backward op inherits its forward op's precision (amp-autodiff): when the user forced that
+    // op, its backward ops carry the override too. The backward reason names only the forward
+    // op's name, so an op name forced anywhere in the function exempts its backward ops; a forward
+    // op of that name that runs low without an override is still reported on its own.
+    llvm::StringSet<> forcedOps;
+    f.walk([&](Operation* op) {
+      if (isUserForced(op)) forcedOps.insert(op->getName().getStringRef());
+    });
     f.walk([&](Operation* op) {
       if (!isa_and_nonnull<AmpDialect>(op->getDialect()) || isa<CastOp, ConstantOp>(op)) return;
       Type low;
@@ -361,9 +375,8 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
         if (isLowFloat(t)) low = t;
       if (!low) return;
       auto reason = op->getAttrOfType<ReasonAttr>(AmpDialect::kReasonAttr);
-      bool userForced = reason ? reason.getKind() == ReasonKind::Override
-                               : static_cast<bool>(op->getAttr(AmpDialect::kPrecisionAttr));
-      if (userForced) return;
+      if (isUserForced(op)) return;
+      if (reason && reason.getKind() == ReasonKind::Backward && forcedOps.contains(reason.getSource())) return;
       StringRef name = op->getName().getStringRef();
       // A backward op runs in the precision of the forward op it differentiates
       // (docs/training-ir.md), so the policy's decision for that op is the one to check: the bias

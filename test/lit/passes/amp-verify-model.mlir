@@ -195,13 +195,39 @@ func.func @many(
 
 // -----
 
-// A derived copy must be a float state shaped like its param.
+// A derived copy (on an entry the training passes built) must be a float state shaped like its param.
 func.func @copy_shape_mismatch(
     %w: tensor<4x4xf32> {amp.role = "param", amp.name = "w"},
     // expected-error @+1 {{model 'copy_shape_mismatch': argument #1: #amp.init<cast, from = "w"> needs a float state argument shaped like the param 'w'}}
-    %c: tensor<4xbf16> {amp.role = "state", amp.name = "w.bf16", amp.init = #amp.init<cast, from = "w">}) -> tensor<f32> {
+    %c: tensor<4xbf16> {amp.role = "state", amp.name = "w.bf16", amp.init = #amp.init<cast, from = "w">}) -> tensor<f32>
+    attributes {amp.entry = "train_step"} {
   %l = amp.reduce_sum %w dims = [0, 1] : tensor<4x4xf32>
   return %l : tensor<f32>
+}
+
+// -----
+
+// State is what the training passes add to the entries they build; a user's model has none
+// (nothing would update it, and its name could collide with the passes' amp.loss_scale).
+func.func @user_state(
+    %x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
+    // expected-error @+1 {{model 'user_state': argument #1 has amp.role "state", which only the training passes create}}
+    %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale", amp.init = #amp.init<constant, scale = 65536.0>})
+    -> tensor<f32> {
+  %0 = amp.mse_loss %x, %x : tensor<4xf32>, tensor<4xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// The entries the passes build keep their state.
+// CHECK-LABEL: func.func @built_entry
+func.func @built_entry(
+    %x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
+    %s: tensor<f32> {amp.role = "state", amp.name = "amp.loss_scale", amp.init = #amp.init<constant, scale = 65536.0>})
+    -> tensor<f32> attributes {amp.entry = "train_step"} {
+  %0 = amp.mse_loss %x, %x : tensor<4xf32>, tensor<4xf32>
+  return %0 : tensor<f32>
 }
 
 // -----

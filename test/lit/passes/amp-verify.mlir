@@ -205,6 +205,22 @@ func.func @model(%x: tensor<4x4xf32> {amp.role = "input", amp.name = "x"}) -> te
 
 // -----
 
+// AMP003 (rule 2): the backward ops of an op the user forced take its precision (amp-autodiff),
+// so the override exempts them too: `--precision-override=op:amp.exp=bf16` must compile under
+// --train. A backward op of another, unforced op is still judged.
+func.func @model(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"}) -> tensor<f32> {
+  %xh = amp.cast %x : tensor<4xf32> to tensor<4xbf16>
+  %e = amp.exp %xh {amp.precision = "bf16", amp.reason = #amp.reason<override, detail = "op:amp.exp -> bf16; runs in bf16">} : tensor<4xbf16>
+  %de = amp.mul %e, %e {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.exp">} : tensor<4xbf16>, tensor<4xbf16>
+  // expected-error @+1 {{amp-verify: [AMP003] 'amp.mul' (backward of 'amp.log') runs in bf16}}
+  %dl = amp.mul %de, %e {amp.precision = "bf16", amp.reason = #amp.reason<backward, source = "amp.log">} : tensor<4xbf16>, tensor<4xbf16>
+  %s32 = amp.cast %dl : tensor<4xbf16> to tensor<4xf32>
+  %l = amp.mse_loss %s32, %x : tensor<4xf32>, tensor<4xf32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // AMP004 (rule 3): the returned loss of a training entry in bf16.
 func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
     -> (tensor<bf16> {amp.name = "loss"}, tensor<4xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"})
