@@ -50,8 +50,11 @@ bool compileSharedObjects(const std::string& compiler, const std::string& source
     files.push_back(job.out);
     files.push_back(job.log);
     // -ffp-contract=off: one rounding per operation, as the reference executor (no FMA contraction).
+    // AMP_TARGET_ISA records the level inside the object (KernelEmitter's note and table);
+    // -fvisibility=hidden leaves the kernel table as the object's only export.
     job.args = {*program, "-std=c++17", "-O3", "-march=" + isas[i], "-mtune=generic", "-fPIC", "-shared",
-                "-ffp-contract=off", "-fno-plt", "-w", "-o", job.out, src};
+                "-ffp-contract=off", "-fno-plt", "-fvisibility=hidden", "-DAMP_TARGET_ISA=\"" + isas[i] + "\"", "-w",
+                "-o", job.out, src};
     std::vector<llvm::StringRef> argv(job.args.begin(), job.args.end());
     std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(job.log), llvm::StringRef(job.log)};
     std::string message;

@@ -10,7 +10,8 @@
 namespace amp::codegen {
 
 // Compiles `source` with `compiler` (e.g. "c++") once per ISA level in `isas` ("x86-64-v3",
-// "x86-64-v4"), the compilations running in parallel, into position-independent shared objects;
+// "x86-64-v4"), the compilations running in parallel, into position-independent shared objects
+// that record their level (-DAMP_TARGET_ISA, read by the emitted note and kernel table);
 // `objects[i]` receives the bytes for `isas[i]`. On failure returns false with the compiler's
 // command line and output in `error`.
 bool compileSharedObjects(const std::string& compiler, const std::string& source, const std::vector<std::string>& isas,

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "ir/AmpEnums.h"
+#include "runtime/plan/CodeRecords.h"
+#include "runtime/plan/KernelBinding.h"
+#include "runtime/schema/KernelTable.h"
 
 namespace amp::codegen {
 namespace {
@@ -310,12 +314,34 @@ KernelBody emitAnnotatedBody(const rt::Plan& plan, rt::PlanStep& step, std::stri
   return k;
 }
 
+// The object's one export (runtime/schema/KernelTable.h): an entry per (kernel, region body), and
+// the ISA level twice: in the table, and in an ELF note ("ampc", type 1) that amp-run reads from
+// the object's bytes before loading it (runtime/plan/CodeRecords.h). ampc compiles with
+// -DAMP_TARGET_ISA="<level>"; compiled without it the object records no level and is refused.
+static std::string kernelTableSource(const std::set<std::pair<std::string, std::string>>& table) {
+  std::ostringstream os;
+  os << R"(
+#ifndef AMP_TARGET_ISA
+#define AMP_TARGET_ISA ""
+#endif
+__asm__(".pushsection .note.ampc.isa,\"a\",@note\n.balign 4\n.long 5\n.long 2f - 1f\n.long )"
+     << rt::kIsaNoteType << R"(\n.asciz \"ampc\"\n.balign 4\n1: .asciz \"" AMP_TARGET_ISA "\"\n2: .balign 4\n.popsection\n");
+)" << rt::kKernelTableDeclaration
+     << "static const AmpKernelEntry amp_kernel_entries[] = {\n";
+  for (const auto& [symbol, hash] : table) os << "  {\"" << symbol << "\", \"" << hash << "\", " << symbol << "},\n";
+  if (table.empty()) os << "  {0, 0, 0},\n";  // C++ has no empty arrays; count says 0
+  os << "};\nextern \"C\" __attribute__((visibility(\"default\"))) const AmpKernelTable " << rt::kKernelTableSymbol
+     << " = {" << rt::kKernelTableVersion << ", " << table.size() << ", AMP_TARGET_ISA, amp_kernel_entries};\n";
+  return os.str();
+}
+
 bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::ostringstream os;
   os << kPrelude;
   // Identical bodies (repeated layers, the forward and backward of one pattern) are emitted once:
   // the step's "symbol" attribute names the function that computes it.
   std::map<std::string, std::string> emitted;  // function text without its name -> symbol
+  std::set<std::pair<std::string, std::string>> table;  // (symbol, body hash) of every step
   for (rt::EntryPoint& entry : plan.entries)
     for (rt::PlanStep& step : entry.steps) {
       if (step.op != "amp.fused") continue;
@@ -360,8 +386,11 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
       }
       auto [it, fresh] = emitted.emplace(fn.str(), k.symbol);
       step.attrs.set("symbol", it->second);
-      if (fresh) os << "\nextern \"C\" void " << k.symbol << fn.str();
+      // Internal linkage: the object exports the table below and nothing else a loader could find.
+      if (fresh) os << "\nstatic void " << k.symbol << fn.str();
+      table.emplace(it->second, rt::fusedBodyHash(step));
     }
+  os << kernelTableSource(table);
   source = os.str();
   return true;
 }

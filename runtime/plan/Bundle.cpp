@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/plan/CodeRecords.h"
+#include "runtime/plan/Provenance.h"
 
 namespace amp::rt {
 namespace {
@@ -447,6 +449,8 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
       CodeObject c{isa->asString(), sha->asString(),
                    std::vector<uint8_t>(bytes->tensor.data(), bytes->tensor.data() + bytes->tensor.nbytes()),
                    format ? format->asString() : "so"};
+      const JsonValue* declared = co.find("bytes");
+      if (auto s = checkCodeRecord(c, declared ? declared->asInt64() : std::nullopt, source); !s.ok()) return s;
       plan.code.push_back(std::move(c));
     }
   }
@@ -463,7 +467,9 @@ absl::Status writeBundle(const std::string& path, const Plan& plan) {
     std::copy(c.bytes.begin(), c.bytes.end(), code.back().data());
     tensors.push_back({c.tensorName(), &code.back()});
   }
-  StringMap metadata = {{kFormatKey, kFormatValue},
+  // The provenance tag comes first, at a fixed place in the file (ampc seals it: Provenance.h).
+  StringMap metadata = {{kAuthMetadataKey, unsealedTag()},
+                        {kFormatKey, kFormatValue},
                         {kVersionKey, std::to_string(plan.version)},
                         {kPlanKey, writeJson(json)}};
   return writeSafetensors(path, tensors, metadata);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
+#include "runtime/plan/KernelBinding.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -89,19 +90,14 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
       return c.error(absl::StrCat("input ", i, " ", shapeToString(c.operand(i).shape),
                                   " is not indexable by the generated kernel over ", shapeToString(space)));
   }
-  // The function computing this step ("symbol", shared by identical bodies), else the kernel's own.
-  std::string symbol = "amp_";
-  for (char ch : *kernel) symbol += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-  if (c.step.attrs.has("symbol")) {
-    auto named = c.step.attrs.getString(c.step.op, "symbol");
-    if (!named.ok()) return named.status();
-    symbol = *named;
-  }
-  FusedKernel fn = c.native->find(symbol);
-  if (!fn)
-    return c.error(absl::StrCat("the bundle's ", c.native->isa(), " code object has no kernel '", symbol, "'"));
+  // The kernel computing this step: its id ("symbol", shared by identical bodies) and this step's
+  // region must match one entry of the object's kernel table (runtime/plan/KernelBinding.h).
+  auto id = c.step.attrs.getString(c.step.op, "symbol");
+  if (!id.ok()) return id.status();
+  auto fn = c.native->bind(*id, fusedBodyHash(c.step));
+  if (!fn.ok()) return c.error(fn.status().message());
   return std::unique_ptr<CpuStep>(
-      new FusedStep(fn, c.step.operands, c.step.results, *rowLength > 0 ? n / *rowLength : 0, *rowLength, byColumns));
+      new FusedStep(*fn, c.step.operands, c.step.results, *rowLength > 0 ? n / *rowLength : 0, *rowLength, byColumns));
 }
 
 }  // namespace amp::rt::cpu

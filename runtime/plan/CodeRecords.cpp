@@ -1,0 +1,119 @@
+#include "runtime/plan/CodeRecords.h"
+
+#include <elf.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/io/Sha256.h"
+
+namespace amp::rt {
+namespace {
+
+constexpr uint16_t kMachineCuda = 190;  // EM_CUDA, absent from older <elf.h>
+
+// `offset + length` within `size`, without overflow.
+bool inside(uint64_t offset, uint64_t length, uint64_t size) { return offset <= size && length <= size - offset; }
+
+template <typename T>
+T readAt(const std::vector<uint8_t>& b, uint64_t offset) {
+  T v;
+  std::memcpy(&v, b.data() + offset, sizeof(T));
+  return v;
+}
+
+// Validates an ELF64 little-endian object of `machine` and `type`; returns the recorded ISA from
+// its "ampc" note through `isa` (empty when there is none).
+std::string checkElf(const std::vector<uint8_t>& b, uint16_t machine, uint16_t type, std::string* isa) {
+  const uint64_t size = b.size();
+  if (size < sizeof(Elf64_Ehdr) || std::memcmp(b.data(), ELFMAG, SELFMAG) != 0) return "is not an ELF object";
+  const auto eh = readAt<Elf64_Ehdr>(b, 0);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return "is not a 64-bit little-endian ELF object";
+  if (eh.e_machine != machine)
+    return absl::StrCat("is an ELF object for machine ", eh.e_machine, ", not ", machine == EM_X86_64 ? "x86-64 (62)" : "CUDA (190)");
+  if (type && eh.e_type != type) return "is not an ELF shared object";
+  if (eh.e_phnum > 0) {
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || !inside(eh.e_phoff, uint64_t{eh.e_phnum} * sizeof(Elf64_Phdr), size))
+      return absl::StrCat("has program headers beyond its ", size, " bytes (truncated?)");
+    for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+      const auto ph = readAt<Elf64_Phdr>(b, eh.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr));
+      if (ph.p_filesz > 0 && !inside(ph.p_offset, ph.p_filesz, size))
+        return absl::StrCat("has segment ", i, " beyond its ", size, " bytes (truncated?)");
+    }
+  }
+  if (eh.e_shnum == 0) return "";
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || !inside(eh.e_shoff, uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr), size))
+    return absl::StrCat("has section headers beyond its ", size, " bytes (truncated?)");
+  for (uint16_t i = 0; i < eh.e_shnum; ++i) {
+    const auto sh = readAt<Elf64_Shdr>(b, eh.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr));
+    if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0) continue;
+    if (!inside(sh.sh_offset, sh.sh_size, size))
+      return absl::StrCat("has section ", i, " beyond its ", size, " bytes (truncated?)");
+    if (sh.sh_type != SHT_NOTE || !isa) continue;
+    // Notes: namesz, descsz, type, the name and the descriptor, each padded to 4 bytes.
+    for (uint64_t at = sh.sh_offset, end = sh.sh_offset + sh.sh_size; end - at >= 12;) {
+      const auto nameSize = readAt<uint32_t>(b, at), descSize = readAt<uint32_t>(b, at + 4);
+      const auto noteType = readAt<uint32_t>(b, at + 8);
+      const uint64_t name = at + 12, desc = name + ((uint64_t{nameSize} + 3) & ~uint64_t{3});
+      const uint64_t next = desc + ((uint64_t{descSize} + 3) & ~uint64_t{3});
+      if (next > end) break;
+      if (noteType == kIsaNoteType && nameSize == 5 && std::memcmp(b.data() + name, "ampc", 5) == 0) {
+        const char* text = reinterpret_cast<const char*>(b.data() + desc);
+        *isa = std::string(text, strnlen(text, descSize));
+      }
+      at = next;
+    }
+  }
+  return "";
+}
+
+bool parseSmArch(const std::string& isa) {
+  if (isa.size() < 5 || isa.size() > 7 || isa.compare(0, 3, "sm_") != 0) return false;
+  for (size_t i = 3; i < isa.size(); ++i)
+    if (isa[i] < '0' || isa[i] > '9') return false;
+  return true;
+}
+
+}  // namespace
+
+std::string recordedIsa(const std::vector<uint8_t>& object) {
+  std::string isa;
+  if (!checkElf(object, EM_X86_64, ET_DYN, &isa).empty()) return "";
+  return isa;
+}
+
+absl::Status checkCodeRecord(const CodeObject& code, std::optional<int64_t> declaredBytes, const std::string& source) {
+  auto refuse = [&](const std::string& problem) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": code record '", code.tensorName(), "': ", problem));
+  };
+  if (!declaredBytes) return refuse("needs an integer 'bytes'");
+  if (*declaredBytes != static_cast<int64_t>(code.bytes.size()))
+    return refuse(absl::StrCat("'bytes' is ", *declaredBytes, " but the object holds ", code.bytes.size(), " bytes"));
+  if (sha256Hex(code.bytes.data(), code.bytes.size()) != code.sha256)
+    return refuse("fails its SHA-256 check: the bundle is corrupted; recompile it with ampc");
+  if (code.format == "so") {
+    if (code.isa != "x86-64-v3" && code.isa != "x86-64-v4")
+      return refuse(absl::StrCat("unknown ISA level '", code.isa, "' (x86-64-v3 or x86-64-v4)"));
+    std::string recorded;
+    if (std::string problem = checkElf(code.bytes, EM_X86_64, ET_DYN, &recorded); !problem.empty()) return refuse(problem);
+    if (recorded.empty()) return refuse("records no ISA level (no \"ampc\" note): it was not generated by this ampc");
+    if (recorded != code.isa)
+      return refuse(absl::StrCat("was compiled for ", recorded, " but is labelled ", code.isa));
+    return absl::OkStatus();
+  }
+  if (!parseSmArch(code.isa)) return refuse(absl::StrCat("unknown CUDA architecture '", code.isa, "' (sm_NN)"));
+  if (code.format == "cubin") {
+    if (std::string problem = checkElf(code.bytes, kMachineCuda, 0, nullptr); !problem.empty()) return refuse(problem);
+    return absl::OkStatus();
+  }
+  // PTX: text naming its target architecture.
+  const std::string text(code.bytes.begin(), code.bytes.end());
+  const std::string target = ".target " + code.isa;
+  const size_t at = text.find(target);
+  if (at == std::string::npos || (at + target.size() < text.size() && std::isalnum(static_cast<unsigned char>(text[at + target.size()]))))
+    return refuse(absl::StrCat("is PTX without '", target, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace amp::rt
