@@ -1,5 +1,6 @@
 #include "runtime/plan/PlanValidation.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <vector>
@@ -113,6 +114,47 @@ absl::Status validateFusedBody(const Plan& plan, const PlanStep& step) {
   return absl::OkStatus();
 }
 
+absl::Status validateFusedLayout(const PlanStep& step) {
+  const bool hasRows = step.attrs.has("row_length"), hasReduced = step.attrs.has("reduced_results");
+  if (!hasRows && !hasReduced) return absl::OkStatus();  // interpreted from its body alone
+  if (!hasRows) return absl::InvalidArgumentError("reduced_results without a row_length");
+  auto rowLength = step.attrs.getInt(step.op, "row_length");
+  if (!rowLength.ok()) return rowLength.status();
+  if (step.body.empty() || step.body[0].results.size() != 1 || step.results.empty())
+    return absl::InvalidArgumentError("a fused step with a row_length needs a body and results");
+  // The iteration space: the body's first (elementwise) value, typed by the validated locals.
+  const Shape& space = step.locals[step.body[0].results[0]].shape;
+  const int64_t n = numElements(space);
+  if (*rowLength < 1 || *rowLength > std::max<int64_t>(n, 1) || (n > 0 && n % *rowLength != 0))
+    return absl::InvalidArgumentError(
+        absl::StrCat("row_length ", *rowLength, " does not divide the ", n, "-element iteration space"));
+  // Results listed in "reduced_results" are column sums [row_length] of the iteration space.
+  std::vector<char> reduced(step.results.size(), 0);
+  if (hasReduced) {
+    auto list = step.attrs.getInts(step.op, "reduced_results");
+    if (!list.ok()) return list.status();
+    if (list->empty()) return absl::InvalidArgumentError("reduced_results is empty (absent when nothing is reduced)");
+    for (int64_t r : *list) {
+      if (r < 0 || r >= static_cast<int64_t>(reduced.size()))
+        return absl::InvalidArgumentError(absl::StrCat("reduced_results names result ", r, ", but the step has ",
+                                                       reduced.size(), " results"));
+      if (reduced[r]) return absl::InvalidArgumentError(absl::StrCat("reduced_results names result ", r, " twice"));
+      reduced[r] = 1;
+    }
+    if (space.size() < 2 || space.back() != *rowLength)
+      return absl::InvalidArgumentError("a fused step with reductions must have row_length = the iteration space's "
+                                        "last dim");
+  }
+  for (size_t r = 0; r < step.yields.size(); ++r) {  // typed like the results (validateFusedBody)
+    const Shape& shape = step.locals[step.yields[r]].shape;
+    if (shape != (reduced[r] ? Shape{*rowLength} : space))
+      return absl::InvalidArgumentError(absl::StrCat("fused result ", r, " ", shapeToString(shape),
+                                                     " does not fit the ", shapeToString(space), " iteration space",
+                                                     reduced[r] ? " reduced to its last dim" : ""));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
   const int32_t count = static_cast<int32_t>(plan.buffers.size());
   auto where = [&](size_t s) {
@@ -143,9 +185,11 @@ absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
             absl::StrCat(where(s), ": result buffer '", plan.buffers[id].name, "' is written twice"));
       written[id] = 1;
     }
-    if (step.op == "amp.fused")
-      if (auto status = validateFusedBody(plan, step); !status.ok())
-        return absl::InvalidArgumentError(absl::StrCat(where(s), ": ", status.message()));
+    if (step.op == "amp.fused") {
+      absl::Status status = validateFusedBody(plan, step);
+      if (status.ok()) status = validateFusedLayout(step);
+      if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(where(s), ": ", status.message()));
+    }
   }
   if (entry.resultNames.size() != entry.results.size())
     return absl::InvalidArgumentError(absl::StrCat("entry '", entry.name, "' has ", entry.results.size(),

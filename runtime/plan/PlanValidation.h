@@ -42,6 +42,13 @@ absl::Status resolveOpCodes(Plan& plan);
 // no nesting, yields typed like the step's results.
 absl::Status validateFusedBody(const Plan& plan, const PlanStep& step);
 
+// A fused step's generated-kernel layout, when it has one (codegen sets it; every device checks
+// it, so none runs a plan another refuses): `row_length` divides the iteration space (the
+// body's first value), `reduced_results` names distinct results, which are the column sums
+// [row_length] of a space whose last dim is row_length, and every other result is the space.
+// Run after validateFusedBody.
+absl::Status validateFusedLayout(const PlanStep& step);
+
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_PLAN_PLANVALIDATION_H

@@ -2,6 +2,7 @@
 // with the entry, step and source location, and pinpoints the first non-finite producer.
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/exec/Session.h"
 #include "runtime/devices/Devices.h"
@@ -72,6 +73,70 @@ TEST(Session, EmptyResultsOnEveryDevice) {
     ASSERT_EQ(out->size(), 1u);
     EXPECT_EQ((*out)[0].tensor.shape(), (Shape{3, 0, 5}));
   }
+}
+
+// A fused step x*x with its column sums: iteration space [4, 8], results [4, 8] and [8], as
+// codegen annotates it (row_length 8, reduced_results [1]).
+Plan fusedColumnSumPlan() {
+  Plan p;
+  p.buffers.push_back({"x", DType::F32, {4, 8}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"sq", DType::F32, {4, 8}, BufferKind::Temp, std::nullopt});
+  p.buffers.push_back({"colsum", DType::F32, {8}, BufferKind::Temp, std::nullopt});
+  PlanStep fused{"amp.fused", {0}, {1, 2}, {}, "f.mlir:1:1"};
+  fused.kind = StepKind::Fused;
+  fused.attrs.set("kernel", std::string("k0"));
+  fused.attrs.set("row_length", int64_t{8});
+  fused.attrs.set("reduced_results", std::vector<int64_t>{1});
+  fused.locals = {{DType::F32, {4, 8}}, {DType::F32, {4, 8}}, {DType::F32, {8}}};
+  PlanStep sum{"amp.reduce_sum", {1}, {2}, {}, "f.mlir:2:1"};
+  sum.attrs.set("dims", std::vector<int64_t>{0});
+  sum.attrs.set("keepdim", false);
+  fused.body = {{"amp.mul", {0, 0}, {1}, {}, "f.mlir:1:1"}, sum};
+  fused.yields = {1, 2};
+  EntryPoint e;
+  e.name = "eval";
+  e.steps = {fused};
+  e.results = {1, 2};
+  e.resultNames = {"sq", "colsum"};
+  p.entries.push_back(e);
+  return p;
+}
+
+// The layout attributes codegen gives a fused step are validated with the plan, once for every
+// device: the reference device, which interprets the body and never reads them, refuses the
+// edited values the cpu device refuses (issue 24), with the same message.
+TEST(Session, EditedFusedLayoutIsRefusedOnEveryDevice) {
+  Tensor x(DType::F32, {4, 8});
+  for (int i = 0; i < 32; ++i) x.as<float>()[i] = static_cast<float>(i % 5);
+  for (Device device : {Device::Reference, Device::Cpu}) {
+    auto s = openSession(fusedColumnSumPlan(), device);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto out = s->run("eval", {{"x", x}});
+    ASSERT_TRUE(out.ok()) << deviceName(device) << ": " << out.status();
+    EXPECT_EQ((*out)[1].tensor.as<float>()[0], 26.0f);  // x[:, 0] = 0, 3, 1, 4
+  }
+  auto expectRefused = [&](const std::string& attr, AttrValue value, const std::string& message) {
+    Plan p = fusedColumnSumPlan();
+    p.entries[0].steps[0].attrs.set(attr, value);
+    for (Device device : {Device::Reference, Device::Cpu}) {
+      auto s = openSession(p, device);
+      ASSERT_TRUE(s.ok()) << s.status();
+      auto out = s->run("eval", {{"x", x}});
+      ASSERT_FALSE(out.ok()) << deviceName(device) << " accepts " << attr;
+      EXPECT_NE(out.status().message().find(message), std::string::npos) << deviceName(device) << ": " << out.status();
+      EXPECT_NE(out.status().message().find("f.mlir:1:1: entry 'eval' step 0 (amp.fused)"), std::string::npos)
+          << out.status();
+    }
+  };
+  for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{1} << 31, int64_t{1} << 40, INT64_MAX})
+    expectRefused("row_length", rows, rows == 1 ? "row_length = the iteration space's last dim"
+                                                : absl::StrCat("row_length ", rows, " does not divide"));
+  expectRefused("reduced_results", std::vector<int64_t>{-1}, "reduced_results names result -1");
+  expectRefused("reduced_results", std::vector<int64_t>{int64_t{1} << 62}, "reduced_results names result 4611686018427387904");
+  expectRefused("reduced_results", std::vector<int64_t>{INT64_MAX}, "reduced_results names result 9223372036854775807");
+  expectRefused("reduced_results", std::vector<int64_t>{}, "reduced_results is empty");
+  expectRefused("reduced_results", std::vector<int64_t>{0, 0}, "reduced_results names result 0 twice");
+  expectRefused("reduced_results", std::vector<int64_t>{0}, "fused result 0 [4, 8] does not fit");
 }
 
 TEST(Session, SetParamsReplacesByName) {
