@@ -16,6 +16,9 @@ config.substitutions.append(("%amp_src_root", config.amp_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["amp-opt", "ampc", "amp-run"], [config.amp_tools_dir, config.llvm_tools_dir])
+# lit passes no HOME: the tests' ampc authenticates bundles with a key of the build tree (created on
+# first use), which their amp-run checks them with (docs/plan-format.md, "Authentication").
+config.environment["AMP_KEY_FILE"] = os.path.join(config.amp_obj_root, "test", "lit", "ampc-test.key")
 # `REQUIRES: nvrtc`: this ampc was built with the CUDA toolkit, so it compiles the kernels of
 # cuda:sm_80/sm_90 bundles with NVRTC (no GPU needed).
 if getattr(config, "amp_have_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
