@@ -1,6 +1,7 @@
 #include "runtime/plan/PlanValidation.h"
 
 #include <algorithm>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <vector>
@@ -58,8 +59,25 @@ int64_t physicalMemoryBytes() {
   return static_cast<int64_t>(pages) * size;
 }
 
+int64_t addressSpaceLimitBytes() {
+  int64_t limit = INT64_MAX;
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit rl;
+    if (getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < uint64_t(limit))
+      limit = static_cast<int64_t>(rl.rlim_cur);
+  }
+  return limit;
+}
+
+int64_t availableMemoryBytes() { return std::min(physicalMemoryBytes(), addressSpaceLimitBytes()); }
+
 absl::Status validateMemory(const Plan& plan, int64_t limitBytes) {
+  // A process limit (ulimit -v) makes allocations fail below the machine's memory: a limit
+  // above it would let them fail later, as a crash.
+  const int64_t processLimit = addressSpaceLimitBytes();
+  const bool byProcessLimit = limitBytes <= 0 ? processLimit < physicalMemoryBytes() : processLimit < limitBytes;
   if (limitBytes <= 0) limitBytes = physicalMemoryBytes();
+  limitBytes = std::min(limitBytes, processLimit);
   // Buffers are each below 2^36 bytes (validateBuffers), but their sum can still overflow.
   int64_t buffers = 0, arenas = 0;
   auto add = [](int64_t& sum, int64_t bytes) { return !__builtin_add_overflow(sum, bytes, &sum); };
@@ -73,7 +91,8 @@ absl::Status validateMemory(const Plan& plan, int64_t limitBytes) {
   if (!add(total, buffers) || !add(total, arenas) || total > limitBytes)
     return absl::ResourceExhaustedError(absl::StrCat(
         "the plan needs ", buffers, " bytes of params, state, inputs and constants plus ", arenas,
-        " bytes of arenas, more than the memory limit of ", limitBytes, " bytes (--memory-limit)"));
+        " bytes of arenas, more than the memory limit of ", limitBytes, " bytes (",
+        byProcessLimit ? "the process's address-space limit, ulimit -v" : "--memory-limit", ")"));
   return absl::OkStatus();
 }
 

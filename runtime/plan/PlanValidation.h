@@ -22,9 +22,14 @@ absl::Status validateShardedState(const Plan& plan);
 
 // The most memory a session over `plan` holds: every param, state, input, label and constant
 // buffer plus the arena of every entry (each prepared entry has its own). Refused, before anything
-// is allocated, when above `limitBytes`; 0 means the machine's physical memory.
+// is allocated, when above `limitBytes` (0: the machine's physical memory) or the process's
+// address-space limit.
 absl::Status validateMemory(const Plan& plan, int64_t limitBytes = 0);
 int64_t physicalMemoryBytes();
+// The process's address-space or data-segment limit (ulimit -v, -d); INT64_MAX when unlimited.
+int64_t addressSpaceLimitBytes();
+// What this process can allocate at most: the smaller of the two.
+int64_t availableMemoryBytes();
 
 // One entry: every operand/result/update id in range; step results are temps written once, by
 // one step; operands are written before they are read (or are params, state, inputs, labels or

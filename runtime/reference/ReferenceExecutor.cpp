@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/plan/MemoryLayout.h"
@@ -69,7 +70,18 @@ class ReferenceEntry final : public PreparedEntry {
                                                   "' is read before it is written"));
         operands.push_back(bound[id]);
       }
-      auto results = evalReferenceStep(plan_, step, operands, ctx);
+      absl::StatusOr<std::vector<Tensor>> results = absl::InternalError("");
+      try {
+        results = evalReferenceStep(plan_, step, operands, ctx);
+      } catch (const std::bad_alloc&) {
+        // The oracle allocates each result anew; a machine (or ulimit -v) without room for one
+        // gets an error at the step, not an abort.
+        int64_t bytes = 0;
+        for (int32_t id : step.results) bytes += plan_.buffers[id].byteSize();
+        results = absl::ResourceExhaustedError(
+            absl::StrCat("out of memory computing ", bytes, " bytes of results (the reference device holds every "
+                         "temporary of a call); use a smaller model or batch, or the cpu device"));
+      }
       if (!results.ok())
         return absl::Status(results.status().code(),
                             absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name,
@@ -128,6 +140,14 @@ class ReferenceExecutor final : public Executor {
   std::string description() const override { return "reference: scalar op-by-op oracle, 1 thread"; }
   absl::StatusOr<std::unique_ptr<PreparedEntry>> prepare(const Plan& plan, const EntryPoint& entry) override {
     if (auto s = validateEntryStructure(plan, entry); !s.ok()) return s;
+    // Every temporary of a call lives until the call ends: refused up front when they cannot fit.
+    int64_t temps = 0;
+    for (const PlanStep& step : entry.steps)
+      for (int32_t id : step.results) temps += plan.buffers[id].byteSize();  // each < 2^36 (validateBuffers)
+    if (const int64_t available = availableMemoryBytes(); temps > available)
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "entry '", entry.name, "': the reference device holds every temporary of a call, ", temps,
+          " bytes, more than the ", available, " bytes this process can allocate; use the cpu device"));
     // The oracle allocates every temporary anew and ignores the layout, but a bundle with an
     // unsound one is corrupt: every device refuses it alike.
     if (entry.memory)
