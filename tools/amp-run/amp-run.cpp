@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,20 @@ absl::StatusOr<Session> makeCudaSession(Plan plan, const cuda::CudaOptions& opti
   auto executor = makeCudaExecutor(options);
   if (!executor.ok()) return executor.status();
   return Session::create(std::move(plan), std::move(*executor), memoryLimit);
+}
+
+// Seeded random initialisation runs at tens of millions of values per second: a param of 2^29
+// values takes most of a minute before the first step. Above this many such values the wait is
+// announced (and timed), so a large model is not mistaken for a hung one.
+constexpr int64_t kAnnouncedInitValues = int64_t{1} << 26;
+
+int64_t randomInitValues(const Plan& plan) {
+  int64_t n = 0;
+  for (const BufferDesc& b : plan.buffers)
+    if (b.init && b.init->kind != "zeros" && b.init->kind != "ones" && b.init->kind != "constant" &&
+        b.init->kind != "cast" && b.init->kind != "stored")
+      n += b.numel();  // each < 2^36 bytes (validated), so the sum cannot overflow
+  return n;
 }
 
 bool endsWith(const std::string& s, std::string_view suffix) {
@@ -458,9 +473,17 @@ int main(int argc, char** argv) {
   cudaOptions.epilogues =
       options->gemmEpilogues == "cublaslt" ? cuda::GemmEpilogueMode::Cublaslt : cuda::GemmEpilogueMode::Exact;
   if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
+  const int64_t initValues = randomInitValues(*plan);
+  const auto initStart = std::chrono::steady_clock::now();
+  if (initValues > kAnnouncedInitValues)
+    std::fprintf(stderr, "amp-run: initialising %lld parameter values from their seeded random initialisers...\n",
+                 static_cast<long long>(initValues));
   auto session = *device == Device::Cuda ? makeCudaSession(std::move(*plan), cudaOptions, options->memoryLimit)
                                          : openSession(std::move(*plan), *device, options->memoryLimit);
   if (!session.ok()) return fail(session.status());
+  if (initValues > kAnnouncedInitValues)
+    std::fprintf(stderr, "amp-run: parameters initialised in %.1f s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - initStart).count());
 
   if (!options->params.empty()) {
     auto contents = readSafetensors(options->params);
