@@ -7,6 +7,7 @@
 #include "runtime/io/AtomicFile.h"
 #include "runtime/io/Json.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/io/Sha256.h"
 #include "runtime/plan/Bundle.h"
 
 namespace amp::rt {
@@ -118,11 +119,31 @@ JsonValue& member(JsonValue& v, const std::string& key) {
 }
 
 // x86 shared objects and the CUDA cubin + PTX live side by side as code/<isa>.<format>.
+// A code record whose bytes pass the reader's checks (runtime/plan/CodeRecords.h) as far as a test
+// without a compiler can make them: an ELF header of `machine`, or PTX text.
+CodeObject codeRecord(const std::string& isa, const std::string& format, uint16_t machine, uint16_t type) {
+  CodeObject c{isa, "", {}, format};
+  if (format == "ptx") {
+    const std::string text = ".version 8.0\n.target " + isa + "\n";
+    c.bytes.assign(text.begin(), text.end());
+  } else {
+    c.bytes.assign(64, 0);  // Elf64_Ehdr: no program or section headers
+    const uint8_t ident[] = {0x7f, 'E', 'L', 'F', 2 /*64-bit*/, 1 /*little-endian*/, 1};
+    std::copy(std::begin(ident), std::end(ident), c.bytes.begin());
+    c.bytes[16] = static_cast<uint8_t>(type);
+    c.bytes[18] = static_cast<uint8_t>(machine & 0xff);
+    c.bytes[19] = static_cast<uint8_t>(machine >> 8);
+  }
+  c.sha256 = sha256Hex(c.bytes.data(), c.bytes.size());
+  return c;
+}
+
 TEST(Bundle, CodeObjectsOfEveryFormatRoundTrip) {
   Plan p = samplePlan();
-  p.code.push_back({"x86-64-v3", "aa", {1, 2, 3}});  // format defaults to "so"
-  p.code.push_back({"sm_90", "bb", {0x7f, 'E', 'L', 'F'}, "cubin"});
-  p.code.push_back({"sm_90", "cc", {'.', 'v'}, "ptx"});
+  // An x86 object must also record its ISA level (refused below; real objects round-trip in
+  // test/unit/cpu/NativeCodeSecurityTest.cpp).
+  p.code.push_back(codeRecord("sm_90", "cubin", 190, 2));
+  p.code.push_back(codeRecord("sm_90", "ptx", 0, 0));
   std::string path = tempPath("code.ampx");
   ASSERT_TRUE(writeBundle(path, p).ok());
   auto contents = readSafetensors(path);
@@ -131,11 +152,11 @@ TEST(Bundle, CodeObjectsOfEveryFormatRoundTrip) {
   for (const NamedTensor& t : contents->tensors)
     if (t.name.rfind("code/", 0) == 0) names.push_back(t.name);
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"code/sm_90.cubin", "code/sm_90.ptx", "code/x86-64-v3.so"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"code/sm_90.cubin", "code/sm_90.ptx"}));
   auto back = readBundle(path);
   ASSERT_TRUE(back.ok()) << back.status();
-  ASSERT_EQ(back->code.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
+  ASSERT_EQ(back->code.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(back->code[i].isa, p.code[i].isa);
     EXPECT_EQ(back->code[i].format, p.code[i].format);
     EXPECT_EQ(back->code[i].sha256, p.code[i].sha256);
@@ -144,8 +165,20 @@ TEST(Bundle, CodeObjectsOfEveryFormatRoundTrip) {
   // A cpu bundle's plan has no "format" key: it reads as it did before CUDA code objects.
   std::vector<NamedTensorRef> constants;
   JsonValue json = planToJson(p, &constants);
-  EXPECT_EQ(member(json, "code").items()[0].find("format"), nullptr);
-  EXPECT_EQ(member(json, "code").items()[1].find("format")->asString(), "cubin");
+  Plan cpu = samplePlan();
+  cpu.code.push_back(codeRecord("x86-64-v3", "so", 62, 3));
+  JsonValue cpuJson = planToJson(cpu, &constants);
+  EXPECT_EQ(member(cpuJson, "code").items()[0].find("format"), nullptr);
+  EXPECT_EQ(member(json, "code").items()[0].find("format")->asString(), "cubin");
+  ASSERT_TRUE(writeBundle(tempPath("noisa.ampx"), cpu).ok());
+  auto noIsa = readBundle(tempPath("noisa.ampx"));
+  ASSERT_FALSE(noIsa.ok());
+  EXPECT_NE(noIsa.status().message().find("code record 'code/x86-64-v3.so': records no ISA level"), std::string::npos)
+      << noIsa.status();
+  cpu.code[0] = codeRecord("x86-64-v3", "so", 190, 3);
+  ASSERT_TRUE(writeBundle(tempPath("machine.ampx"), cpu).ok());
+  EXPECT_NE(readBundle(tempPath("machine.ampx")).status().message().find("for machine 190, not x86-64"),
+            std::string::npos);
 
   // An unknown format is refused.
   const std::string* plan = nullptr;
@@ -154,7 +187,7 @@ TEST(Bundle, CodeObjectsOfEveryFormatRoundTrip) {
   ASSERT_NE(plan, nullptr);
   auto parsed = parseJson(*plan);
   ASSERT_TRUE(parsed.ok());
-  const_cast<JsonValue&>(member(*parsed, "code").items()[1]).set("format", JsonValue::string("fatbin"));
+  const_cast<JsonValue&>(member(*parsed, "code").items()[0]).set("format", JsonValue::string("fatbin"));
   std::vector<NamedTensorRef> refs;
   for (const NamedTensor& t : contents->tensors) refs.push_back({t.name, &t.tensor});
   StringMap meta = {{"ampc.format", "ampx"}, {"ampc.version", "1"}, {"ampc.plan", writeJson(*parsed)}};
