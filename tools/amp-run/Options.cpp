@@ -9,7 +9,7 @@ namespace {
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
                                        "resume", "memory-limit", "dry-run", "profile", "conv",
-                                       "gemm-epilogues"};
+                                       "gemm-epilogues", "trust-native-code", "native-code"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -44,6 +44,15 @@ void describe(CLI::App& app, RunCommandLine& cl) {
                  "BGRADA/B epilogues: fewer passes over memory, within summation-order bounds)")
       ->type_name("exact|cublaslt")
       ->check(CLI::IsMember({"exact", "cublaslt"}));
+  app.add_flag("--trust-native-code", cl.trustNativeCode,
+               "load the bundle's native code (fused kernels) even when its provenance tag does not verify under "
+               "your ampc key: for a bundle from another user or machine that you trust as you would a program "
+               "(docs/kernels.md, threat model)");
+  app.add_option("--native-code", cl.nativeCode,
+                 "auto (default: native code only from bundles your ampc authenticated; others run their fused "
+                 "regions interpreted) or off (always interpreted; the cpu device only)")
+      ->type_name("auto|off")
+      ->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--params", cl.params, "parameter values by name (others use amp.init)")->type_name("FILE.safetensors");
   app.add_option("--data", cl.data,
                  "fashion-mnist[:DIR] or FILE.npz (arrays named like the model's input and label); "
@@ -155,6 +164,8 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
       if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv" &&
           name != "gemm-epilogues")
         return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
+  if (cl.trustNativeCode && cl.nativeCode == "off")
+    return absl::InvalidArgumentError("--trust-native-code and --native-code=off contradict each other");
   if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
   if (cl.mode == RunMode::Train && cl.data.empty())
     return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR] or --data=FILE.npz");

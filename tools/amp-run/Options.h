@@ -27,6 +27,8 @@ struct RunCommandLine {
   bool profile = false;           // --device=cuda: train_step's device time by category
   std::string conv = "gemm";      // --device=cuda: how convolutions run (gemm | direct)
   std::string gemmEpilogues = "exact";  // --device=cuda: where activation/bias gradients run (exact | cublaslt)
+  bool trustNativeCode = false;   // load a bundle's native code even when its provenance tag does not verify
+  std::string nativeCode = "auto";  // auto (only from authenticated bundles) | off (never)
   int64_t memoryLimit = 0;        // bytes; 0: physical memory
   // Training (a bundle with a train_step entry and --data).
   int64_t epochs = 0, steps = 0, batch = 0, logEvery = 50, evalEvery = 0, checkpointEvery = 0;

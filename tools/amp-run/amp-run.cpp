@@ -28,6 +28,7 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/Provenance.h"
 #include "runtime/exec/Session.h"
 #include "runtime/train/CurvePlot.h"
 #include "runtime/train/MetricsLog.h"
@@ -468,6 +469,18 @@ int main(int argc, char** argv) {
                                   ? compileOnTheFly(options->model)
                                   : readBundle(options->model);
   if (!plan.ok()) return fail(plan.status());
+  // Native code only from a bundle the user's ampc authenticated (docs/kernels.md, threat model),
+  // checked before anything is loaded. A model amp-run just compiled with the user's ampc is the
+  // user's own; a dry run loads and runs no code.
+  if (!options->dryRun) {
+    const bool compiledHere = endsWith(options->model, ".mlir");
+    const NativeCodePolicy policy = options->nativeCode == "off"                 ? NativeCodePolicy::Off
+                                    : options->trustNativeCode || compiledHere ? NativeCodePolicy::Trust
+                                                                               : NativeCodePolicy::Authenticated;
+    auto notice = applyNativeCodePolicy(options->model, *plan, policy);
+    if (!notice.ok()) return fail(notice.status());
+    if (!notice->empty() && rankZero()) std::cerr << "amp-run: " << *notice << "\n";
+  }
   cuda::CudaOptions cudaOptions;
   cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
   cudaOptions.epilogues =

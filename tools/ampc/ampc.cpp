@@ -16,6 +16,7 @@
 #include "ir/Precision.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/Provenance.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -553,7 +554,16 @@ int main(int argc, char** argv) {
         llvm::errs() << "ampc: " << std::string(status.message()) << "\n";
         return 1;
       }
-      return mlir::amp::writeInitialParams(outputFilename, initialParams) ? 0 : 1;
+      if (!mlir::amp::writeInitialParams(outputFilename, initialParams)) return 1;
+      // Authenticated under the user's key, so that amp-run loads its native code
+      // (docs/plan-format.md, "Authentication"). Without a key the bundle still works, interpreted.
+      auto key = ::amp::rt::readOrCreateUserKey();
+      absl::Status sealed = key.ok() ? ::amp::rt::sealBundle(outputFilename, *key) : key.status();
+      if (!sealed.ok())
+        llvm::errs() << "ampc: warning: " << outputFilename << " is not authenticated: "
+                     << std::string(sealed.message())
+                     << "; amp-run will interpret its fused kernels unless given --trust-native-code\n";
+      return 0;
     }
     auto output = openOutputFile(outputFilename, &error);
     if (!output) {
