@@ -38,6 +38,11 @@ if [ "$mode" = package ]; then
   mkdir -p "$stage/bin" "$stage/lib" "$stage/bundles" "$stage/bench"
   for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bin/"; done
   cp "$bundles"/*.ampx "$stage/bundles/"
+  # The bundles were authenticated by ampc under this user's key; the package carries the key so
+  # that amp-run on the GPU machine verifies them (and still refuses native code from elsewhere)
+  # rather than trusting every bundle (docs/kernels.md, "Keys on other machines").
+  key=${AMP_KEY_FILE:-${XDG_CONFIG_HOME:-$HOME/.config}/ampc/key}
+  [ -f "$key" ] && install -m 600 "$key" "$stage/ampc.key"
   # The conformance suite's bundles: the cpu device's, the cuda device's and its own (distinct names).
   cp "$build"/test/unit/cpu/bundles/*.ampx "$build"/test/unit/conformance/bundles/*.ampx "$stage/bundles/"
   # The benchmark model, PyTorch's AMP recipe: bench/gen_mlp.py's 4096-wide MLP, batch 512, MSE, SGD,
@@ -71,6 +76,7 @@ mkdir -p "$out"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 tar -C "$dir" -xJf "$package"
+[ -f "$dir/ampc.key" ] && export AMP_KEY_FILE="$dir/ampc.key"  # the key the bundles were sealed with
 export LD_LIBRARY_PATH="$dir/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 failures=0
 check() {  # check NAME SECONDS COMMAND...: runs it, logs it, counts a failure
