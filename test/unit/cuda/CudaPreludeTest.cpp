@@ -19,12 +19,15 @@
 namespace amp::rt {
 namespace {
 
+// The toolchain compiles with -fvisibility=hidden (only a kernel table is exported), so the
+// wrappers export themselves.
 const char* kWrappers = R"(
-extern "C" void t_ld_f16(const unsigned short* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_ld_f16(x[i]); }
-extern "C" void t_ld_bf16(const unsigned short* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_ld_bf16(x[i]); }
-extern "C" void t_st_f16(const float* x, unsigned short* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_st_f16(x[i]); }
-extern "C" void t_st_bf16(const float* x, unsigned short* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_st_bf16(x[i]); }
-extern "C" void t_rn_f16(const float* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_rn_f16(x[i]); }
+#define AMP_TEST_EXPORT extern "C" __attribute__((visibility("default")))
+AMP_TEST_EXPORT void t_ld_f16(const unsigned short* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_ld_f16(x[i]); }
+AMP_TEST_EXPORT void t_ld_bf16(const unsigned short* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_ld_bf16(x[i]); }
+AMP_TEST_EXPORT void t_st_f16(const float* x, unsigned short* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_st_f16(x[i]); }
+AMP_TEST_EXPORT void t_st_bf16(const float* x, unsigned short* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_st_bf16(x[i]); }
+AMP_TEST_EXPORT void t_rn_f16(const float* x, float* y, long n) { for (long i = 0; i < n; ++i) y[i] = amp_rn_f16(x[i]); }
 )";
 
 using LoadFn = void (*)(const uint16_t*, float*, long);
@@ -57,7 +60,7 @@ class CudaPrelude : public ::testing::Test {
   template <typename Fn>
   static Fn symbol(const char* name) {
     void* fn = dlsym(handle_, name);
-    EXPECT_NE(fn, nullptr) << name;
+    EXPECT_NE(fn, nullptr) << "the prelude object does not export " << name;
     return reinterpret_cast<Fn>(fn);
   }
   static void* handle_;
@@ -93,8 +96,12 @@ TEST_F(CudaPrelude, LoadsOfEveryF16AndBf16PatternAreExact) {
   std::vector<uint16_t> all(1 << 16);
   for (uint32_t h = 0; h < all.size(); ++h) all[h] = static_cast<uint16_t>(h);
   std::vector<float> f16(all.size()), bf16(all.size());
-  symbol<LoadFn>("t_ld_f16")(all.data(), f16.data(), static_cast<long>(all.size()));
-  symbol<LoadFn>("t_ld_bf16")(all.data(), bf16.data(), static_cast<long>(all.size()));
+  const auto ld_f16 = symbol<LoadFn>("t_ld_f16");
+  ASSERT_NE(ld_f16, nullptr);
+  ld_f16(all.data(), f16.data(), static_cast<long>(all.size()));
+  const auto ld_bf16 = symbol<LoadFn>("t_ld_bf16");
+  ASSERT_NE(ld_bf16, nullptr);
+  ld_bf16(all.data(), bf16.data(), static_cast<long>(all.size()));
   int bad = 0;
   for (uint32_t h = 0; h < all.size() && bad < 5; ++h) {
     if (bitsOf(f16[h]) != bitsOf(f16ToF32(all[h]))) ADD_FAILURE() << "f16 0x" << std::hex << h << " bad: " << ++bad;
@@ -106,9 +113,15 @@ TEST_F(CudaPrelude, StoresRoundExactlyAsTheRuntime) {
   const std::vector<float> xs = f32Patterns();
   std::vector<uint16_t> f16(xs.size()), bf16(xs.size());
   std::vector<float> rounded(xs.size());
-  symbol<StoreFn>("t_st_f16")(xs.data(), f16.data(), static_cast<long>(xs.size()));
-  symbol<StoreFn>("t_st_bf16")(xs.data(), bf16.data(), static_cast<long>(xs.size()));
-  symbol<RoundFn>("t_rn_f16")(xs.data(), rounded.data(), static_cast<long>(xs.size()));
+  const auto st_f16 = symbol<StoreFn>("t_st_f16");
+  ASSERT_NE(st_f16, nullptr);
+  st_f16(xs.data(), f16.data(), static_cast<long>(xs.size()));
+  const auto st_bf16 = symbol<StoreFn>("t_st_bf16");
+  ASSERT_NE(st_bf16, nullptr);
+  st_bf16(xs.data(), bf16.data(), static_cast<long>(xs.size()));
+  const auto rn_f16 = symbol<RoundFn>("t_rn_f16");
+  ASSERT_NE(rn_f16, nullptr);
+  rn_f16(xs.data(), rounded.data(), static_cast<long>(xs.size()));
   int bad = 0;
   for (size_t k = 0; k < xs.size() && bad < 5; ++k) {
     const uint32_t x = bitsOf(xs[k]);
