@@ -121,12 +121,12 @@ def main():
             if os.path.exists(bundle):
                 amp_run_step(a, bundle, data[model], "%s_%s" % (model, precision), results, model, precision)
 
-    # The opt-in cuBLASLt training epilogues against the exact generated kernels, bf16.
+    # cuBLASLt's training epilogues (the bundle compiled with `ampc --gemm-epilogues=cublaslt`) against
+    # the exact generated kernels, bf16.
     for model, pattern, _ in MODELS:
-        bundle = os.path.join(a.bundles, pattern % "bf16")
+        bundle = os.path.join(a.bundles, pattern % "bf16_epilogues")
         if os.path.exists(bundle):
-            amp_run_step(a, bundle, data[model], "%s_bf16_epilogues" % model, results, model + "-epilogues", "bf16",
-                         ["--gemm-epilogues=cublaslt"])
+            amp_run_step(a, bundle, data[model], "%s_bf16_epilogues" % model, results, model + "-epilogues", "bf16")
 
     # Convolutions: the implicit GEMMs against the direct kernels, same bundle, same data.
     cnn = os.path.join(a.bundles, "bench_cnn_bf16_sm_90.ampx")
@@ -160,7 +160,7 @@ def main():
             syncs = results["syncs"].get((model, precision))
             print("    %-6s %8s %24s" % (precision, "n/a" if share is None else "%.1f%%" % share,
                                         "n/a" if syncs is None else "%.2f syncs/step" % syncs))
-    print("\nbf16 step (ms) with --gemm-epilogues: exact (generated kernels)  cublaslt (RELU_AUX/DRELU_BGRAD, GELU_AUX/DGELU_BGRAD)  speed-up")
+    print("\nbf16 step (ms) with ampc --gemm-epilogues: exact (generated kernels)  cublaslt (RELU_AUX/DRELU_BGRAD, GELU_AUX/DGELU_BGRAD)  speed-up")
     for model, _, title in MODELS:
         e, c = results["step"].get(("ampc", model, "bf16")), results["step"].get(("ampc", model + "-epilogues", "bf16"))
         print("  %-40s %10s %10s %9s" % (title[:40], e and "%.3f" % e, c and "%.3f" % c, ratio(c, e, False)))

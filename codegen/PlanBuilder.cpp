@@ -78,7 +78,8 @@ FailureOr<rt::Tensor> toTensor(Operation* op, ElementsAttr attr) {
 // The plan spells an enum attribute as its keyword, the string the runtime reads ("gt", "tanh").
 std::optional<StringRef> enumKeyword(Attribute a) {
   return llvm::TypeSwitch<Attribute, std::optional<StringRef>>(a)
-      .Case<ComparePredicateAttr, GeluApproximationAttr, LinearActivationAttr, LrScheduleKindAttr, ReduceKindAttr>(
+      .Case<ComparePredicateAttr, GeluApproximationAttr, LinearActivationAttr, LrScheduleKindAttr, ReduceKindAttr,
+            GemmEpilogueKindAttr>(
           [](auto e) { return stringifyEnum(e.getValue()); })
       .Default([](Attribute) { return std::nullopt; });
 }

@@ -26,19 +26,17 @@ constexpr int64_t kPlanMemoryLimit = int64_t{16} << 20;
 // beyond it are a GPU out-of-memory error, a path worth reaching, not the fuzzer's RSS limit.
 constexpr int64_t kGpuMemory = int64_t{256} << 20;
 
-// One of six device configurations, chosen by the input's last byte so that a crash reproduces:
+// One of three device configurations, chosen by the input's last byte so that a crash reproduces:
 // the default implicit-GEMM convolutions, the same under a 4 KiB columns limit (chunked passes and
-// weight gradients falling back to the direct kernel), and the direct kernels only; each with the
-// exact kernels or cuBLASLt's training epilogues (the rewrite of GemmEpilogues.h).
+// weight gradients falling back to the direct kernel), and the direct kernels only. The seeds
+// include a bundle compiled with `ampc --gemm-epilogues=cublaslt` (amp.gemm_epilogue steps).
 cuda::CudaOptions optionsFor(const uint8_t* data, size_t size) {
   cuda::CudaOptions options;
-  const int choice = size == 0 ? 0 : data[size - 1] % 6;
-  switch (choice % 3) {
+  switch (size == 0 ? 0 : data[size - 1] % 3) {
     case 1: options.convColumnsLimitBytes = 4096; break;
     case 2: options.conv = cuda::ConvAlgorithm::Direct; break;
     default: break;
   }
-  if (choice >= 3) options.epilogues = cuda::GemmEpilogueMode::Cublaslt;
   return options;
 }
 

@@ -218,10 +218,12 @@ def cuda_bundles():
         with open(model, "w") as f:
             f.write(text)
         # Each compile takes NVRTC about 20 s: every model once for sm_90, the first also with
-        # another flag set and for sm_80 (the PTX path on an sm_90 GPU).
+        # another flag set, with cuBLASLt's training epilogues (amp.gemm_epilogue) and for sm_80
+        # (the PTX path on an sm_90 GPU).
         variants = [(BUNDLE_FLAGS[0], "cuda:sm_90")]
         if not out:
-            variants += [(BUNDLE_FLAGS[1], "cuda:sm_90"), (BUNDLE_FLAGS[3], "cuda:sm_80")]
+            variants += [(BUNDLE_FLAGS[1], "cuda:sm_90"), (BUNDLE_FLAGS[1] + ["--gemm-epilogues=cublaslt"], "cuda:sm_90"),
+                         (BUNDLE_FLAGS[3], "cuda:sm_80")]
         for j, (flags, target) in enumerate(variants):
             bundle = os.path.join(WORK, "%s.cuda%d.ampx" % (name, j))
             if run(ampc, model, "--target=" + target, *flags, "-o", bundle):

@@ -44,6 +44,16 @@ def Amp_ReduceKind : Amp_I32Enum<"ReduceKind", "amp.all_reduce reduction (sum, m
   I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">, I32EnumAttrCase<"Max", 2, "max">]>;
 def Amp_ReduceKindAttr : Amp_EnumAttr<Amp_ReduceKind, "reduce_kind">;
 
+// amp.gemm_epilogue kind: what a cuBLASLt GEMM does besides the product (ir/AmpFusedOps.td).
+def Amp_GemmEpilogueKind : Amp_I32Enum<"GemmEpilogueKind", "amp.gemm_epilogue kind", [
+  I32EnumAttrCase<"ReluAux", 0, "relu_aux">, I32EnumAttrCase<"ReluAuxBias", 1, "relu_aux_bias">,
+  I32EnumAttrCase<"GeluAux", 2, "gelu_aux">, I32EnumAttrCase<"GeluAuxBias", 3, "gelu_aux_bias">,
+  I32EnumAttrCase<"GeluBias", 4, "gelu_bias">, I32EnumAttrCase<"DRelu", 5, "drelu">,
+  I32EnumAttrCase<"DReluBgrad", 6, "drelu_bgrad">, I32EnumAttrCase<"DGelu", 7, "dgelu">,
+  I32EnumAttrCase<"DGeluBgrad", 8, "dgelu_bgrad">, I32EnumAttrCase<"BgradA", 9, "bgrad_a">,
+  I32EnumAttrCase<"BgradB", 10, "bgrad_b">]>;
+def Amp_GemmEpilogueKindAttr : Amp_EnumAttr<Amp_GemmEpilogueKind, "gemm_epilogue_kind">;
+
 // amp.precision, an op's compute precision (and the module's low-precision dtype). The IR spells
 // it as a string, {amp.precision = "bf16"}, because users write it in models as a per-op
 // override; C++ reads and writes it typed (ir/Precision.h), and the dialect verifier accepts only

@@ -436,4 +436,43 @@ def AmpFuseGradPipelinePass : Pass<"amp-fuse-grad-pipeline", "::mlir::func::Func
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpSelectGemmEpiloguesPass : Pass<"amp-select-gemm-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Moves activation and bias-gradient work into cuBLASLt's training epilogues (cuda targets)";
+  let description = [{
+    Runs after amp-fuse, only when asked (`ampc --gemm-epilogues=cublaslt`, cuda targets; a module
+    whose `amp.target` is not cuda is refused). It rewrites, on the IR, into
+    `amp.gemm_epilogue` ops:
+
+    - ReLU: an `amp.linear ... activation = relu` becomes `relu_aux[_bias]`, giving the layer's
+      result and its mask, when the ReLU backward reads it: the `amp.fused` region
+      `compare gt(h, +0) -> select(mask, g, +0)[ -> reduce_sum]` whose `g` is an `amp.matmul` read
+      by that region alone becomes `drelu[_bgrad]` of that matmul and the mask;
+    - GELU (tanh): `amp.linear` + `amp.gelu approximate = tanh` become `gelu_aux[_bias]` (the GELU
+      input is kept when anything else reads it) or `gelu_bias`; each `amp.gelu_grad` of that
+      input fed by its own matmul becomes `dgelu`, or `dgelu_bgrad` with a row-sum bias gradient
+      of its result whose readers all follow the matmul;
+    - a bias gradient left as a lone row sum (`reduce_sum` over all dims but the last) of an
+      operand of a weight-gradient `amp.matmul ... transpose_a` (possibly through reshapes that
+      keep the last dim) becomes `bgrad_a` / `bgrad_b`.
+
+    Legality is cuBLASLt's (runtime/schema/CublasLtEpilogue.h, which the cuda device applies
+    too): one unbatched GEMM after folding, the forward and backward GEMMs seeing the auxiliary
+    matrix with one layout, a GELU input whose rows are a multiple of 8 elements, a ReLU bit mask
+    that fits in its i1 tensor, one element type throughout. Anything else is left as it was.
+
+    Each new op means the bits of the ops it replaces (the reference runs those); cuBLASLt computes
+    them within summation-order bounds (docs/cuda-device.md), which is why the rewrite is opt-in.
+
+    ```mlir
+    %h = amp.linear %x, %w, %b transpose_w = false activation = relu : ...
+    %dh = amp.matmul %dy, %w2 transpose_b : ...
+    %r:2 = amp.fused "k0" (%h, %zero, %dh) : ... { compare gt, select, reduce_sum }
+    // becomes
+    %h, %mask = amp.gemm_epilogue relu_aux_bias %x, %w, %b : ... -> tensor<128x256xf32>, tensor<128x256xi1>
+    %r:2 = amp.gemm_epilogue drelu_bgrad %dy, %w2, %mask transpose_b : ... -> tensor<128x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 #endif // AMP_PASSES_TD

@@ -58,11 +58,15 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
 }
 
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options) {
-  if (!options.fuse) return;
-  // The gradient pipeline first: amp-fuse could otherwise take a gradient's widening cast into an
-  // elementwise region, and the statistics pass would then read the widened copy.
-  pm.addNestedPass<func::FuncOp>(createAmpFuseGradPipelinePass());
-  pm.addNestedPass<func::FuncOp>(createAmpFusePass());
+  if (options.fuse) {
+    // The gradient pipeline first: amp-fuse could otherwise take a gradient's widening cast into an
+    // elementwise region, and the statistics pass would then read the widened copy.
+    pm.addNestedPass<func::FuncOp>(createAmpFuseGradPipelinePass());
+    pm.addNestedPass<func::FuncOp>(createAmpFusePass());
+  }
+  // After amp-fuse: the ReLU backward it matches is amp-fuse's region.
+  if (options.gemmEpilogues == GemmEpilogueMode::Cublaslt)
+    pm.addNestedPass<func::FuncOp>(createAmpSelectGemmEpiloguesPass());
 }
 
 void buildAmpPipeline(OpPassManager& pm, const AmpPipelineOptions& options) {

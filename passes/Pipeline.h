@@ -19,6 +19,10 @@ namespace mlir::amp {
 inline constexpr OptimizerKind kAmpcOptimizer = OptimizerKind::AdamW;
 inline constexpr double kAmpcSgdMomentum = 0.9;
 
+// Where a cuda target computes activation and bias gradients: in the generated kernels (exact), or
+// in cuBLASLt's training epilogues (amp-select-gemm-epilogues).
+enum class GemmEpilogueMode { Exact, Cublaslt };
+
 // The options mirror ampc's flags (docs/cli.md). Every other default is the pass option's, read
 // from the generated option structs so that it is written once, in Passes.td.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
@@ -71,6 +75,13 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   Option<int64_t> shardWorldSize{*this, "shard-world-size",
                                  llvm::cl::desc("Data-parallel: ZeRO-1 for this many ranks (amp-shard-optimizer; 0: off)"),
                                  llvm::cl::init(0)};
+  Option<GemmEpilogueMode> gemmEpilogues{
+      *this, "gemm-epilogues",
+      llvm::cl::desc("exact (default) or cublaslt: cuda targets move activation and bias gradients into cuBLASLt "
+                     "epilogues (amp-select-gemm-epilogues), within summation-order bounds"),
+      llvm::cl::init(GemmEpilogueMode::Exact),
+      llvm::cl::values(clEnumValN(GemmEpilogueMode::Exact, "exact", "the generated kernels: the reference's bits"),
+                       clEnumValN(GemmEpilogueMode::Cublaslt, "cublaslt", "cuBLASLt's training epilogues"))};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse the gradient pipeline and elementwise chains (amp-fuse-grad-pipeline, amp-fuse)"), llvm::cl::init(true)};
 };
 
@@ -79,8 +90,8 @@ void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options)
 // amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, (amp-data-parallel),
 // amp-cast-cleanup, amp-verify: @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
-// amp-fuse-grad-pipeline and amp-fuse on every function (nothing when options.fuse is false):
-// the last IR stage.
+// amp-fuse-grad-pipeline and amp-fuse on every function (not when options.fuse is false), then
+// amp-select-gemm-epilogues with gemm-epilogues=cublaslt: the last IR stage.
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-verify-model, then the three stages above (the training stage only with options.train).
 void buildAmpPipeline(OpPassManager& pm, const AmpPipelineOptions& options);

@@ -106,7 +106,6 @@ struct EntryReport {
   // cuda: what the captured graph launches.
   int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
   std::string code;                  // the code object chosen ("sm_90 cubin")
-  std::string fusion;                // what the device fused beyond the plan (GemmEpilogues.h), or empty
   std::vector<std::string> actions;  // one line per captured operation, in capture order
 };
 

@@ -44,7 +44,7 @@ StepKind stepKindOf(std::string_view op) {
       "amp.max_pool2d", "amp.avg_pool2d", "amp.max_pool2d_grad", "amp.avg_pool2d_grad", "amp.softmax",
       "amp.log_softmax", "amp.layer_norm", "amp.layer_norm_grad", "amp.rms_norm", "amp.rms_norm_grad",
       "amp.cross_entropy", "amp.cross_entropy_grad", "amp.mse_loss", "amp.reduce_sum", "amp.reduce_mean",
-      "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout"};
+      "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout", "amp.gemm_epilogue"};
   static constexpr std::string_view kMultiTensor[] = {
       "amp.unscale_check", "amp.grad_stats", "amp.update_scale", "amp.global_norm", "amp.clip_grads", "amp.step_counters",
       "amp.lr_schedule", "amp.sgd_update", "amp.adam_update"};

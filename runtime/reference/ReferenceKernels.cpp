@@ -8,6 +8,7 @@
 #include <map>
 
 #include "runtime/reference/ReferenceCommon.h"
+#include "runtime/reference/ReferenceGemmEpilogue.h"
 #include "runtime/reference/ReferenceGrad.h"
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
@@ -211,6 +212,8 @@ Kernels kernelFor(OpCode op) {
     case OpCode::ReduceScatter: return {nullptr, evalReduceScatter};
     case OpCode::AllGather: return {nullptr, evalAllGather};
     case OpCode::RankChunk: return {evalRankChunk};
+    // A GEMM with a cuBLASLt epilogue (amp-select-gemm-epilogues): the unfused ops it replaces.
+    case OpCode::GemmEpilogue: return {nullptr, evalGemmEpilogue};
     // Structure, not kernels: an executor runs a fused step as a whole (the reference device runs
     // its body op by op), and amp.yield ends the body.
     case OpCode::Fused: case OpCode::Yield:

@@ -51,7 +51,6 @@ int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile, const cuda::CudaOpt
                 static_cast<long long>(r->multiTensorLaunches), static_cast<long long>(r->copies),
                 static_cast<long long>(r->fills), static_cast<long long>(r->arenaBytes),
                 static_cast<long long>(r->scratchBytes), r->code.c_str());
-    if (!r->fusion.empty()) std::printf("%s\n", r->fusion.c_str());
     for (size_t i = 0; i < r->actions.size(); ++i) std::printf("  %4zu  %s\n", i + 1, r->actions[i].c_str());
     std::printf("steady state: %lld graph launch(es) and %lld host synchronisation(s) per call (the results' copy)\n",
                 static_cast<long long>(api->graphLaunches() - launchesBefore),

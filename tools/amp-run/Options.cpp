@@ -9,7 +9,7 @@ namespace {
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
                                        "resume", "memory-limit", "dry-run", "profile", "conv",
-                                       "gemm-epilogues", "trust-native-code", "native-code"};
+                                       "trust-native-code", "native-code"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -38,12 +38,6 @@ void describe(CLI::App& app, RunCommandLine& cl) {
                  "within summation-order bounds) or direct (the reference's bits, slowly)")
       ->type_name("gemm|direct")
       ->check(CLI::IsMember({"gemm", "direct"}));
-  app.add_option("--gemm-epilogues", cl.gemmEpilogues,
-                 "with --device=cuda: exact (default: activation and bias gradients in generated kernels, the "
-                 "reference's bits) or cublaslt (in cuBLASLt's RELU_AUX/DRELU_BGRAD, GELU_AUX/DGELU_BGRAD and "
-                 "BGRADA/B epilogues: fewer passes over memory, within summation-order bounds)")
-      ->type_name("exact|cublaslt")
-      ->check(CLI::IsMember({"exact", "cublaslt"}));
   app.add_flag("--trust-native-code", cl.trustNativeCode,
                "load the bundle's native code (fused kernels) even when its provenance tag does not verify under "
                "your ampc key: for a bundle from another user or machine that you trust as you would a program "
@@ -155,14 +149,11 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
   if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
   if (cl.profile && cl.device != "cuda") return absl::InvalidArgumentError("--profile is for --device=cuda");
   if (cl.given.count("conv") && cl.device != "cuda") return absl::InvalidArgumentError("--conv is for --device=cuda");
-  if (cl.given.count("gemm-epilogues") && cl.device != "cuda")
-    return absl::InvalidArgumentError("--gemm-epilogues is for --device=cuda");
   if (cl.profile && cl.mode != RunMode::Train && !cl.dryRun)
     return absl::InvalidArgumentError("--profile profiles training: give --steps=N or --epochs=N (or --dry-run)");
   if (cl.dryRun)
     for (const std::string& name : cl.given)
-      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv" &&
-          name != "gemm-epilogues")
+      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv")
         return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
   if (cl.trustNativeCode && cl.nativeCode == "off")
     return absl::InvalidArgumentError("--trust-native-code and --native-code=off contradict each other");

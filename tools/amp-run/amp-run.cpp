@@ -44,7 +44,7 @@ using namespace amp::rt;
 
 namespace {
 
-// The cuda device with amp-run's device options (--conv, --gemm-epilogues).
+// The cuda device with amp-run's device options (--conv).
 absl::StatusOr<Session> makeCudaSession(Plan plan, const cuda::CudaOptions& options, int64_t memoryLimit) {
   auto executor = makeCudaExecutor(options);
   if (!executor.ok()) return executor.status();
@@ -483,8 +483,6 @@ int main(int argc, char** argv) {
   }
   cuda::CudaOptions cudaOptions;
   cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
-  cudaOptions.epilogues =
-      options->gemmEpilogues == "cublaslt" ? cuda::GemmEpilogueMode::Cublaslt : cuda::GemmEpilogueMode::Exact;
   if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
   const int64_t initValues = randomInitValues(*plan);
   const auto initStart = std::chrono::steady_clock::now();

@@ -77,6 +77,15 @@ static cl::opt<Emit> emit(
 static cl::opt<bool> fuseFlag("fuse", cl::desc("Fuse the gradient pipeline (amp-fuse-grad-pipeline) and elementwise chains into generated kernels (amp-fuse)"),
                               cl::init(true), cl::cat(ampcCategory));
 
+static cl::opt<mlir::amp::GemmEpilogueMode> gemmEpiloguesFlag(
+    "gemm-epilogues",
+    cl::desc("cuda targets: where activation and bias gradients run (amp-select-gemm-epilogues)"),
+    cl::values(clEnumValN(mlir::amp::GemmEpilogueMode::Exact, "exact", "generated kernels, the reference's bits (default)"),
+               clEnumValN(mlir::amp::GemmEpilogueMode::Cublaslt, "cublaslt",
+                          "cuBLASLt's training epilogues (RELU_AUX/DRELU_BGRAD, GELU_AUX/DGELU_BGRAD, BGRADA/B): "
+                          "fewer passes over memory, within summation-order bounds")),
+    cl::init(mlir::amp::GemmEpilogueMode::Exact), cl::cat(ampcCategory));
+
 static cl::opt<bool> nativeKernelsFlag(
     "native-kernels",
     cl::desc("Compile the fused kernels into the bundle: for cpu targets x86-64-v3 and -v4 shared "
@@ -423,7 +432,17 @@ static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::Autocast
   pm.addPass(mlir::amp::createAmpVerifyModelPass());
   if (stages.autocast) mlir::amp::buildAmpAutocastStage(pm, options);
   if (stages.train) mlir::amp::buildAmpTrainStage(pm, options);
-  if (stages.fuse && fuseFlag) mlir::amp::buildAmpFusionStage(pm, options);
+  options.fuse = fuseFlag.getValue();
+  options.gemmEpilogues = gemmEpiloguesFlag.getValue();
+  if (gemmEpiloguesFlag == mlir::amp::GemmEpilogueMode::Cublaslt) {
+    auto target = moduleTarget(module);
+    if (!target) return failure();
+    if (!target->isCuda())
+      return module.emitError("ampc: --gemm-epilogues=cublaslt is for cuda targets (--target=cuda:sm_80 or "
+                              "cuda:sm_90); the target is '")
+             << module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr).getValue() << "'";
+  }
+  if (stages.fuse) mlir::amp::buildAmpFusionStage(pm, options);
   if (failed(pm.run(module))) return failure();
 
   if (stages.autocast) {

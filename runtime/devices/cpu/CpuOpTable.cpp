@@ -92,6 +92,9 @@ StepFactories factoriesFor(OpCode code) {
     case OpCode::RankChunk:
     case OpCode::ReduceScatter:
       return {makeCollectiveStep};
+    // A cuBLASLt epilogue GEMM (formed for cuda targets only): the reference's unfused ops.
+    case OpCode::GemmEpilogue:
+      return {};
     // Prepared by the entry itself: a reshape is a view (the memory plan aliases it), a constant
     // is copied into its buffer once.
     case OpCode::Reshape:

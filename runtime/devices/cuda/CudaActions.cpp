@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/KernelTypes.h"
-#include "runtime/devices/cuda/GemmEpilogues.h"
+#include "runtime/devices/cuda/GemmStep.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 
 namespace amp::rt::cuda {
@@ -158,7 +158,8 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
     // device says how it runs it.
     switch (*step.code) {
       case OpCode::Linear:
-      case OpCode::Matmul: status = gemm(s); break;
+      case OpCode::Matmul:
+      case OpCode::GemmEpilogue: status = gemm(s); break;
       case OpCode::UnscaleCheck: status = unscaleCheck(s); break;
       case OpCode::GradStats: status = gradStats(s); break;
       case OpCode::GlobalNorm: status = globalNorm(s); break;
@@ -286,75 +287,53 @@ absl::Status ActionBuilder::generated(size_t s) {
   return absl::OkStatus();
 }
 
-// amp.linear / amp.matmul through cuBLASLt, with the layer's own bias and relu epilogue, or the
-// training epilogue the opt-in rewrite asked for (GemmEpilogues.h). Operands: a, b, then the
-// bias (a linear that has one) or the GELU input (DGELU forms). Results: D, then the GELU input
-// (GELU_AUX forms), then the bias gradient (the BGRAD forms).
+// amp.linear / amp.matmul through cuBLASLt with the layer's own bias and relu epilogue, and
+// amp.gemm_epilogue with the training epilogue of its kind (GemmStep.h: where its bias, auxiliary
+// matrix and bias gradient are). A ReLU mask is cuBLASLt's bit mask, stored in the i1 tensor the
+// op gives (forward) or reads (backward), which must hold auxBytes of it.
 absl::Status ActionBuilder::gemm(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  auto requested = requestedEpilogue(step);
-  if (!requested.ok()) return requested.status();
-  const GemmEpilogue e = *requested;
-  const bool linear = step.code == OpCode::Linear;
-  const bool readsGelu = e == GemmEpilogue::DGelu || e == GemmEpilogue::DGeluBgrad;
-  const bool writesGelu = e == GemmEpilogue::GeluAux || e == GemmEpilogue::GeluAuxBias;
-  const bool biasGrad = epilogueWritesBiasGrad(e);
-  const size_t results = 1 + (writesGelu ? 1 : 0) + (biasGrad ? 1 : 0);
-  if (step.operands.size() < 2 || step.results.size() != results ||
-      step.operands.size() > (linear ? 3u : readsGelu ? 3u : 2u) || (readsGelu && step.operands.size() != 3))
-    return absl::InvalidArgumentError("expected the GEMM's operands and results");
-  auto problem = gemmProblemOf(plan_, step);
-  if (!problem.ok()) return problem.status();
-  const bool bias = linear && step.operands.size() == 3;
+  auto decoded = decodeGemmStep(plan_, step);
+  if (!decoded.ok()) return decoded.status();
+  const GemmStep& g = *decoded;
+  const GemmEpilogue e = g.epilogue;
   const BufferDesc& x = plan_.buffers[step.operands[0]];
-  for (int32_t id : step.operands)
-    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("GEMM operands of different types");
-  for (int32_t id : step.results)
-    if (plan_.buffers[id].dtype != x.dtype) return absl::InvalidArgumentError("the GEMM's results must have its operands' type");
-  auto plan = planGemm(*problem);
+  const auto isMask = [&](bool operand, size_t i) {
+    return epilogueAux(e) == GemmAux::ReluMask && static_cast<int>(i) == (operand ? g.auxOperand : g.auxResult);
+  };
+  for (size_t i = 0; i < step.operands.size(); ++i)
+    if (plan_.buffers[step.operands[i]].dtype != (isMask(true, i) ? DType::Bool : x.dtype))
+      return absl::InvalidArgumentError("GEMM operands of different types");
+  for (size_t i = 0; i < step.results.size(); ++i)
+    if (plan_.buffers[step.results[i]].dtype != (isMask(false, i) ? DType::Bool : x.dtype))
+      return absl::InvalidArgumentError("the GEMM's results must have its operands' type");
+  auto plan = planGemm(g.problem);
   if (!plan.ok()) return plan.status();
   const BufferDesc& out = plan_.buffers[step.results[0]];
   if (numElements(plan->resultShape) != out.numel())
     return absl::InvalidArgumentError(absl::StrCat("the GEMM computes ", shapeToString(plan->resultShape),
                                                    ", the plan's result is ", shapeToString(out.shape)));
-  DevicePtr aux = 0, biasPtr = bias ? ptr_[step.operands[2]] : 0;
+  DevicePtr aux = 0, biasPtr = g.bias >= 0 ? ptr_[step.operands[g.bias]] : 0;
   if (e != GemmEpilogue::None) {
-    // A forward form must be the layer's own: its bias, and a ReLU mask exactly for a relu layer
-    // (a plan asking for RELU_BIAS or a bias it lacks is refused, never run with a null pointer).
-    const bool forward = epilogueIsForward(e);
-    const bool relu = linear && problem->relu;
-    const bool consistent = forward ? linear && epilogueReadsBias(e) == bias &&
-                                          relu == (epilogueAux(e) == GemmAux::ReluMask)
-                                    : !linear;
-    if (!consistent)
-      return absl::InvalidArgumentError(absl::StrCat("epilogue ", std::string(gemmEpilogueName(e)), " does not fit this ", step.op));
     if (auto st = setTrainingEpilogue(*plan, e); !st.ok()) return st;
-    if (biasGrad) {
-      const int32_t db = step.results.back();
+    if (g.biasGrad >= 0) {
+      const int32_t db = step.results[g.biasGrad];
       if (plan_.buffers[db].numel() != (e == GemmEpilogue::BgradB ? plan->n : plan->m))
         return absl::InvalidArgumentError(absl::StrCat("the bias gradient ", plan_.buffers[db].name, " ",
                                                        shapeToString(plan_.buffers[db].shape), " does not fit the GEMM"));
       biasPtr = ptr_[db];
     }
-    if (epilogueAux(e) == GemmAux::GeluInput) {
-      const int32_t input = readsGelu ? step.operands[2] : step.results[1];
-      if (plan_.buffers[input].numel() != out.numel())
-        return absl::InvalidArgumentError("the GELU input must have the GEMM result's shape");
-      aux = ptr_[input];
-    } else if (epilogueAux(e) == GemmAux::ReluMask) {
-      auto owner = step.attrs.getInt(step.op, kReluMaskAttr);
-      if (!owner.ok()) return owner.status();
-      const int64_t bytes = auxBytes(*plan);
-      if (forward) {
-        auto mask = scratch(bytes);
-        if (!mask.ok()) return mask.status();
-        reluMasks_[*owner] = {*mask, bytes};
-      }
-      auto it = reluMasks_.find(*owner);
-      if (it == reluMasks_.end() || it->second.second != bytes)
-        return absl::InvalidArgumentError(absl::StrCat("no ReLU mask of ", bytes, " bytes written for buffer ", *owner,
-                                                       " before this step"));
-      aux = it->second.first;
+    if (epilogueAux(e) != GemmAux::None) {
+      const int32_t id = g.auxOperand >= 0 ? step.operands[g.auxOperand] : step.results[g.auxResult];
+      const BufferDesc& buffer = plan_.buffers[id];
+      if (buffer.numel() != out.numel())
+        return absl::InvalidArgumentError(absl::StrCat("the epilogue's auxiliary tensor ", buffer.name, " ",
+                                                       shapeToString(buffer.shape), " must have the result's shape"));
+      if (buffer.byteSize() < auxBytes(*plan))
+        return absl::InvalidArgumentError(absl::StrCat("the epilogue's auxiliary tensor ", buffer.name, " holds ",
+                                                       buffer.byteSize(), " bytes, cuBLASLt's ",
+                                                       std::string(gemmEpilogueName(e)), " needs ", auxBytes(*plan)));
+      aux = ptr_[id];
     }
   }
   alignForCall(*plan, ptr_[step.operands[0]], ptr_[step.operands[1]], biasPtr, ptr_[step.results[0]], aux);

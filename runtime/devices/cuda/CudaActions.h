@@ -139,9 +139,6 @@ class ActionBuilder {
   EntryReport& report_;
   DevicePtr stepWord_;
   const std::vector<size_t>& planStep_;
-  // The ReLU bit masks written by RELU_AUX forward GEMMs, by the ReLU output they describe:
-  // (scratch, bytes), read by the backward's DRELU GEMMs.
-  std::map<int64_t, std::pair<DevicePtr, int64_t>> reluMasks_;
   const CudaOptions& options_;
   DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
   ConvColumns& columns_;

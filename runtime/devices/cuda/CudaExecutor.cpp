@@ -9,7 +9,6 @@
 #include "runtime/dist/Communicator.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/devices/cuda/CudaActions.h"
-#include "runtime/devices/cuda/GemmEpilogues.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/LogRing.h"
 #include "runtime/devices/cuda/NumericsChecks.h"
@@ -232,19 +231,7 @@ absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
 absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent) {
   report_.code = code;
   const size_t count = plan_.buffers.size();
-  // The opt-in epilogue rewrite moves where values are written, so its memory is planned again:
-  // the bundle's layout is proven for the plan's own entry only.
-  std::optional<MemoryPlan> fusedMemory;
-  bool rewritten = false;
-  if (exec_.options().epilogues == GemmEpilogueMode::Cublaslt)
-    if (auto fused = fuseGemmEpilogues(plan_, entry_)) {
-      entry_ = std::move(fused->entry);
-      planStep_ = std::move(fused->planStep);
-      report_.fusion = std::move(fused->summary);
-      rewritten = true;
-    }
-  if (rewritten) fusedMemory = planMemory(plan_, entry_, constantsOutsideArena(plan_, entry_));
-  auto planned = fusedMemory ? absl::StatusOr<MemoryPlan>(std::move(*fusedMemory)) : entryMemoryPlan(plan_, entry_);
+  auto planned = entryMemoryPlan(plan_, entry_);
   if (!planned.ok()) return planned.status();
   MemoryPlan memory = std::move(*planned);
   std::vector<DevicePtr> ptr(count, 0);

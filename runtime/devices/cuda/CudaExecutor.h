@@ -26,18 +26,8 @@ enum class ConvAlgorithm {
   Direct,
 };
 
-// Where activation and bias gradients are computed.
-enum class GemmEpilogueMode {
-  // In generated kernels, in the reference's order: its bits.
-  Exact,
-  // In cuBLASLt's training epilogues (RELU_AUX_BIAS / DRELU_BGRAD, GELU_AUX_BIAS / DGELU_BGRAD,
-  // BGRADA / BGRADB; GemmEpilogues.h): fewer passes over memory, within summation-order bounds.
-  Cublaslt,
-};
-
 struct CudaOptions {
   ConvAlgorithm conv = ConvAlgorithm::ImplicitGemm;
-  GemmEpilogueMode epilogues = GemmEpilogueMode::Exact;
   // The most an implicit-GEMM convolution's columns may take. Beyond it the forward and the input
   // gradient run a few images at a time, and a weight gradient runs the direct kernel.
   int64_t convColumnsLimitBytes = int64_t{2} << 30;

@@ -314,7 +314,7 @@ class DriverApi final : public GpuApi {
                                                    p.m, " x ", p.n, " x ", p.k, " with epilogue ",
                                                    std::string(gemmEpilogueName(p.epilogue)),
                                                    epilogueAux(p.epilogue) != GemmAux::None || epilogueWritesBiasGrad(p.epilogue)
-                                                       ? "; --gemm-epilogues=exact runs it without the training epilogues"
+                                                       ? "; a bundle compiled without ampc --gemm-epilogues runs it without the training epilogues"
                                                        : ""));
     g.algo = result.algo;
     const GemmId id = static_cast<GemmId>(gemms_.size());

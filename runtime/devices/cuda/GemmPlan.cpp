@@ -1,22 +1,10 @@
 #include "runtime/devices/cuda/GemmPlan.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 
 namespace amp::rt::cuda {
-namespace {
-
-std::string shapeText(const Shape& s) { return shapeToString(s); }
-
-int64_t product(const Shape& s, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end; ++i) n *= s[i];
-  return n;
-}
-
-}  // namespace
 
 std::string_view gemmEpilogueName(GemmEpilogue e) {
   switch (e) {
@@ -100,18 +88,21 @@ void alignForCall(GemmPlan& g, uint64_t a, uint64_t b, uint64_t bias, uint64_t d
 }
 
 absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e) {
-  if (g.batch != 1)
-    return absl::UnimplementedError(absl::StrCat("epilogue ", std::string(gemmEpilogueName(e)), " on a batched GEMM"));
   if (g.accumulate) return absl::InvalidArgumentError("a training epilogue on an accumulating GEMM");
+  ColumnMajorGemm c;
+  c.m = g.m;
+  c.n = g.n;
+  c.k = g.k;
+  c.ldc = g.ldc;
+  c.batch = g.batch;
+  const EpilogueAux aux = epilogueAux(e) == GemmAux::ReluMask    ? EpilogueAux::ReluMask
+                          : epilogueAux(e) == GemmAux::GeluInput ? EpilogueAux::GeluInput
+                                                                 : EpilogueAux::None;
+  const AuxLayout layout = trainingEpilogueAux(c, aux);
+  if (!layout.error.empty())
+    return absl::UnimplementedError(absl::StrCat("epilogue ", std::string(gemmEpilogueName(e)), ": ", layout.error));
   g.epilogue = e;
-  g.auxLd = 0;
-  if (epilogueAux(e) == GemmAux::ReluMask) g.auxLd = (g.m + 127) / 128 * 128;
-  if (epilogueAux(e) == GemmAux::GeluInput) {
-    if (g.ldc % 8 != 0)
-      return absl::UnimplementedError(
-          absl::StrCat("the GELU input's leading dimension ", g.ldc, " is not a multiple of 8 (cuBLASLt's aux rule)"));
-    g.auxLd = g.ldc;
-  }
+  g.auxLd = layout.ld;
   return absl::OkStatus();
 }
 
@@ -131,65 +122,52 @@ GemmProblem linearProblem(DType dtype, const Shape& x, const Shape& w, bool tran
 absl::StatusOr<GemmPlan> planGemm(const GemmProblem& p) {
   if (p.dtype != DType::F32 && p.dtype != DType::F16 && p.dtype != DType::BF16)
     return absl::InvalidArgumentError(absl::StrCat("cuBLASLt GEMMs take f32, f16 or bf16, got ", std::string(dtypeName(p.dtype))));
-  if (p.a.size() < 2 || p.b.size() < 2)
-    return absl::InvalidArgumentError(
-        absl::StrCat("GEMM operands need rank >= 2, got ", shapeText(p.a), " and ", shapeText(p.b)));
-  const size_t ra = p.a.size(), rb = p.b.size();
-  const int64_t M = p.transA ? p.a[ra - 1] : p.a[ra - 2], K = p.transA ? p.a[ra - 2] : p.a[ra - 1];
-  const int64_t Kb = p.transB ? p.b[rb - 1] : p.b[rb - 2], N = p.transB ? p.b[rb - 2] : p.b[rb - 1];
-  if (K != Kb)
-    return absl::InvalidArgumentError(absl::StrCat("GEMM contraction dims differ: ", shapeText(p.a),
-                                                   p.transA ? " (transposed)" : "", " vs ", shapeText(p.b),
-                                                   p.transB ? " (transposed)" : ""));
-  // Batch: each operand either has the full batch (after broadcasting) or none.
-  const Shape batchA(p.a.begin(), p.a.end() - 2), batchB(p.b.begin(), p.b.end() - 2);
-  const int64_t countA = product(batchA, 0, batchA.size()), countB = product(batchB, 0, batchB.size());
-  Shape batch;
-  if (countA == 1 && countB == 1) {
-    batch = batchA.size() >= batchB.size() ? batchA : batchB;
-  } else if (countB == 1 && batchB.size() <= batchA.size()) {
-    batch = batchA;
-  } else if (countA == 1 && batchA.size() <= batchB.size()) {
-    batch = batchB;
-  } else if (batchA == batchB) {
-    batch = batchA;
-  } else {
-    return absl::UnimplementedError(absl::StrCat("GEMM batch broadcast ", shapeText(p.a), " x ", shapeText(p.b),
-                                                 " is not one strided batch (each operand must have the whole "
-                                                 "batch or none)"));
+  // The layout rules the compiler decides epilogues by (runtime/schema/CublasLtEpilogue.h).
+  const ColumnMajorGemm c = columnMajorGemm(p.a, p.b, p.transA, p.transB);
+  if (!c.error.empty()) {
+    const bool batchRule = c.error.rfind("GEMM batch", 0) == 0;
+    return batchRule ? absl::UnimplementedError(c.error) : absl::InvalidArgumentError(c.error);
   }
-  const int64_t count = product(batch, 0, batch.size());
-  constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
   GemmPlan g;
   g.dtype = p.dtype;
-  g.resultShape = batch;
-  g.resultShape.push_back(M);
-  g.resultShape.push_back(N);
+  g.resultShape = c.resultShape;
   // cuBLASLt's A = b: stored [K, N] (col-major [N, K], ld N) or [N, K] with transB (col-major
   // [K, N], ld K, transposed). B = a: stored [M, K] (col-major [K, M], ld K) or [K, M] with transA.
-  g.m = N;
-  g.n = M;
-  g.k = K;
+  const int64_t M = c.resultShape[c.resultShape.size() - 2], N = c.m, K = c.k;
+  g.m = c.m;
+  g.n = c.n;
+  g.k = c.k;
   g.transA = p.transB;
   g.transB = p.transA;
   g.lda = p.transB ? K : N;
   g.ldb = p.transA ? M : K;
-  g.ldc = N;
-  g.batch = count;
-  g.strideA = countB == 1 ? 0 : K * N;
-  g.strideB = countA == 1 ? 0 : M * K;
+  g.ldc = c.ldc;
+  g.batch = c.batch;
+  g.strideA = c.countRhs == 1 ? 0 : K * N;
+  g.strideB = c.countLhs == 1 ? 0 : M * K;
   g.strideC = M * N;
-  if (count > 1 && countB == 1 && !p.transA) {  // one shared b: fold the batch into M
-    g.n = M * count;
-    g.batch = 1;
-    g.strideB = g.strideC = 0;
-  }
-  if (g.m > kMaxDim || g.n > kMaxDim || g.k > kMaxDim || g.batch > kMaxDim)
-    return absl::InvalidArgumentError(absl::StrCat("GEMM of ", g.m, " x ", g.n, " x ", g.k, " in ", g.batch,
-                                                   " batch(es) exceeds cuBLASLt's 2^31 - 1 per dimension"));
+  if (c.folded) g.strideB = g.strideC = 0;
   g.epilogue = p.bias ? (p.relu ? GemmEpilogue::ReluBias : GemmEpilogue::Bias)
                       : (p.relu ? GemmEpilogue::Relu : GemmEpilogue::None);
   return g;
+}
+
+GemmEpilogue cublasLtEpilogue(EpilogueKind k) {
+  switch (k) {
+    case EpilogueKind::ReluAux: return GemmEpilogue::ReluAux;
+    case EpilogueKind::ReluAuxBias: return GemmEpilogue::ReluAuxBias;
+    case EpilogueKind::GeluAux: return GemmEpilogue::GeluAux;
+    case EpilogueKind::GeluAuxBias: return GemmEpilogue::GeluAuxBias;
+    case EpilogueKind::GeluBias: return GemmEpilogue::GeluBias;
+    case EpilogueKind::DRelu: return GemmEpilogue::DRelu;
+    case EpilogueKind::DReluBgrad: return GemmEpilogue::DReluBgrad;
+    case EpilogueKind::DGelu: return GemmEpilogue::DGelu;
+    case EpilogueKind::DGeluBgrad: return GemmEpilogue::DGeluBgrad;
+    // bgrad_a sums the op's lhs, which is cuBLASLt's B; bgrad_b its rhs, cuBLASLt's A.
+    case EpilogueKind::BgradA: return GemmEpilogue::BgradB;
+    case EpilogueKind::BgradB: return GemmEpilogue::BgradA;
+  }
+  return GemmEpilogue::None;
 }
 
 }  // namespace amp::rt::cuda

@@ -16,12 +16,14 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/Tensor.h"
+#include "runtime/schema/CublasLtEpilogue.h"
 
 namespace amp::rt::cuda {
 
 // The cuBLASLt epilogues the CUDA device uses: CUBLASLT_EPILOGUE_DEFAULT, _BIAS, _RELU_BIAS, _RELU
-// always; the rest only with CudaOptions::epilogues = cuBLASLt (GemmEpilogues.h), which trades the
-// fused kernels' exact bits for fewer passes over memory:
+// for amp.linear and amp.matmul; the rest for amp.gemm_epilogue, which ampc forms only when asked
+// (`ampc --gemm-epilogues=cublaslt`): they trade the exact bits of the unfused ops for fewer passes
+// over memory:
 //  - ReluAux(Bias), GeluAux(Bias): the forward, also writing the auxiliary matrix the backward
 //    reads (a ReLU bit mask, or the GELU input in D's type); GeluBias without it;
 //  - DRelu(Bgrad), DGelu(Bgrad): the backward's dX GEMM, masked by the ReLU bits or multiplied by
@@ -92,13 +94,16 @@ struct GemmProblem {
 GemmProblem linearProblem(DType dtype, const Shape& x, const Shape& w, bool transposeW, bool bias, bool relu);
 
 // Refuses what cuBLASLt cannot express as one strided batch (a broadcast mixing batch dims of both
-// operands), dims that disagree, and sizes beyond its 64-bit layouts' 2^31 - 1 rows and columns.
+// operands), dims that disagree, and sizes beyond its 64-bit layouts' 2^31 - 1 rows and columns
+// (columnMajorGemm, the rule the compiler shares).
 absl::StatusOr<GemmPlan> planGemm(const GemmProblem& p);
 
-// Gives planned GEMM `g` the opt-in epilogue `e` (GemmEpilogues.h) and its auxiliary leading
-// dimension: the ReLU mask's m rounded up to 128 bits, or the GELU input stored as D is (ldc, which
-// must be a multiple of 8). Refuses a batched or accumulating call.
+// Gives planned GEMM `g` the training epilogue `e` and its auxiliary leading dimension by the rules
+// the compiler decides with (trainingEpilogueAux: the ReLU mask's m rounded up to 128 bits, or the
+// GELU input stored as D is, ldc a multiple of 8). Refuses a batched or accumulating call.
 absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e);
+// The cuBLASLt epilogue of an amp.gemm_epilogue kind.
+GemmEpilogue cublasLtEpilogue(EpilogueKind k);
 
 // Lowers g's alignments to those of one call's pointers (the step's a and b, the bias, D, the aux
 // matrix; 0 for none), so one plan serves every call it is used for.

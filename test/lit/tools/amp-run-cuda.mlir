@@ -113,17 +113,20 @@
 // RUN: not amp-run %t.ampx --device=cuda --dry-run --steps=3 --data=fashion-mnist 2>&1 | FileCheck %s --check-prefix=EXTRA
 // EXTRA: has no effect with --dry-run
 
-// --gemm-epilogues=cublaslt moves the relu backward into the GEMMs (docs/cuda-device.md): each
+// ampc --gemm-epilogues=cublaslt moves the relu backward into the GEMMs (docs/cuda-device.md): each
 // relu layer's forward also writes a ReLU bit mask, and the dX GEMM of the layer above applies
-// it and sums the bias gradient; the two fused relu-backward kernels no longer run.
-// RUN: amp-run %t.ampx --device=cuda --dry-run --gemm-epilogues=cublaslt | FileCheck %s --check-prefix=EPI
+// it and sums the bias gradient; the two fused relu-backward kernels are no longer in the bundle.
+// RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=bf16 --optimizer=adamw --target=cuda:sm_90 --gemm-epilogues=cublaslt -o %t.epi.ampx
+// RUN: amp-run %t.epi.ampx --device=cuda --dry-run | FileCheck %s --check-prefix=EPI
 // EPI: entry train_step: {{[0-9]+}} operations in one graph (7 generated kernels, 8 cuBLASLt GEMMs
-// EPI-NEXT: cuBLASLt training epilogues: 2 DRELU_BGRAD, 2 RELU_AUX_BIAS; 2 step(s) folded into GEMMs
-// EPI: step 3 amp.linear: cuBLASLt bf16 256 x 128 x 784 RELU_AUX_BIAS
-// EPI: step 4 amp.linear: cuBLASLt bf16 256 x 128 x 256 RELU_AUX_BIAS
-// EPI: step 10 amp.matmul: cuBLASLt bf16 256 x 128 x 10 DRELU_BGRAD
-// EPI: step 13 amp.matmul: cuBLASLt bf16 256 x 128 x 256 DRELU_BGRAD
+// EPI: step 2 amp.gemm_epilogue: cuBLASLt bf16 256 x 128 x 784 RELU_AUX_BIAS
+// EPI: step 3 amp.gemm_epilogue: cuBLASLt bf16 256 x 128 x 256 RELU_AUX_BIAS
+// EPI: step 9 amp.gemm_epilogue: cuBLASLt bf16 256 x 128 x 10 DRELU_BGRAD
+// EPI: step 11 amp.gemm_epilogue: cuBLASLt bf16 256 x 128 x 256 DRELU_BGRAD
 // EPI-NOT: amp_train_step_k1
 // EPI: GPU memory with every entry prepared
-// RUN: not amp-run %t.ampx --gemm-epilogues=cublaslt 2>&1 | FileCheck %s --check-prefix=EPICPU
-// EPICPU: --gemm-epilogues is for --device=cuda
+// The choice is the compiler's: amp-run has no such flag, and a cpu target has no cuBLASLt.
+// RUN: not amp-run %t.epi.ampx --gemm-epilogues=cublaslt 2>&1 | FileCheck %s --check-prefix=NOFLAG
+// NOFLAG: The following argument was not expected: --gemm-epilogues=cublaslt
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --gemm-epilogues=cublaslt -o %t.cpu.ampx 2>&1 | FileCheck %s --check-prefix=EPICPU
+// EPICPU: --gemm-epilogues=cublaslt is for cuda targets (--target=cuda:sm_80 or cuda:sm_90); the target is 'cpu'

@@ -276,21 +276,20 @@ TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummation
   }
 }
 
-// The opt-in cuBLASLt training epilogues (GemmEpilogues.h) against the reference: f32 within the
-// GEMMs' summation-order bound; bf16 within the bound the host emulation of the same rewrite
-// reaches (test/unit/cuda/GemmEpiloguesTest.cpp: 0.0077 of a result's largest magnitude), so a
-// cuBLASLt whose epilogues differ from their documented meaning (a mask of other bits, another
-// GELU, a bias gradient over the wrong axis) fails here.
+// Bundles compiled with `ampc --gemm-epilogues=cublaslt` (amp.gemm_epilogue steps) against the
+// reference, which runs each such step as the unfused ops it replaces: f32 within the GEMMs'
+// summation-order bound; bf16 within the bound the host emulation of the same epilogues reaches
+// (test/unit/cuda/GemmEpiloguesTest.cpp: 0.0077 of a result's largest magnitude), so a cuBLASLt
+// whose epilogues differ from their documented meaning (a mask of other bits, another GELU, a
+// bias gradient over the wrong axis) fails here.
 TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) {
-  for (const auto& [name, bound] : {std::pair<const char*, double>{"mlp_f32_sm_90", 1e-5},
-                                    {"mlp_bf16_sm_90", 0.02}, {"transformer_lm_bf16_sm_90", 0.02}}) {
+  for (const auto& [name, bound] : {std::pair<const char*, double>{"mlp_epilogues_f32_sm_90", 1e-5},
+                                    {"mlp_epilogues_bf16_sm_90", 0.02}, {"transformer_lm_epilogues_bf16_sm_90", 0.02}}) {
     SCOPED_TRACE(name);
     if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
     auto plan = readBundle(bundlePath(name));
     ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
-    CudaOptions options;
-    options.epilogues = GemmEpilogueMode::Cublaslt;
-    GpuSession gpu = openGpu(*plan, options);
+    GpuSession gpu = openGpu(*plan, CudaOptions{});
     if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
     compareWithTheReference(gpu, *plan, withinBound(bound));
   }
