@@ -10,6 +10,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/MemoryPlan.h"
 
@@ -137,6 +138,24 @@ struct EntryLowering {
     return id;
   }
 
+  // An amp.init's stored values (dense or dense_resource, f32) as a runtime tensor.
+  static std::shared_ptr<const rt::Tensor> storedValues(ElementsAttr values) {
+    auto type = cast<ShapedType>(values.getType());
+    auto tensor = std::make_shared<rt::Tensor>(rt::DType::F32, rt::Shape(type.getShape().begin(), type.getShape().end()));
+    float* out = tensor->as<float>();
+    if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(values)) {
+      std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+      if (!data || static_cast<int64_t>(data->size()) != tensor->numel()) return nullptr;
+      std::copy(data->begin(), data->end(), out);
+      return tensor;
+    }
+    auto dense = dyn_cast<DenseElementsAttr>(values);
+    if (!dense) return nullptr;
+    int64_t k = 0;
+    for (float v : dense.getValues<float>()) out[k++] = v;  // a splat repeats its value
+    return tensor;
+  }
+
   FailureOr<int32_t> bindArgument(func::FuncOp f, unsigned i) {
     rt::BufferDesc desc;
     desc.name = getArgName(f, i).str();
@@ -149,6 +168,13 @@ struct EntryLowering {
     if (auto init = f.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
       desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed(),
                                init.getFrom().str()};
+    if (auto values = f.getArgAttrOfType<ElementsAttr>(i, AmpDialect::kInitAttr)) {
+      auto stored = storedValues(values);
+      if (!stored)
+        return mlir::emitError(f.getArgument(i).getLoc(), "codegen: the initial values of '")
+               << desc.name << "' are not available (an elided dense_resource blob?)";
+      desc.init = rt::InitSpec{"stored", 1.0, 0, "", std::move(stored)};
+    }
     if (auto of = f.getArgAttrOfType<StringAttr>(i, AmpDialect::kShardOfAttr)) desc.shardOf = of.getValue().str();
     Value arg = f.getArgument(i);
     auto it = named.find(desc.name);

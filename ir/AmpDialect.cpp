@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -175,9 +176,15 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsi
     return success();
   }
   if (name == kInitAttr) {
-    if (!isa<InitAttr>(attr.getValue()))
-      return op->emitError() << "argument #" << argIndex << ": amp.init must be an #amp.init<...>";
-    return success();
+    if (isa<InitAttr>(attr.getValue())) return success();
+    // Stored initial values (an imported model's weights): an f32 tensor of the argument's type.
+    auto values = dyn_cast<ElementsAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (values && function && argIndex < function.getNumArguments() &&
+        values.getType() == function.getArgumentTypes()[argIndex] && values.getElementType().isF32())
+      return success();
+    return op->emitError() << "argument #" << argIndex
+                           << ": amp.init must be an #amp.init<...> or f32 values of the argument's type";
   }
   if (name == kShardOfAttr) {
     auto str = dyn_cast<StringAttr>(attr.getValue());

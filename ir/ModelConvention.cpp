@@ -104,6 +104,8 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                            << "\"> needs a float state argument shaped like the param '"
                            << init.getFrom() << "'";
     }
+    if (isa_and_nonnull<ElementsAttr>(func.getArgAttr(i, AmpDialect::kInitAttr)) && !isParam)
+      fail(arg.getLoc()) << "argument #" << i << " stores initial values, which only params take";
     if (!isParam && !isState && func.getArgAttr(i, AmpDialect::kInitAttr))
       fail(arg.getLoc()) << "argument #" << i
                          << " has amp.init but only params and state are initialised";

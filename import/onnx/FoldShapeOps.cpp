@@ -1,8 +1,10 @@
 // Folding at import time: the shape arithmetic exporters write (Shape -> Gather -> Unsqueeze ->
-// Concat -> Reshape) and Constant nodes become values known on the host, so every amp shape is
-// static and no integer arithmetic reaches the model.
+// Concat -> Reshape), Constant nodes and masks built from them (ConstantOfShape -> Trilu -> Where)
+// become values known on the host, so every amp shape is static and no integer arithmetic reaches
+// the model.
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "import/onnx/GraphTranslator.h"
 #include "llvm/ADT/STLExtras.h"
@@ -188,28 +190,51 @@ LogicalResult foldConcat(GraphTranslator& t, const std::vector<const HostTensor*
   return success();
 }
 
+// NumPy broadcasting of known values: the result's shape, and for each result element the flat
+// index of the element each input contributes.
+struct Broadcast {
+  Shape shape, strides;
+  std::vector<Shape> padded;  // each input's shape, left-padded with 1s to the result's rank
+
+  static std::optional<Broadcast> of(const std::vector<const HostTensor*>& inputs) {
+    Broadcast b;
+    size_t rank = 0;
+    for (const HostTensor* in : inputs) rank = std::max(rank, in->shape.size());
+    b.shape.assign(rank, 1);
+    for (const HostTensor* in : inputs) {
+      Shape p(rank - in->shape.size(), 1);
+      p.insert(p.end(), in->shape.begin(), in->shape.end());
+      for (size_t d = 0; d < rank; ++d) {
+        if (p[d] != b.shape[d] && p[d] != 1 && b.shape[d] != 1) return std::nullopt;
+        if (p[d] != 1) b.shape[d] = p[d];
+      }
+      b.padded.push_back(std::move(p));
+    }
+    b.strides = stridesOf(b.shape);
+    return b;
+  }
+  int64_t numel() const { return product(shape); }
+  int64_t source(size_t input, int64_t i) const {
+    const Shape& p = padded[input];
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t idx = (i / strides[d]) % shape[d];
+      flat = flat * p[d] + (p[d] == 1 ? 0 : idx);
+    }
+    return flat;
+  }
+};
+
 template <typename Op>
 LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTensor& b, Op op) {
   if (failed(t.onlyAttributes({}))) return failure();
-  const size_t rank = std::max(a.shape.size(), b.shape.size());
-  Shape pa(rank - a.shape.size(), 1), pb(rank - b.shape.size(), 1), shape(rank);
-  pa.insert(pa.end(), a.shape.begin(), a.shape.end());
-  pb.insert(pb.end(), b.shape.begin(), b.shape.end());
-  for (size_t d = 0; d < rank; ++d) {
-    if (pa[d] != pb[d] && pa[d] != 1 && pb[d] != 1) return t.refuse() << "the operands do not broadcast";
-    shape[d] = pa[d] == 1 ? pb[d] : pa[d];
-  }
-  auto sa = stridesOf(pa), sb = stridesOf(pb), so = stridesOf(shape);
+  auto shape = Broadcast::of({&a, &b});
+  if (!shape) return t.refuse() << "the operands do not broadcast";
   HostTensor out;
   out.dataType = a.dataType;
-  out.shape = shape;
-  for (int64_t i = 0; i < product(shape); ++i) {
-    int64_t ia = 0, ib = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t idx = (i / so[d]) % shape[d];
-      ia += (pa[d] == 1 ? 0 : idx) * sa[d];
-      ib += (pb[d] == 1 ? 0 : idx) * sb[d];
-    }
+  out.shape = shape->shape;
+  for (int64_t i = 0; i < shape->numel(); ++i) {
+    const int64_t ia = shape->source(0, i), ib = shape->source(1, i);
     if (out.isFloat()) {
       out.floats.push_back(roundTo(out.dataType, op(a.floatAt(ia), b.floatAt(ib))));
     } else {
@@ -217,6 +242,51 @@ LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTens
         if (b.ints[ib] == 0) return t.refuse() << "integer division by zero";
       out.ints.push_back(op(a.ints[ia], b.ints[ib]));
     }
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+// Where(condition, x, y) on known values: the masks exporters build (a causal mask turned into
+// -inf/0 scores) fold into one constant.
+LogicalResult foldWhere(GraphTranslator& t, const HostTensor& condition, const HostTensor& x, const HostTensor& y) {
+  if (failed(t.onlyAttributes({}))) return failure();
+  if (x.isFloat() != y.isFloat()) return t.refuse() << "X and Y must have one type";
+  auto shape = Broadcast::of({&condition, &x, &y});
+  if (!shape) return t.refuse() << "the inputs do not broadcast";
+  HostTensor out;
+  out.dataType = x.dataType;
+  out.shape = shape->shape;
+  for (int64_t i = 0; i < shape->numel(); ++i) {
+    const HostTensor& pick = condition.intAt(shape->source(0, i)) != 0 ? x : y;
+    const int64_t k = shape->source(&pick == &x ? 1 : 2, i);
+    if (out.isFloat())
+      out.floats.push_back(pick.floats[k]);
+    else
+      out.ints.push_back(pick.ints[k]);
+  }
+  t.setOutputConstant(0, std::move(out));
+  return success();
+}
+
+// Trilu on a known value (a causal mask): the upper (or lower) triangle of the last two dims from
+// diagonal k, zeros elsewhere.
+LogicalResult foldTrilu(GraphTranslator& t, const HostTensor& in, const HostTensor* k) {
+  if (failed(t.onlyAttributes({"upper"}))) return failure();
+  const size_t rank = in.shape.size();
+  if (rank < 2) return t.refuse() << "Trilu needs a tensor of rank 2 or more";
+  if (k && k->numel() != 1) return t.refuse() << "k must be a scalar";
+  const int64_t diagonal = k ? k->intAt(0) : 0;
+  const bool upper = t.intAttribute("upper", 1) != 0;
+  const int64_t rows = in.shape[rank - 2], cols = in.shape[rank - 1];
+  HostTensor out = in;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    const int64_t c = i % cols, r = (i / cols) % rows;
+    if (upper ? c - r >= diagonal : c - r <= diagonal) continue;
+    if (out.isFloat())
+      out.floats[i] = 0;
+    else
+      out.ints[i] = 0;
   }
   t.setOutputConstant(0, std::move(out));
   return success();
@@ -394,6 +464,8 @@ std::optional<LogicalResult> foldNode(GraphTranslator& t) {
   if (op == "Slice" && in.size() >= 3) return foldSlice(t, *in[0]);
   if (op == "ConstantOfShape") return foldConstantOfShape(t, *in[0]);
   if (op == "Range" && in.size() == 3) return foldRange(t, *in[0], *in[1], *in[2]);
+  if (op == "Where" && in.size() == 3 && in[1] && in[2]) return foldWhere(t, *in[0], *in[1], *in[2]);
+  if (op == "Trilu") return foldTrilu(t, *in[0], in.size() > 1 ? in[1] : nullptr);
   return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 #include "import/onnx/GraphTranslator.h"
 
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -9,7 +10,9 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace mlir::amp::onnx_import {
 
@@ -206,7 +209,7 @@ std::string GraphTranslator::displayName(const onnx::NodeProto& node) const {
   return node.output_size() ? node.output(0) : node.op_type();
 }
 
-LogicalResult GraphTranslator::declareArguments(func::FuncOp func, std::vector<InitialParam>& initialParams) {
+LogicalResult GraphTranslator::declareArguments(func::FuncOp func) {
   Location fileLoc = FileLineColLoc::get(context_, filename_, 0, 0);
   std::set<std::string> initializerNames;
   for (const auto& init : graph_.initializer()) initializerNames.insert(init.name());
@@ -248,9 +251,25 @@ LogicalResult GraphTranslator::declareArguments(func::FuncOp func, std::vector<I
     auto [arg, name] = addArgument(type, "param", init.name());
     paramNames_[init.name()] = name;
     values_[init.name()] = Known{arg, std::nullopt};
-    initialParams.push_back({name, value->shape, std::vector<float>(value->floats.begin(), value->floats.end())});
+    auto stored = storedInitialValues(type, name, value->floats);
+    if (failed(stored)) return emitError(fileLoc) << "initializer '" << init.name() << "' holds a non-finite value";
+    func.setArgAttr(arg.getArgNumber(), AmpDialect::kInitAttr, *stored);
   }
   return success();
+}
+
+FailureOr<ElementsAttr> GraphTranslator::storedInitialValues(RankedTensorType type, llvm::StringRef name,
+                                                             const std::vector<double>& values) {
+  // A dense_resource blob: the weights are not uniqued into the context, and --emit=mlir prints
+  // them once, in the file's resource section.
+  std::vector<float> floats(values.begin(), values.end());
+  if (!llvm::all_of(floats, [](float v) { return std::isfinite(v); })) return failure();
+  std::string key = name.str();
+  for (char& c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.') c = '_';
+  llvm::ArrayRef<char> bytes(reinterpret_cast<const char*>(floats.data()), floats.size() * sizeof(float));
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      type, key, HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float))));
 }
 
 LogicalResult GraphTranslator::translateNode(int index) {
@@ -260,16 +279,21 @@ LogicalResult GraphTranslator::translateNode(int index) {
                       FileLineColLoc::get(context_, filename_, index + 1, 0));
   if (!node_->domain().empty() && node_->domain() != "ai.onnx")
     return refuse() << "ops of domain '" << node_->domain() << "' are not supported (only the default ONNX domain)";
+  if (absorbedByGelu_.count(index)) return success();
+  if (auto gelu = exactGeluInput_.find(index); gelu != exactGeluInput_.end()) return translateExactGelu(gelu->second);
   if (auto folded = foldNode(*this)) return *folded;
   const auto& converters = opConverters();
   auto it = converters.find(node_->op_type());
   if (it != converters.end()) return it->second(*this);
+  if (node_->op_type() == "Erf")
+    return refuse() << "Erf is imported only as part of the exact GELU, Div(x, sqrt(2)) -> Erf -> Add(1) -> Mul(x) "
+                       "-> Mul(0.5) (PyTorch's nn.GELU()), which becomes amp.gelu";
   std::vector<std::string> names;
   for (const auto& entry : converters) names.push_back(entry.getKey().str());
   llvm::sort(names);
   return refuse() << "this op is not supported yet; ampc imports " << llvm::join(names, ", ")
-                  << " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range and arithmetic "
-                     "on known values)";
+                  << " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range, ConstantOfShape, "
+                     "Trilu, Where and arithmetic on known values)";
 }
 
 std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& options) {
@@ -300,7 +324,8 @@ std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& opt
     if (!llvm::isAlnum(c)) c = '_';
   auto func = builder_.create<func::FuncOp>(fileLoc, funcName, FunctionType::get(context_, {}, {}));
   Block* body = func.addEntryBlock();
-  if (failed(declareArguments(func, result.initialParams))) return std::nullopt;
+  if (failed(declareArguments(func))) return std::nullopt;
+  recognizeExactGelu();
   builder_.setInsertionPointToEnd(body);
 
   for (int i = 0; i < graph_.node_size(); ++i)

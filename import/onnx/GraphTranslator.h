@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,15 @@ class GraphTranslator {
     std::optional<HostTensor> constant;  // a value known at import time
   };
 
-  LogicalResult declareArguments(func::FuncOp func, std::vector<InitialParam>& initialParams);
+  LogicalResult declareArguments(func::FuncOp func);
+  // An initializer's values as a param's amp.init (f32, finite; failure otherwise).
+  FailureOr<ElementsAttr> storedInitialValues(RankedTensorType type, llvm::StringRef name,
+                                              const std::vector<double>& values);
   LogicalResult translateNode(int index);
+  // The exact GELU chain Div -> Erf -> Add -> Mul -> Mul (ExactGelu.cpp): its first four nodes are
+  // absorbed, and the last becomes one amp.gelu of the chain's input.
+  void recognizeExactGelu();
+  LogicalResult translateExactGelu(const std::string& x);
   std::string displayName(const onnx::NodeProto& node) const;
   std::string uniqueArgName(llvm::StringRef onnxName);
   std::optional<RankedTensorType> inferredType(const std::string& name) const;
@@ -94,6 +102,8 @@ class GraphTranslator {
   llvm::StringMap<bool> argNames_;
   std::map<std::string, int> useCounts_;             // ONNX value name -> readers (nodes, outputs)
   std::map<std::string, const onnx::TypeProto*> inferred_;
+  std::set<int> absorbedByGelu_;               // node indices
+  std::map<int, std::string> exactGeluInput_;  // the chain's last node -> the GELU's input
 
   const onnx::NodeProto* node_ = nullptr;
   int nodeIndex_ = 0;

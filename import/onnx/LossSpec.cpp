@@ -53,12 +53,13 @@ Type labelType(const LossSpec& spec, Type outputType, std::string* error) {
     case LossSpec::Kind::Scalar:
       return {};
     case LossSpec::Kind::CrossEntropy:
-      if (type.getRank() != 2) {
-        *error = "cross_entropy needs logits [N, C]; output '" + spec.output + "' has rank " +
+      if (type.getRank() < 2) {
+        *error = "cross_entropy needs logits [N, C] or [N, ..., C]; output '" + spec.output + "' has rank " +
                  std::to_string(type.getRank());
         return {};
       }
-      return RankedTensorType::get({type.getDimSize(0)}, IntegerType::get(type.getContext(), 64));
+      // A class index per row: [N] for [N, C], [B, T] for a sequence model's [B, T, C].
+      return RankedTensorType::get(type.getShape().drop_back(), IntegerType::get(type.getContext(), 64));
     case LossSpec::Kind::Mse:
       return type;
   }
@@ -79,8 +80,18 @@ FailureOr<Value> buildLoss(const LossSpec& spec, Value output, Value label, OpBu
       if (type.getRank() == 0) return output;
       return builder.create<ReshapeOp>(loc, RankedTensorType::get({}, type.getElementType()), output)->getResult(0);
     }
-    case LossSpec::Kind::CrossEntropy:
-      return builder.create<CrossEntropyOp>(loc, ValueRange{output, label})->getResult(0);
+    case LossSpec::Kind::CrossEntropy: {
+      if (type.getRank() == 2) return builder.create<CrossEntropyOp>(loc, ValueRange{output, label})->getResult(0);
+      // [B, ..., C]: the mean over every position, as PyTorch's loss of logits.view(-1, C) and
+      // labels.view(-1).
+      const int64_t classes = type.getShape().back(), rows = type.getNumElements() / classes;
+      auto labelType = cast<RankedTensorType>(label.getType());
+      Value logits2d =
+          builder.create<ReshapeOp>(loc, RankedTensorType::get({rows, classes}, type.getElementType()), output)->getResult(0);
+      Value labels1d =
+          builder.create<ReshapeOp>(loc, RankedTensorType::get({rows}, labelType.getElementType()), label)->getResult(0);
+      return builder.create<CrossEntropyOp>(loc, ValueRange{logits2d, labels1d})->getResult(0);
+    }
     case LossSpec::Kind::Mse:
       return builder.create<MseLossOp>(loc, ValueRange{output, label})->getResult(0);
   }

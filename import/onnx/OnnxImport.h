@@ -24,16 +24,10 @@ struct ImportOptions {
   std::string loss;
 };
 
-// An initializer's value: the initial value of the param of the same amp.name.
-struct InitialParam {
-  std::string name;
-  std::vector<int64_t> shape;
-  std::vector<float> values;
-};
-
+// The imported model; each initializer's values are its param's amp.init, so the bundle ampc
+// writes carries them as the initial params.
 struct ImportedModel {
   OwningOpRef<ModuleOp> module;
-  std::vector<InitialParam> initialParams;
 };
 
 // Whether `bytes` (a file's contents, named `filename`) is an ONNX model: by extension, or by

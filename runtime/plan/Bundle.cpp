@@ -1,5 +1,7 @@
 #include "runtime/plan/Bundle.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/CodeRecords.h"
@@ -288,6 +290,11 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
       init.set("scale", JsonValue::number(b.init->scale));
       init.set("seed", JsonValue::integer(b.init->seed));
       if (!b.init->from.empty()) init.set("from", JsonValue::string(b.init->from));
+      if (b.init->stored) {
+        const std::string tensorName = "init/" + b.name;
+        tensors->push_back({tensorName, b.init->stored.get()});
+        init.set("tensor", JsonValue::string(tensorName));
+      }
       o.set("init", std::move(init));
     }
     if (!b.shardOf.empty()) o.set("shard_of", JsonValue::string(b.shardOf));
@@ -327,6 +334,28 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
   }
   root.set("code", std::move(code));
   return root;
+}
+
+// The initial values a buffer's init names: a tensor of the bundle, f32 of the buffer's shape,
+// finite (as --params requires of parameter values).
+static absl::StatusOr<std::shared_ptr<const Tensor>> storedInitialValues(const JsonValue& name,
+                                                                  const std::vector<NamedTensor>& tensors,
+                                                                  const BufferDesc& desc) {
+  if (!name.isString()) return absl::InvalidArgumentError("'init' field 'tensor' must be a string");
+  for (const NamedTensor& t : tensors) {
+    if (t.name != name.asString()) continue;
+    if (t.tensor.dtype() != DType::F32 || t.tensor.shape() != desc.shape)
+      return absl::InvalidArgumentError(absl::StrCat("initial values '", t.name, "' are ",
+                                                     std::string(dtypeName(t.tensor.dtype())), " ", shapeToString(t.tensor.shape()),
+                                                     ", the buffer is f32 ", shapeToString(desc.shape)));
+    const float* v = t.tensor.as<float>();
+    for (int64_t i = 0; i < t.tensor.numel(); ++i)
+      if (!std::isfinite(v[i]))
+        return absl::InvalidArgumentError(
+            absl::StrCat("initial values '", t.name, "' hold a non-finite value at element ", i));
+    return std::make_shared<const Tensor>(t.tensor);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("'init' refers to tensor '", name.asString(), "', which the bundle lacks"));
 }
 
 absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<NamedTensor>& tensors,
@@ -375,6 +404,13 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
       if (const JsonValue* s = init->find("scale")) spec.scale = s->asDouble();
       if (const JsonValue* s = init->find("seed")) spec.seed = s->asInt64().value_or(0);
       if (const JsonValue* s = init->find("from")) spec.from = s->asString();
+      if (const JsonValue* t = init->find("tensor")) {
+        auto stored = storedInitialValues(*t, tensors, desc);
+        if (!stored.ok()) return w.error(std::string(stored.status().message()));
+        spec.stored = std::move(*stored);
+      }
+      if ((spec.kind == "stored") != (spec.stored != nullptr))
+        return w.error("an 'init' of kind 'stored' and only that one names its values' 'tensor'");
       desc.init = spec;
     }
     if (const JsonValue* of = b.find("shard_of")) {

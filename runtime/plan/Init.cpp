@@ -42,6 +42,11 @@ std::pair<int64_t, int64_t> computeFans(const Shape& shape) {
 }
 
 absl::StatusOr<Tensor> initializeParam(const InitSpec& spec, const Shape& shape) {
+  if (spec.kind == "stored") {
+    if (!spec.stored || spec.stored->dtype() != DType::F32 || spec.stored->shape() != shape)
+      return absl::InvalidArgumentError(absl::StrCat("stored initial values must be f32 ", shapeToString(shape)));
+    return *spec.stored;
+  }
   Tensor t(DType::F32, shape);
   float* out = t.as<float>();
   int64_t n = t.numel();

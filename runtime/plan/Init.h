@@ -13,7 +13,8 @@ namespace amp::rt {
 std::pair<int64_t, int64_t> computeFans(const Shape& shape);
 
 // Fills an f32 tensor of `shape`. Random kinds draw from Philox4x32-10 keyed by the seed with the
-// element index as counter, so the result depends only on (kind, scale, seed, shape).
+// element index as counter, so the result depends only on (kind, scale, seed, shape). Kind
+// "stored" copies the spec's tensor.
 absl::StatusOr<Tensor> initializeParam(const InitSpec& spec, const Shape& shape);
 
 }  // namespace amp::rt

@@ -5,6 +5,7 @@
 #define AMP_RUNTIME_PLAN_PLAN_H
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -34,12 +35,14 @@ enum class BufferKind {
 std::string_view bufferKindName(BufferKind k);
 std::optional<BufferKind> parseBufferKind(std::string_view s);
 
-// How a param is initialised (the IR's #amp.init).
+// How a param is initialised: the IR's #amp.init, or (kind "stored") the values the IR's amp.init
+// holds as a tensor, such as an imported model's trained weights; the bundle stores them.
 struct InitSpec {
-  std::string kind;  // zeros ones constant normal uniform xavier_* kaiming_* cast
+  std::string kind;  // zeros ones constant normal uniform xavier_* kaiming_* cast stored
   double scale = 1.0;
   int64_t seed = 0;
   std::string from;  // kind "cast": the param whose initial value is rounded to this buffer's type
+  std::shared_ptr<const Tensor> stored;  // kind "stored": f32 values of the buffer's shape
 };
 
 struct BufferDesc {

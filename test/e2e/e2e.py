@@ -936,26 +936,27 @@ def torch_python():
     return None
 
 
-def onnx_mlp_torch():
-    """An MLP exported by PyTorch (opset 17, training mode) imports with ampc --train: its loss and
-    every gradient at the exported weights, and three SGD steps, match PyTorch autograd in f32.
-    Skipped (77) without torch."""
+def onnx_torch_parity(oracle, model, name):
+    """Runs `oracle` (test/e2e/*_oracle.py: exports `model` with PyTorch 1.13, opset 17, training
+    mode, and records PyTorch autograd on it), imports the model with ampc --train, and checks its
+    loss and every gradient at the exported weights (which the bundle holds), and three SGD steps,
+    against PyTorch in f32. Skipped (77) without torch."""
     python = torch_python()
     if python is None:
         print("skipped: no Python with torch, onnx and numpy (Debian: python3-torch python3-onnx)")
         sys.exit(77)
-    run(python, os.path.join(SRC, "test", "e2e", "onnx_mlp_oracle.py"), WORK)
+    run(python, os.path.join(SRC, "test", "e2e", oracle), WORK)
     with open(os.path.join(WORK, "torch.json")) as f:
         expected = json.load(f)
-    bundle = os.path.join(WORK, "mlp.ampx")
-    ampc(os.path.join(WORK, "mlp.onnx"), bundle, "--loss=cross_entropy:logits", "--batch=%d" % expected["batch"],
+    bundle = os.path.join(WORK, name + ".ampx")
+    ampc(os.path.join(WORK, model), bundle, "--loss=cross_entropy:logits", "--batch=%d" % expected["batch"],
          "--train", "--precision=f32", "--optimizer=sgd", "--momentum=0", "--weight-decay=0",
          "--lr=%g" % expected["lr"])
-    initial = os.path.join(WORK, "mlp.params.safetensors")
-    check(os.path.exists(initial), "ampc wrote the ONNX initializers beside the bundle")
+    check(not [f for f in os.listdir(WORK) if f.endswith(".params.safetensors")],
+          "the bundle holds the ONNX initializers: ampc writes no parameter file beside it")
     data = os.path.join(WORK, "batch.npz")
     grads = os.path.join(WORK, "g.safetensors")
-    amp_run(bundle, "--entry=grads", "--data=" + data, "--params=" + initial, "--output=" + grads)
+    amp_run(bundle, "--entry=grads", "--data=" + data, "--output=" + grads)
     g, _ = read_safetensors(grads)
 
     def relative_error(got, want):
@@ -965,13 +966,13 @@ def onnx_mlp_torch():
     loss = f32_values(g["loss"][2])[0]
     check(abs(loss - expected["losses"][0]) <= 1e-5 * abs(expected["losses"][0]),
           "loss %.8g, PyTorch %.8g" % (loss, expected["losses"][0]))
-    for name, want in sorted(expected["grads"].items()):
-        err = relative_error(f32_values(g[name][2]), want)
-        check(err <= 1e-5, "%s matches PyTorch autograd (max error %.2g of the largest)" % (name, err))
+    for param, want in sorted(expected["grads"].items()):
+        err = relative_error(f32_values(g[param][2]), want)
+        check(err <= 1e-5, "%s matches PyTorch autograd (max error %.2g of the largest)" % (param, err))
 
     metrics = os.path.join(WORK, "metrics.jsonl")
     ckpt = os.path.join(WORK, "ckpt")
-    amp_run(bundle, "--data=" + data, "--params=" + initial, "--steps=%d" % expected["steps"], "--shuffle=false",
+    amp_run(bundle, "--data=" + data, "--steps=%d" % expected["steps"], "--shuffle=false",
             "--eval-every=0", "--metrics=" + metrics, "--checkpoint=" + ckpt)
     with open(metrics) as f:
         losses = [json.loads(line)["loss"] for line in f if json.loads(line)["kind"] == "step"]
@@ -979,15 +980,28 @@ def onnx_mlp_torch():
           all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(losses, expected["losses"])),
           "per-step losses %s, PyTorch %s" % (["%.7g" % v for v in losses], ["%.7g" % v for v in expected["losses"]]))
     trained, _ = read_safetensors(os.path.join(ckpt, "checkpoint.safetensors"))
-    for name, want in sorted(expected["params"].items()):
-        err = relative_error(f32_values(trained[name][2]), want)
+    for param, want in sorted(expected["params"].items()):
+        err = relative_error(f32_values(trained[param][2]), want)
         check(err <= 1e-5, "%s after %d SGD steps matches PyTorch (max error %.2g of the largest)" %
-              (name, expected["steps"], err))
+              (param, expected["steps"], err))
+
+
+def onnx_mlp_torch():
+    """An MLP exported by PyTorch (Gemm, Relu, Flatten) against PyTorch autograd."""
+    onnx_torch_parity("onnx_mlp_oracle.py", "mlp.onnx", "mlp")
+
+
+def onnx_transformer_torch():
+    """A pre-norm transformer LM exported by PyTorch (embedding, causal mask built by
+    ConstantOfShape -> Trilu -> Where, multi-head attention, LayerNormalization, the exact GELU as
+    Div -> Erf -> Add -> Mul -> Mul, a [B, T, V] cross-entropy) against PyTorch autograd."""
+    onnx_torch_parity("onnx_transformer_oracle.py", "model.onnx", "lm")
 
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
-                                     full_disk, fused_pipeline, onnx_mlp_torch)}
+                                     full_disk, fused_pipeline, onnx_mlp_torch,
+                                     onnx_transformer_torch)}
 try:
     SCENARIOS[SCENARIO]()
 finally:

@@ -1,11 +1,7 @@
 #include "tools/ampc/ImportOnnx.h"
 
-#include <cstring>
-
 #include "ir/ParseModel.h"
 #include "llvm/ADT/StringExtras.h"
-#include "runtime/Tensor.h"
-#include "runtime/io/Safetensors.h"
 
 namespace cl = llvm::cl;
 
@@ -46,8 +42,7 @@ static bool parseInputShape(llvm::StringRef text, onnx_import::ImportOptions& op
   return true;
 }
 
-OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context,
-                                std::vector<onnx_import::InitialParam>* initialParams) {
+OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context) {
   const llvm::MemoryBuffer* buffer = sources.getMemoryBuffer(sources.getMainFileID());
   llvm::StringRef filename = buffer->getBufferIdentifier();
   if (!onnx_import::looksLikeOnnx(filename, buffer->getBuffer())) {
@@ -71,33 +66,7 @@ OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context,
   }
   auto imported = onnx_import::importOnnxModel(buffer->getBuffer(), filename, options, context);
   if (!imported) return nullptr;
-  *initialParams = std::move(imported->initialParams);
   return std::move(imported->module);
-}
-
-std::string initialParamsPath(const std::string& bundlePath) {
-  llvm::StringRef stem(bundlePath);
-  stem.consume_back(".ampx");
-  return (stem + ".params.safetensors").str();
-}
-
-bool writeInitialParams(const std::string& bundlePath, const std::vector<onnx_import::InitialParam>& initialParams) {
-  if (initialParams.empty()) return true;
-  std::vector<::amp::rt::Tensor> tensors;
-  tensors.reserve(initialParams.size());
-  std::vector<::amp::rt::NamedTensorRef> refs;
-  for (const auto& param : initialParams) {
-    tensors.emplace_back(::amp::rt::DType::F32, ::amp::rt::Shape(param.shape.begin(), param.shape.end()));
-    std::memcpy(tensors.back().data(), param.values.data(), param.values.size() * sizeof(float));
-    refs.push_back({param.name, &tensors.back()});
-  }
-  const std::string path = initialParamsPath(bundlePath);
-  if (auto status = ::amp::rt::writeSafetensors(path, refs, {{"ampc.initial_params_of", bundlePath}});
-      !status.ok()) {
-    llvm::errs() << "ampc: " << std::string(status.message()) << "\n";
-    return false;
-  }
-  return true;
 }
 
 }  // namespace mlir::amp

@@ -3,8 +3,6 @@
 #ifndef AMP_TOOLS_AMPC_IMPORTONNX_H
 #define AMP_TOOLS_AMPC_IMPORTONNX_H
 
-#include <string>
-
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,16 +15,8 @@ namespace mlir::amp {
 llvm::cl::OptionCategory& onnxImportCategory();
 
 // The model in the source manager's main buffer, parsed or imported; null after a located
-// diagnostic. An imported model's initializer values go to `initialParams`.
-OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context,
-                                std::vector<onnx_import::InitialParam>* initialParams);
-
-// The path of the initial parameter file written beside bundle `bundlePath`.
-std::string initialParamsPath(const std::string& bundlePath);
-
-// Writes `initialParams` (when there are any) to initialParamsPath(bundlePath) as safetensors,
-// the file amp-run takes with --params; false after an error message.
-bool writeInitialParams(const std::string& bundlePath, const std::vector<onnx_import::InitialParam>& initialParams);
+// diagnostic. An imported model's initializer values are its params' amp.init.
+OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context);
 
 }  // namespace mlir::amp
 

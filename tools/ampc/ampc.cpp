@@ -485,8 +485,7 @@ int main(int argc, char** argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::vector<mlir::amp::onnx_import::InitialParam> initialParams;  // an ONNX model's initializers
-  OwningOpRef<ModuleOp> module = mlir::amp::loadModel(sourceMgr, &context, &initialParams);
+  OwningOpRef<ModuleOp> module = mlir::amp::loadModel(sourceMgr, &context);
   if (!module) return 1;  // the parser or importer has reported a located diagnostic
 
   // The f32 baseline of the memory report: the same model through the same pipeline.
@@ -573,7 +572,6 @@ int main(int argc, char** argv) {
         llvm::errs() << "ampc: " << std::string(status.message()) << "\n";
         return 1;
       }
-      if (!mlir::amp::writeInitialParams(outputFilename, initialParams)) return 1;
       // Authenticated under the user's key, so that amp-run loads its native code
       // (docs/plan-format.md, "Authentication"). Without a key the bundle still works, interpreted.
       auto key = ::amp::rt::readOrCreateUserKey();

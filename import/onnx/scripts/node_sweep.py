@@ -59,9 +59,6 @@ def main():
                     arrays[i.name] = value
         shapes = ["--input-shape=%s=%s" % (n, "x".join(map(str, a.shape))) for n, a in arrays.items() if a.ndim]
         bundle = os.path.join(tmp, "m.ampx")
-        params = os.path.join(tmp, "m.params.safetensors")
-        if os.path.exists(params):
-            os.remove(params)
         r = subprocess.run([BIN + "/ampc", model_path, "--loss=mse:" + output, "--batch=2", "--target=cpu:generic",
                             "-o", bundle] + shapes, capture_output=True, text=True)
         if r.returncode >= 2 or r.returncode < 0:
@@ -83,8 +80,7 @@ def main():
         arrays["target"] = want
         npz = os.path.join(tmp, "batch.npz")
         np.savez(npz, **{re.sub(r"[^A-Za-z0-9_./-]", "_", n): a for n, a in arrays.items()})
-        extra = ["--params=" + params] if os.path.exists(params) else []
-        r = subprocess.run([BIN + "/amp-run", bundle, "--device=reference", "--data=" + npz] + extra,
+        r = subprocess.run([BIN + "/amp-run", bundle, "--device=reference", "--data=" + npz],
                            capture_output=True, text=True)
         m = re.search(r"loss = (\S+)", r.stdout)
         scale = float(np.mean(want.astype(np.float64) ** 2))

@@ -70,3 +70,26 @@ func.func @op_attrs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32>
   %2 = amp.relu %1 {amp.precision = "f16"} : tensor<4x8xf32>
   return %2 : tensor<4x8xf32>
 }
+
+// -----
+
+// Stored initial values (an imported model's weights): dense values or a dense_resource blob of
+// the argument's type, kept through a round trip.
+// CHECK-LABEL: func.func @init_stored
+// CHECK-SAME: amp.init = dense<[5.000000e-01, -2.000000e+00]> : tensor<2xf32>
+// CHECK-SAME: amp.init = dense_resource<blob_w> : tensor<2xf32>
+// CHECK: dialect_resources
+// CHECK: blob_w: "0x040000000000803F00000040"
+func.func @init_stored(
+    %a: tensor<2xf32> {amp.role = "param", amp.name = "a", amp.init = dense<[0.5, -2.0]> : tensor<2xf32>},
+    %b: tensor<2xf32> {amp.role = "param", amp.name = "b", amp.init = dense_resource<blob_w> : tensor<2xf32>}) {
+  return
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      blob_w: "0x040000000000803F00000040"
+    }
+  }
+#-}

@@ -43,7 +43,7 @@ func.func @init_no_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", a
 
 // -----
 
-// expected-error @+1 {{argument #0: amp.init must be an #amp.init<...>}}
+// expected-error @+1 {{argument #0: amp.init must be an #amp.init<...> or f32 values of the argument's type}}
 func.func @init_not_init_attr(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = "zeros"}) {
   return
 }
@@ -202,5 +202,20 @@ func.func @cast_init_without_source(%s: tensor<4xbf16> {amp.role = "state", amp.
 
 // expected-error @+1 {{initialiser kind 'cast' needs from = "PARAM", and only it takes one}}
 func.func @source_on_other_kind(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = #amp.init<zeros, from = "x">}) {
+  return
+}
+
+// -----
+
+// Stored initial values must have the argument's type.
+// expected-error @+1 {{argument #0: amp.init must be an #amp.init<...> or f32 values of the argument's type}}
+func.func @init_values_of_another_shape(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = dense<1.0> : tensor<2xf32>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: amp.init must be an #amp.init<...> or f32 values of the argument's type}}
+func.func @init_values_not_f32(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = dense<1> : tensor<4xi32>}) {
   return
 }

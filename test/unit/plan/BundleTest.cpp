@@ -1,6 +1,9 @@
 // Bundles round-trip plans exactly, and every malformed bundle is a clear error.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <tuple>
 #include <fstream>
 
 #include "gtest/gtest.h"
@@ -9,6 +12,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/Init.h"
 
 namespace amp::rt {
 namespace {
@@ -255,6 +259,63 @@ TEST(Bundle, CorruptPlanJsonIsLocated) {
   auto r = readBundle(path);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("badjson.ampx (plan):1:"), std::string::npos) << r.status();
+}
+
+// An imported model's weights travel in the bundle as the params' initial values.
+TEST(Bundle, StoredInitialValuesRoundTripBitExactAndAreChecked) {
+  auto planWith = [](Tensor values) {
+    Plan p = samplePlan();
+    p.buffers[1].init = InitSpec{"stored", 1.0, 0, "", std::make_shared<const Tensor>(std::move(values))};
+    return p;
+  };
+  Tensor w(DType::F32, {3, 4});
+  for (int i = 0; i < 12; ++i) w.as<float>()[i] = i == 5 ? -0.0f : 0.1f * static_cast<float>(i) - 0.55f;
+  w.as<float>()[7] = 1e-40f;  // a subnormal survives too
+  std::string path = tempPath("stored.ampx");
+  ASSERT_TRUE(writeBundle(path, planWith(w)).ok());
+  auto back = readBundle(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->buffers[1].init.has_value());
+  EXPECT_EQ(back->buffers[1].init->kind, "stored");
+  auto values = initializeParam(*back->buffers[1].init, back->buffers[1].shape);
+  ASSERT_TRUE(values.ok()) << values.status();
+  ASSERT_EQ(values->nbytes(), w.nbytes());
+  EXPECT_EQ(std::memcmp(values->data(), w.data(), w.nbytes()), 0);
+
+  Tensor nan = w;
+  nan.as<float>()[9] = std::nanf("");
+  ASSERT_TRUE(writeBundle(tempPath("nan.ampx"), planWith(nan)).ok());
+  auto refused = readBundle(tempPath("nan.ampx"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("initial values 'init/w' hold a non-finite value at element 9"),
+            std::string::npos)
+      << refused.status();
+
+  ASSERT_TRUE(writeBundle(tempPath("shape.ampx"), planWith(Tensor(DType::F32, {4, 3}))).ok());
+  refused = readBundle(tempPath("shape.ampx"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("initial values 'init/w' are f32 [4, 3], the buffer is f32 [3, 4]"),
+            std::string::npos)
+      << refused.status();
+}
+
+TEST(Bundle, AStoredInitNamesItsTensorAndOnlyItDoes) {
+  auto edit = [](std::string kind, bool withTensor) {
+    return [=](JsonValue& j) {
+      JsonValue& b = const_cast<JsonValue&>(member(j, "buffers").items()[1]);
+      JsonValue init = JsonValue::object();
+      init.set("kind", JsonValue::string(kind));
+      if (withTensor) init.set("tensor", JsonValue::string("const/eval/0/value"));
+      b.set("init", init);
+    };
+  };
+  for (auto [kind, withTensor, expected] :
+       {std::tuple{"stored", false, "only that one names its values' 'tensor'"},
+        std::tuple{"zeros", true, "are bf16 [4], the buffer is f32 [3, 4]"}}) {
+    absl::Status s = readEdited(edit(kind, withTensor));
+    ASSERT_FALSE(s.ok()) << kind;
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+  }
 }
 
 }  // namespace

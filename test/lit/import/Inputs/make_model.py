@@ -103,7 +103,36 @@ def old_opset():
 
 
 def unsupported_op():
+    return model([helper.make_node("Hardmax", ["x"], ["y"], name="/pick/Hardmax")], [f32("x", [2, 3])],
+                 [f32("y", [2, 3])])
+
+
+def lone_erf():
     return model([helper.make_node("Erf", ["x"], ["y"], name="/gelu/Erf")], [f32("x", [2, 3])], [f32("y", [2, 3])])
+
+
+def gelu_and_causal_mask():
+    """What PyTorch exports for nn.GELU() and a causal attention mask: Div -> Erf -> Add -> Mul ->
+    Mul, and ConstantOfShape -> Trilu -> Cast -> Where on known values."""
+    def scalar(name, value):
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
+    return model(
+        [scalar("sqrt2", 1.4142135), scalar("one", 1.0), scalar("half", 0.5), scalar("minus_inf", float("-inf")),
+         scalar("zero", 0.0),
+         helper.make_node("Div", ["x", "sqrt2"], ["d"], name="/act/Div"),
+         helper.make_node("Erf", ["d"], ["e"], name="/act/Erf"),
+         helper.make_node("Add", ["e", "one"], ["a"], name="/act/Add"),
+         helper.make_node("Mul", ["x", "a"], ["m"], name="/act/Mul"),
+         helper.make_node("Mul", ["m", "half"], ["g"], name="/act/Mul_1"),
+         helper.make_node("Constant", [], ["shape"], value=helper.make_tensor("shape", TensorProto.INT64, [2], [3, 3])),
+         helper.make_node("ConstantOfShape", ["shape"], ["ones"], name="/mask/ConstantOfShape",
+                          value=helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])),
+         helper.make_node("Constant", [], ["k"], value=helper.make_tensor("k", TensorProto.INT64, [], [1])),
+         helper.make_node("Trilu", ["ones", "k"], ["upper"], name="/mask/Trilu", upper=1),
+         helper.make_node("Cast", ["upper"], ["future"], name="/mask/Cast", to=TensorProto.BOOL),
+         helper.make_node("Where", ["future", "minus_inf", "zero"], ["mask"], name="/mask/Where"),
+         helper.make_node("Add", ["g", "mask"], ["y"], name="/scores/Add")],
+        [f32("x", [3, 3])], [f32("y", [3, 3])])
 
 
 def custom_domain():
@@ -131,6 +160,7 @@ def cast_to_half():
 
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
+                                  lone_erf, gelu_and_causal_mask,
                                   custom_domain, asymmetric_pads, double_input, cast_to_half]}
 
 if __name__ == "__main__":
