@@ -19,6 +19,11 @@ llvm_config.add_tool_substitutions(
 # lit passes no HOME: the tests' ampc authenticates bundles with a key of the build tree (created on
 # first use), which their amp-run checks them with (docs/plan-format.md, "Authentication").
 config.environment["AMP_KEY_FILE"] = os.path.join(config.amp_obj_root, "test", "lit", "ampc-test.key")
+# The CPU level a run is lowered to (scripts/cpu-level-tests.sh) reaches the tools: what
+# `--precision=auto` and the cpu device detect, and what oneDNN dispatches to.
+for name in ("AMP_CPU_FEATURES", "ONEDNN_MAX_CPU_ISA"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
 # `REQUIRES: nvrtc`: this ampc was built with the CUDA toolkit, so it compiles the kernels of
 # cuda:sm_80/sm_90 bundles with NVRTC (no GPU needed).
 if getattr(config, "amp_have_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):

@@ -72,7 +72,9 @@ std::vector<Param> params() {
   // The cuda bundles run on the cpu device too: it interprets their fused regions.
   for (const char* name : {"mlp_f32_sm_90", "mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90",
-                           "op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"})
+                           "op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90",
+                           // amp.gemm_epilogue (ampc --gemm-epilogues=cublaslt): relu and tanh-gelu layers
+                           "mlp_epilogues_f32_sm_90", "transformer_lm_epilogues_bf16_sm_90"})
     for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, bundleDir(AMP_TEST_CUDA_BUNDLE_DIR), name});
 #endif
   return out;
