@@ -3,6 +3,7 @@
 // read are refused (onlyAttributes), so no attribute is ever ignored.
 #include <numeric>
 
+#include "import/onnx/ConvertHelpers.h"
 #include "import/onnx/GraphTranslator.h"
 #include "ir/AmpOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -11,59 +12,6 @@
 
 namespace mlir::amp::onnx_import {
 namespace {
-
-using Shape = std::vector<int64_t>;
-
-// Builds OpT with its inferred result type, refusing (instead of aborting, as the generated
-// inferring builder would) when inference rejects the operands.
-template <typename OpT>
-FailureOr<Value> build(GraphTranslator& t, ValueRange operands, llvm::ArrayRef<NamedAttribute> attrs = {}) {
-  OperationState state(t.loc(), OpT::getOperationName());
-  state.addOperands(operands);
-  state.addAttributes(attrs);
-  llvm::SmallVector<Type, 1> types;
-  if (failed(OpT::inferReturnTypes(t.context(), state.location, operands, state.attributes.getDictionary(t.context()),
-                                   state.getRawProperties(), state.regions, types)))
-    return t.refuse() << "the operands do not fit " << OpT::getOperationName(), failure();
-  return t.builder().create<OpT>(t.loc(), types, operands, attrs)->getResult(0);
-}
-
-NamedAttribute named(GraphTranslator& t, llvm::StringRef name, Attribute value) {
-  return t.builder().getNamedAttr(name, value);
-}
-NamedAttribute i64Array(GraphTranslator& t, llvm::StringRef name, llvm::ArrayRef<int64_t> v) {
-  return named(t, name, t.builder().getDenseI64ArrayAttr(v));
-}
-NamedAttribute i64(GraphTranslator& t, llvm::StringRef name, int64_t v) {
-  return named(t, name, t.builder().getI64IntegerAttr(v));
-}
-
-// A float (f32, f16, bf16) input; integer data has no amp computation.
-FailureOr<Value> floatInput(GraphTranslator& t, unsigned i) {
-  auto v = t.input(i);
-  if (failed(v)) return failure();
-  auto type = cast<RankedTensorType>(v->getType());
-  if (!isa<FloatType>(type.getElementType()))
-    return t.refuse() << "input " << i << " is " << type << "; this op is supported on float tensors only", failure();
-  return v;
-}
-
-LogicalResult bind(GraphTranslator& t, FailureOr<Value> v) { return failed(v) ? failure() : t.setOutput(0, *v); }
-
-Value reshape(GraphTranslator& t, Value v, llvm::ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (type.getShape() == shape) return v;
-  return t.create<ReshapeOp>(RankedTensorType::get(shape, type.getElementType()), v);
-}
-
-Value scalarConstant(GraphTranslator& t, double value, Type element) {
-  HostTensor c;
-  c.dataType = element.isF16() ? onnx::TensorProto::FLOAT16
-               : element.isBF16() ? onnx::TensorProto::BFLOAT16
-                                  : onnx::TensorProto::FLOAT;
-  c.floats = {value};
-  return t.constant(c);
-}
 
 template <typename OpT>
 LogicalResult convertUnary(GraphTranslator& t) {
@@ -508,48 +456,52 @@ LogicalResult convertLayerNormalization(GraphTranslator& t) {
 }  // namespace
 
 const llvm::StringMap<Converter>& opConverters() {
-  static const llvm::StringMap<Converter> converters = {
-      {"Abs", convertUnary<AbsOp>},
-      {"Add", convertBinary<AddOp>},
-      {"AveragePool", [](GraphTranslator& t) { return convertPool<AvgPool2DOp>(t, false); }},
-      {"Cast", convertCast},
-      {"Concat", convertConcat},
-      {"Conv", convertConv},
-      {"Div", convertBinary<DivOp>},
-      {"Dropout", convertDropout},
-      {"Exp", convertUnary<ExpOp>},
-      {"Expand", convertExpand},
-      {"Flatten", convertFlatten},
-      {"Gather", convertGather},
-      {"Gemm", convertGemm},
-      {"GlobalAveragePool", convertGlobalAveragePool},
-      {"Identity", convertIdentity},
-      {"LayerNormalization", convertLayerNormalization},
-      {"Log", convertUnary<LogOp>},
-      {"LogSoftmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, true); }},
-      {"MatMul", convertMatMul},
-      {"Max", convertBinary<MaximumOp>},
-      {"MaxPool", [](GraphTranslator& t) { return convertPool<MaxPool2DOp>(t, true); }},
-      {"Min", convertBinary<MinimumOp>},
-      {"Mul", convertBinary<MulOp>},
-      {"Neg", convertUnary<NegOp>},
-      {"Pow", convertBinary<PowOp>},
-      {"Reciprocal", convertUnary<ReciprocalOp>},
-      {"ReduceMax", [](GraphTranslator& t) { return convertReduce<ReduceMaxOp>(t, false); }},
-      {"ReduceMean", [](GraphTranslator& t) { return convertReduce<ReduceMeanOp>(t, false); }},
-      {"ReduceSum", [](GraphTranslator& t) { return convertReduce<ReduceSumOp>(t, true); }},
-      {"Relu", convertUnary<ReluOp>},
-      {"Reshape", convertReshape},
-      {"Sigmoid", convertUnary<SigmoidOp>},
-      {"Slice", convertSlice},
-      {"Softmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, false); }},
-      {"Sqrt", convertUnary<SqrtOp>},
-      {"Squeeze", [](GraphTranslator& t) { return convertSqueezeLike(t, false); }},
-      {"Sub", convertBinary<SubOp>},
-      {"Tanh", convertUnary<TanhOp>},
-      {"Transpose", convertTranspose},
-      {"Unsqueeze", [](GraphTranslator& t) { return convertSqueezeLike(t, true); }},
-  };
+  static const llvm::StringMap<Converter> converters = [] {
+    llvm::StringMap<Converter> all = {
+        {"Abs", convertUnary<AbsOp>},
+        {"Add", convertBinary<AddOp>},
+        {"AveragePool", [](GraphTranslator& t) { return convertPool<AvgPool2DOp>(t, false); }},
+        {"Cast", convertCast},
+        {"Concat", convertConcat},
+        {"Conv", convertConv},
+        {"Div", convertBinary<DivOp>},
+        {"Dropout", convertDropout},
+        {"Exp", convertUnary<ExpOp>},
+        {"Expand", convertExpand},
+        {"Flatten", convertFlatten},
+        {"Gather", convertGather},
+        {"Gemm", convertGemm},
+        {"GlobalAveragePool", convertGlobalAveragePool},
+        {"Identity", convertIdentity},
+        {"LayerNormalization", convertLayerNormalization},
+        {"Log", convertUnary<LogOp>},
+        {"LogSoftmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, true); }},
+        {"MatMul", convertMatMul},
+        {"Max", convertBinary<MaximumOp>},
+        {"MaxPool", [](GraphTranslator& t) { return convertPool<MaxPool2DOp>(t, true); }},
+        {"Min", convertBinary<MinimumOp>},
+        {"Mul", convertBinary<MulOp>},
+        {"Neg", convertUnary<NegOp>},
+        {"Pow", convertBinary<PowOp>},
+        {"Reciprocal", convertUnary<ReciprocalOp>},
+        {"ReduceMax", [](GraphTranslator& t) { return convertReduce<ReduceMaxOp>(t, false); }},
+        {"ReduceMean", [](GraphTranslator& t) { return convertReduce<ReduceMeanOp>(t, false); }},
+        {"ReduceSum", [](GraphTranslator& t) { return convertReduce<ReduceSumOp>(t, true); }},
+        {"Relu", convertUnary<ReluOp>},
+        {"Reshape", convertReshape},
+        {"Sigmoid", convertUnary<SigmoidOp>},
+        {"Slice", convertSlice},
+        {"Softmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, false); }},
+        {"Sqrt", convertUnary<SqrtOp>},
+        {"Squeeze", [](GraphTranslator& t) { return convertSqueezeLike(t, false); }},
+        {"Sub", convertBinary<SubOp>},
+        {"Tanh", convertUnary<TanhOp>},
+        {"Transpose", convertTranspose},
+        {"Unsqueeze", [](GraphTranslator& t) { return convertSqueezeLike(t, true); }},
+    };
+    addCompositeConverters(all);
+    return all;
+  }();
   return converters;
 }
 

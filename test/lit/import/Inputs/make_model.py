@@ -2,7 +2,8 @@
 """Writes the small ONNX models the import tests read, with onnx's helper API.
 
 Usage: make_model.py NAME OUT.onnx [BATCH.npz]   (NAME is one of MODELS below)
-With BATCH.npz (mlp only): also a batch of 4 for it, "x" and "label", for amp-run --data.
+With BATCH.npz: also a batch for amp-run --data: for mlp, "x" and "label"; for composite_ops, "x", "y"
+and "target", ONNX's result computed by numpy.
 The weights are small deterministic values, so the FileCheck lines can name them.
 """
 import sys
@@ -135,6 +136,35 @@ def gelu_and_causal_mask():
         [f32("x", [3, 3])], [f32("y", [3, 3])])
 
 
+def composite_ops():
+    """Ops spelled as a few amp ops: Greater -> Where (an elementwise max), Clip, LeakyRelu,
+    HardSwish, Trilu of a computed tensor, Split into halves, Sum of three."""
+    def scalar(name, value):
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(name, TensorProto.FLOAT, [], [value]))
+    return model(
+        [scalar("lo", -0.5), scalar("hi", 0.75),
+         helper.make_node("Greater", ["x", "y"], ["g"], name="/pick/Greater"),
+         helper.make_node("Where", ["g", "x", "y"], ["w"], name="/pick/Where"),
+         helper.make_node("Clip", ["w", "lo", "hi"], ["c"], name="/act/Clip"),
+         helper.make_node("LeakyRelu", ["c"], ["l"], name="/act/LeakyRelu", alpha=0.1),
+         helper.make_node("HardSwish", ["l"], ["h"], name="/act/HardSwish"),
+         helper.make_node("Trilu", ["h"], ["t"], name="/mask/Trilu", upper=0),
+         helper.make_node("Split", ["t"], ["a", "b"], name="/split/Split", axis=1),
+         helper.make_node("Sum", ["a", "b", "a"], ["s"], name="/sum/Sum")],
+        [f32("x", [4, 4]), f32("y", [4, 4])], [f32("s", [4, 2])])
+
+
+def composite_ops_expected(x, y):
+    """ONNX's reference of composite_ops in numpy, float32 throughout."""
+    w = np.where(x > y, x, y)
+    c = np.clip(w, np.float32(-0.5), np.float32(0.75))
+    l = np.where(c < 0, c * np.float32(0.1), c)
+    h = l * np.clip(l * np.float32(1.0 / 6.0) + np.float32(0.5), np.float32(0), np.float32(1))
+    t = np.tril(h)
+    a, b = t[:, :2], t[:, 2:]
+    return (a + b) + a
+
+
 def custom_domain():
     m = model([helper.make_node("FusedThing", ["x"], ["y"], name="fused", domain="com.example")],
               [f32("x", [2, 3])], [f32("y", [2, 3])])
@@ -160,7 +190,7 @@ def cast_to_half():
 
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
-                                  lone_erf, gelu_and_causal_mask,
+                                  lone_erf, gelu_and_causal_mask, composite_ops,
                                   custom_domain, asymmetric_pads, double_input, cast_to_half]}
 
 if __name__ == "__main__":
@@ -169,6 +199,10 @@ if __name__ == "__main__":
     if name != "old_opset":
         onnx.checker.check_model(m)
     onnx.save(m, out)
-    if len(sys.argv) > 3:
+    if len(sys.argv) > 3 and name == "composite_ops":
+        rng = np.random.default_rng(0)
+        x, y = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
+        np.savez(sys.argv[3], x=x, y=y, target=composite_ops_expected(x, y))
+    elif len(sys.argv) > 3:
         x = (np.arange(16, dtype=np.float32).reshape(4, 4) % 5) * 0.25
         np.savez(sys.argv[3], x=x, label=np.array([0, 1, 2, 1], dtype=np.int64))
