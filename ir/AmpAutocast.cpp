@@ -17,6 +17,9 @@ namespace mlir::amp {
 AMP_AUTOCAST(AbsOp, Fallthrough, Clear, Clear)  // tf: Abs
 AMP_AUTOCAST(AddOp, Fallthrough, Infer, Infer)  // tf: Add, AddV2, BiasAdd
 AMP_AUTOCAST(AvgPool2DOp, Fallthrough, Infer, Infer)  // tf: AvgPool
+// torch: batch_norm is on no autocast list (it runs in its input's type; cuDNN takes f32 scale,
+// bias and statistics with a bf16/f16 input); tf: FusedBatchNormV3 (infer, U = float)
+AMP_AUTOCAST(BatchNormOp, Fallthrough, Infer, Infer)
 AMP_AUTOCAST(BroadcastToOp, Fallthrough, Clear, Clear)  // tf: BroadcastTo
 AMP_AUTOCAST(CompareOp, Fallthrough, Clear, Clear)  // tf: Less, Greater, Equal, ...
 AMP_AUTOCAST(ConcatOp, Fallthrough, Clear, Clear)  // tf: ConcatV2

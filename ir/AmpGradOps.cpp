@@ -174,6 +174,29 @@ LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext* ctx, std::optional<Lo
   return inferNormGrad("rms_norm_grad", loc, a.getInput(), a.getWeight(), a.getGrad(), ndim, 2, out);
 }
 
+LogicalResult BatchNormGradOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc,
+                                                Adaptor a, SmallVectorImpl<Type>& out) {
+  auto it = tensorOf(a.getInput());
+  if (!it)
+    return emitOptionalError(loc, "'amp.batch_norm_grad' op input must be a ranked tensor");
+  if (it.getRank() != 2 && it.getRank() != 4)
+    return emitOptionalError(loc, "'amp.batch_norm_grad' op input must be [N, C] or [N, C, H, W], got ", it);
+  auto channels = RankedTensorType::get({it.getDimSize(1)}, Float32Type::get(ctx));
+  out.push_back(it);
+  out.push_back(channels);
+  out.push_back(channels);
+  return success();
+}
+
+LogicalResult BatchNormGradOp::verify() {
+  auto channels = RankedTensorType::get({getInput().getType().getDimSize(1)}, Float32Type::get(getContext()));
+  if (getScale().getType() != channels)
+    return emitOpError("scale and running statistics must be ") << channels << ", got " << getScale().getType();
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be positive, got ") << getEpsilon().convertToDouble();
+  return success();
+}
+
 LogicalResult LayerNormGradOp::verify() {
   if (!(getEps().convertToDouble() > 0.0))
     return emitOpError("eps must be positive, got ") << getEps().convertToDouble();

@@ -173,6 +173,34 @@ def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
+def Amp_BatchNormGradOp : Amp_Op<"batch_norm_grad", [InferTypeOpAdaptor,
+    AllTypesMatch<["input", "grad"]>, AllTypesMatch<["scale", "running_mean", "running_var"]>]> {
+  let summary = "Gradient of amp.batch_norm: (d input, d scale, d bias)";
+  let description = [{
+    Per channel over its M elements, with `mean` and `invstd` recomputed exactly as amp.batch_norm
+    computes them (the batch statistics with `training`, else the running ones),
+    `xhat = (x - mean) * invstd`, `d bias = sum(grad)`, `d scale = sum(grad * xhat)` (f32 `[C]`)
+    and, with `training`,
+    `dx = (scale * invstd) * (grad - d bias / M - xhat * (d scale / M))`; without it
+    `dx = (scale * invstd) * grad` (the statistics are constants). `dx` has the input's type.
+
+    ```mlir
+    %dx, %dscale, %dbias = amp.batch_norm_grad %x, %dy, %gamma running(%rm, %rv) training
+        : tensor<8x16x32x32xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$grad, Amp_FloatTensor:$scale,
+                       Amp_FloatTensor:$running_mean, Amp_FloatTensor:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon, UnitAttr:$training);
+  let results = (outs Amp_FloatTensor:$input_grad, Amp_FloatTensor:$scale_grad,
+                      Amp_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $grad `,` $scale `running` `(` $running_mean `,` $running_var `)`
+    (`training` $training^)? attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
 def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [InferTypeOpAdaptor,
     AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.rms_norm: (d input, d weight)";

@@ -373,6 +373,36 @@ LogicalResult RmsNormOp::verify() {
                           getEps().convertToDouble(), {{"weight", getWeight()}});
 }
 
+// batch_norm: [N, C] or [N, C, H, W]; the per-channel operands and statistics are f32 [C].
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
+                                            SmallVectorImpl<Type>& out) {
+  auto it = tensorOf(a.getInput());
+  if (!it) return notATensor(loc, "batch_norm", "input");
+  if (it.getRank() != 2 && it.getRank() != 4)
+    return emitOptionalError(loc, "'amp.batch_norm' op input must be [N, C] or [N, C, H, W], got ", it);
+  auto channels = RankedTensorType::get({it.getDimSize(1)}, Float32Type::get(ctx));
+  out.push_back(it);
+  out.push_back(channels);
+  out.push_back(channels);
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto it = getInput().getType();
+  auto channels = RankedTensorType::get({it.getDimSize(1)}, Float32Type::get(getContext()));
+  // Statistics and the affine transform stay f32 when the input is bf16/f16 (PyTorch, cuDNN).
+  if (getScale().getType() != channels)
+    return emitOpError("scale, bias and running statistics must be ")
+           << channels << " (f32, one per channel of " << it << "), got " << getScale().getType();
+  double eps = getEpsilon().convertToDouble(), momentum = getMomentum().convertToDouble();
+  if (!(eps > 0.0)) return emitOpError("epsilon must be positive, got ") << eps;
+  if (!(momentum >= 0.0 && momentum <= 1.0)) return emitOpError("momentum must be in [0, 1], got ") << momentum;
+  if (getTraining() && it.getNumElements() / it.getDimSize(1) < 2)
+    return emitOpError("training needs more than one value per channel (the running variance is "
+                       "unbiased), got ") << it;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // embedding, dropout
 //===----------------------------------------------------------------------===//

@@ -310,6 +310,38 @@ def Amp_LayerNormOp : Amp_ModelOp<"layer_norm", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Amp_BatchNormOp : Amp_ModelOp<"batch_norm", [InferTypeOpAdaptor,
+    AllTypesMatch<["scale", "bias", "running_mean", "running_var"]>]> {
+  let summary = "Batch normalisation over every dimension but the channels (dim 1)";
+  let description = [{
+    `input` is `[N, C]` or `[N, C, H, W]`; `scale`, `bias`, `running_mean` and `running_var` are
+    f32 `[C]` whatever the input's type (as PyTorch and cuDNN keep them). Per channel,
+    `y = (x - mean) * invstd * scale + bias`, `invstd = 1 / sqrt(var + epsilon)`, computed in f32
+    and rounded once to the input's type.
+
+    With `training`, `mean` and `var` are the batch statistics (biased variance, f32) and the
+    new running statistics are `(1 - momentum) * running + momentum * batch`, the variance term
+    *unbiased* (`var * M / (M - 1)`, M elements per channel), as PyTorch updates them. Without it,
+    `mean` and `var` are the running statistics and the new running statistics are the old ones.
+
+    ```mlir
+    %y, %mean, %var = amp.batch_norm %x, %gamma, %beta running(%rm, %rv) training
+        : tensor<8x16x32x32xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Amp_FloatTensor:$input, Amp_FloatTensor:$scale, Amp_FloatTensor:$bias,
+                       Amp_FloatTensor:$running_mean, Amp_FloatTensor:$running_var,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<F64Attr, "0.1">:$momentum, UnitAttr:$training);
+  let results = (outs Amp_FloatTensor:$result, Amp_FloatTensor:$new_running_mean,
+                      Amp_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `running` `(` $running_mean `,` $running_var `)`
+    (`training` $training^)? attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
 def Amp_RmsNormOp : Amp_ModelOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions";
   let description = [{

@@ -26,6 +26,7 @@
 //   reduce_max  dy shared equally by the maxima of each group (torch.amax)
 //   softmax     dx = y*(dy - sum(dy*y, axis))     log_softmax  dx = dy - exp(y)*sum(dy, axis)
 //   layer_norm / rms_norm     amp.layer_norm_grad / amp.rms_norm_grad
+//   batch_norm  amp.batch_norm_grad (d input, d scale, d bias; the running statistics get none)
 //   embedding   dtable = amp.embedding_grad(ids, dy)
 //   dropout     dx = amp.dropout(dy) with the same rate and seed (the same mask and scale)
 //   reshape / transpose / broadcast_to   reshape back / inverse permutation / reduce
@@ -367,6 +368,17 @@ LogicalResult vjpLayerNorm(Vjp& v) {
   return success();
 }
 
+// The running statistics are buffers, not trained: they get no cotangent (nor do the new ones).
+LogicalResult vjpBatchNorm(Vjp& v) {
+  auto bn = cast<BatchNormOp>(v.op);
+  auto g = v.b.create<BatchNormGradOp>(v.loc, bn.getInput(), v.dy(), bn.getScale(), bn.getRunningMean(),
+                                       bn.getRunningVar(), bn.getEpsilonAttr(), bn.getTrainingAttr());
+  v.set(0, g.getInputGrad());
+  if (v.needs(1)) v.set(1, g.getScaleGrad());
+  if (v.needs(2)) v.set(2, g.getBiasGrad());
+  return success();
+}
+
 LogicalResult vjpRmsNorm(Vjp& v) {
   auto rms = cast<RmsNormOp>(v.op);
   auto g = v.b.create<RmsNormGradOp>(v.loc, rms.getInput(), rms.getWeight(), v.dy(),
@@ -536,6 +548,7 @@ AMP_VJP(SoftmaxOp, vjpSoftmax)
 AMP_VJP(LogSoftmaxOp, vjpLogSoftmax)
 AMP_VJP(LayerNormOp, vjpLayerNorm)
 AMP_VJP(RmsNormOp, vjpRmsNorm)
+AMP_VJP(BatchNormOp, vjpBatchNorm)
 AMP_VJP(EmbeddingOp, vjpEmbedding)
 AMP_VJP(DropoutOp, vjpDropout)
 AMP_VJP(ReshapeOp, vjpReshape)

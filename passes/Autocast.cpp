@@ -49,6 +49,11 @@ bool isComputeOp(Operation* op) {
   return isa_and_nonnull<AmpDialect>(op->getDialect()) && !isa<CastOp, ConstantOp>(op);
 }
 
+// Whether autocast retypes float operand/result `index` of `op`: every one, except the per-channel
+// values amp.batch_norm keeps in f32 whatever its input's precision (scale, bias and the running
+// statistics, as PyTorch's cuDNN path and TensorFlow's FusedBatchNormV3 with U = float do).
+bool followsPrecision(Operation* op, unsigned index) { return !isa<BatchNormOp>(op) || index == 0; }
+
 bool hasFloatValues(Operation* op) {
   return llvm::any_of(op->getOperandTypes(), isFloatTensor) ||
          llvm::any_of(op->getResultTypes(), isFloatTensor);
@@ -214,8 +219,9 @@ FailureOr<Decision> AmpAutocastPass::decidePyTorch(Operation* op) {
   std::string lowName = typeName(low);
 
   SmallVector<Value> floats;
-  for (Value v : op->getOperands())
-    if (isFloatTensor(v.getType())) floats.push_back(v);
+  for (OpOperand& operand : op->getOpOperands())
+    if (isFloatTensor(operand.get().getType()) && followsPrecision(op, operand.getOperandNumber()))
+      floats.push_back(operand.get());
 
   switch (cat) {
     case Category::LowerPrecisionFp:
@@ -296,8 +302,9 @@ LogicalResult AmpAutocastPass::paintTensorFlow(func::FuncOp func,
   int n = nodes.size();
   SmallVector<SmallVector<int>> fanin(n), fanout(n);
   for (int i = 0; i < n; ++i)
-    for (Value v : nodes[i]->getOperands()) {
-      if (!isFloatTensor(v.getType())) continue;
+    for (OpOperand& operand : nodes[i]->getOpOperands()) {
+      Value v = operand.get();
+      if (!isFloatTensor(v.getType()) || !followsPrecision(nodes[i], operand.getOperandNumber())) continue;
       auto it = index.find(v.getDefiningOp());
       if (it == index.end()) continue;
       fanin[i].push_back(it->second);
@@ -549,12 +556,13 @@ LogicalResult AmpAutocastPass::rewrite(func::FuncOp func,
       for (OpOperand& operand : op.getOpOperands()) {
         Type have = operand.get().getType();
         if (!isFloatTensor(have)) continue;  // integer and i1 values are never cast
+        if (!followsPrecision(&op, operand.getOperandNumber())) continue;
         Type want = compute ? withElement(have, compute) : origIn[operand.getOperandNumber()];
         if (have != want) operand.set(castTo(operand.get(), want, &op));
       }
       Type precision = compute;
       for (OpResult r : op.getResults()) {
-        if (!isFloatTensor(r.getType())) continue;
+        if (!isFloatTensor(r.getType()) || !followsPrecision(&op, r.getResultNumber())) continue;
         Type t = compute ? withElement(r.getType(), compute) : origOut[r.getResultNumber()];
         r.setType(t);
         precision = elementOf(t);

@@ -197,6 +197,8 @@ int64_t mlir::amp::estimateFlops(Operation* op) {
   if (isa<SoftmaxOp, LogSoftmaxOp>(op)) return 5 * out;
   if (isa<LayerNormOp>(op)) return 8 * out;
   if (isa<RmsNormOp>(op)) return 6 * out;
+  // Training: sum, centred squares, normalise, scale and shift; inference: the last two.
+  if (auto bn = dyn_cast<BatchNormOp>(op)) return (bn.getTraining() ? 7 : 4) * out;
   if (isa<CrossEntropyOp>(op)) return 6 * in0();
   if (isa<MseLossOp>(op)) return 3 * in0();
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) return in0();

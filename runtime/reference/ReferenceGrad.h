@@ -23,6 +23,10 @@ absl::StatusOr<Tensor> evalSliceGrad(const OpCall& c);
 using MultiKernel = absl::StatusOr<std::vector<Tensor>> (*)(const OpCall&);
 absl::StatusOr<std::vector<Tensor>> evalLayerNormGrad(const OpCall& c);  // (dx, dweight, dbias)
 absl::StatusOr<std::vector<Tensor>> evalRmsNormGrad(const OpCall& c);    // (dx, dweight)
+// amp.batch_norm (y, new running mean, new running var) and its gradient (dx, dscale, dbias):
+// ReferenceBatchNorm.cpp.
+absl::StatusOr<std::vector<Tensor>> evalBatchNorm(const OpCall& c);
+absl::StatusOr<std::vector<Tensor>> evalBatchNormGrad(const OpCall& c);
 
 }  // namespace amp::rt::ref
 

@@ -176,6 +176,7 @@ Kernels kernelFor(OpCode op) {
     case OpCode::Softmax: case OpCode::LogSoftmax: return {evalSoftmax};
     case OpCode::LayerNorm: return {evalLayerNorm};
     case OpCode::RmsNorm: return {evalRmsNorm};
+    case OpCode::BatchNorm: return {nullptr, evalBatchNorm};
     case OpCode::Embedding: return {evalEmbedding};
     case OpCode::Dropout: return {evalDropout};
     case OpCode::Reshape: return {evalReshape};
@@ -197,6 +198,7 @@ Kernels kernelFor(OpCode op) {
     case OpCode::SliceGrad: return {evalSliceGrad};
     case OpCode::LayerNormGrad: return {nullptr, evalLayerNormGrad};
     case OpCode::RmsNormGrad: return {nullptr, evalRmsNormGrad};
+    case OpCode::BatchNormGrad: return {nullptr, evalBatchNormGrad};
     // Loss scaling, clipping and optimizer steps (amp-loss-scaling, amp-optimizer).
     case OpCode::GlobalNorm: return {evalGlobalNorm};
     case OpCode::LrSchedule: return {evalLrSchedule};

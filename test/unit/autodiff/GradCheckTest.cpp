@@ -405,6 +405,32 @@ GRAD_TEST(LayerNormBiasOnly, (Case{{P("x", {3, 4}, uniform(12, -2, 2, 104)), P("
                                    "  %out = amp.layer_norm %x bias(%b : tensor<4xf32>) : tensor<3x4xf32>", {3, 4}}))
 GRAD_TEST(RmsNorm, (Case{{P("x", {2, 5}, uniform(10, -2, 2, 110)), P("g", {5}, uniform(5, 0.5, 1.5, 111))}, {},
                          "  %out = amp.rms_norm %x weight(%g : tensor<5xf32>) : tensor<2x5xf32>", {2, 5}}))
+// batch_norm: the running statistics are constants here (buffers, not params); in training mode
+// the batch statistics depend on x, in inference mode they do not.
+const std::string kBnRunning =
+    "  %rm = amp.constant dense<[0.25, -0.5, 0.125]> : tensor<3xf32>\n"
+    "  %rv = amp.constant dense<[0.75, 1.5, 2.0]> : tensor<3xf32>\n";
+GRAD_TEST(BatchNormTraining,
+          (Case{{P("x", {2, 3, 2, 2}, uniform(24, -2, 2, 120)), P("g", {3}, uniform(3, 0.5, 1.5, 121)),
+                 P("b", {3}, uniform(3, -1, 1, 122))},
+                {},
+                kBnRunning + "  %out, %nm, %nv = amp.batch_norm %x, %g, %b running(%rm, %rv) training"
+                             " : tensor<2x3x2x2xf32>, tensor<3xf32>",
+                {2, 3, 2, 2}}))
+GRAD_TEST(BatchNormTraining2d,
+          (Case{{P("x", {5, 3}, uniform(15, -2, 2, 123)), P("g", {3}, uniform(3, 0.5, 1.5, 124)),
+                 P("b", {3}, uniform(3, -1, 1, 125))},
+                {},
+                kBnRunning + "  %out, %nm, %nv = amp.batch_norm %x, %g, %b running(%rm, %rv) training"
+                             " {epsilon = 1.0e-3 : f64} : tensor<5x3xf32>, tensor<3xf32>",
+                {5, 3}}))
+GRAD_TEST(BatchNormInference,
+          (Case{{P("x", {2, 3, 2, 2}, uniform(24, -2, 2, 126)), P("g", {3}, uniform(3, 0.5, 1.5, 127)),
+                 P("b", {3}, uniform(3, -1, 1, 128))},
+                {},
+                kBnRunning + "  %out, %nm, %nv = amp.batch_norm %x, %g, %b running(%rm, %rv)"
+                             " : tensor<2x3x2x2xf32>, tensor<3xf32>",
+                {2, 3, 2, 2}}))
 GRAD_TEST(RmsNormPlain, (Case{{P("x", {2, 5}, uniform(10, -2, 2, 112))}, {},
                               "  %out = amp.rms_norm %x : tensor<2x5xf32>", {2, 5}}))
 
@@ -479,7 +505,7 @@ TEST_F(AutodiffTest, ModelOpsAreExactlyTheOpsWithAVjp) {
       "amp.tanh", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub",
       "amp.mul", "amp.div", "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.matmul",
       "amp.linear", "amp.conv2d", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
-      "amp.reduce_max", "amp.softmax", "amp.log_softmax", "amp.layer_norm", "amp.rms_norm",
+      "amp.reduce_max", "amp.softmax", "amp.log_softmax", "amp.layer_norm", "amp.rms_norm", "amp.batch_norm",
       "amp.embedding", "amp.dropout", "amp.reshape", "amp.transpose", "amp.broadcast_to",
       "amp.slice", "amp.concat", "amp.cross_entropy", "amp.mse_loss", "amp.cast"};
   std::set<std::string> expected(std::begin(model), std::end(model)), actual;

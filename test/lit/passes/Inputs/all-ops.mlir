@@ -36,6 +36,7 @@ func.func @f32_inputs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %img: tensor<1x2
   %log_softmax = amp.log_softmax %x axis = 1 : tensor<4x8xf32> loc("log_softmax")
   %layer_norm = amp.layer_norm %x : tensor<4x8xf32> loc("layer_norm")
   %rms_norm = amp.rms_norm %x : tensor<4x8xf32> loc("rms_norm")
+  %batch_norm:3 = amp.batch_norm %x, %bias, %bias running(%bias, %bias) training : tensor<4x8xf32>, tensor<8xf32> loc("batch_norm")
   %embedding = amp.embedding %table[%ids] : tensor<16x8xf32>, tensor<4xi64> loc("embedding")
   %dropout = amp.dropout %x rate = 1.000000e-01 seed = 7 : tensor<4x8xf32> loc("dropout")
   %reshape = amp.reshape %x : tensor<4x8xf32> -> tensor<32xf32> loc("reshape")
@@ -50,7 +51,7 @@ func.func @f32_inputs(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %img: tensor<1x2
 
 func.func @bf16_inputs(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %img: tensor<1x2x4x4xbf16>, %k: tensor<3x2x3x3xbf16>,
     %table: tensor<16x8xbf16>, %ids: tensor<4xi64>, %labels: tensor<4xi64>, %mask: tensor<4x8xi1>,
-    %bias: tensor<8xbf16>) {
+    %bias: tensor<8xbf16>, %stats: tensor<8xf32>) {
   %neg = amp.neg %x : tensor<4x8xbf16> loc("neg")
   %abs = amp.abs %x : tensor<4x8xbf16> loc("abs")
   %exp = amp.exp %x : tensor<4x8xbf16> loc("exp")
@@ -84,6 +85,7 @@ func.func @bf16_inputs(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>, %img: tensor<
   %log_softmax = amp.log_softmax %x axis = 1 : tensor<4x8xbf16> loc("log_softmax")
   %layer_norm = amp.layer_norm %x : tensor<4x8xbf16> loc("layer_norm")
   %rms_norm = amp.rms_norm %x : tensor<4x8xbf16> loc("rms_norm")
+  %batch_norm:3 = amp.batch_norm %x, %stats, %stats running(%stats, %stats) training : tensor<4x8xbf16>, tensor<8xf32> loc("batch_norm")
   %embedding = amp.embedding %table[%ids] : tensor<16x8xbf16>, tensor<4xi64> loc("embedding")
   %dropout = amp.dropout %x rate = 1.000000e-01 seed = 7 : tensor<4x8xbf16> loc("dropout")
   %reshape = amp.reshape %x : tensor<4x8xbf16> -> tensor<32xbf16> loc("reshape")

@@ -1,0 +1,152 @@
+// batch_norm and batch_norm_grad over [N, C] or [N, C, H, W]: per channel, statistics in f32
+// whatever the input's type. The f32 order (docs/reference-executor.md, "batch_norm"): each
+// channel's M = N*H*W elements are visited n-major, then h, then w; sum, mean = sum / M, then the
+// two-pass sum of fl(d*d), d = fl(x - mean), var = sq / M; invstd = f32(1 / sqrt(f64(var) + eps)).
+#include <cmath>
+
+#include "runtime/reference/ReferenceGrad.h"
+
+namespace amp::rt::ref {
+namespace {
+
+struct BatchNormSetup {
+  int64_t N = 0, C = 0, S = 0;  // batch, channels, spatial elements per (n, c)
+  double eps = 0;
+  bool training = false;
+  std::vector<float> x, scale, runningMean, runningVar;
+};
+
+// x is operand 0; the f32 [C] per-channel operands are `scale` (operand scaleAt) and the running
+// statistics (the two after the next one that is not theirs: forward has bias between them).
+absl::StatusOr<BatchNormSetup> setupBatchNorm(const OpCall& c, size_t numOperands, size_t scaleAt,
+                                              size_t runningAt) {
+  REF_RETURN_IF_ERROR(expectOperands(c, numOperands, numOperands));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "epsilon"));
+  REF_ASSIGN_OR_RETURN(bool training, c.attrs.getBool(c.name, "training", false));
+  const Shape& xs = c.in(0).shape();
+  if (xs.size() != 2 && xs.size() != 4)
+    return c.error("input must be [N, C] or [N, C, H, W], got ", typeString(c.in(0)));
+  if (!(eps > 0)) return c.error("attribute 'epsilon' must be > 0, got ", eps);
+  BatchNormSetup s;
+  s.N = xs[0];
+  s.C = xs[1];
+  s.S = xs.size() == 4 ? xs[2] * xs[3] : 1;
+  for (size_t i = 1; i < numOperands; ++i) {
+    if (i != scaleAt && i != scaleAt + 1 && i != runningAt && i != runningAt + 1) continue;
+    if (c.in(i).dtype() != DType::F32 || c.in(i).shape() != Shape{s.C})
+      return c.error("operand ", i, " must be f32[", s.C, "] (one per channel), got ", typeString(c.in(i)));
+  }
+  if (training && s.N * s.S < 2)
+    return c.error("training needs more than one value per channel, got ", typeString(c.in(0)));
+  s.eps = eps;
+  s.training = training;
+  s.x = widen(c.in(0));
+  s.scale = widen(c.in(scaleAt));
+  s.runningMean = widen(c.in(runningAt));
+  s.runningVar = widen(c.in(runningAt + 1));
+  return s;
+}
+
+int64_t at(const BatchNormSetup& s, int64_t n, int64_t ch, int64_t i) { return (n * s.C + ch) * s.S + i; }
+
+// Channel ch's batch mean and sum of centred squares, in the documented order.
+void batchStats(const BatchNormSetup& s, int64_t ch, float& mean, float& sq) {
+  const float M = static_cast<float>(s.N * s.S);
+  float sum = 0.0f;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t i = 0; i < s.S; ++i) sum += s.x[at(s, n, ch, i)];
+  mean = sum / M;
+  sq = 0.0f;
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t i = 0; i < s.S; ++i) {
+      const float d = s.x[at(s, n, ch, i)] - mean;
+      sq += d * d;
+    }
+}
+
+// The mean and invstd amp.batch_norm normalises channel ch with.
+void normStats(const BatchNormSetup& s, int64_t ch, float& mean, float& invstd, float* sqOut = nullptr) {
+  float var;
+  if (s.training) {
+    float sq;
+    batchStats(s, ch, mean, sq);
+    var = sq / static_cast<float>(s.N * s.S);
+    if (sqOut) *sqOut = sq;
+  } else {
+    mean = s.runningMean[ch];
+    var = s.runningVar[ch];
+  }
+  invstd = f32(1.0 / std::sqrt(double(var) + s.eps));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> evalBatchNorm(const OpCall& c) {
+  // (input, scale, bias, running_mean, running_var)
+  REF_ASSIGN_OR_RETURN(BatchNormSetup s, setupBatchNorm(c, 5, 1, 3));
+  REF_ASSIGN_OR_RETURN(double momentum, c.attrs.getDouble(c.name, "momentum"));
+  if (!(momentum >= 0 && momentum <= 1)) return c.error("attribute 'momentum' must be in [0, 1], got ", momentum);
+  const std::vector<float> bias = widen(c.in(2));
+  std::vector<float> y(s.x.size()), newMean(s.runningMean), newVar(s.runningVar);
+  const float m = f32(momentum), keep = f32(1.0 - momentum);
+  for (int64_t ch = 0; ch < s.C; ++ch) {
+    float mean, invstd, sq = 0.0f;
+    normStats(s, ch, mean, invstd, &sq);
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t i = 0; i < s.S; ++i) {
+        const int64_t k = at(s, n, ch, i);
+        y[k] = (s.x[k] - mean) * invstd * s.scale[ch] + bias[ch];
+      }
+    if (s.training) {
+      // PyTorch's update: the running variance takes the unbiased batch variance.
+      const float unbiased = sq / static_cast<float>(s.N * s.S - 1);
+      newMean[ch] = keep * s.runningMean[ch] + m * mean;
+      newVar[ch] = keep * s.runningVar[ch] + m * unbiased;
+    }
+  }
+  const Shape channels{s.C};
+  std::vector<Tensor> out;
+  out.push_back(narrow(c.in(0).dtype(), c.in(0).shape(), y));
+  out.push_back(narrow(DType::F32, channels, newMean));
+  out.push_back(narrow(DType::F32, channels, newVar));
+  return out;
+}
+
+absl::StatusOr<std::vector<Tensor>> evalBatchNormGrad(const OpCall& c) {
+  // (input, grad, scale, running_mean, running_var)
+  REF_ASSIGN_OR_RETURN(BatchNormSetup s, setupBatchNorm(c, 5, 2, 3));
+  if (c.in(1).dtype() != c.in(0).dtype() || c.in(1).shape() != c.in(0).shape())
+    return c.error("grad must have the input's type ", typeString(c.in(0)), ", got ", typeString(c.in(1)));
+  const std::vector<float> dy = widen(c.in(1));
+  std::vector<float> dx(s.x.size()), dscale(static_cast<size_t>(s.C)), dbias(static_cast<size_t>(s.C));
+  const float M = static_cast<float>(s.N * s.S);
+  for (int64_t ch = 0; ch < s.C; ++ch) {
+    float mean, invstd;
+    normStats(s, ch, mean, invstd);
+    float sg = 0.0f, sgx = 0.0f;
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t i = 0; i < s.S; ++i) {
+        const int64_t k = at(s, n, ch, i);
+        sg += dy[k];
+        sgx += dy[k] * ((s.x[k] - mean) * invstd);
+      }
+    dbias[ch] = sg;
+    dscale[ch] = sgx;
+    const float a = s.scale[ch] * invstd;
+    const float mg = sg / M, mgx = sgx / M;
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t i = 0; i < s.S; ++i) {
+        const int64_t k = at(s, n, ch, i);
+        dx[k] = s.training ? a * ((dy[k] - mg) - ((s.x[k] - mean) * invstd) * mgx) : a * dy[k];
+      }
+  }
+  const Shape channels{s.C};
+  std::vector<Tensor> out;
+  out.push_back(narrow(c.in(0).dtype(), c.in(0).shape(), dx));
+  out.push_back(narrow(DType::F32, channels, dscale));
+  out.push_back(narrow(DType::F32, channels, dbias));
+  return out;
+}
+
+}  // namespace amp::rt::ref
