@@ -164,6 +164,9 @@ struct EntryLowering {
       case ArgRole::Input: desc.kind = rt::BufferKind::Input; break;
       case ArgRole::Label: desc.kind = rt::BufferKind::Label; break;
       case ArgRole::State: desc.kind = rt::BufferKind::State; break;
+      // A model's buffer (batch_norm's running statistics) is persistent state: every entry
+      // shares it by name, the train step writes it back, checkpoints carry it.
+      case ArgRole::Buffer: desc.kind = rt::BufferKind::State; break;
     }
     if (auto init = f.getArgAttrOfType<InitAttr>(i, AmpDialect::kInitAttr))
       desc.init = rt::InitSpec{init.getKind().str(), init.getScale().convertToDouble(), init.getSeed(),

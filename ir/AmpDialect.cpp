@@ -160,9 +160,9 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation* op, unsigned, unsi
   StringRef name = attr.getName().strref();
   if (name == kRoleAttr) {
     auto role = dyn_cast<StringAttr>(attr.getValue());
-    if (!role || !llvm::is_contained({"param", "input", "label", "state"}, role.getValue()))
+    if (!role || !llvm::is_contained({"param", "input", "label", "buffer", "state"}, role.getValue()))
       return op->emitError() << "argument #" << argIndex
-                             << ": amp.role must be \"param\", \"input\", \"label\" or \"state\", got "
+                             << ": amp.role must be \"param\", \"input\", \"label\", \"buffer\" or \"state\", got "
                              << attr.getValue();
     return success();
   }

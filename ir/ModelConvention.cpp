@@ -11,6 +11,7 @@ ArgRole mlir::amp::getArgRole(func::FuncOp func, unsigned index) {
   if (role && role.getValue() == "param") return ArgRole::Param;
   if (role && role.getValue() == "label") return ArgRole::Label;
   if (role && role.getValue() == "state") return ArgRole::State;
+  if (role && role.getValue() == "buffer") return ArgRole::Buffer;
   return ArgRole::Input;
 }
 
@@ -35,6 +36,34 @@ bool tooLarge(RankedTensorType type) {
   }
   return bytes > kMaxTensorBytes;
 }
+
+// A buffer (docs/model-convention.md, "Buffers") is f32, has its initial values, and is read by
+// exactly one amp.batch_norm as its running mean or variance: that op's training step writes it
+// back, so any other reader (or a second writer) would see a value the IR does not show.
+template <typename Fail>
+void verifyBuffer(func::FuncOp func, unsigned i, RankedTensorType type, Fail& fail) {
+  BlockArgument arg = func.getArgument(i);
+  StringRef name = getArgName(func, i);
+  if (!type.getElementType().isF32())
+    fail(arg.getLoc()) << "buffer '" << name << "' must be f32 (running statistics are kept in f32), got " << type;
+  if (!func.getArgAttr(i, AmpDialect::kInitAttr))
+    fail(arg.getLoc()) << "buffer '" << name
+                       << "' needs amp.init (its initial value, e.g. #amp.init<zeros> for a running mean, "
+                          "#amp.init<ones> for a running variance)";
+  unsigned uses = 0;
+  for (OpOperand& use : arg.getUses()) {
+    ++uses;
+    auto bn = dyn_cast<BatchNormOp>(use.getOwner());
+    if (!bn || (use.get() != bn.getRunningMean() && use.get() != bn.getRunningVar()) ||
+        bn.getRunningMean() == bn.getRunningVar())
+      fail(use.getOwner()->getLoc()) << "buffer '" << name << "' is read by '" << use.getOwner()->getName()
+                                     << "'; a buffer is only the running mean or variance of one amp.batch_norm";
+  }
+  if (uses > 1)
+    fail(arg.getLoc()) << "buffer '" << name << "' is read by " << uses
+                       << " ops; each amp.batch_norm needs its own running statistics";
+}
+
 }  // namespace
 
 LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
@@ -59,7 +88,8 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(i, AmpDialect::kNameAttr);
     if (!role)
       fail(arg.getLoc()) << "argument #" << i << " has no amp.role ("
-                         << (userModel ? "param, input or label" : "param, input, label or state") << ")";
+                         << (userModel ? "param, input, label or buffer" : "param, input, label, buffer or state")
+                         << ")";
     else if (userModel && role.getValue() == "state")
       fail(arg.getLoc()) << "argument #" << i << " has amp.role \"state\", which only the training passes "
                          << "create (optimizer moments, the loss scale, step counters); a model's arguments "
@@ -104,11 +134,14 @@ LogicalResult mlir::amp::verifyModel(func::FuncOp func) {
                            << "\"> needs a float state argument shaped like the param '"
                            << init.getFrom() << "'";
     }
-    if (isa_and_nonnull<ElementsAttr>(func.getArgAttr(i, AmpDialect::kInitAttr)) && !isParam)
-      fail(arg.getLoc()) << "argument #" << i << " stores initial values, which only params take";
-    if (!isParam && !isState && func.getArgAttr(i, AmpDialect::kInitAttr))
+    bool isBuffer = role && role.getValue() == "buffer";
+    // In the entries the passes build, the gradient op reads the running statistics too.
+    if (isBuffer && userModel) verifyBuffer(func, i, type, fail);
+    if (isa_and_nonnull<ElementsAttr>(func.getArgAttr(i, AmpDialect::kInitAttr)) && !isParam && !isBuffer)
+      fail(arg.getLoc()) << "argument #" << i << " stores initial values, which only params and buffers take";
+    if (!isParam && !isState && !isBuffer && func.getArgAttr(i, AmpDialect::kInitAttr))
       fail(arg.getLoc()) << "argument #" << i
-                         << " has amp.init but only params and state are initialised";
+                         << " has amp.init but only params, buffers and state are initialised";
   }
 
   auto results = func.getFunctionType().getResults();

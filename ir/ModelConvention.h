@@ -7,12 +7,17 @@
 
 namespace mlir::amp {
 
-enum class ArgRole { Param, Input, Label, State };
+// Buffer: persistent, not trained, updated by the training step (amp.batch_norm's running
+// statistics); codegen keeps it as state, so checkpoints and --resume carry it.
+enum class ArgRole { Param, Input, Label, State, Buffer };
 
 // Verifies `func` against the model convention (docs/model-convention.md) and reports every
 // violation as a located error:
-//  - every argument has amp.role ("param" | "input" | "label" | "state") and a unique amp.name;
-//  - params are f32 tensors (master weights); amp.init appears on params and state only;
+//  - every argument has amp.role ("param" | "input" | "label" | "buffer"; "state" in entries the
+//    training passes built) and a unique amp.name;
+//  - params are f32 tensors (master weights); amp.init appears on params, buffers and state only;
+//  - a buffer is f32, initialised, and read only as the running mean or variance of one
+//    amp.batch_norm;
 //  - the first result is the scalar loss, tensor<f32>;
 //  - the body holds only amp ops and func.return.
 LogicalResult verifyModel(func::FuncOp func);

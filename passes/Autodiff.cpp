@@ -68,6 +68,35 @@ void AmpAutodiffPass::runOnOperation() {
   if (failed(verifyModel(model)) || failed(differentiate(model))) signalPassFailure();
 }
 
+// The model's buffers (docs/model-convention.md): each training-mode amp.batch_norm of the step
+// returns its new running statistics with amp.updates, so the runtime writes them back after the
+// step, as PyTorch's forward does in train mode (also on a step the loss scaler skips: the
+// statistics come from the forward, not from the gradients). The model function is the eval
+// entry, which normalises with the running statistics: its batch_norms over buffers lose
+// `training` (model.eval()). A batch_norm over other values (constants) is left as written.
+void returnBufferUpdates(func::FuncOp model, func::FuncOp train, ArrayRef<Operation*> forward) {
+  auto bufferName = [](func::FuncOp f, Value v) -> StringRef {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || arg.getOwner()->getParentOp() != f.getOperation() ||
+        getArgRole(f, arg.getArgNumber()) != ArgRole::Buffer)
+      return {};
+    return getArgName(f, arg.getArgNumber());
+  };
+  train::Results results = train::Results::read(train);
+  for (Operation* op : forward) {
+    auto bn = dyn_cast<BatchNormOp>(op);
+    if (!bn || !bn.getTraining()) continue;
+    StringRef mean = bufferName(train, bn.getRunningMean()), var = bufferName(train, bn.getRunningVar());
+    if (!mean.empty()) results.add(bn.getNewRunningMean(), AmpDialect::kUpdatesAttr, mean);
+    if (!var.empty()) results.add(bn.getNewRunningVar(), AmpDialect::kUpdatesAttr, var);
+  }
+  results.write(train);
+  model.walk([&](BatchNormOp bn) {
+    if (!bufferName(model, bn.getRunningMean()).empty() || !bufferName(model, bn.getRunningVar()).empty())
+      bn.setTraining(false);
+  });
+}
+
 LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
   MLIRContext* ctx = &getContext();
   OpBuilder b(ctx);
@@ -203,6 +232,7 @@ LogicalResult AmpAutodiffPass::differentiate(func::FuncOp model) {
     results.push_back(g);
   }
   b.create<func::ReturnOp>(loc, results);
+  returnBufferUpdates(model, train, forward);
 
   // Drop what the step does not need (the model's extra outputs, unused VJP pieces).
   SmallVector<Operation*> ops;

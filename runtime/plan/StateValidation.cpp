@@ -42,9 +42,24 @@ std::optional<int64_t> growthInterval(const Plan& plan) {
   return std::nullopt;
 }
 
+// Whether buffer `b` is operand `index` of some amp.batch_norm (3: running mean, 4: running var).
+bool isBatchNormOperand(const Plan& plan, const BufferDesc& b, size_t index) {
+  const std::optional<int32_t> id = plan.findBuffer(b.name);
+  for (const EntryPoint& e : plan.entries)
+    for (const PlanStep& s : e.steps)
+      if (s.op == "amp.batch_norm" && s.operands.size() > index && id && s.operands[index] == *id) return true;
+  return false;
+}
+
 absl::Status checkState(const Plan& plan, const BufferDesc& b, const Tensor& t,
                         const std::vector<NamedTensor>& tensors) {
   const bool scalar = t.numel() == 1;
+  if (b.dtype == DType::F32 && isBatchNormOperand(plan, b, 3))
+    return checkFloats(b, t, [](float v) { return std::isfinite(v); },
+                       "a running mean averages finite batch means, so it is finite");
+  if (b.dtype == DType::F32 && isBatchNormOperand(plan, b, 4))
+    return checkFloats(b, t, [](float v) { return std::isfinite(v) && v >= 0; },
+                       "a running variance averages batch variances, so it is finite and >= 0");
   if (b.name == "amp.loss_scale" && b.dtype == DType::F32 && scalar)
     return checkFloats(b, t, [](float v) { return std::isfinite(v) && v > 0; },
                        "the loss scale must be finite and > 0");
