@@ -500,6 +500,7 @@ const llvm::StringMap<Converter>& opConverters() {
         {"Unsqueeze", [](GraphTranslator& t) { return convertSqueezeLike(t, true); }},
     };
     addCompositeConverters(all);
+    addBatchNormConverter(all);
     return all;
   }();
   return converters;

@@ -116,6 +116,8 @@ const llvm::StringMap<Converter>& opConverters();
 // The converters of ConvertComposite.cpp: ops spelled as a few amp ops (comparisons, Where, Trilu,
 // Clip, LeakyRelu, HardSigmoid, HardSwish, Split, Sum, Mean).
 void addCompositeConverters(llvm::StringMap<Converter>& converters);
+// BatchNormalization (BatchNorm.cpp).
+void addBatchNormConverter(llvm::StringMap<Converter>& converters);
 // Folding of shape arithmetic on known values. Returns nullopt when the node's inputs are not
 // all known (the converter then translates it), else whether folding succeeded.
 std::optional<LogicalResult> foldNode(GraphTranslator& t);

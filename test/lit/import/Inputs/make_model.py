@@ -189,9 +189,44 @@ def cast_to_half():
                  [f32("x", [2])], [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [2])])
 
 
+def batch_norm(training_mode=1, running_var_output=False):
+    """Conv -> BatchNormalization -> Relu -> Flatten -> Gemm, as torch.onnx.export writes ResNet's
+    blocks with training=TrainingMode.TRAINING (opset 15: training_mode=1, three outputs, the
+    running statistics initializers named like torch's buffers)."""
+    outputs = ["b", "bn1.running_mean_out", "bn1.running_var_out"] if training_mode else ["b"]
+    graph_outputs = [f32("logits", ["N", 3])]
+    if running_var_output:
+        graph_outputs.append(f32("bn1.running_var_out", [2]))
+    stats = [numpy_helper.from_array(np.array([0.5, -0.25], dtype=np.float32), "bn1.running_mean"),
+             numpy_helper.from_array(np.array([2.0, 0.5], dtype=np.float32), "bn1.running_var")]
+    return model(
+        [helper.make_node("Conv", ["image", "conv1.weight"], ["c"], name="/conv1/Conv", kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["c", "bn1.weight", "bn1.bias", "bn1.running_mean",
+                                                 "bn1.running_var"], outputs, name="/bn1/BatchNormalization",
+                          epsilon=1e-5, momentum=0.9, training_mode=training_mode),
+         helper.make_node("Relu", ["b"], ["r"], name="/relu/Relu"),
+         helper.make_node("Flatten", ["r"], ["f"], name="/Flatten", axis=1),
+         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], name="/fc/Gemm", transB=1)],
+        [f32("image", ["N", 1, 4, 4])], graph_outputs,
+        [weights("conv1.weight", [2, 1, 3, 3]), weights("bn1.weight", [2], 0.5), weights("bn1.bias", [2])] + stats +
+        [weights("fc.weight", [3, 32]), weights("fc.bias", [3])], opset=15, name="batch_norm")
+
+
+def batch_norm_eval():
+    """The same model exported for inference: training_mode=0, the running statistics normalise."""
+    return batch_norm(training_mode=0)
+
+
+def batch_norm_running_var_out():
+    """training_mode=1 with the new running variance as a graph output (ONNX computes it biased)."""
+    return batch_norm(running_var_output=True)
+
+
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   lone_erf, gelu_and_causal_mask, composite_ops,
-                                  custom_domain, asymmetric_pads, double_input, cast_to_half]}
+                                  custom_domain, asymmetric_pads, double_input, cast_to_half, batch_norm,
+                                  batch_norm_eval, batch_norm_running_var_out]}
 
 if __name__ == "__main__":
     name, out = sys.argv[1], sys.argv[2]
