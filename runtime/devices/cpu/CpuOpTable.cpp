@@ -92,11 +92,11 @@ StepFactories factoriesFor(OpCode code) {
     case OpCode::RankChunk:
     case OpCode::ReduceScatter:
       return {makeCollectiveStep};
-    // A cuBLASLt epilogue GEMM (formed for cuda targets only): the reference's unfused ops.
-    case OpCode::GemmEpilogue:
-    // Batch normalisation runs the reference kernels (docs/cpu-device.md, "Reference fallback").
     case OpCode::BatchNorm:
     case OpCode::BatchNormGrad:
+      return {makeBatchNormStep};
+    // A cuBLASLt epilogue GEMM (formed for cuda targets only): the reference's unfused ops.
+    case OpCode::GemmEpilogue:
       return {};
     // Prepared by the entry itself: a reshape is a view (the memory plan aliases it), a constant
     // is copied into its buffer once.
