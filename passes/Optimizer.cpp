@@ -245,11 +245,23 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     Results accOut;
     {
       Results old = Results::read(acc);
-      for (unsigned i = 0; i < old.values.size(); ++i)
-        if (auto n = old.attrs[i].getAs<StringAttr>(AmpDialect::kNameAttr); n && n.getValue() == "loss") {
-          accOut.values.push_back(old.values[i]);
-          accOut.attrs.push_back(old.attrs[i]);
+      // Each micro-batch's forward also updates the running statistics (buffers), as every
+      // PyTorch forward in train mode does.
+      auto updatesBuffer = [&](DictionaryAttr attrs) {
+        auto target = attrs.getAs<StringAttr>(AmpDialect::kUpdatesAttr);
+        for (unsigned a = 0; target && a < acc.getNumArguments(); ++a)
+          if (argRole(acc, a) == "buffer" && argName(acc, a) == target.getValue()) return true;
+        return false;
+      };
+      Results bufferUpdates;
+      for (unsigned i = 0; i < old.values.size(); ++i) {
+        Results& into = updatesBuffer(old.attrs[i]) ? bufferUpdates : accOut;
+        auto n = old.attrs[i].getAs<StringAttr>(AmpDialect::kNameAttr);
+        if ((n && n.getValue() == "loss") || &into == &bufferUpdates) {
+          into.values.push_back(old.values[i]);
+          into.attrs.push_back(old.attrs[i]);
         }
+      }
       OpBuilder b(accCheck);
       // The window's loss: each micro-batch adds its loss, @train_step returns the mean.
       auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
@@ -264,6 +276,8 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         BlockArgument a = addStateArg(acc, raw.getType(), name, zerosInit(ctx));
         accOut.add(b.create<AddOp>(loc, a, raw), AmpDialect::kUpdatesAttr, name);
       }
+      accOut.values.append(bufferUpdates.values);
+      accOut.attrs.append(bufferUpdates.attrs);
       accOut.write(acc);
       for (Operation& op : llvm::make_early_inc_range(llvm::reverse(acc.front())))
         if (isa<UpdateScaleOp, UnscaleCheckOp>(op) && op.use_empty()) op.erase();

@@ -37,3 +37,11 @@
 // RUN: python3 %S/Inputs/tamper_checkpoint.py %t.ref/checkpoint.safetensors %t.bad/checkpoint.safetensors tensor bn.running_var 1 -0.5
 // RUN: not amp-run %t.ampx --device=reference --entry=train_step --input x=%t.x.npy --input y=%t.y.npy --checkpoint=%t.bad --resume 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: state 'bn.running_var' holds -0.5 at element 1; a running variance averages batch variances, so it is finite and >= 0
+
+// Gradient accumulation: every micro-batch's forward updates the statistics, as in PyTorch; a
+// window of two micro-batches (@accumulate, then @train_step) applies the update twice.
+// RUN: ampc %S/Inputs/batch-norm-model.mlir --train --precision=f32 --accumulate=2 -o %t.acc.ampx
+// RUN: rm -rf %t.acc && mkdir -p %t.acc
+// RUN: amp-run %t.acc.ampx --device=reference --entry=accumulate --input x=%t.x.npy --input y=%t.y.npy --checkpoint=%t.acc
+// RUN: amp-run %t.acc.ampx --device=reference --entry=train_step --input x=%t.x.npy --input y=%t.y.npy --checkpoint=%t.acc --resume
+// RUN: /usr/bin/python3 %S/Inputs/check_batch_norm_stats.py %t.acc/checkpoint.safetensors %t.x.npy bn 2 0.1 | FileCheck %s --check-prefix=TWO
