@@ -179,8 +179,8 @@ LogicalResult BatchNormGradOp::inferReturnTypes(MLIRContext* ctx, std::optional<
   auto it = tensorOf(a.getInput());
   if (!it)
     return emitOptionalError(loc, "'amp.batch_norm_grad' op input must be a ranked tensor");
-  if (it.getRank() != 2 && it.getRank() != 4)
-    return emitOptionalError(loc, "'amp.batch_norm_grad' op input must be [N, C] or [N, C, H, W], got ", it);
+  if (it.getRank() < 2)
+    return emitOptionalError(loc, "'amp.batch_norm_grad' op input must be [N, C, ...] (rank >= 2), got ", it);
   auto channels = RankedTensorType::get({it.getDimSize(1)}, Float32Type::get(ctx));
   out.push_back(it);
   out.push_back(channels);

@@ -373,13 +373,13 @@ LogicalResult RmsNormOp::verify() {
                           getEps().convertToDouble(), {{"weight", getWeight()}});
 }
 
-// batch_norm: [N, C] or [N, C, H, W]; the per-channel operands and statistics are f32 [C].
+// batch_norm: [N, C, ...] (channels are dim 1); the per-channel operands and statistics are f32 [C].
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext* ctx, std::optional<Location> loc, Adaptor a,
                                             SmallVectorImpl<Type>& out) {
   auto it = tensorOf(a.getInput());
   if (!it) return notATensor(loc, "batch_norm", "input");
-  if (it.getRank() != 2 && it.getRank() != 4)
-    return emitOptionalError(loc, "'amp.batch_norm' op input must be [N, C] or [N, C, H, W], got ", it);
+  if (it.getRank() < 2)
+    return emitOptionalError(loc, "'amp.batch_norm' op input must be [N, C, ...] (rank >= 2), got ", it);
   auto channels = RankedTensorType::get({it.getDimSize(1)}, Float32Type::get(ctx));
   out.push_back(it);
   out.push_back(channels);

@@ -314,14 +314,14 @@ def Amp_BatchNormOp : Amp_ModelOp<"batch_norm", [InferTypeOpAdaptor,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var"]>]> {
   let summary = "Batch normalisation over every dimension but the channels (dim 1)";
   let description = [{
-    `input` is `[N, C]` or `[N, C, H, W]`; `scale`, `bias`, `running_mean` and `running_var` are
+    `input` is `[N, C, ...]` (`[N, C]`, `[N, C, L]`, `[N, C, H, W]`, ...); `scale`, `bias`, `running_mean` and `running_var` are
     f32 `[C]` whatever the input's type (as PyTorch and cuDNN keep them). Per channel,
     `y = (x - mean) * invstd * scale + bias`, `invstd = 1 / sqrt(var + epsilon)`, computed in f32
     and rounded once to the input's type.
 
     With `training`, `mean` and `var` are the batch statistics (biased variance, f32) and the
     new running statistics are `(1 - momentum) * running + momentum * batch`, the variance term
-    *unbiased* (`var * M / (M - 1)`, M elements per channel), as PyTorch updates them. Without it,
+    *unbiased* (`var * M / (M - 1)`, M = N times the trailing dims, the elements per channel), as PyTorch updates them. Without it,
     `mean` and `var` are the running statistics and the new running statistics are the old ones.
 
     ```mlir

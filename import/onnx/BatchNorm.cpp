@@ -65,8 +65,7 @@ LogicalResult convertBatchNormalization(GraphTranslator& t) {
   auto x = floatInput(t, 0);
   if (failed(x)) return failure();
   auto type = cast<RankedTensorType>(x->getType());
-  if (type.getRank() != 2 && type.getRank() != 4)
-    return t.refuse() << "X must be [N, C] or [N, C, H, W]; got " << type;
+  if (type.getRank() < 2) return t.refuse() << "X must be [N, C, ...] (rank >= 2); got " << type;
   const int64_t channels = type.getDimSize(1);
   const double momentum = exportedDecimal(t.floatAttribute("momentum", 0.9f));
   const double eps = exportedDecimal(t.floatAttribute("epsilon", 1e-5f));

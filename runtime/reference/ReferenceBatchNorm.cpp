@@ -1,6 +1,6 @@
-// batch_norm and batch_norm_grad over [N, C] or [N, C, H, W]: per channel, statistics in f32
+// batch_norm and batch_norm_grad over [N, C, ...] (channels are dim 1): per channel, statistics in f32
 // whatever the input's type. The f32 order (docs/reference-executor.md, "batch_norm"): each
-// channel's M = N*H*W elements are visited n-major, then h, then w; sum, mean = sum / M, then the
+// channel's M elements (N times the trailing dims) are visited n-major, then row-major; sum, mean = sum / M, then the
 // two-pass sum of fl(d*d), d = fl(x - mean), var = sq / M; invstd = f32(1 / sqrt(f64(var) + eps)).
 #include <cmath>
 
@@ -25,13 +25,13 @@ absl::StatusOr<BatchNormSetup> setupBatchNorm(const OpCall& c, size_t numOperand
   REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "epsilon"));
   REF_ASSIGN_OR_RETURN(bool training, c.attrs.getBool(c.name, "training", false));
   const Shape& xs = c.in(0).shape();
-  if (xs.size() != 2 && xs.size() != 4)
-    return c.error("input must be [N, C] or [N, C, H, W], got ", typeString(c.in(0)));
+  if (xs.size() < 2) return c.error("input must be [N, C, ...] (rank >= 2), got ", typeString(c.in(0)));
   if (!(eps > 0)) return c.error("attribute 'epsilon' must be > 0, got ", eps);
   BatchNormSetup s;
   s.N = xs[0];
   s.C = xs[1];
-  s.S = xs.size() == 4 ? xs[2] * xs[3] : 1;
+  s.S = 1;
+  for (size_t d = 2; d < xs.size(); ++d) s.S *= xs[d];
   for (size_t i = 1; i < numOperands; ++i) {
     if (i != scaleAt && i != scaleAt + 1 && i != runningAt && i != runningAt + 1) continue;
     if (c.in(i).dtype() != DType::F32 || c.in(i).shape() != Shape{s.C})

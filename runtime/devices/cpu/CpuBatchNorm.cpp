@@ -172,10 +172,10 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeBatchNormStep(const StepContext& c)
   if (!eps.ok()) return eps.status();
   auto training = c.step.attrs.getBool(op, "training", false);
   if (!training.ok()) return training.status();
-  if (!isKernelFloat(x.dtype) || (x.shape.size() != 2 && x.shape.size() != 4))
-    return c.error("input must be a float [N, C] or [N, C, H, W]");
+  if (!isKernelFloat(x.dtype) || x.shape.size() < 2) return c.error("input must be a float [N, C, ...] (rank >= 2)");
   if (!(*eps > 0)) return c.error(absl::StrCat("attribute 'epsilon' must be > 0, got ", *eps));
-  BnShape s{x.dtype, x.shape[0], x.shape[1], x.shape.size() == 4 ? x.shape[2] * x.shape[3] : 1, *eps, *training};
+  BnShape s{x.dtype, x.shape[0], x.shape[1], 1, *eps, *training};
+  for (size_t d = 2; d < x.shape.size(); ++d) s.S *= x.shape[d];
   if (s.training && s.M() < 2) return c.error("training needs more than one value per channel");
   const Shape channels{s.C};
   for (size_t i = grad ? 2 : 1; i < 5; ++i)

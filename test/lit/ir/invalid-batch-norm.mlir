@@ -1,8 +1,8 @@
 // RUN: amp-opt %s --split-input-file --verify-diagnostics
 
-func.func @rank3(%x: tensor<8x16x4xf32>, %g: tensor<16xf32>) {
-  // expected-error @+1 {{'amp.batch_norm' op input must be [N, C] or [N, C, H, W], got 'tensor<8x16x4xf32>'}}
-  %y, %m, %v = amp.batch_norm %x, %g, %g running(%g, %g) training : tensor<8x16x4xf32>, tensor<16xf32>
+func.func @rank1(%x: tensor<16xf32>, %g: tensor<16xf32>) {
+  // expected-error @+1 {{'amp.batch_norm' op input must be [N, C, ...] (rank >= 2), got 'tensor<16xf32>'}}
+  %y, %m, %v = amp.batch_norm %x, %g, %g running(%g, %g) training : tensor<16xf32>, tensor<16xf32>
   return
 }
 

@@ -35,3 +35,16 @@ func.func @batch_norm_grad(%x: tensor<8x16x4x4xf16>, %dy: tensor<8x16x4x4xf16>, 
       : tensor<8x16x4x4xf16>, tensor<16xf32>
   return %dx, %ds, %db : tensor<8x16x4x4xf16>, tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// BatchNorm1d over [N, C, L] and BatchNorm3d over [N, C, D, H, W]: every dim after C is reduced.
+// CHECK-LABEL: func.func @batch_norm_other_ranks
+func.func @batch_norm_other_ranks(%x: tensor<4x3x7xf32>, %v: tensor<2x3x2x4x4xf32>, %g: tensor<3xf32>)
+    -> (tensor<4x3x7xf32>, tensor<2x3x2x4x4xf32>) {
+  // CHECK: amp.batch_norm %{{.*}} training : tensor<4x3x7xf32>, tensor<3xf32>
+  %y, %m, %s = amp.batch_norm %x, %g, %g running(%g, %g) training : tensor<4x3x7xf32>, tensor<3xf32>
+  // CHECK: amp.batch_norm %{{.*}} : tensor<2x3x2x4x4xf32>, tensor<3xf32>
+  %y3, %m3, %s3 = amp.batch_norm %v, %g, %g running(%g, %g) : tensor<2x3x2x4x4xf32>, tensor<3xf32>
+  return %y, %y3 : tensor<4x3x7xf32>, tensor<2x3x2x4x4xf32>
+}

@@ -254,6 +254,11 @@ const std::map<std::string_view, std::string_view>& notInTheSuite() {
       {"amp.all_gather", "a collective: needs a job of several ranks (e2e data_parallel zero1 tests)"},
       {"amp.rank_chunk", "reads the rank of a job of several ranks (e2e data_parallel zero1 tests)"},
       {"amp.yield", "the terminator of a fused region, not a computation"},
+      // A bundle with a batch norm cannot run on the cuda devices of this suite yet (no kernel:
+      // the device refuses it by name), so no model here uses it.
+      {"amp.batch_norm", "no cuda kernel yet (cpu: CpuLibraryOpParity.BatchNormAndItsGradient; a training step "
+                         "on reference and cpu: test/lit/tools/amp-run-batch-norm.mlir, test/lit/import/batch-norm-torch.test)"},
+      {"amp.batch_norm_grad", "no cuda kernel yet (as amp.batch_norm)"},
   };
   return ops;
 }

@@ -111,8 +111,8 @@ TEST(CpuLibraryOpParity, NormGradients) {
 }
 
 // Channels split across threads, each in the reference's order: the same bits in every float
-// type, training and inference, [N, C] and NCHW, with more channels than threads and channels
-// whose M spans several (n) blocks.
+// type, training and inference, [N, C], [N, C, L], NCHW and [N, C, D, H, W], with more channels
+// than threads and channels whose M spans several (n) blocks.
 TEST(CpuLibraryOpParity, BatchNormAndItsGradient) {
   const Shape c{5};
   auto attrs = [](bool training) {
@@ -120,7 +120,7 @@ TEST(CpuLibraryOpParity, BatchNormAndItsGradient) {
   };
   for (DType t : kFloats)
     for (bool training : {true, false})
-      for (Shape x : {Shape{7, 5}, Shape{3, 5, 4, 6}, Shape{2, 5, 33, 17}}) {
+      for (Shape x : {Shape{7, 5}, Shape{4, 5, 9}, Shape{3, 5, 4, 6}, Shape{2, 5, 33, 17}, Shape{2, 5, 3, 4, 2}}) {
         // Positive running variances: a random negative one would make the inference result NaN.
         Operand var{DType::F32, c, {0.5, 1.0, 1.5, 2.0, 0.25}};
         expectParity("amp.batch_norm", {{t, x}, {DType::F32, c}, {DType::F32, c}, {DType::F32, c}, var},

@@ -140,12 +140,12 @@ TEST(RefBatchNorm, GradientMatchesF64Formulas) {
 
 TEST(RefBatchNorm, RefusesMalformedCalls) {
   Channels ch;
-  Tensor X = make(DType::F32, {2, C, 2}, std::vector<double>(8, 1.0));  // rank 3
+  Tensor X = make(DType::F32, {C}, std::vector<double>(C, 1.0));  // rank 1: no batch dim
   AttrMap attrs{{"epsilon", 1e-5}, {"momentum", 0.1}, {"training", true}};
-  std::vector<TensorType> r3{{DType::F32, {2, C, 2}}, {DType::F32, {C}}, {DType::F32, {C}}};
+  std::vector<TensorType> r3{{DType::F32, {C}}, {DType::F32, {C}}, {DType::F32, {C}}};
   EvalContext ctx;
   expectError(evalReferenceOp("amp.batch_norm", {&X, &ch.G, &ch.B, &ch.RM, &ch.RV}, attrs, r3, ctx),
-              "input must be [N, C] or [N, C, H, W]");
+              "input must be [N, C, ...] (rank >= 2)");
   Tensor X2 = make(DType::F32, {2, C}, {1, 2, 3, 4});
   Tensor G16 = make(DType::F16, {C}, {1, 1});
   std::vector<TensorType> r2{{DType::F32, {2, C}}, {DType::F32, {C}}, {DType::F32, {C}}};
