@@ -998,10 +998,36 @@ def onnx_transformer_torch():
     onnx_torch_parity("onnx_transformer_oracle.py", "model.onnx", "lm")
 
 
+def onnx_resnet_torch():
+    """torchvision's ResNet-18 exported by PyTorch in training mode (Conv, BatchNormalization with
+    batch statistics, MaxPool, residual Adds, GlobalAveragePool, Gemm): the loss, every gradient,
+    and the params and BatchNorm running statistics after an SGD step against PyTorch in f64, as
+    close as PyTorch's own f32 is within 3x (test/e2e/onnx_resnet_oracle.py says why)."""
+    python = torch_python()
+    if python is None or subprocess.run([python, "-c", "import torchvision"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode != 0:
+        print("skipped: no Python with torch, torchvision, onnx and numpy (Debian: python3-torchvision)")
+        sys.exit(77)
+    oracle = os.path.join(SRC, "test", "e2e", "onnx_resnet_oracle.py")
+    run(python, oracle, "export", WORK)
+    with open(os.path.join(WORK, "torch.json")) as f:
+        expected = json.load(f)
+    bundle = os.path.join(WORK, "resnet18.ampx")
+    ampc(os.path.join(WORK, "model.onnx"), bundle, "--loss=cross_entropy:logits", "--batch=%d" % expected["batch"],
+         "--train", "--precision=f32", "--optimizer=sgd", "--momentum=0", "--weight-decay=0", "--lr=%g" % expected["lr"])
+    data = os.path.join(WORK, "batch.npz")
+    grads = os.path.join(WORK, "g.safetensors")
+    amp_run(bundle, "--entry=grads", "--data=" + data, "--output=" + grads)
+    ckpt = os.path.join(WORK, "ckpt")
+    amp_run(bundle, "--data=" + data, "--steps=%d" % expected["steps"], "--shuffle=false", "--eval-every=0",
+            "--checkpoint=" + ckpt)
+    run(python, oracle, "compare", WORK, grads, os.path.join(ckpt, "checkpoint.safetensors"))
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
                                      full_disk, fused_pipeline, onnx_mlp_torch,
-                                     onnx_transformer_torch)}
+                                     onnx_transformer_torch, onnx_resnet_torch)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
