@@ -6,11 +6,11 @@ Usage: onnx_mlp_oracle.py WORK_DIR   (needs torch, onnx and numpy: Debian's pyth
 Writes WORK_DIR/mlp.onnx, WORK_DIR/batch.npz (image, label) and WORK_DIR/torch.json: the loss and
 gradients at the exported weights, the loss of each of STEPS SGD steps, and the params after them.
 """
-import json
 import sys
 
 import numpy as np
 import torch
+from torch_sgd import record_sgd
 
 STEPS, LR, BATCH = 3, 0.1, 8
 
@@ -35,19 +35,7 @@ def main(work):
                       do_constant_folding=False, input_names=["image"], output_names=["logits"],
                       dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
     np.savez(work + "/batch.npz", image=x.numpy(), label=y.numpy())
-    sgd = torch.optim.SGD(model.parameters(), lr=LR)
-    out = {"losses": [], "lr": LR, "steps": STEPS, "batch": BATCH}
-    for step in range(STEPS):
-        sgd.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        if step == 0:
-            out["grads"] = {n + ".grad": p.grad.flatten().tolist() for n, p in model.named_parameters()}
-        out["losses"].append(loss.item())
-        sgd.step()
-    out["params"] = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
-    with open(work + "/torch.json", "w") as f:
-        json.dump(out, f)
+    record_sgd(model, lambda m: torch.nn.functional.cross_entropy(m(x), y), STEPS, LR, BATCH, work + "/torch.json")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ the third step a BatchNorm bias differs by 60% between PyTorch f32 and ampc, so 
 first say nothing about correctness.)
 """
 import json
-import struct
 import sys
 
 import numpy as np
@@ -30,6 +29,7 @@ import onnx
 import torch
 import torchvision
 from onnx import numpy_helper
+from safetensors_numpy import read_arrays
 
 STEPS, LR, BATCH = 1, 0.05, 4
 
@@ -97,19 +97,6 @@ def export(work):
         json.dump({"lr": LR, "steps": STEPS, "batch": BATCH}, f)
 
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name != "__metadata__" and info["dtype"] == "F32":
-            begin, end = info["data_offsets"]
-            out[name] = np.frombuffer(data[8 + n + begin:8 + n + end], dtype=np.float32).astype(np.float64).reshape(info["shape"])
-    return out
-
-
 def relative(got, want):
     return float(np.abs(got - want).max() / (np.abs(want).max() or 1.0))
 
@@ -135,11 +122,11 @@ def compare(work, grads_path, checkpoint_path):
               "%s within %.2g of PyTorch f64's largest value (3x PyTorch f32's own error, %.2g): worst %s %.2g"
               % (what, bound, theirs, worst, ours[worst]))
 
-    got = read_safetensors(grads_path)
+    got = read_arrays(grads_path, only_f32=True)
     loss, loss64 = float(got["loss"]), float(want["f64/loss"])
     check(abs(loss - loss64) <= 1e-5 * abs(loss64), "loss %.8g, PyTorch f64 %.8g" % (loss, loss64))
     against_f64(got, sorted(k[4:] for k in want.files if k.startswith("f64/") and k.endswith(".grad")), "gradients")
-    after = {"after/" + k: v for k, v in read_safetensors(checkpoint_path).items()}
+    after = {"after/" + k: v for k, v in read_arrays(checkpoint_path, only_f32=True).items()}
     names = sorted(k[4:] for k in want.files if k.startswith("f64/after/"))
     stats = [n for n in names if "running_" in n]
     against_f64(after, [n for n in names if n not in stats], "params after %d SGD step(s)" % STEPS)

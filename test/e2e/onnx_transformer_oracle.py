@@ -7,11 +7,11 @@ Usage: onnx_transformer_oracle.py WORK_DIR   (needs torch, onnx and numpy: Debia
 Writes WORK_DIR/model.onnx, WORK_DIR/batch.npz (tokens, label) and WORK_DIR/torch.json: the loss
 and gradients at the exported weights, the loss of each of STEPS SGD steps, and the params after.
 """
-import json
 import sys
 
 import numpy as np
 import torch
+from torch_sgd import record_sgd
 
 STEPS, LR, BATCH, SEQ, VOCAB, WIDTH = 3, 0.1, 4, 16, 50, 32
 
@@ -40,19 +40,8 @@ def main(work):
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["tokens"], output_names=["logits"], dynamic_axes={"tokens": {0: "batch"}})
     np.savez(work + "/batch.npz", tokens=tokens.numpy(), label=label.numpy())
-    sgd = torch.optim.SGD(model.parameters(), lr=LR)
-    out = {"losses": [], "lr": LR, "steps": STEPS, "batch": BATCH}
-    for step in range(STEPS):
-        sgd.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(tokens).reshape(-1, VOCAB), label.reshape(-1))
-        loss.backward()
-        if step == 0:
-            out["grads"] = {n + ".grad": p.grad.flatten().tolist() for n, p in model.named_parameters()}
-        out["losses"].append(loss.item())
-        sgd.step()
-    out["params"] = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
-    with open(work + "/torch.json", "w") as f:
-        json.dump(out, f)
+    record_sgd(model, lambda m: torch.nn.functional.cross_entropy(m(tokens).reshape(-1, VOCAB), label.reshape(-1)),
+               STEPS, LR, BATCH, work + "/torch.json")
 
 
 if __name__ == "__main__":

@@ -17,10 +17,8 @@ prints the list this run would write. Prints the pass count per op family. Exits
 import collections
 import concurrent.futures
 import glob
-import json
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,12 +32,12 @@ except ImportError:
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "test", "e2e"))
+from safetensors_numpy import read_arrays  # noqa: E402
 EXPECTED = os.path.join(HERE, "node_tests_passing.txt")
 DEVICES = ("reference", "cpu")
 RTOL, ATOL = 1e-3, 1e-7
 SUITES = ("node", "pytorch-converted", "pytorch-operator")
-SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": None, "F64": np.float64, "I64": np.int64,
-                      "I32": np.int32, "BOOL": np.bool_, "U8": np.uint8}
 
 
 def amp_name(name):
@@ -56,26 +54,6 @@ def tensor(path):
         return numpy_helper.to_array(t)
     except Exception:
         return None
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        raw = data[8 + n + begin:8 + n + end]
-        if info["dtype"] == "BF16":
-            bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
-            value = bits.view(np.float32)
-        else:
-            value = np.frombuffer(raw, dtype=SAFETENSORS_DTYPES[info["dtype"]])
-        out[name] = value.reshape(info["shape"])
-    return out
 
 
 def family(suite, model):
@@ -136,7 +114,7 @@ def run_test(bin_dir, model_path, work):
                 return "crash", "amp-run --device=%s exited %d: %s" % (device, r.returncode, first_line(r.stderr))
             if r.returncode != 0:
                 return "fail", "amp-run --device=%s: %s" % (device, first_line(r.stderr))
-            got = read_safetensors(result)
+            got = read_arrays(result)
             for name, want in zip(outputs, outs):
                 value = got.get(amp_name(name))
                 if value is None:
