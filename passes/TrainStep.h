@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "runtime/schema/StateNames.h"
 
 namespace mlir::amp::train {
 
@@ -18,12 +19,13 @@ inline constexpr llvm::StringLiteral kTrainStep = "train_step";
 inline constexpr llvm::StringLiteral kAccumulate = "accumulate";
 inline constexpr llvm::StringLiteral kGrads = "grads";
 inline constexpr llvm::StringLiteral kGradSeed = "amp.grad_seed";
-inline constexpr llvm::StringLiteral kLossScale = "amp.loss_scale";
-inline constexpr llvm::StringLiteral kGrowthTracker = "amp.growth_tracker";
-inline constexpr llvm::StringLiteral kStep = "amp.step";
-inline constexpr llvm::StringLiteral kSkippedSteps = "amp.skipped_steps";
+// The state's names are the runtime's too (runtime/schema/StateNames.h).
+inline constexpr llvm::StringLiteral kLossScale = ::amp::schema::kLossScaleState;
+inline constexpr llvm::StringLiteral kGrowthTracker = ::amp::schema::kGrowthTrackerState;
+inline constexpr llvm::StringLiteral kStep = ::amp::schema::kStepState;
+inline constexpr llvm::StringLiteral kSkippedSteps = ::amp::schema::kSkippedStepsState;
 // With accumulation: the sum of the window's micro-batch losses (@train_step returns their mean).
-inline constexpr llvm::StringLiteral kLossSum = "amp.loss_sum";
+inline constexpr llvm::StringLiteral kLossSum = ::amp::schema::kLossSumState;
 
 // The function with `amp.entry = entry`, or null.
 inline func::FuncOp findEntry(ModuleOp module, llvm::StringRef entry) {

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/schema/StateNames.h"
 
 namespace amp::rt {
 namespace {
@@ -60,10 +61,10 @@ absl::Status checkState(const Plan& plan, const BufferDesc& b, const Tensor& t,
   if (b.dtype == DType::F32 && isBatchNormOperand(plan, b, 4))
     return checkFloats(b, t, [](float v) { return std::isfinite(v) && v >= 0; },
                        "a running variance averages batch variances, so it is finite and >= 0");
-  if (b.name == "amp.loss_scale" && b.dtype == DType::F32 && scalar)
+  if (b.name == schema::kLossScaleState && b.dtype == DType::F32 && scalar)
     return checkFloats(b, t, [](float v) { return std::isfinite(v) && v > 0; },
                        "the loss scale must be finite and > 0");
-  if (b.name == "amp.growth_tracker" && b.dtype == DType::I32 && scalar) {
+  if (b.name == schema::kGrowthTrackerState && b.dtype == DType::I32 && scalar) {
     const int32_t v = t.as<int32_t>()[0];
     if (v < 0) return invalid(b, 0, v, "the growth tracker counts steps since the last scale change, so it is >= 0");
     if (auto interval = growthInterval(plan); interval && v >= *interval)
@@ -72,7 +73,7 @@ absl::Status checkState(const Plan& plan, const BufferDesc& b, const Tensor& t,
                                   "): the scaler resets it when it reaches it"));
     return absl::OkStatus();
   }
-  if ((b.name == "amp.step" || b.name == "amp.skipped_steps") && b.dtype == DType::I64 && scalar) {
+  if ((b.name == schema::kStepState || b.name == schema::kSkippedStepsState) && b.dtype == DType::I64 && scalar) {
     const int64_t v = t.as<int64_t>()[0];
     if (v < 0 || v > kMaxCounter)
       return invalid(b, 0, static_cast<double>(v), "a step counter is in [0, 2^62]");
@@ -137,8 +138,9 @@ absl::Status validatePersistentValues(const Plan& plan, const std::vector<NamedT
 }
 
 absl::Status validateRecordedStep(const Plan& plan, const std::vector<NamedTensor>& tensors, int64_t step) {
-  if (!plan.findBuffer("amp.step") || !plan.findBuffer("amp.skipped_steps")) return absl::OkStatus();
-  const std::optional<int64_t> applied = counterIn(tensors, "amp.step"), skipped = counterIn(tensors, "amp.skipped_steps");
+  if (!plan.findBuffer(schema::kStepState) || !plan.findBuffer(schema::kSkippedStepsState)) return absl::OkStatus();
+  const std::optional<int64_t> applied = counterIn(tensors, schema::kStepState),
+                               skipped = counterIn(tensors, schema::kSkippedStepsState);
   if (!applied || !skipped) return absl::OkStatus();  // the loader reports the missing or mistyped counter
   int64_t taken = 0;
   if (__builtin_add_overflow(*applied, *skipped, &taken) || taken != step)

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/schema/StateNames.h"
 #include "runtime/train/Evaluate.h"
 #include "runtime/train/RankAgreement.h"
 #include "runtime/train/Scalars.h"
@@ -156,13 +157,13 @@ void TrainLoop::deliver(const LoggedCall& call, bool trainStep) {
   if (loss) p.lossSum += windowLoss_ ? (trainStep ? *loss * accumulate : 0.0) : *loss;
   ++p.logs;
   if (!trainStep) return;
-  p.record.scale = call.stateBefore("amp.loss_scale");
-  p.record.nextScale = call.stateAfter("amp.loss_scale");
-  if (auto t = call.stateAfter("amp.growth_tracker")) p.record.growthTracker = static_cast<int64_t>(*t);
+  p.record.scale = call.stateBefore(schema::kLossScaleState);
+  p.record.nextScale = call.stateAfter(schema::kLossScaleState);
+  if (auto t = call.stateAfter(schema::kGrowthTrackerState)) p.record.growthTracker = static_cast<int64_t>(*t);
   p.record.foundInf = call.result("found_inf").value_or(0) != 0;
   p.record.gradNorm = call.result("grad_norm");
   p.record.lr = call.result("lr");
-  p.skippedAfter = call.stateAfter("amp.skipped_steps");
+  p.skippedAfter = call.stateAfter(schema::kSkippedStepsState);
 }
 
 absl::Status TrainLoop::collect(bool wait, int64_t held) {
@@ -253,14 +254,14 @@ absl::Status TrainLoop::finish() {
   report_.peakMemoryBytes = report_.persistentBytes + report_.workspaceBytes;
   // Plans without a skipped-steps counter: the steps of this run that overflowed.
   report_.skippedSteps = static_cast<int64_t>(
-      persistentScalarIfAny(session_, "amp.skipped_steps").value_or(static_cast<double>(report_.overflowSteps)));
+      persistentScalarIfAny(session_, schema::kSkippedStepsState).value_or(static_cast<double>(report_.overflowSteps)));
   // A skipped step's loss is often inf/NaN and says nothing about the model: it is left out.
   double sum = 0;
   size_t counted = 0;
   for (size_t i = report_.losses.size(); i-- > 0 && counted < kFinalLossWindow;)
     if (!report_.skipped[i]) sum += report_.losses[i], ++counted;
   if (counted) report_.finalLoss = sum / static_cast<double>(counted);
-  report_.finalScale = persistentScalarIfAny(session_, "amp.loss_scale").value_or(1.0);
+  report_.finalScale = persistentScalarIfAny(session_, schema::kLossScaleState).value_or(1.0);
   std::vector<double> sorted = stepMs_;
   std::sort(sorted.begin(), sorted.end());
   report_.stepTimeMsMedian = sorted[sorted.size() / 2];
