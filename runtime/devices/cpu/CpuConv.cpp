@@ -1,5 +1,20 @@
 // conv2d and its two gradients on the cpu device (NCHW, OIHW weights, groups, stride, padding,
-// dilation), bit for bit the reference (docs/reference-executor.md, "Linear algebra" and
+// dilation).
+//
+// Fast path: oneDNN 2.6 primitives (convolution_forward, convolution_backward_data,
+// convolution_backward_weights; algorithm::convolution_direct, plain nchw/oihw/goihw layouts on
+// the caller's buffers), created once at prepare time with the scratchpad in the entry's shared
+// scratch (scratchpad_mode::user) and fpmath_mode::strict. f32 runs in f32; bf16 runs as a bf16
+// primitive (f32 accumulation, one rounding of each result) where the features allow native bf16
+// GEMMs and oneDNN has a bf16 implementation on this CPU; every other float (f16, f8, bf16 without
+// one) is widened exactly to f32 in scratch, computed in f32 and rounded once to its dtype. The
+// summation order is oneDNN's, so results agree with the reference within the dot-product bound
+// (docs/cpu-device.md), not bit for bit. The reference adds fl(0 * v) for padded taps, which is
+// NaN for a non-finite weight (forward) or output gradient (grad_weight) while oneDNN skips the
+// padding; a run whose padded op meets such a value therefore takes the direct loops below. When
+// oneDNN cannot create the primitive at all, the step runs the direct loops.
+//
+// Direct loops: bit for bit the reference (docs/reference-executor.md, "Linear algebra" and
 // "Gradient ops"). The summation order of every output element is the reference's; the loops are
 // reordered so that the lanes of a vector are different output elements, each still accumulating
 // its own terms in the documented order:
@@ -13,12 +28,20 @@
 // therefore never be -0, which changes nothing; those adds are skipped, the non-finite ones are
 // kept (0 * inf is NaN). Operands that are not f32 are widened once per call into the entry's shared
 // scratch (sized at prepare). Rows (or weight slices) are split across threads.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/Gemm.h"
+#include "dnnl.hpp"
 
 namespace amp::rt::cpu {
 namespace {
@@ -41,6 +64,134 @@ const float* widenAll(DType t, const uint8_t* p, int64_t n, float* out) {
   return out;
 }
 
+// True if any of the n elements is NaN or infinite: the largest magnitude bit pattern reaches the
+// exponent mask (a max reduction, which vectorises), in chunks across threads.
+template <typename U>
+bool anyAtLeast(const U* v, int64_t n, U mask) {
+  const U abs = U(U(~U(0)) >> 1);  // all bits but the sign
+  std::atomic<bool> found{false};
+  parallelFor(n, 262144, [&](int64_t b, int64_t e) {
+    if (found.load(std::memory_order_relaxed)) return;
+    U m = 0;
+    for (int64_t i = b; i < e; ++i) m = std::max<U>(m, U(v[i] & abs));
+    if (m >= mask) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
+}
+
+bool anyNonFinite(DType t, const uint8_t* p, int64_t n) {
+  if (t == DType::F32) return anyAtLeast<uint32_t>(reinterpret_cast<const uint32_t*>(p), n, 0x7f800000u);
+  if (t == DType::BF16) return anyAtLeast<uint16_t>(reinterpret_cast<const uint16_t*>(p), n, 0x7f80u);
+  if (t == DType::F16) return anyAtLeast<uint16_t>(reinterpret_cast<const uint16_t*>(p), n, 0x7c00u);
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(loadAsF32(t, p, i))) return true;
+  return false;
+}
+
+[[noreturn]] void dnnlDie(const char* what, dnnl_status_t st) {
+  std::fprintf(stderr, "amp cpu conv: %s failed (dnnl status %d)\n", what, static_cast<int>(st));
+  std::abort();
+}
+
+// A prepared oneDNN convolution (forward, backward data or backward weights) over plain layouts.
+// a/b/out follow ConvStep's operand naming.
+struct DnnConv {
+  dnnl::primitive prim;
+  dnnl::stream stream;
+  dnnl::memory memA, memB, memBias, memOut, memPad;
+  dnnl_exec_arg_t args[5] = {};
+  int nargs = 0;
+  size_t padBytes = 0;
+  bool lowPrecision = false;  // the primitive's data type is bf16 (else f32)
+  std::string impl;
+  std::mutex mu;  // guards the memory objects' data handles
+};
+
+std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias, bool bf16) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  using md = dnnl::memory::desc;
+  const dt type = bf16 ? dt::bf16 : dt::f32;
+  const int64_t groups = g.o / g.og;
+  const md x({g.n, g.c, g.h, g.w}, type, tag::nchw);
+  const md y({g.n, g.o, g.oh, g.ow}, type, tag::nchw);
+  const md w = groups > 1 ? md({groups, g.og, g.cg, g.kh, g.kw}, type, tag::goihw)
+                          : md({g.o, g.cg, g.kh, g.kw}, type, tag::oihw);
+  const md b({g.o}, type, tag::x);
+  const dnnl::memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, padL{g.ph, g.pw}, padR{g.ph, g.pw};
+  const dnnl::engine& eng = cpuEngine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
+  auto out = std::make_unique<DnnConv>();
+  try {
+    const auto alg = dnnl::algorithm::convolution_direct;
+    const auto fwdDesc = bias && kind == ConvKind::Forward
+                             ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x, w, b, y,
+                                                               strides, dil, padL, padR)
+                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x, w, y,
+                                                               strides, dil, padL, padR);
+    const dnnl::convolution_forward::primitive_desc fwd(fwdDesc, attr, eng);
+    dnnl::memory::desc pad, aDesc, bDesc, outDesc;
+    switch (kind) {
+      case ConvKind::Forward:
+        out->prim = dnnl::convolution_forward(fwd);
+        out->impl = fwd.impl_info_str();
+        pad = fwd.scratchpad_desc();
+        aDesc = fwd.src_desc(), bDesc = fwd.weights_desc(), outDesc = fwd.dst_desc();
+        break;
+      case ConvKind::GradInput: {
+        const dnnl::convolution_backward_data::primitive_desc pd(
+            dnnl::convolution_backward_data::desc(alg, x, w, y, strides, dil, padL, padR), attr, eng, fwd);
+        out->prim = dnnl::convolution_backward_data(pd);
+        out->impl = pd.impl_info_str();
+        pad = pd.scratchpad_desc();
+        aDesc = pd.diff_dst_desc(), bDesc = pd.weights_desc(), outDesc = pd.diff_src_desc();
+        break;
+      }
+      case ConvKind::GradWeight: {
+        const dnnl::convolution_backward_weights::primitive_desc pd(
+            dnnl::convolution_backward_weights::desc(alg, x, w, y, strides, dil, padL, padR), attr, eng, fwd);
+        out->prim = dnnl::convolution_backward_weights(pd);
+        out->impl = pd.impl_info_str();
+        pad = pd.scratchpad_desc();
+        aDesc = pd.src_desc(), bDesc = pd.diff_dst_desc(), outDesc = pd.diff_weights_desc();
+        break;
+      }
+    }
+    // Plain layouts were asked for; an implementation that would reorder them is not used.
+    const md& wantA = kind == ConvKind::GradInput ? y : x;
+    const md& wantB = kind == ConvKind::GradWeight ? y : w;
+    const md& wantOut = kind == ConvKind::Forward ? y : kind == ConvKind::GradInput ? x : w;
+    if (aDesc != wantA || bDesc != wantB || outDesc != wantOut) return nullptr;
+    out->stream = dnnl::stream(eng);
+    out->memA = dnnl::memory(aDesc, eng, DNNL_MEMORY_NONE);
+    out->memB = dnnl::memory(bDesc, eng, DNNL_MEMORY_NONE);
+    out->memOut = dnnl::memory(outDesc, eng, DNNL_MEMORY_NONE);
+    const int argA = kind == ConvKind::GradInput ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC;
+    const int argB = kind == ConvKind::Forward ? DNNL_ARG_WEIGHTS : kind == ConvKind::GradInput ? DNNL_ARG_WEIGHTS
+                                                                                                : DNNL_ARG_DIFF_DST;
+    const int argOut = kind == ConvKind::Forward ? DNNL_ARG_DST : kind == ConvKind::GradInput ? DNNL_ARG_DIFF_SRC
+                                                                                              : DNNL_ARG_DIFF_WEIGHTS;
+    out->args[out->nargs++] = {argA, out->memA.get()};
+    out->args[out->nargs++] = {argB, out->memB.get()};
+    out->args[out->nargs++] = {argOut, out->memOut.get()};
+    if (bias && kind == ConvKind::Forward) {
+      out->memBias = dnnl::memory(fwd.bias_desc(), eng, DNNL_MEMORY_NONE);
+      out->args[out->nargs++] = {DNNL_ARG_BIAS, out->memBias.get()};
+    }
+    out->padBytes = pad.get_size();
+    if (out->padBytes > 0) {
+      out->memPad = dnnl::memory(pad, eng, DNNL_MEMORY_NONE);
+      out->args[out->nargs++] = {DNNL_ARG_SCRATCHPAD, out->memPad.get()};
+    }
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  out->lowPrecision = bf16;
+  return out;
+}
+
 class ConvStep final : public CpuStep {
  public:
   // Forward: a = x, b = w, bias (or -1) -> y. GradInput: a = dy, b = w -> dx. GradWeight: a = x,
@@ -60,10 +211,31 @@ class ConvStep final : public CpuStep {
     aN_ = aN;
     bN_ = bN;
   }
+
+  // Prepares the oneDNN primitive (see the file comment); without one the step runs the direct
+  // loops.
+  void prepareOneDnn(const CpuFeatures& f) {
+    const ConvGeom& g = g_;
+    for (int64_t d : {g.n, g.c, g.h, g.w, g.o, g.cg, g.kh, g.kw, g.oh, g.ow})
+      if (d <= 0) return;  // empty problems: the direct loops write the zeros
+    const double flops = 2.0 * double(g.n * g.o * g.oh * g.ow) * double(g.cg * g.kh * g.kw);
+    if (dtype_ == DType::BF16 && f.nativeBf16Gemm(flops)) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, true);
+    if (!dnn_) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, false);
+    if (dnn_ && dnn_->padBytes > 0) padBuf_ = shared_.reserve(int64_t((dnn_->padBytes + 3) / 4));
+  }
+  std::string implName() const {
+    if (!dnn_) return "direct loops";
+    if (dtype_ != DType::F32 && !dnn_->lowPrecision) return dnn_->impl + " (" + std::string(dtypeName(dtype_)) + " widened to f32)";
+    return dnn_->impl;
+  }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
+    if (dnn_ && !paddingMeetsNonFinite(ptr)) {
+      runOneDnn(ptr);
+      return absl::OkStatus();
+    }
     const float* a = widenAll(dtype_, ptr[a_], aN_, shared_.at(abuf_));
     const float* b = widenAll(dtype_, ptr[b_], bN_, shared_.at(bbuf_));
     const float* bias = bias_ >= 0 ? widenAll(dtype_, ptr[bias_], g_.o, shared_.at(biasBuf_)) : nullptr;
@@ -81,6 +253,47 @@ class ConvStep final : public CpuStep {
   }
 
  private:
+  // The reference adds fl(0 * v) for every padded tap: NaN where v (a weight in the forward, an
+  // output gradient in grad_weight) is not finite, which oneDNN (skipping the padding) would miss.
+  bool paddingMeetsNonFinite(BufferPtrs ptr) const {
+    if (kind_ == ConvKind::GradInput || (g_.ph == 0 && g_.pw == 0)) return false;
+    return anyNonFinite(dtype_, ptr[b_], bN_);
+  }
+
+  void runOneDnn(BufferPtrs ptr) {
+    DnnConv& d = *dnn_;
+    const bool direct = dtype_ == DType::F32 || d.lowPrecision;  // the primitive reads our buffers
+    const void *a = ptr[a_], *b = ptr[b_], *bias = bias_ >= 0 ? ptr[bias_] : nullptr;
+    void* out = ptr[out_];
+    if (!direct) {  // exact widening; the one rounding at the end
+      a = widenAll(dtype_, ptr[a_], aN_, shared_.at(abuf_));
+      b = widenAll(dtype_, ptr[b_], bN_, shared_.at(bbuf_));
+      if (bias) bias = widenAll(dtype_, ptr[bias_], g_.o, shared_.at(biasBuf_));
+      out = shared_.at(outBuf_);
+    }
+    {
+      std::lock_guard<std::mutex> lock(d.mu);
+      auto setHandle = [](const dnnl::memory& m, const void* p) {
+        dnnl_status_t st = dnnl_memory_set_data_handle_v2(m.get(), const_cast<void*>(p), nullptr);
+        if (st != dnnl_success) dnnlDie("set_data_handle", st);
+      };
+      setHandle(d.memA, a);
+      setHandle(d.memB, b);
+      setHandle(d.memOut, out);
+      if (bias) setHandle(d.memBias, bias);
+      if (d.memPad) setHandle(d.memPad, shared_.at(padBuf_));
+      dnnl_status_t st = dnnl_primitive_execute(d.prim.get(), d.stream.get(), d.nargs, d.args);
+      if (st != dnnl_success) dnnlDie("dnnl_primitive_execute", st);
+      st = dnnl_stream_wait(d.stream.get());
+      if (st != dnnl_success) dnnlDie("dnnl_stream_wait", st);
+    }
+    if (!direct) {
+      const float* o = shared_.at(outBuf_);
+      uint8_t* dst = ptr[out_];
+      parallelFor(outN_, 65536, [&](int64_t s, int64_t e) { narrowRun(o + s, dtype_, dst, s, e - s); });
+    }
+  }
+
   void forward(const float* x, const float* w, const float* bias, float* y) const {
     const ConvGeom& g = g_;
     const int64_t rows = g.n * g.o * g.oh;
@@ -208,6 +421,8 @@ class ConvStep final : public CpuStep {
   int64_t aN_ = 0, bN_ = 0, outN_ = 0;
   SharedFloats shared_;
   int64_t abuf_ = 0, bbuf_ = 0, biasBuf_ = 0, outBuf_ = 0;  // widened operands and the f32 result
+  std::unique_ptr<DnnConv> dnn_;
+  int64_t padBuf_ = 0;  // oneDNN's scratchpad
 };
 
 absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* name, int64_t minValue) {
@@ -275,8 +490,13 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeConvStep(const StepContext& c) {
     const Shape& dys = kind == ConvKind::GradInput ? a.shape : b.shape;
     if (dys != ys) return c.error(absl::StrCat("grad has shape ", shapeToString(dys), ", expected ", shapeToString(ys)));
   }
-  return std::unique_ptr<CpuStep>(new ConvStep(kind, *g, t, c.step.operands[0], c.step.operands[1],
-                                               nOps == 3 ? c.step.operands[2] : -1, c.step.results[0]));
+  auto step = std::make_unique<ConvStep>(kind, *g, t, c.step.operands[0], c.step.operands[1],
+                                         nOps == 3 ? c.step.operands[2] : -1, c.step.results[0]);
+  step->prepareOneDnn(c.features);
+  if (std::getenv("AMP_CPU_CONV_VERBOSE"))
+    std::fprintf(stderr, "amp cpu conv: %s %s: %s\n", c.step.op.c_str(), std::string(dtypeName(t)).c_str(),
+                 step->implName().c_str());
+  return std::unique_ptr<CpuStep>(std::move(step));
 }
 
 }  // namespace amp::rt::cpu

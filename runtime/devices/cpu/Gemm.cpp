@@ -42,6 +42,9 @@ void capOneDnnIsa() {
   (void)dnnl_set_max_cpu_isa(isa);
 }
 
+
+}  // namespace
+
 const dnnl::engine& cpuEngine() {
   static const dnnl::engine engine = [] {
     capOneDnnIsa();
@@ -49,6 +52,8 @@ const dnnl::engine& cpuEngine() {
   }();
   return engine;
 }
+
+namespace {
 
 // Debian's Abseil has its own string_view, so dtype names go through std::string.
 std::string typeString(DType t, const Shape& s) { return absl::StrCat(std::string(dtypeName(t)), shapeToString(s)); }

@@ -24,7 +24,16 @@
 #include "runtime/Tensor.h"
 #include "runtime/schema/CpuFeatures.h"
 
+namespace dnnl {
+struct engine;
+}
+
 namespace amp::rt::cpu {
+
+// The process's one oneDNN cpu engine (Gemm.cpp). Its creation caps oneDNN's ISA at the level
+// AMP_CPU_FEATURES leaves (ONEDNN_MAX_CPU_ISA does the same by hand), so every oneDNN primitive of
+// the device (GEMMs, convolutions) must be created on it.
+const dnnl::engine& cpuEngine();
 
 struct GemmDesc {
   DType dtype = DType::F32;

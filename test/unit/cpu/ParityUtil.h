@@ -4,6 +4,7 @@
 #ifndef AMP_TEST_UNIT_CPU_PARITYUTIL_H
 #define AMP_TEST_UNIT_CPU_PARITYUTIL_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -128,6 +129,81 @@ inline void expectParity(const std::string& op, const std::vector<Operand>& oper
                              << loadAsF32(w.dtype(), w.data(), firstDiff) << ", cpu "
                              << loadAsF32(g.dtype(), g.data(), firstDiff);
   }
+}
+
+
+// One unit in the last place of `t` at magnitude |v| (subnormal spacing below the normal range).
+inline double ulpOf(DType t, double v) {
+  int mbits = 23, emin = -126;
+  switch (t) {
+    case DType::BF16: mbits = 7; break;
+    case DType::F16: mbits = 10, emin = -14; break;
+    case DType::F8E4M3FN: mbits = 3, emin = -6; break;
+    case DType::F8E5M2: mbits = 2, emin = -14; break;
+    default: break;
+  }
+  const int e = v == 0.0 || !std::isfinite(v) ? emin : std::max(emin, std::ilogb(v));
+  return std::ldexp(1.0, e - mbits);
+}
+
+// For ops that are sums of K products per result element (GEMM-like, computed by a library in its
+// own summation order): runs `op` on the reference and on the cpu device with the same operands
+// and requires every result element to satisfy
+//   |cpu - ref| <= 2·K·2^-24·S + 1 ulp of the result type (at the larger magnitude),
+// where S = Σ|terms| is the reference's result on the operands' absolute values. Non-finite
+// reference results must be matched exactly (a NaN by any NaN, an infinity by the same one).
+// Also requires that the cpu device ran its own kernel. Returns the worst |cpu - ref| / bound seen
+// (0 when all equal).
+inline double expectParityWithinDotBound(const std::string& op, const std::vector<Operand>& operands,
+                                         const std::vector<std::pair<DType, Shape>>& results, const AttrMap& attrs,
+                                         int64_t K, bool specials = true, uint32_t seed = 1) {
+  SCOPED_TRACE(op);
+  SingleStep single = singleStepPlan(op, operands, results, attrs, specials, seed);
+  std::map<std::string, Tensor> absFeeds;
+  for (const auto& [name, t] : single.feeds) {
+    Tensor a(t.dtype(), t.shape());
+    std::memcpy(a.data(), t.data(), t.nbytes());
+    if (isFloat(a.dtype()))
+      for (int64_t k = 0; k < a.numel(); ++k) storeFromF32(a.dtype(), a.data(), k, std::fabs(loadAsF32(a.dtype(), a.data(), k)));
+    absFeeds.emplace(name, std::move(a));
+  }
+  auto ref = openSession(single.plan, Device::Reference);
+  auto cpu = openSession(single.plan, Device::Cpu);
+  EXPECT_TRUE(ref.ok()) << ref.status();
+  EXPECT_TRUE(cpu.ok()) << cpu.status();
+  if (!ref.ok() || !cpu.ok()) return 0.0;
+  auto want = ref->run("eval", single.feeds);
+  auto sums = ref->run("eval", absFeeds);
+  auto got = cpu->run("eval", single.feeds);
+  EXPECT_TRUE(want.ok() && sums.ok() && got.ok());
+  if (!want.ok() || !sums.ok() || !got.ok()) return 0.0;
+  auto prepared = cpu->prepared("eval");
+  EXPECT_TRUE(prepared.ok());
+  if (prepared.ok()) EXPECT_EQ((**prepared).report().referenceSteps, 0) << op << " ran on the reference fallback";
+  double worst = 0.0;
+  for (size_t r = 0; r < want->size(); ++r) {
+    const Tensor &w = (*want)[r].tensor, &g = (*got)[r].tensor, &s = (*sums)[r].tensor;
+    int64_t bad = -1;
+    double badBound = 0.0;
+    for (int64_t k = 0; k < w.numel() && bad < 0; ++k) {
+      const double rv = loadAsF32(w.dtype(), w.data(), k), gv = loadAsF32(g.dtype(), g.data(), k);
+      const double sv = loadAsF32(s.dtype(), s.data(), k);
+      if (!std::isfinite(rv)) {
+        if (std::isnan(rv) ? !std::isnan(gv) : rv != gv) bad = k;
+        continue;
+      }
+      if (gv == rv) continue;  // equal (S may be NaN where the absolute values meet inf * 0)
+      const double bound =
+          2.0 * double(K) * std::ldexp(std::fabs(sv), -24) + ulpOf(w.dtype(), std::max(std::fabs(rv), std::fabs(gv)));
+      const double err = std::fabs(gv - rv);
+      if (!(err <= bound)) bad = k, badBound = bound;
+      else worst = std::max(worst, err / bound);
+    }
+    EXPECT_EQ(bad, -1) << "result " << r << " element " << bad << ": reference " << loadAsF32(w.dtype(), w.data(), bad)
+                       << ", cpu " << loadAsF32(g.dtype(), g.data(), bad) << ", bound " << badBound << " (K = " << K
+                       << ", sum of |terms| " << loadAsF32(s.dtype(), s.data(), bad) << ")";
+  }
+  return worst;
 }
 
 }  // namespace parity
