@@ -6,32 +6,12 @@
 #include <cmath>
 #include <map>
 
+#include "import/onnx/Dataflow.h"
 #include "import/onnx/GraphTranslator.h"
 #include "ir/AmpOps.h"
 
 namespace mlir::amp::onnx_import {
 namespace {
-
-// The graph's dataflow by ONNX value name.
-struct Dataflow {
-  std::map<std::string, int> producer;
-  std::map<std::string, std::vector<int>> readers;
-
-  explicit Dataflow(const onnx::GraphProto& graph) {
-    for (int i = 0; i < graph.node_size(); ++i) {
-      for (const auto& out : graph.node(i).output()) producer[out] = i;
-      for (const auto& in : graph.node(i).input()) readers[in].push_back(i);
-    }
-    for (const auto& out : graph.output()) readers[out.name()].push_back(-1);  // read by the caller
-  }
-  // The node that is the only reader of `value`, when it has op_type `op`.
-  std::optional<int> onlyReader(const onnx::GraphProto& graph, const std::string& value, llvm::StringRef op) const {
-    auto it = readers.find(value);
-    if (it == readers.end() || it->second.size() != 1 || it->second[0] < 0) return std::nullopt;
-    if (graph.node(it->second[0]).op_type() != op) return std::nullopt;
-    return it->second[0];
-  }
-};
 
 // The value of a one-element float constant (an initializer or a Constant node's value).
 std::optional<double> scalarConstant(const onnx::GraphProto& graph, const Dataflow& flow, const std::string& name) {
@@ -86,7 +66,7 @@ void GraphTranslator::recognizeExactGelu() {
     if (!half) continue;
     auto h = otherInput(graph_.node(*half), graph_.node(*times).output(0));
     if (!h || !near(scalarConstant(graph_, flow, *h), 0.5)) continue;
-    for (int absorbed : {d->second, e, *add, *times}) absorbedByGelu_.insert(absorbed);
+    for (int absorbed : {d->second, e, *add, *times}) absorbed_.insert(absorbed);
     exactGeluInput_[*half] = x;
   }
 }

@@ -30,6 +30,7 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 GraphTranslator::GraphTranslator(const onnx::ModelProto& model, llvm::StringRef filename, MLIRContext* context)
     : model_(model), graph_(model.graph()), filename_(filename.str()), context_(context), builder_(context),
       loc_(FileLineColLoc::get(context, filename, 0, 0)) {
+  for (const auto& info : graph_.input()) inferred_[info.name()] = &info.type();
   for (const auto& info : graph_.value_info()) inferred_[info.name()] = &info.type();
   for (const auto& info : graph_.output()) inferred_[info.name()] = &info.type();
   for (const auto& node : graph_.node())
@@ -279,8 +280,10 @@ LogicalResult GraphTranslator::translateNode(int index) {
                       FileLineColLoc::get(context_, filename_, index + 1, 0));
   if (!node_->domain().empty() && node_->domain() != "ai.onnx")
     return refuse() << "ops of domain '" << node_->domain() << "' are not supported (only the default ONNX domain)";
-  if (absorbedByGelu_.count(index)) return success();
+  if (absorbed_.count(index)) return success();
   if (auto gelu = exactGeluInput_.find(index); gelu != exactGeluInput_.end()) return translateExactGelu(gelu->second);
+  if (auto linear = linearLayers_.find(index); linear != linearLayers_.end())
+    return translateLinearLayer(linear->second);
   if (auto folded = foldNode(*this)) return *folded;
   const auto& converters = opConverters();
   auto it = converters.find(node_->op_type());
@@ -326,6 +329,7 @@ std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& opt
   Block* body = func.addEntryBlock();
   if (failed(declareArguments(func))) return std::nullopt;
   recognizeExactGelu();
+  recognizeLinearLayers();
   builder_.setInsertionPointToEnd(body);
 
   for (int i = 0; i < graph_.node_size(); ++i)

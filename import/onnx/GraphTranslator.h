@@ -88,6 +88,14 @@ class GraphTranslator {
   // absorbed, and the last becomes one amp.gelu of the chain's input.
   void recognizeExactGelu();
   LogicalResult translateExactGelu(const std::string& x);
+  // PyTorch's linear layer on a rank >= 3 input, Transpose(W) -> MatMul [-> Add(b)]
+  // (LinearLayers.cpp): the Transpose (and the MatMul) are absorbed, the last node becomes one
+  // amp.linear with transpose_w.
+  struct LinearLayer {
+    std::string input, weight, bias;  // ONNX value names; bias empty when there is none
+  };
+  void recognizeLinearLayers();
+  LogicalResult translateLinearLayer(const LinearLayer& layer);
   std::string displayName(const onnx::NodeProto& node) const;
   std::string uniqueArgName(llvm::StringRef onnxName);
   std::optional<RankedTensorType> inferredType(const std::string& name) const;
@@ -102,7 +110,8 @@ class GraphTranslator {
   llvm::StringMap<bool> argNames_;
   std::map<std::string, int> useCounts_;             // ONNX value name -> readers (nodes, outputs)
   std::map<std::string, const onnx::TypeProto*> inferred_;
-  std::set<int> absorbedByGelu_;               // node indices
+  std::set<int> absorbed_;                     // node indices translated as part of a later node
+  std::map<int, LinearLayer> linearLayers_;    // a linear layer's last node -> the layer
   std::map<int, std::string> exactGeluInput_;  // the chain's last node -> the GELU's input
 
   const onnx::NodeProto* node_ = nullptr;

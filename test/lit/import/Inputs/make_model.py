@@ -165,6 +165,24 @@ def composite_ops_expected(x, y):
     return (a + b) + a
 
 
+def linear_3d():
+    """nn.Linear on [B, T, C] as PyTorch exports it: Transpose(W) -> MatMul -> Add(b); a second
+    layer without bias; and a transposed weight read twice, which stays as it is."""
+    return model(
+        [helper.make_node("Transpose", ["fc1.weight"], ["w1t"], name="/fc1/Transpose", perm=[1, 0]),
+         helper.make_node("MatMul", ["x", "w1t"], ["m1"], name="/fc1/MatMul"),
+         helper.make_node("Add", ["m1", "fc1.bias"], ["h"], name="/fc1/Add"),
+         helper.make_node("Transpose", ["fc2.weight"], ["w2t"], name="/fc2/Transpose"),
+         helper.make_node("MatMul", ["h", "w2t"], ["y"], name="/fc2/MatMul"),
+         helper.make_node("Transpose", ["tied.weight"], ["wt"], name="/tied/Transpose", perm=[1, 0]),
+         helper.make_node("MatMul", ["y", "wt"], ["z1"], name="/tied/MatMul"),
+         helper.make_node("MatMul", ["y", "wt"], ["z2"], name="/tied/MatMul_1"),
+         helper.make_node("Add", ["z1", "z2"], ["z"], name="/tied/Add")],
+        [f32("x", [2, 3, 4])], [f32("z", [2, 3, 6])],
+        [weights("fc1.weight", [5, 4]), weights("fc1.bias", [5]), weights("fc2.weight", [6, 5]),
+         weights("tied.weight", [6, 6])])
+
+
 def custom_domain():
     m = model([helper.make_node("FusedThing", ["x"], ["y"], name="fused", domain="com.example")],
               [f32("x", [2, 3])], [f32("y", [2, 3])])
@@ -224,7 +242,7 @@ def batch_norm_running_var_out():
 
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
-                                  lone_erf, gelu_and_causal_mask, composite_ops,
+                                  lone_erf, gelu_and_causal_mask, composite_ops, linear_3d,
                                   custom_domain, asymmetric_pads, double_input, cast_to_half, batch_norm,
                                   batch_norm_eval, batch_norm_running_var_out]}
 
