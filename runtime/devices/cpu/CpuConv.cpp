@@ -2,9 +2,12 @@
 // dilation).
 //
 // Fast path: oneDNN 2.6 primitives (convolution_forward, convolution_backward_data,
-// convolution_backward_weights; algorithm::convolution_direct, plain nchw/oihw/goihw layouts on
-// the caller's buffers), created once at prepare time with the scratchpad in the entry's shared
-// scratch (scratchpad_mode::user) and fpmath_mode::strict. f32 runs in f32; bf16 runs as a bf16
+// convolution_backward_weights; algorithm::convolution_direct, in the layouts the primitive
+// chooses (format_tag::any: blocked for its jit kernels, which are several times faster than the
+// gemm-based ones plain layouts get), with exact reorders from the plan's nchw/oihw/goihw buffers
+// into blocked copies in scratch and of the result back), created once at prepare time with the
+// scratchpad and the blocked copies in the entry's shared scratch (scratchpad_mode::user) and
+// fpmath_mode::strict. f32 runs in f32; bf16 runs as a bf16
 // primitive (f32 accumulation, one rounding of each result) where the features allow native bf16
 // GEMMs and oneDNN has a bf16 implementation on this CPU; every other float (f16, f8, bf16 without
 // one) is widened exactly to f32 in scratch, computed in f32 and rounded once to its dtype. The
@@ -95,10 +98,22 @@ bool anyNonFinite(DType t, const uint8_t* p, int64_t n) {
 
 // A prepared oneDNN convolution (forward, backward data or backward weights) over plain layouts.
 // a/b/out follow ConvStep's operand naming.
+// One tensor of the convolution: the plan's plain buffer (user) and, when the primitive wants
+// another (blocked) layout, its copy in scratch and the exact reorder between them.
+struct DnnPort {
+  dnnl::memory user, inner;
+  dnnl::primitive reorder;  // user -> inner for operands, inner -> user for the result
+  dnnl_exec_arg_t args[2] = {};
+  size_t innerBytes = 0;
+  int64_t scratch = 0;  // SharedFloats offset of inner
+  bool reordered = false;
+};
+
 struct DnnConv {
   dnnl::primitive prim;
   dnnl::stream stream;
-  dnnl::memory memA, memB, memBias, memOut, memPad;
+  DnnPort ports[3];  // a, b, out
+  dnnl::memory memBias, memPad;
   dnnl_exec_arg_t args[5] = {};
   int nargs = 0;
   size_t padBytes = 0;
@@ -117,6 +132,12 @@ std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias
   const md y({g.n, g.o, g.oh, g.ow}, type, tag::nchw);
   const md w = groups > 1 ? md({groups, g.og, g.cg, g.kh, g.kw}, type, tag::goihw)
                           : md({g.o, g.cg, g.kh, g.kw}, type, tag::oihw);
+  // The primitive picks its layouts (format_tag::any): its blocked kernels are far faster than
+  // the gemm-based ones plain layouts get; the plain buffers are reordered in and out.
+  const md xa({g.n, g.c, g.h, g.w}, type, tag::any);
+  const md ya({g.n, g.o, g.oh, g.ow}, type, tag::any);
+  const md wa = groups > 1 ? md({groups, g.og, g.cg, g.kh, g.kw}, type, tag::any)
+                           : md({g.o, g.cg, g.kh, g.kw}, type, tag::any);
   const md b({g.o}, type, tag::x);
   const dnnl::memory::dims strides{g.sh, g.sw}, dil{g.dh - 1, g.dw - 1}, padL{g.ph, g.pw}, padR{g.ph, g.pw};
   const dnnl::engine& eng = cpuEngine();
@@ -127,9 +148,9 @@ std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias
   try {
     const auto alg = dnnl::algorithm::convolution_direct;
     const auto fwdDesc = bias && kind == ConvKind::Forward
-                             ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x, w, b, y,
+                             ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, xa, wa, b, ya,
                                                                strides, dil, padL, padR)
-                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, x, w, y,
+                             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, xa, wa, ya,
                                                                strides, dil, padL, padR);
     const dnnl::convolution_forward::primitive_desc fwd(fwdDesc, attr, eng);
     dnnl::memory::desc pad, aDesc, bDesc, outDesc;
@@ -142,7 +163,7 @@ std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias
         break;
       case ConvKind::GradInput: {
         const dnnl::convolution_backward_data::primitive_desc pd(
-            dnnl::convolution_backward_data::desc(alg, x, w, y, strides, dil, padL, padR), attr, eng, fwd);
+            dnnl::convolution_backward_data::desc(alg, xa, wa, ya, strides, dil, padL, padR), attr, eng, fwd);
         out->prim = dnnl::convolution_backward_data(pd);
         out->impl = pd.impl_info_str();
         pad = pd.scratchpad_desc();
@@ -151,7 +172,7 @@ std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias
       }
       case ConvKind::GradWeight: {
         const dnnl::convolution_backward_weights::primitive_desc pd(
-            dnnl::convolution_backward_weights::desc(alg, x, w, y, strides, dil, padL, padR), attr, eng, fwd);
+            dnnl::convolution_backward_weights::desc(alg, xa, wa, ya, strides, dil, padL, padR), attr, eng, fwd);
         out->prim = dnnl::convolution_backward_weights(pd);
         out->impl = pd.impl_info_str();
         pad = pd.scratchpad_desc();
@@ -159,23 +180,35 @@ std::unique_ptr<DnnConv> makeDnnConv(ConvKind kind, const ConvGeom& g, bool bias
         break;
       }
     }
-    // Plain layouts were asked for; an implementation that would reorder them is not used.
-    const md& wantA = kind == ConvKind::GradInput ? y : x;
-    const md& wantB = kind == ConvKind::GradWeight ? y : w;
-    const md& wantOut = kind == ConvKind::Forward ? y : kind == ConvKind::GradInput ? x : w;
-    if (aDesc != wantA || bDesc != wantB || outDesc != wantOut) return nullptr;
+    // The primitive's layouts (blocked where its kernels want them); plain ones need no reorder.
+    const md& plainA = kind == ConvKind::GradInput ? y : x;
+    const md& plainB = kind == ConvKind::GradWeight ? y : w;
+    const md& plainOut = kind == ConvKind::Forward ? y : kind == ConvKind::GradInput ? x : w;
     out->stream = dnnl::stream(eng);
-    out->memA = dnnl::memory(aDesc, eng, DNNL_MEMORY_NONE);
-    out->memB = dnnl::memory(bDesc, eng, DNNL_MEMORY_NONE);
-    out->memOut = dnnl::memory(outDesc, eng, DNNL_MEMORY_NONE);
+    const md* plain[3] = {&plainA, &plainB, &plainOut};
+    const md inner[3] = {aDesc, bDesc, outDesc};
+    for (int i = 0; i < 3; ++i) {
+      DnnPort& p = out->ports[i];
+      p.user = dnnl::memory(*plain[i], eng, DNNL_MEMORY_NONE);
+      p.reordered = inner[i] != *plain[i];
+      if (!p.reordered) continue;
+      p.inner = dnnl::memory(inner[i], eng, DNNL_MEMORY_NONE);
+      p.innerBytes = inner[i].get_size();
+      p.reorder = i < 2 ? dnnl::reorder(dnnl::reorder::primitive_desc(p.user, p.inner))
+                        : dnnl::reorder(dnnl::reorder::primitive_desc(p.inner, p.user));
+      p.args[0] = {DNNL_ARG_FROM, (i < 2 ? p.user : p.inner).get()};
+      p.args[1] = {DNNL_ARG_TO, (i < 2 ? p.inner : p.user).get()};
+    }
     const int argA = kind == ConvKind::GradInput ? DNNL_ARG_DIFF_DST : DNNL_ARG_SRC;
     const int argB = kind == ConvKind::Forward ? DNNL_ARG_WEIGHTS : kind == ConvKind::GradInput ? DNNL_ARG_WEIGHTS
                                                                                                 : DNNL_ARG_DIFF_DST;
     const int argOut = kind == ConvKind::Forward ? DNNL_ARG_DST : kind == ConvKind::GradInput ? DNNL_ARG_DIFF_SRC
                                                                                               : DNNL_ARG_DIFF_WEIGHTS;
-    out->args[out->nargs++] = {argA, out->memA.get()};
-    out->args[out->nargs++] = {argB, out->memB.get()};
-    out->args[out->nargs++] = {argOut, out->memOut.get()};
+    const int argOf[3] = {argA, argB, argOut};
+    for (int i = 0; i < 3; ++i) {
+      const DnnPort& p = out->ports[i];
+      out->args[out->nargs++] = {argOf[i], (p.reordered ? p.inner : p.user).get()};
+    }
     if (bias && kind == ConvKind::Forward) {
       out->memBias = dnnl::memory(fwd.bias_desc(), eng, DNNL_MEMORY_NONE);
       out->args[out->nargs++] = {DNNL_ARG_BIAS, out->memBias.get()};
@@ -221,7 +254,10 @@ class ConvStep final : public CpuStep {
     const double flops = 2.0 * double(g.n * g.o * g.oh * g.ow) * double(g.cg * g.kh * g.kw);
     if (dtype_ == DType::BF16 && f.nativeBf16Gemm(flops)) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, true);
     if (!dnn_) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, false);
-    if (dnn_ && dnn_->padBytes > 0) padBuf_ = shared_.reserve(int64_t((dnn_->padBytes + 3) / 4));
+    if (!dnn_) return;
+    if (dnn_->padBytes > 0) padBuf_ = shared_.reserve(int64_t((dnn_->padBytes + 3) / 4));
+    for (DnnPort& p : dnn_->ports)
+      if (p.reordered) p.scratch = shared_.reserve(int64_t((p.innerBytes + 3) / 4));
   }
   std::string implName() const {
     if (!dnn_) return "direct loops";
@@ -277,13 +313,22 @@ class ConvStep final : public CpuStep {
         dnnl_status_t st = dnnl_memory_set_data_handle_v2(m.get(), const_cast<void*>(p), nullptr);
         if (st != dnnl_success) dnnlDie("set_data_handle", st);
       };
-      setHandle(d.memA, a);
-      setHandle(d.memB, b);
-      setHandle(d.memOut, out);
+      const void* bufs[3] = {a, b, out};
+      for (int i = 0; i < 3; ++i) {
+        setHandle(d.ports[i].user, bufs[i]);
+        if (d.ports[i].reordered) setHandle(d.ports[i].inner, shared_.at(d.ports[i].scratch));
+      }
       if (bias) setHandle(d.memBias, bias);
       if (d.memPad) setHandle(d.memPad, shared_.at(padBuf_));
-      dnnl_status_t st = dnnl_primitive_execute(d.prim.get(), d.stream.get(), d.nargs, d.args);
-      if (st != dnnl_success) dnnlDie("dnnl_primitive_execute", st);
+      auto exec = [&](const dnnl::primitive& p, int n, const dnnl_exec_arg_t* args) {
+        dnnl_status_t st = dnnl_primitive_execute(p.get(), d.stream.get(), n, args);
+        if (st != dnnl_success) dnnlDie("dnnl_primitive_execute", st);
+      };
+      for (int i = 0; i < 2; ++i)
+        if (d.ports[i].reordered) exec(d.ports[i].reorder, 2, d.ports[i].args);
+      exec(d.prim, d.nargs, d.args);
+      if (d.ports[2].reordered) exec(d.ports[2].reorder, 2, d.ports[2].args);
+      dnnl_status_t st = dnnl_status_t(dnnl_success);
       st = dnnl_stream_wait(d.stream.get());
       if (st != dnnl_success) dnnlDie("dnnl_stream_wait", st);
     }
