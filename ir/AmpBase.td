@@ -27,21 +27,29 @@ def Amp_Dialect : Dialect {
   let hasRegionResultAttrVerify = 1;
   let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
+  // The attributes the dialect owns on ops, function arguments and results. ODS generates a typed
+  // helper per attribute (e.g. `RoleAttrHelper`); AmpDialect.h derives the k*Attr names from them,
+  // and AmpDialect.cpp verifies the values.
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$role,
+    "::mlir::StringAttr":$name,
+    "::mlir::Attribute":$init,  // #amp.init<...> or the stored f32 values
+    "::mlir::StringAttr":$precision,
+    "::mlir::amp::ReasonAttr":$reason,
+    "::mlir::StringAttr":$target,
+    "::mlir::BoolAttr":$autocast,
+    "::mlir::StringAttr":$entry,
+    "::mlir::StringAttr":$grad_of,
+    "::mlir::StringAttr":$updates,
+    "::mlir::UnitAttr":$data_parallel,
+    "::mlir::StringAttr":$shard_of,
+    "::mlir::UnitAttr":$autocast_inserted
+  );
   let extraClassDeclaration = [{
-    // Discardable attribute names the dialect owns.
-    static constexpr ::llvm::StringLiteral kRoleAttr = "amp.role";
-    static constexpr ::llvm::StringLiteral kNameAttr = "amp.name";
-    static constexpr ::llvm::StringLiteral kInitAttr = "amp.init";
-    static constexpr ::llvm::StringLiteral kPrecisionAttr = "amp.precision";
-    static constexpr ::llvm::StringLiteral kReasonAttr = "amp.reason";
-    static constexpr ::llvm::StringLiteral kTargetAttr = "amp.target";
-    static constexpr ::llvm::StringLiteral kAutocastAttr = "amp.autocast";
-    static constexpr ::llvm::StringLiteral kEntryAttr = "amp.entry";
-    static constexpr ::llvm::StringLiteral kGradOfAttr = "amp.grad_of";
-    static constexpr ::llvm::StringLiteral kUpdatesAttr = "amp.updates";
-    static constexpr ::llvm::StringLiteral kDataParallelAttr = "amp.data_parallel";
-    static constexpr ::llvm::StringLiteral kShardOfAttr = "amp.shard_of";
-    static constexpr ::llvm::StringLiteral kAutocastInsertedAttr = "amp.autocast_inserted";
+    // The discardable attributes' names, defined from the ODS helpers in AmpDialect.h.
+    static const ::llvm::StringLiteral kRoleAttr, kNameAttr, kInitAttr, kPrecisionAttr,
+        kReasonAttr, kTargetAttr, kAutocastAttr, kEntryAttr, kGradOfAttr, kUpdatesAttr,
+        kDataParallelAttr, kShardOfAttr, kAutocastInsertedAttr;
   }];
 }
 

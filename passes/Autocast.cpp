@@ -24,7 +24,6 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 bool isFloatTensor(Type t) {
   auto rt = dyn_cast<RankedTensorType>(t);
@@ -523,7 +522,7 @@ LogicalResult AmpAutocastPass::rewrite(func::FuncOp func,
     if (auto it = cache.find(key); it != cache.end()) return it->second;
     OpBuilder b(user);
     auto c = b.create<CastOp>(v.getLoc(), type, v);
-    c->setAttr(kInsertedAttr, UnitAttr::get(ctx));
+    c->setAttr(AmpDialect::kAutocastInsertedAttr, UnitAttr::get(ctx));
     ++numCasts;
     cache[key] = c.getResult();
     return c.getResult();

@@ -22,7 +22,6 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 // True when every value of `from` is exactly representable in `to` (a widening conversion).
 bool isExactConversion(Type from, Type to) {
@@ -58,7 +57,7 @@ struct FoldExactCastChain : OpRewritePattern<CastOp> {
       return success();
     }
     auto folded = rewriter.create<CastOp>(op.getLoc(), op.getType(), inner.getInput());
-    if (op->hasAttr(kInsertedAttr)) folded->setAttr(kInsertedAttr, rewriter.getUnitAttr());
+    if (op->hasAttr(AmpDialect::kAutocastInsertedAttr)) folded->setAttr(AmpDialect::kAutocastInsertedAttr, rewriter.getUnitAttr());
     rewriter.replaceOp(op, folded.getResult());
     return success();
   }

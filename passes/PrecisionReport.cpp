@@ -19,7 +19,6 @@ using namespace mlir::amp;
 
 namespace {
 
-constexpr llvm::StringLiteral kInsertedAttr = mlir::amp::AmpDialect::kAutocastInsertedAttr;
 
 int64_t numel(Type t) {
   auto s = dyn_cast<ShapedType>(t);
@@ -42,7 +41,7 @@ std::string shortType(Type t) {
   return (out.empty() ? "" : out + " ") + typeStr(s.getElementType());
 }
 
-bool isInserted(Operation* op) { return isa<CastOp>(op) && op->hasAttr(kInsertedAttr); }
+bool isInserted(Operation* op) { return isa<CastOp>(op) && op->hasAttr(AmpDialect::kAutocastInsertedAttr); }
 
 // The precision of an op as annotated (or derived from its result for unannotated ops).
 std::string precisionOf(Operation* op) {
