@@ -7,6 +7,7 @@
 
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
+#include "runtime/schema/Target.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPOPTIMIZERPASS
@@ -169,9 +170,23 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);
       }
     }
-    addWeightCopies(module, f, grads, out, b, loc);
+    FailureOr<WeightCopyMode> copies = resolveWeightCopies(module);
+    if (failed(copies)) return failure();
+    if (*copies == WeightCopyMode::Stored) addWeightCopies(module, f, grads, out, b, loc);
     out.write(f);
     return success();
+  }
+
+  // auto: a cpu GEMM either widens its operands anyway (no native bf16) or packs them into its own
+  // blocked layout, so a stored copy only costs memory there; a cuda tensor-core GEMM reads the
+  // copy as it is, and recasting would add a kernel per weight and use (docs/training-ir.md).
+  FailureOr<WeightCopyMode> resolveWeightCopies(ModuleOp module) {
+    if (weightCopies != WeightCopyMode::Auto) return WeightCopyMode(weightCopies);
+    auto attr = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr);
+    std::string error;
+    auto target = ::amp::rt::Target::parse(attr ? attr.getValue().str() : "cpu", error);
+    if (!target) return module.emitError("amp-optimizer: weight-copies=auto: ") << error;
+    return target->isCuda() ? WeightCopyMode::Stored : WeightCopyMode::Recast;
   }
 
   // Each param that autocast casts down is read through a low-precision copy: state

@@ -96,6 +96,17 @@ inline llvm::cl::ValuesClass lrScheduleKindValues() {
                  "cosine decay after the warmup, down to the final rate at total-steps"));
 }
 
+inline llvm::cl::ValuesClass weightCopyModeValues() {
+  return llvm::cl::values(
+      clEnumValN(WeightCopyMode::Auto, "auto",
+                 "from the target: recast on cpu targets, stored on cuda targets"),
+      clEnumValN(WeightCopyMode::Stored, "stored",
+                 "state <param>.<dtype>, written by the optimizer step: no cast in the forward, "
+                 "2 bytes per weight kept all the time"),
+      clEnumValN(WeightCopyMode::Recast, "recast",
+                 "cast the master before each use: the copy lives only around its GEMM"));
+}
+
 }  // namespace mlir::amp
 
 namespace llvm::cl {
@@ -111,6 +122,11 @@ public:
 };
 template <>
 class parser<mlir::amp::OptimizerKind> : public mlir::amp::EnumOptionParser<mlir::amp::OptimizerKind> {
+public:
+  using EnumOptionParser::EnumOptionParser;
+};
+template <>
+class parser<mlir::amp::WeightCopyMode> : public mlir::amp::EnumOptionParser<mlir::amp::WeightCopyMode> {
 public:
   using EnumOptionParser::EnumOptionParser;
 };

@@ -25,4 +25,10 @@ def Amp_OptimizerKind : Amp_PassEnum<"OptimizerKind", "amp-optimizer kind", [
   I32EnumAttrCase<"Sgd", 0, "sgd">, I32EnumAttrCase<"Adam", 1, "adam">,
   I32EnumAttrCase<"AdamW", 2, "adamw">]>;
 
+// Where the low-precision copy of a master weight lives (amp-optimizer): state written by the
+// optimizer step, or a cast before each use; auto decides by the module's amp.target.
+def Amp_WeightCopyMode : Amp_PassEnum<"WeightCopyMode", "amp-optimizer weight copies", [
+  I32EnumAttrCase<"Auto", 0, "auto">, I32EnumAttrCase<"Stored", 1, "stored">,
+  I32EnumAttrCase<"Recast", 2, "recast">]>;
+
 #endif // AMP_PASS_ENUMS_TD

@@ -252,8 +252,36 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
     Option<"minLr", "min-lr", "double", /*default=*/"0.0", "Cosine: final learning rate">,
     Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
            "Gradient accumulation: micro-batches per optimizer step (K >= 1)">,
+    Option<"weightCopies", "weight-copies", "::mlir::amp::WeightCopyMode",
+           /*default=*/"::mlir::amp::WeightCopyMode::Stored",
+           "Low-precision weight copies: stored (state written by the step), recast (a cast before "
+           "each use) or auto (recast on cpu targets, stored on cuda targets)",
+           [{::mlir::amp::weightCopyModeValues()}]>,
   ];
   let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
+}
+
+def AmpRematWeightCastsPass : Pass<"amp-remat-weight-casts", "::mlir::func::FuncOp"> {
+  let summary = "Gives every use of a master weight's low-precision cast its own cast, just before it";
+  let description = [{
+    With recast weight copies (amp-optimizer `weight-copies=recast`), the forward casts each master
+    weight down once and the backward's GEMMs read the same cast (amp-cast-cleanup merges them):
+    the copy would stay alive from the forward to the backward, as large as a stored copy. This
+    pass clones the cast in front of each later user, so each copy is a temporary that lives only
+    around its GEMM and the memory planner reuses its bytes. The casts round the same master to the
+    same bits, so the step's results do not change. A cast of anything but a `param` argument,
+    and a cast with one user, are left alone.
+
+    ```mlir
+    // before                                     // after
+    %w16 = amp.cast %w : f32 -> bf16              %w16 = amp.cast %w ...
+    %y = amp.linear %x, %w16 ...                  %y = amp.linear %x, %w16 ...
+    ...                                           ...
+    %dx = amp.matmul %dy, %w16 ...                %w16b = amp.cast %w ...
+                                                  %dx = amp.matmul %dy, %w16b ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
 def AmpDataParallelPass : Pass<"amp-data-parallel", "::mlir::ModuleOp"> {

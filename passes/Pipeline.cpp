@@ -36,6 +36,7 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   opt.warmup = options.warmup;
   opt.totalSteps = options.totalSteps;
   opt.accumulate = options.accumulate;
+  opt.weightCopies = options.weightCopies;
   AmpVerifyPassOptions verify;
   verify.policy = options.policy;
   pm.addPass(createAmpAutodiffPass());
@@ -54,6 +55,8 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
     }
   }
   pm.addPass(createAmpCastCleanupPass());
+  // After the last CSE, which would merge the per-use casts again.
+  pm.addNestedPass<func::FuncOp>(createAmpRematWeightCastsPass());
   pm.addPass(createAmpVerifyPass(verify));
 }
 

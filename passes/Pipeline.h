@@ -64,6 +64,9 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                              llvm::cl::init(AmpOptimizerPassOptions().totalSteps)};
   Option<int64_t> accumulate{*this, "accumulate", llvm::cl::desc("Micro-batches per optimizer step"),
                              llvm::cl::init(AmpOptimizerPassOptions().accumulate)};
+  Option<WeightCopyMode> weightCopies{*this, "weight-copies",
+                                      llvm::cl::desc("auto, stored or recast (low-precision weight copies)"),
+                                      llvm::cl::init(WeightCopyMode::Auto), weightCopyModeValues()};
   Option<bool> dataParallel{*this, "data-parallel", llvm::cl::desc("Reduce across ranks (amp-data-parallel)"),
                             llvm::cl::init(false)};
   Option<int64_t> bucketBytes{*this, "bucket-bytes", llvm::cl::desc("Data-parallel: gradient bytes per bucket"),
@@ -88,7 +91,7 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
 // amp-autocast + amp-cast-cleanup: every op's precision, the casts it needs.
 void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, (amp-data-parallel),
-// amp-cast-cleanup, amp-verify: @train_step (and @grads, @accumulate).
+// amp-cast-cleanup, amp-remat-weight-casts, amp-verify: @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-fuse-grad-pipeline and amp-fuse on every function (not when options.fuse is false), then
 // amp-select-gemm-epilogues with gemm-epilogues=cublaslt: the last IR stage.

@@ -927,6 +927,44 @@ def fused_pipeline():
               (name, "" if not differing else ": differ " + ", ".join(differing)))
 
 
+def weight_copies():
+    """Recast weight copies change memory, never numbers: bundles compiled with
+    --weight-copies=stored (state <param>.<dtype> written by the optimizer) and =recast (a cast
+    before each use) train to bitwise equal params, moments, scale and counters, with dynamic f16
+    scaling and clipping, bf16 AdamW, gradient accumulation and the transformer; only the stored
+    bundle carries copies, and the recast one plans fewer bytes."""
+    lm_data = os.path.join(WORK, "lm.npz")
+    run(sys.executable, os.path.join(SRC, "examples", "make_lm_data.py"), lm_data, "--sequences=64")
+    lm = os.path.join(SRC, "examples", "transformer_lm.mlir")
+    configs = {
+        "sgd_f16_clip": (MLP, "fashion-mnist", ["--precision=f16", "--optimizer=sgd", "--momentum=0.9",
+                                                "--clip-grad-norm=0.5"]),
+        "adamw_bf16": (MLP, "fashion-mnist", ["--precision=bf16", "--optimizer=adamw"]),
+        "adamw_bf16_accumulate": (MLP, "fashion-mnist", ["--precision=bf16", "--optimizer=adamw", "--accumulate=2"]),
+        "lm_bf16": (lm, lm_data, ["--precision=bf16", "--lr=3e-3"]),
+    }
+    for name, (model, data, flags) in configs.items():
+        ckpt = {}
+        persistent = {}
+        for mode in ("stored", "recast"):
+            bundle = os.path.join(WORK, "%s_%s.ampx" % (name, mode))
+            ampc(model, bundle, "--train", "--weight-copies=" + mode, *flags)
+            r = train(bundle, os.path.join(WORK, "%s_%s.json" % (name, mode)), "--data=" + data, "--seed=3",
+                      "--steps=4", "--eval-every=1000000", "--checkpoint=" + os.path.join(WORK, name + mode))
+            persistent[mode] = r["persistent_bytes"]
+            ckpt[mode], _ = read_safetensors(os.path.join(WORK, name + mode, "checkpoint.safetensors"))
+        copies = [k for k in ckpt["stored"] if k.endswith(".bf16") or k.endswith(".f16")]
+        check(copies and not any(k in ckpt["recast"] for k in copies),
+              "%s: only the stored bundle keeps weight copies (%d)" % (name, len(copies)))
+        check(persistent["recast"] < persistent["stored"], "%s: recast keeps %d persistent bytes, stored %d" %
+              (name, persistent["recast"], persistent["stored"]))
+        common = sorted(k for k in ckpt["stored"] if k not in copies)
+        check(common == sorted(ckpt["recast"]), "%s: the same %d other tensors" % (name, len(common)))
+        differing = [k for k in common if ckpt["stored"][k] != ckpt["recast"][k]]
+        check(not differing, "%s: every tensor bitwise equal after 4 steps%s" %
+              (name, "" if not differing else ": differ " + ", ".join(differing)))
+
+
 def torch_python():
     """A Python that has torch, onnx and numpy (Debian's python3-torch), or None."""
     for candidate in [os.environ.get("AMP_TORCH_PYTHON"), "/usr/bin/python3", sys.executable]:
@@ -1026,7 +1064,7 @@ def onnx_resnet_torch():
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
-                                     full_disk, fused_pipeline, onnx_mlp_torch,
+                                     full_disk, fused_pipeline, weight_copies, onnx_mlp_torch,
                                      onnx_transformer_torch, onnx_resnet_torch)}
 try:
     SCENARIOS[SCENARIO]()

@@ -236,6 +236,10 @@ static cl::opt<double> clipFlag("clip-grad-norm",
                                 cl::init(kOptimizerDefaults.clipGradNorm), cl::cat(ampcCategory));
 static cl::opt<int64_t> accumulateFlag("accumulate", cl::desc("Micro-batches per optimizer step"),
                                        cl::init(kOptimizerDefaults.accumulate), cl::cat(ampcCategory));
+static cl::opt<mlir::amp::WeightCopyMode> weightCopiesFlag(
+    "weight-copies",
+    cl::desc("Where the low-precision copy of each master weight lives (--emit=memory-report shows the choice)"),
+    cl::init(mlir::amp::WeightCopyMode::Auto), mlir::amp::weightCopyModeValues(), cl::cat(ampcCategory));
 static cl::opt<bool> dataParallelFlag(
     "data-parallel",
     cl::desc("Data-parallel training step: gradients (mean), found_inf (max) and the loss reduced across the ranks "
@@ -354,6 +358,7 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
   options.warmup = warmupFlag.getValue();
   if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag.getValue();
   options.accumulate = accumulateFlag.getValue();
+  options.weightCopies = weightCopiesFlag.getValue();
   options.policy = policyFlag.getValue();
   if (!dataParallelFlag && (bucketMbFlag.getNumOccurrences() || reducePrecisionFlag.getNumOccurrences()))
     return flagError("--bucket-mb and --reduce-precision configure --data-parallel, which is not given");

@@ -23,7 +23,7 @@
 // RUN: FileCheck %s --input-file=%t.ovr.opt --check-prefix=OVERRIDE-CHECK
 //
 // Stage by stage: the pipeline is the passes in order, so running them one by one gives the same.
-// RUN: amp-opt --amp-pipeline="precision=bf16 target=cpu fuse=false" %amp_src_root/examples/mlp.mlir | amp-opt --amp-autodiff --amp-loss-scaling --amp-grads-entry --amp-optimizer="kind=adamw lr=0.002" --amp-cast-cleanup --amp-verify | amp-opt --amp-fuse-grad-pipeline --amp-fuse > %t.staged
+// RUN: amp-opt --amp-pipeline="precision=bf16 target=cpu fuse=false" %amp_src_root/examples/mlp.mlir | amp-opt --amp-autodiff --amp-loss-scaling --amp-grads-entry --amp-optimizer="kind=adamw lr=0.002 weight-copies=auto" --amp-cast-cleanup --amp-remat-weight-casts --amp-verify | amp-opt --amp-fuse-grad-pipeline --amp-fuse > %t.staged
 // RUN: diff %t.staged %t.opt
 //
 // The enum-typed options take the passes' spellings and reject others with the accepted ones.

@@ -138,11 +138,11 @@ TEST(CpuAllocations, TransformerTrainStepRunsNativelyAndAllocatesNothing) {
   expectSteadyStateWithoutAllocations("transformer_lm");
 }
 
-// The optimizer step writes each low-precision weight copy itself (ampc's amp-fuse-grad-pipeline
-// gave the update the copy as a result in place of the cast after it): after training steps every
-// copy holds exactly its master rounded to the copy's type.
+// With --weight-copies=stored the optimizer step writes each low-precision weight copy itself
+// (ampc's amp-fuse-grad-pipeline gave the update the copy as a result in place of the cast after
+// it): after training steps every copy holds exactly its master rounded to the copy's type.
 TEST(CpuWeightCopies, TheOptimizerWritesEachCopyAsTheCastOfItsMaster) {
-  for (const char* bundle : {"mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "mlp_sgd_f16"}) {
+  for (const char* bundle : {"mlp_stored_bf16", "mlp_stored_f16", "mlp_sgd_bf16", "mlp_sgd_f16"}) {
     SCOPED_TRACE(bundle);
     std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/" + bundle + ".ampx";
     if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
@@ -186,6 +186,31 @@ TEST(CpuWeightCopies, TheOptimizerWritesEachCopyAsTheCastOfItsMaster) {
     }
     EXPECT_EQ(copies, 6);
     EXPECT_EQ(written, copies) << "a weight copy is still a cast after the optimizer step";
+  }
+}
+
+// A cpu target's default (--weight-copies=auto) recasts: no copy is state, and each weight's
+// backward GEMM reads a cast of its own, made after the forward's.
+TEST(CpuWeightCopies, CpuTargetsRecastByDefault) {
+  for (const char* bundle : {"mlp_bf16", "mlp_f16"}) {
+    SCOPED_TRACE(bundle);
+    std::string path = std::string(AMP_TEST_BUNDLE_DIR) + "/" + bundle + ".ampx";
+    if (!std::ifstream(path)) GTEST_SKIP() << path << " was not built (the compiler is off in this build)";
+    auto plan = readBundle(path);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    std::map<int32_t, int> castsOfMaster;
+    for (const BufferDesc& b : plan->buffers)
+      EXPECT_FALSE(b.kind == BufferKind::State && b.init && b.init->kind == "cast") << b.name << " is a stored copy";
+    const EntryPoint* train = plan->findEntry("train_step");
+    ASSERT_NE(train, nullptr);
+    for (const PlanStep& step : train->steps)
+      if (step.op == "amp.cast" && plan->buffers[step.operands[0]].kind == BufferKind::Param)
+        ++castsOfMaster[step.operands[0]];
+    // Three weights and three biases cast for the forward; fc2 and fc3 again for their dX GEMMs.
+    int total = 0;
+    for (const auto& [id, n] : castsOfMaster) total += n;
+    EXPECT_EQ(castsOfMaster.size(), 6u);
+    EXPECT_EQ(total, 8);
   }
 }
 
