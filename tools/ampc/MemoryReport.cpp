@@ -56,6 +56,64 @@ std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string&
   return out;
 }
 
+// The temporaries live at the entry's peak, by the phase of the step that made them: what the
+// arena holds at its fullest, and why.
+struct PeakSplit {
+  int64_t step = -1, steps = 0, live = 0, arena = 0;
+  std::string phase;
+  int64_t savedActivations = 0;  // forward values a backward step still reads
+  int64_t forwardOther = 0;      // forward values only the forward reads
+  int64_t backward = 0;          // gradients and the backward's intermediates
+  int64_t update = 0;            // unscale/clip/optimizer/scaler values
+};
+
+PeakSplit peakSplit(const Plan& plan, const std::string& entry) {
+  PeakSplit out;
+  const EntryPoint* e = plan.findEntry(entry);
+  if (!e) return out;
+  const MemoryPlan memory = planMemory(plan, *e, constantsOutsideArena(plan, *e));
+  auto root = [&](int32_t id) {
+    while (memory.aliasOf[id] >= 0) id = memory.aliasOf[id];
+    return id;
+  };
+  const int64_t n = static_cast<int64_t>(e->steps.size());
+  std::vector<int64_t> def(plan.buffers.size(), -1), last(plan.buffers.size(), -1);
+  std::vector<char> readByBackward(plan.buffers.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const PlanStep& s = e->steps[i];
+    for (int32_t r : s.results) {
+      int32_t b = root(r);
+      if (memory.offset[b] >= 0 && def[b] < 0) def[b] = i;
+      last[b] = std::max(last[b], i);
+    }
+    for (int32_t o : s.operands) {
+      int32_t b = root(o);
+      last[b] = std::max(last[b], i);
+      if (s.phase == "backward") readByBackward[b] = 1;
+    }
+  }
+  for (int32_t r : e->results) last[root(r)] = n;
+  std::vector<int64_t> delta(n + 2, 0);
+  for (size_t b = 0; b < plan.buffers.size(); ++b)
+    if (def[b] >= 0 && memory.offset[b] >= 0) delta[def[b]] += bytesOf(plan.buffers[b]), delta[last[b] + 1] -= bytesOf(plan.buffers[b]);
+  int64_t live = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if ((live += delta[i]) > out.live) out.live = live, out.step = i;
+  out.steps = n;
+  out.arena = memory.arenaBytes;
+  if (out.step < 0) return out;
+  out.phase = e->steps[out.step].phase;
+  for (size_t b = 0; b < plan.buffers.size(); ++b) {
+    if (def[b] < 0 || memory.offset[b] < 0 || def[b] > out.step || last[b] < out.step) continue;
+    const std::string& made = e->steps[def[b]].phase;
+    const int64_t bytes = bytesOf(plan.buffers[b]);
+    if (made == "forward") (readByBackward[b] ? out.savedActivations : out.forwardOther) += bytes;
+    else if (made == "backward") out.backward += bytes;
+    else out.update += bytes;
+  }
+  return out;
+}
+
 // Where the step keeps the low-precision copies of its weights (amp-optimizer's weight-copies):
 // state written by the optimizer, or casts of the masters in front of each GEMM.
 std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
@@ -116,6 +174,26 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
   std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", "total", mib(ta).c_str(), mib(tb).c_str(),
                 ta ? (std::to_string(static_cast<int>(100.0 * tb / ta + 0.5)) + "%").c_str() : "-");
   s += line;
+  const PeakSplit pa = peakSplit(f32, entry), pb = peakSplit(amp, entry);
+  if (pa.step >= 0 && pb.step >= 0) {
+    auto phaseOf = [](const PeakSplit& p) {
+      return "step " + std::to_string(p.step + 1) + "/" + std::to_string(p.steps) + " (" +
+             (p.phase.empty() ? std::string("?") : p.phase) + ")";
+    };
+    s += "\nTemporaries at the arena's peak, by the phase that made them (f32 at " + phaseOf(pa) + ", " + precision +
+         " at " + phaseOf(pb) + "):\n";
+    auto row = [&](const char* what, int64_t x, int64_t y) {
+      std::snprintf(line, sizeof line, "  %-40s %14s %14s %8s\n", what, mib(x).c_str(), mib(y).c_str(),
+                    x ? (std::to_string(static_cast<int>(100.0 * y / x + 0.5)) + "%").c_str() : "-");
+      s += line;
+    };
+    row("activations saved for the backward", pa.savedActivations, pb.savedActivations);
+    row("other forward values", pa.forwardOther, pb.forwardOther);
+    row("gradients and backward values", pa.backward, pb.backward);
+    row("optimizer and scaler values", pa.update, pb.update);
+    row("live at the peak", pa.live, pb.live);
+    row("arena (live + placement gaps)", pa.arena, pb.arena);
+  }
   if (precision != "f32") s += weightCopiesLine(amp, entry);
   return s;
 }
