@@ -284,6 +284,31 @@ def AmpRematWeightCastsPass : Pass<"amp-remat-weight-casts", "::mlir::func::Func
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }
 
+def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
+  let summary = "Recomputes cheap forward values in the backward, so fewer are alive at the peak";
+  let description = [{
+    Estimates the step's memory in program order: every argument (params, state, inputs) for the
+    whole step, plus each temporary from the op that makes it to its last reader (a reshape is a
+    view of its operand). At the peak, a value made by a cheap op (a cast, elementwise math, a
+    transpose or a broadcast) and read again after the peak is recomputed just before that later
+    reader, from operands that are alive there anyway, so recomputing extends no other lifetime.
+    A value not read before the peak is simply made later (no recompute). Cheapest first: casts,
+    then elementwise math, then copies; among equals, the most bytes. Recompute runs the same op
+    on the same operands, so results are bitwise unchanged. The clones carry the location
+    `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
+
+    `auto` recomputes while the peak falls. `budget` (bytes, > 0) stops once the estimate is at most
+    the budget, and is an error, naming the smallest estimate reached, when no candidate is left.
+    Dropout, reductions, GEMMs and norms are never recomputed.
+  }];
+  let options = [
+    Option<"autoRemat", "auto", "bool", /*default=*/"false", "Recompute while the estimated peak falls">,
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Bytes (arguments + live temporaries) to stay under; 0 = no budget">,
+  ];
+  let dependentDialects = ["::mlir::amp::AmpDialect"];
+}
+
 def AmpDataParallelPass : Pass<"amp-data-parallel", "::mlir::ModuleOp"> {
   let summary = "Makes @train_step data-parallel: gradients, found_inf and the loss reduced across ranks";
   let description = [{

@@ -65,6 +65,16 @@ void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options) {
     // The gradient pipeline first: amp-fuse could otherwise take a gradient's widening cast into an
     // elementwise region, and the statistics pass would then read the widened copy.
     pm.addNestedPass<func::FuncOp>(createAmpFuseGradPipelinePass());
+  }
+  // After the gradient pipeline took its widened copies away (they would fake a peak), before
+  // amp-fuse puts recomputed elementwise ops into the backward's regions.
+  if (options.remat || options.memoryBudget > 0) {
+    AmpRematPassOptions remat;
+    remat.autoRemat = options.remat;
+    remat.budget = options.memoryBudget;
+    pm.addNestedPass<func::FuncOp>(createAmpRematPass(remat));
+  }
+  if (options.fuse) {
     pm.addNestedPass<func::FuncOp>(createAmpFusePass());
   }
   // After amp-fuse: the ReLU backward it matches is amp-fuse's region.

@@ -64,6 +64,11 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                              llvm::cl::init(AmpOptimizerPassOptions().totalSteps)};
   Option<int64_t> accumulate{*this, "accumulate", llvm::cl::desc("Micro-batches per optimizer step"),
                              llvm::cl::init(AmpOptimizerPassOptions().accumulate)};
+  Option<bool> remat{*this, "remat", llvm::cl::desc("Recompute cheap forward values in the backward while the peak falls (amp-remat auto)"),
+                     llvm::cl::init(false)};
+  Option<int64_t> memoryBudget{*this, "memory-budget",
+                               llvm::cl::desc("Recompute until the step's estimated bytes are at most this (amp-remat budget; 0: none)"),
+                               llvm::cl::init(0)};
   Option<WeightCopyMode> weightCopies{*this, "weight-copies",
                                       llvm::cl::desc("auto, stored or recast (low-precision weight copies)"),
                                       llvm::cl::init(WeightCopyMode::Auto), weightCopyModeValues()};
@@ -93,7 +98,8 @@ void buildAmpAutocastStage(OpPassManager& pm, const AmpPipelineOptions& options)
 // amp-autodiff, amp-loss-scaling, amp-grads-entry, amp-optimizer, (amp-data-parallel),
 // amp-cast-cleanup, amp-remat-weight-casts, amp-verify: @train_step (and @grads, @accumulate).
 void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options);
-// amp-fuse-grad-pipeline and amp-fuse on every function (not when options.fuse is false), then
+// amp-fuse-grad-pipeline and amp-fuse on every function (not when options.fuse is false), with
+// amp-remat between them when asked (remat, memory-budget), then
 // amp-select-gemm-epilogues with gemm-epilogues=cublaslt: the last IR stage.
 void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options);
 // amp-verify-model, then the three stages above (the training stage only with options.train).

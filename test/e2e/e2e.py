@@ -965,6 +965,37 @@ def weight_copies():
               (name, "" if not differing else ": differ " + ", ".join(differing)))
 
 
+def remat():
+    """amp-remat changes memory, never numbers: the transformer compiled with --remat=auto and with
+    --memory-budget (which recomputes GEMMs too) trains to the same bits as without, and its step
+    holds fewer bytes of temporaries; an impossible budget is a located error."""
+    data = os.path.join(WORK, "lm.npz")
+    run(sys.executable, os.path.join(SRC, "examples", "make_lm_data.py"), data, "--sequences=64")
+    lm = os.path.join(SRC, "examples", "transformer_lm.mlir")
+    variants = {"base": [], "auto": ["--remat=auto"], "budget": ["--memory-budget=1.4m"]}
+    ckpt, workspace = {}, {}
+    for name, flags in variants.items():
+        bundle = os.path.join(WORK, name + ".ampx")
+        ampc(lm, bundle, "--train", "--precision=bf16", "--lr=3e-3", *flags)
+        r = train(bundle, os.path.join(WORK, name + ".json"), "--data=" + data, "--seed=3", "--steps=4",
+                  "--eval-every=1000000", "--checkpoint=" + os.path.join(WORK, name))
+        workspace[name] = r["workspace_bytes"]
+        ckpt[name], _ = read_safetensors(os.path.join(WORK, name, "checkpoint.safetensors"))
+    for name in ("auto", "budget"):
+        check(sorted(ckpt[name]) == sorted(ckpt["base"]), "%s: the same %d tensors" % (name, len(ckpt["base"])))
+        differing = [k for k in ckpt["base"] if ckpt[name][k] != ckpt["base"][k]]
+        check(not differing, "%s: every tensor bitwise equal to no recompute after 4 steps%s" %
+              (name, "" if not differing else ": differ " + ", ".join(differing)))
+        if DEVICE == "cpu":  # the device that allocates ampc's planned arena (the reference allocates per value)
+            check(workspace[name] < workspace["base"], "%s: %d bytes of workspace, without recompute %d" %
+                  (name, workspace[name], workspace["base"]))
+    proc = subprocess.run([os.path.join(BIN, "ampc"), lm, "--train", "--precision=bf16", "--memory-budget=512k",
+                           "-o", os.path.join(WORK, "tight.ampx")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    check(proc.returncode != 0 and "transformer_lm.mlir:" in proc.stdout and "over the budget of 524288 bytes"
+          in proc.stdout, "a budget of 512 KiB is refused with a located error: " + proc.stdout.strip()[-300:])
+
+
 def torch_python():
     """A Python that has torch, onnx and numpy (Debian's python3-torch), or None."""
     for candidate in [os.environ.get("AMP_TORCH_PYTHON"), "/usr/bin/python3", sys.executable]:
@@ -1064,7 +1095,7 @@ def onnx_resnet_torch():
 
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
-                                     full_disk, fused_pipeline, weight_copies, onnx_mlp_torch,
+                                     full_disk, fused_pipeline, weight_copies, remat, onnx_mlp_torch,
                                      onnx_transformer_torch, onnx_resnet_torch)}
 try:
     SCENARIOS[SCENARIO]()

@@ -240,6 +240,15 @@ static cl::opt<mlir::amp::WeightCopyMode> weightCopiesFlag(
     "weight-copies",
     cl::desc("Where the low-precision copy of each master weight lives (--emit=memory-report shows the choice)"),
     cl::init(mlir::amp::WeightCopyMode::Auto), mlir::amp::weightCopyModeValues(), cl::cat(ampcCategory));
+static cl::opt<std::string> rematFlag(
+    "remat", cl::desc("off (default) or auto: recompute cheap forward values (casts, elementwise math, transposes) "
+                      "in the backward while the step's memory peak falls (amp-remat)"),
+    cl::value_desc("off|auto"), cl::init("off"), cl::cat(ampcCategory));
+static cl::opt<std::string> memoryBudgetFlag(
+    "memory-budget",
+    cl::desc("Recompute until the training step's estimated memory (arguments + live temporaries) is at most "
+             "this many bytes (suffix k, m or g: KiB, MiB, GiB); an error when it cannot"),
+    cl::value_desc("BYTES"), cl::init(""), cl::cat(ampcCategory));
 static cl::opt<bool> dataParallelFlag(
     "data-parallel",
     cl::desc("Data-parallel training step: gradients (mean), found_inf (max) and the loss reduced across the ranks "
@@ -298,12 +307,68 @@ static cl::opt<int64_t> totalStepsFlag("total-steps",
                                        cl::desc("Cosine schedule: the step at which the rate reaches 0"),
                                        cl::init(0), cl::cat(ampcCategory));
 
+// What amp-remat recomputed in @train_step (its clones carry the location "amp.remat"(...)), and
+// what that costs against the step's FLOPs.
+static std::string rematSummary(ModuleOp module) {
+  int64_t ops = 0, flops = 0, stepFlops = 0;
+  module.walk([&](func::FuncOp f) {
+    auto entry = f->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kEntryAttr);
+    if (!entry || entry.getValue() != "train_step") return;
+    f.walk([&](Operation* op) {
+      if (op->getNumRegions() != 0) return;  // a fused region's body ops are counted one by one
+      const int64_t n = mlir::amp::estimateFlops(op);
+      stepFlops += n;
+      auto isRemat = [](Location loc) {
+        if (auto name = dyn_cast<NameLoc>(loc)) return name.getName().getValue() == "amp.remat";
+        if (auto fused = dyn_cast<FusedLoc>(loc))
+          return llvm::any_of(fused.getLocations(), [](Location l) {
+            auto name = dyn_cast<NameLoc>(l);
+            return name && name.getName().getValue() == "amp.remat";
+          });
+        return false;
+      };
+      if (isRemat(op->getLoc())) ++ops, flops += n;
+    });
+  });
+  if (rematFlag == "off" && memoryBudgetFlag.empty()) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "Recomputed in the backward (amp-remat): %lld ops, %.3f MFLOP, %.2f%% of the step's %.1f MFLOP.\n",
+                static_cast<long long>(ops), flops / 1e6, stepFlops ? 100.0 * flops / stepFlops : 0.0, stepFlops / 1e6);
+  return line;
+}
+
+// "1048576", "512k", "1.5m", "2g" (binary units), as a positive byte count.
+static std::optional<int64_t> parseBytes(llvm::StringRef text) {
+  text = text.trim();
+  double scale = 1;
+  std::string lower = text.lower();
+  llvm::StringRef s(lower);
+  s.consume_back("ib") || s.consume_back("b");
+  if (s.consume_back("k")) scale = 1024.0;
+  else if (s.consume_back("m")) scale = 1024.0 * 1024.0;
+  else if (s.consume_back("g")) scale = 1024.0 * 1024.0 * 1024.0;
+  double value = 0;
+  if (s.empty() || s.getAsDouble(value) || !(value > 0) || value * scale > 9.0e18) return std::nullopt;
+  return static_cast<int64_t>(value * scale);
+}
+
 // Builds @train_step on the autocast module. Metadata for the plan is returned in `meta`.
 static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& options) {
   auto flagError = [](const llvm::Twine& message) {
     llvm::errs() << "ampc: " << message << "\n";
     return failure();
   };
+  if (rematFlag != "off" && rematFlag != "auto")
+    return flagError("--remat must be off or auto, got '" + rematFlag + "'");
+  options.remat = rematFlag == "auto";
+  if (!memoryBudgetFlag.empty()) {
+    std::optional<int64_t> budget = parseBytes(memoryBudgetFlag);
+    if (!budget)
+      return flagError("--memory-budget must be a positive byte count such as 4194304, 512k or 2m, got '" +
+                       memoryBudgetFlag + "'");
+    options.memoryBudget = *budget;
+  }
   if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
   if (scheduleFlag == mlir::amp::LrScheduleKind::Cosine && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
@@ -419,10 +484,11 @@ struct Stages {
 // Sets amp.target, then runs the stages asked for as one pass pipeline, so --mlir-timing and
 // --mlir-print-ir-after-all see ampc's whole compilation; `meta` receives what the bundle records.
 static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::AutocastDtype precision,
-                             std::vector<std::pair<std::string, std::string>>& meta) {
+                             std::vector<std::pair<std::string, std::string>>& meta, bool remat = true) {
   MLIRContext* ctx = module.getContext();
   mlir::amp::AmpPipelineOptions options;
   if (stages.train && failed(trainOptionsFromFlags(options))) return failure();
+  if (!remat) options.remat = false, options.memoryBudget = 0;
   options.precision = precision;
   options.policy = policyFlag.getValue();
   for (const std::string& o : precisionOverrides) options.overrides.push_back(o);
@@ -507,6 +573,19 @@ int main(int argc, char** argv) {
     llvm::errs() << "ampc: --data-parallel needs --train (it makes the training step data-parallel)\n";
     return 1;
   }
+  if ((rematFlag.getNumOccurrences() || memoryBudgetFlag.getNumOccurrences()) && !trainFlag) {
+    llvm::errs() << "ampc: --remat and --memory-budget need --train (they recompute forward values in the backward)\n";
+    return 1;
+  }
+  if (rematFlag != "off" && rematFlag != "auto") {
+    llvm::errs() << "ampc: --remat must be off or auto, got '" << rematFlag << "'\n";
+    return 1;
+  }
+  if (!memoryBudgetFlag.empty() && !parseBytes(memoryBudgetFlag)) {
+    llvm::errs() << "ampc: --memory-budget must be a positive byte count such as 4194304, 512k or 2m, got '"
+                 << memoryBudgetFlag << "'\n";
+    return 1;
+  }
   Stages stages;
   stages.autocast = stage != Emit::IR || !explainFlag.empty();
   stages.train = stages.autocast && trainFlag && stage != Emit::AutocastIR;
@@ -536,7 +615,8 @@ int main(int argc, char** argv) {
   }
   if (stage == Emit::MemoryReport) {
     std::vector<std::pair<std::string, std::string>> baseMeta;
-    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta))) return 1;
+    // The baseline is f32 as the model stands: no recompute, no budget.
+    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta, /*remat=*/false))) return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);
     auto f32Plan = mlir::amp::buildPlan(*baseline);
     if (failed(ampPlan) || failed(f32Plan)) return 1;
@@ -547,6 +627,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     output->os() << ::amp::rt::renderMemoryReport(*f32Plan, *ampPlan, trainFlag ? "train_step" : "eval");
+    if (trainFlag) output->os() << rematSummary(*module);
     output->keep();
     return 0;
   }

@@ -1,0 +1,213 @@
+// amp-remat: recompute cheap forward values next to their backward readers, so that fewer values
+// are alive at the step's memory peak.
+#include <algorithm>
+#include <optional>
+
+#include "ir/AmpOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "passes/Passes.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPREMATPASS
+#include "passes/Passes.h.inc"
+}  // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+int64_t bytesOf(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  if (!type || !type.hasStaticShape()) return 0;
+  return type.getNumElements() * static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+// How cheap recomputing `op` is (lower is cheaper), or nothing when it must not be recomputed:
+// 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax, 4 GEMMs.
+std::optional<int> recomputeCost(Operation* op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0) return std::nullopt;
+  if (isa<CastOp, ReshapeOp>(op)) return 0;
+  if (isFusibleElementwise(op)) return 1;
+  if (isa<TransposeOp, BroadcastToOp, EmbeddingOp>(op)) return 2;
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op)) return 3;
+  if (isa<MatmulOp, LinearOp>(op)) return 4;
+  return std::nullopt;
+}
+
+// `auto` stays with what costs one pass over memory; a budget may recompute GEMMs.
+constexpr int kAutoMaxCost = 2;
+constexpr int kBudgetMaxCost = 4;
+constexpr int kMaxChainDepth = 4;
+
+// The step in program order: positions, and for every value that owns storage (a reshape is a
+// view of its operand) its bytes and the position of its last reader.
+struct Profile {
+  llvm::DenseMap<Operation*, int64_t> pos;
+  llvm::DenseMap<Value, int64_t> last;  // keyed by storage owner
+  SmallVector<int64_t> live;            // bytes of temporaries alive at each position
+  int64_t arguments = 0;
+
+  static Value owner(Value v) {
+    while (auto reshape = v.getDefiningOp<ReshapeOp>()) v = reshape->getOperand(0);
+    return v;
+  }
+  static bool ownsStorage(Value v) {
+    Operation* def = v.getDefiningOp();
+    return def && !isa<ReshapeOp, ConstantOp>(def) && bytesOf(v.getType()) > 0;
+  }
+
+  explicit Profile(func::FuncOp f) {
+    Block& block = f.getBody().front();
+    for (BlockArgument a : block.getArguments()) arguments += bytesOf(a.getType());
+    int64_t i = 0;
+    for (Operation& op : block) pos[&op] = i++;
+    live.assign(i + 1, 0);
+    for (Operation& op : block)
+      for (Value operand : op.getOperands()) {
+        Value o = owner(operand);
+        if (ownsStorage(o)) last[o] = std::max(last.lookup(o), pos[&op]);
+      }
+    SmallVector<int64_t> delta(i + 2, 0);
+    for (Operation& op : block)
+      for (Value r : op.getResults()) {
+        if (!ownsStorage(r)) continue;
+        int64_t end = last.count(r) ? last[r] : pos[&op];  // an unread result lives at its step
+        delta[pos[&op]] += bytesOf(r.getType());
+        delta[end + 1] -= bytesOf(r.getType());
+      }
+    int64_t running = 0;
+    for (int64_t k = 0; k < i; ++k) live[k] = running += delta[k];
+  }
+  int64_t peakPosition() const {
+    return std::max_element(live.begin(), live.end()) - live.begin();
+  }
+};
+
+struct Candidate {
+  Operation* op = nullptr;
+  Operation* firstLate = nullptr;
+  bool move = false;                // no reader before the peak: make the value later instead
+  SmallVector<Operation*> chain;     // ops to clone before firstLate, operands first, op last
+  int cost = 0;
+  int64_t bytes = 0;
+};
+
+// Appends to `chain` what must be recomputed at position `at` for `v` to be available there:
+// nothing when it is an argument, a constant or alive there anyway; else its cheap producer, after
+// that producer's own operands. False when something on the way cannot be recomputed.
+bool recomputable(const Profile& p, Value v, int64_t at, int maxCost, int depth, llvm::SetVector<Operation*>& chain,
+                  int& cost) {
+  Operation* def = v.getDefiningOp();
+  if (!def || isa<ConstantOp>(def)) return true;
+  Value storage = Profile::owner(v);
+  if (!Profile::ownsStorage(storage) || p.last.lookup(storage) >= at) return true;
+  std::optional<int> c = recomputeCost(def);
+  if (!c || *c > maxCost || depth >= kMaxChainDepth) return false;
+  for (Value operand : def->getOperands())
+    if (!recomputable(p, operand, at, maxCost, depth + 1, chain, cost)) return false;
+  cost = std::max(cost, *c);
+  chain.insert(def);
+  return true;
+}
+
+struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
+  using AmpRematPassBase::AmpRematPassBase;
+
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    if (f.isExternal() || (!autoRemat && budget <= 0)) return;
+    // Only the entries that train: the model's own function (eval) has no backward to recompute
+    // in, and @grads is an inspection entry.
+    auto entry = f->getAttrOfType<StringAttr>(AmpDialect::kEntryAttr);
+    if (!entry || (entry.getValue() != "train_step" && entry.getValue() != "accumulate")) return;
+    Block& block = f.getBody().front();
+    const int64_t limit = 4 * static_cast<int64_t>(block.getOperations().size());
+    for (int64_t iteration = 0;; ++iteration) {
+      Profile p(f);
+      const int64_t peak = p.peakPosition();
+      const int64_t total = p.arguments + p.live[peak];
+      if (budget > 0 && total <= budget) return;
+      std::optional<Candidate> best = iteration < limit ? pick(p, block, peak) : std::nullopt;
+      if (!best) {
+        if (budget > 0) {
+          f.emitError("amp-remat: the step needs an estimated ")
+              << total << " bytes (arguments " << p.arguments << " + temporaries " << p.live[peak]
+              << " alive at op #" << peak << "), over the budget of " << static_cast<int64_t>(budget)
+              << " bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, "
+                 "GEMMs) from values alive where it is read again";
+          return signalPassFailure();
+        }
+        return;
+      }
+      apply(*best);
+    }
+  }
+
+  // The cheapest value alive across the peak whose later readers can recompute it, from operands
+  // alive there anyway or themselves recomputed.
+  std::optional<Candidate> pick(const Profile& p, Block& block, int64_t peak) const {
+    const int maxCost = budget > 0 ? kBudgetMaxCost : kAutoMaxCost;
+    std::optional<Candidate> best;
+    for (Operation& op : block) {
+      const int64_t def = p.pos.lookup(&op);
+      if (def >= peak) break;
+      std::optional<int> cost = recomputeCost(&op);
+      if (!cost || *cost > maxCost || isa<ReshapeOp>(op)) continue;
+      Value v = op.getResult(0);
+      if (!Profile::ownsStorage(v) || !p.last.count(v) || p.last.lookup(v) <= peak) continue;
+      Operation* firstLate = nullptr;
+      bool early = false, unsplittable = false;
+      for (OpOperand& use : v.getUses()) {
+        Operation* user = block.findAncestorOpInBlock(*use.getOwner());
+        const int64_t at = p.pos.lookup(user);
+        // Read at the peak itself, or through a view made before it (which keeps the storage
+        // alive past the peak): recomputing would not free it there.
+        if (at == peak || (at < peak && isa<ReshapeOp>(user))) unsplittable = true;
+        if (at < peak) early = true;
+        else if (at > peak && (!firstLate || at < p.pos.lookup(firstLate))) firstLate = user;
+      }
+      if (unsplittable || !firstLate) continue;
+      const int64_t insertAt = p.pos.lookup(firstLate);
+      llvm::SetVector<Operation*> chain;
+      int chainCost = early ? *cost : -1;
+      bool ok = true;
+      for (Value operand : op.getOperands())
+        ok = ok && recomputable(p, operand, insertAt, maxCost, 1, chain, chainCost);
+      // Moving the op later is free only when its operands need no recompute.
+      if (!ok || (!early && !chain.empty())) continue;
+      chain.insert(&op);
+      Candidate c{&op, firstLate, !early, SmallVector<Operation*>(chain.begin(), chain.end()), chainCost,
+                  bytesOf(v.getType())};
+      if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+    }
+    return best;
+  }
+
+  static void apply(const Candidate& c) {
+    Block* block = c.op->getBlock();
+    if (c.move) {
+      c.op->moveBefore(c.firstLate);
+      return;
+    }
+    OpBuilder b(c.op->getContext());
+    b.setInsertionPoint(c.firstLate);
+    IRMapping map;
+    Operation* clone = nullptr;
+    for (Operation* op : c.chain) {
+      clone = b.clone(*op, map);
+      clone->setLoc(NameLoc::get(b.getStringAttr("amp.remat"), op->getLoc()));
+    }
+    Operation* firstLate = c.firstLate;
+    c.op->getResult(0).replaceUsesWithIf(clone->getResult(0), [&](OpOperand& use) {
+      Operation* user = block->findAncestorOpInBlock(*use.getOwner());
+      return user == firstLate || firstLate->isBeforeInBlock(user);
+    });
+  }
+};
+
+}  // namespace

@@ -1,0 +1,76 @@
+// amp-remat: at the estimated memory peak, a value made by a cheap op and read again after the
+// peak is recomputed just before that reader, from operands alive there (or recomputed too, under
+// a budget); a value not read before the peak is made later instead. Only training entries.
+//
+// RUN: amp-opt --split-input-file --amp-remat="auto=true" %s | FileCheck %s --check-prefix=AUTO
+// RUN: amp-opt --split-input-file --amp-remat="budget=9000" %s | FileCheck %s --check-prefix=BUDGET
+// RUN: not amp-opt --split-input-file --amp-remat="budget=100" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
+// And through ampc: the memory report says what was recomputed.
+// RUN: ampc %amp_src_root/examples/transformer_lm.mlir --train --precision=bf16 --remat=auto --emit=memory-report | FileCheck %s --check-prefix=REPORT
+// REPORT: Recomputed in the backward (amp-remat): {{[1-9][0-9]*}} ops, {{.*}} MFLOP
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --remat=auto 2>&1 | FileCheck %s --check-prefix=NOTRAIN
+// NOTRAIN: ampc: --remat and --memory-budget need --train
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADBUDGET
+// BADBUDGET: ampc: --memory-budget must be a positive byte count such as 4194304, 512k or 2m, got 'lots'
+
+// %h = exp(%x) is read by the forward (%y) and again after the peak (the matmul that holds %big):
+// it is recomputed there from %x, which the last op reads anyway.
+// AUTO-LABEL: func.func @cheap_value
+// AUTO:      %[[H:.*]] = amp.exp %[[X:.*]] : tensor<16xf32>
+// AUTO:      amp.matmul
+// AUTO:      %[[H2:.*]] = amp.exp %[[X]] : tensor<16xf32>
+// AUTO-NEXT: amp.mul %[[H2]]
+func.func @cheap_value(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
+                       %a: tensor<16x16xf32> {amp.role = "input", amp.name = "a"})
+    -> (tensor<16xf32>, tensor<16xf32>) attributes {amp.entry = "train_step"} {
+  %h = amp.exp %x : tensor<16xf32>
+  %y = amp.neg %h : tensor<16xf32>
+  %big = amp.matmul %a, %a : tensor<16x16xf32>, tensor<16x16xf32>
+  %s = amp.reduce_sum %big dims = [0] : tensor<16x16xf32>
+  %z = amp.mul %h, %s : tensor<16xf32>, tensor<16xf32>
+  %w = amp.add %z, %x : tensor<16xf32>, tensor<16xf32>
+  return %y, %w : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// The model's own function (no amp.entry) is left alone.
+// AUTO-LABEL: func.func @not_an_entry
+// AUTO-COUNT-1: amp.exp
+// AUTO-NOT: amp.exp
+func.func @not_an_entry(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
+                        %a: tensor<16x16xf32> {amp.role = "input", amp.name = "a"}) -> (tensor<16xf32>, tensor<16xf32>) {
+  %h = amp.exp %x : tensor<16xf32>
+  %y = amp.neg %h : tensor<16xf32>
+  %big = amp.matmul %a, %a : tensor<16x16xf32>, tensor<16x16xf32>
+  %s = amp.reduce_sum %big dims = [0] : tensor<16x16xf32>
+  %z = amp.mul %h, %s : tensor<16xf32>, tensor<16xf32>
+  %w = amp.add %z, %x : tensor<16xf32>, tensor<16xf32>
+  return %y, %w : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// Under a budget a GEMM is recomputed, with the cheap op between it and its reader: %t =
+// transpose(matmul(%a, %b)) is read before and after the peak; neither is alive at the later
+// reader, %a and %b (arguments) are.
+// BUDGET-LABEL: func.func @gemm_chain
+// BUDGET:      amp.matmul %[[A:[a-z0-9]+]], %[[B:[a-z0-9]+]]
+// BUDGET:      amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>
+// BUDGET:      %[[M2:.*]] = amp.matmul %[[A]], %[[B]] {{.*}}
+// BUDGET-NEXT: %[[T2:.*]] = amp.transpose %[[M2]] {{.*}}
+// BUDGET-NEXT: amp.add %[[T2]]
+// TIGHT: error: amp-remat: the step needs an estimated 8964 bytes (arguments 4608 + temporaries 4356 alive at op #4), over the budget of 100 bytes
+func.func @gemm_chain(%a: tensor<8x8xf32> {amp.role = "param", amp.name = "a"},
+                      %b: tensor<8x8xf32> {amp.role = "param", amp.name = "b"},
+                      %c: tensor<32x32xf32> {amp.role = "input", amp.name = "c"})
+    -> (tensor<8x8xf32>, tensor<8x8xf32>) attributes {amp.entry = "train_step"} {
+  %m = amp.matmul %a, %b : tensor<8x8xf32>, tensor<8x8xf32>
+  %t = amp.transpose %m permutation = [1, 0] : tensor<8x8xf32>
+  %u = amp.neg %t : tensor<8x8xf32>
+  %big = amp.matmul %c, %c : tensor<32x32xf32>, tensor<32x32xf32>
+  %s = amp.reduce_sum %big dims = [0, 1] : tensor<32x32xf32>
+  %sb = amp.broadcast_to %s : tensor<f32> -> tensor<8x8xf32>
+  %v = amp.add %t, %sb : tensor<8x8xf32>, tensor<8x8xf32>
+  return %u, %v : tensor<8x8xf32>, tensor<8x8xf32>
+}
