@@ -5,6 +5,7 @@
 
 #include "ir/AmpOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
@@ -61,9 +62,15 @@ struct Profile {
     return def && !isa<ReshapeOp, ConstantOp>(def) && bytesOf(v.getType()) > 0;
   }
 
+  // Values the step returns as updates of params and state: written into that storage in place.
+  llvm::DenseSet<Value> inPlace;
+
   explicit Profile(func::FuncOp f) {
     Block& block = f.getBody().front();
     for (BlockArgument a : block.getArguments()) arguments += bytesOf(a.getType());
+    Operation* ret = block.getTerminator();
+    for (unsigned r = 0; r < ret->getNumOperands() && r < f.getNumResults(); ++r)
+      if (f.getResultAttr(r, AmpDialect::kUpdatesAttr)) inPlace.insert(ret->getOperand(r));
     int64_t i = 0;
     for (Operation& op : block) pos[&op] = i++;
     live.assign(i + 1, 0);
@@ -75,7 +82,7 @@ struct Profile {
     SmallVector<int64_t> delta(i + 2, 0);
     for (Operation& op : block)
       for (Value r : op.getResults()) {
-        if (!ownsStorage(r)) continue;
+        if (!ownsStorage(r) || inPlace.contains(r)) continue;
         int64_t end = last.count(r) ? last[r] : pos[&op];  // an unread result lives at its step
         delta[pos[&op]] += bytesOf(r.getType());
         delta[end + 1] -= bytesOf(r.getType());
