@@ -194,7 +194,8 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (of && !isF32(g.getType()))
         report(g.getLoc(), kLowPrecisionGradient)
             << "the gradient of '" << of.getValue() << "' (result #" << i << ") is "
-            << typeStr(g.getType()) << "; gradients reaching the optimizer must be f32";
+            << typeStr(g.getType()) << "; the optimizer computes in f32: a gradient reaches it as f32, or as "
+            << "stored by its GEMM and widened exactly by the update itself (amp-fuse-grad-pipeline)";
     }
     llvm::DenseSet<Value> scaleArgs = scaleArguments(f);
     f.walk([&](Operation* op) {
@@ -216,7 +217,8 @@ struct AmpVerifyPass : impl::AmpVerifyPassBase<AmpVerifyPass> {
       if (grad && !isF32(grad.getType()) && !readAsStored(grad))
         report(op->getLoc(), kLowPrecisionGradient)
             << "a " << typeStr(grad.getType())
-            << " gradient reaches the optimizer update; gradients reaching the optimizer must be f32";
+            << " gradient reaches the optimizer update; the optimizer computes in f32: a gradient reaches it as "
+               "f32, or as stored by its GEMM and widened exactly by the update itself (amp-fuse-grad-pipeline)";
       if (grad && !unscales && dependsOnScaleUnguarded(grad, scaleArgs))
         report(op->getLoc(), kStepOnScaledGradients)
             << "the optimizer steps on scaled gradients (the gradient depends on the loss scale "

@@ -59,7 +59,7 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
   %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
   %gh = amp.cast %w : tensor<4xf32> to tensor<4xf16>
   %u, %f = amp.unscale_check %gh : tensor<4xf16>
-  // expected-error @+1 {{amp-verify: [AMP002] a f16 gradient reaches the optimizer update; gradients reaching the optimizer must be f32 (docs/design.md rule 1)}}
+  // expected-error @+1 {{amp-verify: [AMP002] a f16 gradient reaches the optimizer update; the optimizer computes in f32: a gradient reaches it as f32, or as stored by its GEMM and widened exactly by the update itself (amp-fuse-grad-pipeline) (docs/design.md rule 1)}}
   %p = amp.sgd_update %w, %u, %lr, %f : tensor<4xf32>, tensor<4xf16>
   return %l, %p : tensor<f32>, tensor<4xf32>
 }
@@ -71,7 +71,7 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
     -> (tensor<f32> {amp.name = "loss"}, tensor<4xbf16> {amp.grad_of = "w"})
     attributes {amp.entry = "train_step"} {
   %l = amp.mse_loss %w, %w : tensor<4xf32>, tensor<4xf32>
-  // expected-error @+1 {{amp-verify: [AMP002] the gradient of 'w' (result #1) is bf16; gradients reaching the optimizer must be f32 (docs/design.md rule 1)}}
+  // expected-error @+1 {{amp-verify: [AMP002] the gradient of 'w' (result #1) is bf16; the optimizer computes in f32: a gradient reaches it as f32, or as stored by its GEMM and widened exactly by the update itself (amp-fuse-grad-pipeline) (docs/design.md rule 1)}}
   %g = amp.cast %w : tensor<4xf32> to tensor<4xbf16>
   return %l, %g : tensor<f32>, tensor<4xbf16>
 }
