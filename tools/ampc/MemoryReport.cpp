@@ -132,7 +132,7 @@ std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
       if (recastCopies.insert({s.operands[0], to.dtype}).second) recastBytes += bytesOf(to);
     }
   if (stored > 0)
-    return "Weight copies: stored (--weight-copies=stored): " + std::to_string(stored) +
+    return "Weight copies: stored (the cuda targets' default, or --weight-copies=stored): " + std::to_string(stored) +
            " low-precision copies are state, written by the optimizer step; the GEMMs read them without a cast.\n";
   if (casts > 0)
     return "Weight copies: recast (--weight-copies=recast, the cpu targets' default): " + std::to_string(casts) +
