@@ -298,8 +298,9 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
 
     `auto` recomputes while the peak falls. `budget` (bytes, > 0) stops once the estimate is at most
-    the budget, and is an error, naming the smallest estimate reached, when no candidate is left.
-    Dropout, reductions, GEMMs and norms are never recomputed.
+    the budget, and is an error, naming the smallest estimate reached, when no candidate is left;
+    only a budget recomputes softmax, GEMMs, convolutions and batch norms (a conv -> batch_norm ->
+    relu block). Dropout, reductions and layer/RMS norms are never recomputed.
   }];
   let options = [
     Option<"autoRemat", "auto", "bool", /*default=*/"false", "Recompute while the estimated peak falls">,

@@ -29,14 +29,18 @@ int64_t bytesOf(Type t) {
 }
 
 // How cheap recomputing `op` is (lower is cheaper), or nothing when it must not be recomputed:
-// 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax, 4 GEMMs.
+// 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax, 4 GEMMs, convolutions
+// and batch norms (a conv -> batch_norm -> relu block; the norm's other results, its batch
+// statistics, are recomputed with it and left unread).
 std::optional<int> recomputeCost(Operation* op) {
-  if (op->getNumResults() != 1 || op->getNumRegions() != 0) return std::nullopt;
+  if (op->getNumRegions() != 0) return std::nullopt;
+  if (isa<BatchNormOp>(op)) return 4;
+  if (op->getNumResults() != 1) return std::nullopt;
   if (isa<CastOp, ReshapeOp>(op)) return 0;
   if (isFusibleElementwise(op)) return 1;
   if (isa<TransposeOp, BroadcastToOp, EmbeddingOp>(op)) return 2;
   if (isa<SoftmaxOp, LogSoftmaxOp>(op)) return 3;
-  if (isa<MatmulOp, LinearOp>(op)) return 4;
+  if (isa<MatmulOp, LinearOp, Conv2DOp>(op)) return 4;
   return std::nullopt;
 }
 
@@ -146,7 +150,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
               << total << " bytes (arguments " << p.arguments << " + temporaries " << p.live[peak]
               << " alive at op #" << peak << "), over the budget of " << static_cast<int64_t>(budget)
               << " bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, "
-                 "GEMMs) from values alive where it is read again";
+                 "GEMMs, convolutions, batch norms) from values alive where it is read again";
           return signalPassFailure();
         }
         return;
@@ -164,7 +168,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       const int64_t def = p.pos.lookup(&op);
       if (def >= peak) break;
       std::optional<int> cost = recomputeCost(&op);
-      if (!cost || *cost > maxCost || isa<ReshapeOp>(op)) continue;
+      if (!cost || *cost > maxCost || isa<ReshapeOp>(op) || op.getNumResults() != 1) continue;
       Value v = op.getResult(0);
       if (!Profile::ownsStorage(v) || !p.last.count(v) || p.last.lookup(v) <= peak) continue;
       Operation* firstLate = nullptr;
