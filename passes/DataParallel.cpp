@@ -16,11 +16,6 @@ namespace mlir::amp {
 namespace {
 using namespace train;
 
-int64_t byteSize(Value v) {
-  auto t = cast<RankedTensorType>(v.getType());
-  return t.getNumElements() * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
 void describe(AllReduceOp op, Precision p, StringRef why) {
   setPrecision(op, p);
   op->setAttr(AmpDialect::kReasonAttr, ReasonAttr::pass(op.getContext(), "data-parallel", why));
@@ -73,13 +68,13 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     SmallVector<unsigned> bucket;
     int64_t bytes = 0;
     for (unsigned k : order) {
-      if (!bucket.empty() && bytes + byteSize(check.getGrads()[k]) > bucketBytes) {
+      if (!bucket.empty() && bytes + tensorBytes(check.getGrads()[k].getType()) > bucketBytes) {
         emitBucket(check, bucket);
         bucket.clear();
         bytes = 0;
       }
       bucket.push_back(k);
-      bytes += byteSize(check.getGrads()[k]);
+      bytes += tensorBytes(check.getGrads()[k].getType());
     }
     if (!bucket.empty()) emitBucket(check, bucket);
   }

@@ -11,6 +11,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "passes/Passes.h"
+#include "passes/TrainStep.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPREMATPASS
@@ -19,14 +20,9 @@ namespace mlir::amp {
 
 using namespace mlir;
 using namespace mlir::amp;
+using mlir::amp::train::tensorBytes;
 
 namespace {
-
-int64_t bytesOf(Type t) {
-  auto type = dyn_cast<RankedTensorType>(t);
-  if (!type || !type.hasStaticShape()) return 0;
-  return type.getNumElements() * static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
-}
 
 // How cheap recomputing `op` is (lower is cheaper), or nothing when it must not be recomputed:
 // 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax, 4 GEMMs, convolutions
@@ -63,7 +59,7 @@ struct Profile {
   }
   static bool ownsStorage(Value v) {
     Operation* def = v.getDefiningOp();
-    return def && !isa<ReshapeOp, ConstantOp>(def) && bytesOf(v.getType()) > 0;
+    return def && !isa<ReshapeOp, ConstantOp>(def) && tensorBytes(v.getType()) > 0;
   }
 
   // Values the step returns as updates of params and state: written into that storage in place.
@@ -71,7 +67,7 @@ struct Profile {
 
   explicit Profile(func::FuncOp f) {
     Block& block = f.getBody().front();
-    for (BlockArgument a : block.getArguments()) arguments += bytesOf(a.getType());
+    for (BlockArgument a : block.getArguments()) arguments += tensorBytes(a.getType());
     Operation* ret = block.getTerminator();
     for (unsigned r = 0; r < ret->getNumOperands() && r < f.getNumResults(); ++r)
       if (f.getResultAttr(r, AmpDialect::kUpdatesAttr)) inPlace.insert(ret->getOperand(r));
@@ -88,8 +84,8 @@ struct Profile {
       for (Value r : op.getResults()) {
         if (!ownsStorage(r) || inPlace.contains(r)) continue;
         int64_t end = last.count(r) ? last[r] : pos[&op];  // an unread result lives at its step
-        delta[pos[&op]] += bytesOf(r.getType());
-        delta[end + 1] -= bytesOf(r.getType());
+        delta[pos[&op]] += tensorBytes(r.getType());
+        delta[end + 1] -= tensorBytes(r.getType());
       }
     int64_t running = 0;
     for (int64_t k = 0; k < i; ++k) live[k] = running += delta[k];
@@ -135,7 +131,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     // Only the entries that train: the model's own function (eval) has no backward to recompute
     // in, and @grads is an inspection entry.
     auto entry = f->getAttrOfType<StringAttr>(AmpDialect::kEntryAttr);
-    if (!entry || (entry.getValue() != "train_step" && entry.getValue() != "accumulate")) return;
+    if (!entry || (entry.getValue() != train::kTrainStep && entry.getValue() != train::kAccumulate)) return;
     Block& block = f.getBody().front();
     const int64_t limit = 4 * static_cast<int64_t>(block.getOperations().size());
     for (int64_t iteration = 0;; ++iteration) {
@@ -193,7 +189,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       if (!ok || (!early && !chain.empty())) continue;
       chain.insert(&op);
       Candidate c{&op, firstLate, !early, SmallVector<Operation*>(chain.begin(), chain.end()), chainCost,
-                  bytesOf(v.getType())};
+                  tensorBytes(v.getType())};
       if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
     }
     return best;

@@ -109,6 +109,14 @@ struct Results {
   }
 };
 
+// Bytes of a statically shaped tensor (an i1 element takes a byte, as the runtime stores it); 0 for
+// any other type.
+inline int64_t tensorBytes(Type t) {
+  auto type = dyn_cast<RankedTensorType>(t);
+  if (!type || !type.hasStaticShape()) return 0;
+  return type.getNumElements() * static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+}
+
 inline bool isLowFloat(Type t) {
   if (auto st = dyn_cast<ShapedType>(t)) t = st.getElementType();
   return isa<Float16Type, BFloat16Type>(t);

@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from safetensors_file import f32_values, read as read_safetensors
+
 BIN, SRC, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
 DEVICE = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 WORK = tempfile.mkdtemp(prefix="amp-dp-%s-" % SCENARIO)
@@ -87,19 +89,6 @@ def write_data(path, rows, huge_rows=()):
         z.writestr("label.npy", npy("q", (rows,), labels))
 
 
-def read_tensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name != "__metadata__":
-            begin, end = info["data_offsets"]
-            out[name] = (info["dtype"], data[8 + n + begin:8 + n + end])
-    return out, header.get("__metadata__", {})
-
-
 def summary_of(path):
     with open(path) as f:
         return json.load(f)
@@ -146,14 +135,13 @@ def equivalence():
     check(per_step == 3 and s["all_reduce_calls"]["train_step"] == steps * per_step,
           "one gradient bucket, found_inf and the loss: %d collectives per step, %d in %d steps" %
           (per_step, s["all_reduce_calls"]["train_step"], steps))
-    a, meta = read_tensors(os.path.join(dp_ck, "checkpoint.safetensors"))
-    b, _ = read_tensors(os.path.join(single_ck, "checkpoint.safetensors"))
+    a, meta = read_safetensors(os.path.join(dp_ck, "checkpoint.safetensors"))
+    b, _ = read_safetensors(os.path.join(single_ck, "checkpoint.safetensors"))
     check(meta.get("world_size") == "2", "the checkpoint records its world size")
     worst, scale = 0.0, 0.0
     for name in a:
         if name.startswith("fc") and not name.endswith("momentum_buffer"):
-            x = struct.unpack("<%df" % (len(a[name][1]) // 4), a[name][1])
-            y = struct.unpack("<%df" % (len(b[name][1]) // 4), b[name][1])
+            x, y = f32_values(a[name][2]), f32_values(b[name][2])
             worst = max(worst, max(abs(p - q) for p, q in zip(x, y)))
             scale = max(scale, max(abs(q) for q in y))
     # The two runs differ only in rounding: a mean over 128 examples against the mean of two means
@@ -167,7 +155,7 @@ def equivalence():
     mpi(dp, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps // 2), "--checkpoint=" + half)
     mpi(dp, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps - steps // 2), "--checkpoint=" + half,
         "--resume")
-    c, _ = read_tensors(os.path.join(half, "checkpoint.safetensors"))
+    c, _ = read_safetensors(os.path.join(half, "checkpoint.safetensors"))
     check(sorted(a) == sorted(c) and all(a[k] == c[k] for k in a),
           "6 steps + resume + 6 steps on 2 ranks end bitwise where 12 straight steps end")
     out = run(AMP_RUN, dp, "--device=" + DEVICE, "--data=" + data, "--steps=1", "--checkpoint=" + half, "--resume",
@@ -211,8 +199,8 @@ def equivalence():
           "K=4: %d collectives per optimizer step, none in the 15 accumulate calls (%s)" % (counts["train_step"], calls))
 
 
-def floats(blob):
-    return struct.unpack("<%df" % (len(blob[1]) // 4), blob[1])
+def floats(tensor):
+    return f32_values(tensor[2])
 
 
 def zero1():
@@ -224,7 +212,7 @@ def zero1():
         ck, summary, metrics = (os.path.join(WORK, name + x) for x in ("_ck", ".json", ".jsonl"))
         mpi(bundle, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % steps, "--checkpoint=" + ck,
             "--checkpoint-every=4", "--summary=" + summary, "--metrics=" + metrics, *extra)
-        tensors, meta = read_tensors(os.path.join(ck, "checkpoint.safetensors"))
+        tensors, meta = read_safetensors(os.path.join(ck, "checkpoint.safetensors"))
         with open(metrics) as f:
             records = [json.loads(line) for line in f if '"kind":"step"' in line]
         return tensors, meta, summary_of(summary), records
@@ -265,7 +253,7 @@ def zero1():
     mpi(zero, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps // 2), "--checkpoint=" + half)
     mpi(zero, "--device=" + DEVICE, "--data=" + data, "--steps=%d" % (steps - steps // 2), "--checkpoint=" + half,
         "--resume")
-    c, _ = read_tensors(os.path.join(half, "checkpoint.safetensors"))
+    c, _ = read_safetensors(os.path.join(half, "checkpoint.safetensors"))
     check(all(a[k] == c[k] for k in a), "6 steps + resume + 6 steps end bitwise where 12 straight steps end")
     out = run(AMP_RUN, zero, "--device=" + DEVICE, "--data=" + data, "--steps=1", ok=False)
     check("shards the optimizer state over 2 ranks" in out and "this job has 1" in out,
@@ -381,7 +369,7 @@ def stop():
         out = proc.communicate()[0]
     print(out[-2000:], flush=True)
     s = summary_of(summary)
-    _, meta = read_tensors(os.path.join(ck, "checkpoint.safetensors"))
+    _, meta = read_safetensors(os.path.join(ck, "checkpoint.safetensors"))
     check(s["interrupted"] and int(meta["step"]) == s["steps"] and s["replica_checks"] == 1,
           "SIGTERM on rank 1 alone: both ranks stopped after step %d, agreed on their state, and rank 0 saved it "
           "(exit status %s)" % (s["steps"], proc.returncode))

@@ -13,6 +13,8 @@ import sys
 import tempfile
 import zipfile
 
+from safetensors_file import f32_values, read as read_safetensors
+
 BIN, SRC, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
 DEVICE = sys.argv[4] if len(sys.argv) > 4 else "cpu"
 WORK = tempfile.mkdtemp(prefix="amp-e2e-%s-" % SCENARIO)
@@ -39,20 +41,6 @@ def train(bundle, summary, *flags):
     return result
 
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        out[name] = (info["dtype"], info["shape"], data[8 + n + begin:8 + n + end])
-    return out, header.get("__metadata__", {})
-
-
 def edit_plan(src, dst, edit):
     """Copies bundle `src` to `dst` with edit(plan) applied to its plan JSON (a hostile bundle)."""
     with open(src, "rb") as f:
@@ -66,10 +54,6 @@ def edit_plan(src, dst, edit):
     raw += b" " * (-len(raw) % 8)
     with open(dst, "wb") as f:
         f.write(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
-
-
-def f32_values(raw):
-    return struct.unpack("<%df" % (len(raw) // 4), raw)
 
 
 def npy(fmt, shape, values):

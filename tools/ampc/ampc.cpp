@@ -310,6 +310,7 @@ static cl::opt<int64_t> totalStepsFlag("total-steps",
 // What amp-remat recomputed in @train_step (its clones carry the location "amp.remat"(...)), and
 // what that costs against the step's FLOPs.
 static std::string rematSummary(ModuleOp module) {
+  if (rematFlag == "off" && memoryBudgetFlag.empty()) return "";
   int64_t ops = 0, flops = 0, stepFlops = 0;
   module.walk([&](func::FuncOp f) {
     auto entry = f->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kEntryAttr);
@@ -330,7 +331,6 @@ static std::string rematSummary(ModuleOp module) {
       if (isRemat(op->getLoc())) ++ops, flops += n;
     });
   });
-  if (rematFlag == "off" && memoryBudgetFlag.empty()) return "";
   char line[256];
   std::snprintf(line, sizeof line,
                 "Recomputed in the backward (amp-remat): %lld ops, %.3f MFLOP, %.2f%% of the step's %.1f MFLOP.\n",
@@ -359,16 +359,9 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
     llvm::errs() << "ampc: " << message << "\n";
     return failure();
   };
-  if (rematFlag != "off" && rematFlag != "auto")
-    return flagError("--remat must be off or auto, got '" + rematFlag + "'");
+  // --remat and --memory-budget were checked in main.
   options.remat = rematFlag == "auto";
-  if (!memoryBudgetFlag.empty()) {
-    std::optional<int64_t> budget = parseBytes(memoryBudgetFlag);
-    if (!budget)
-      return flagError("--memory-budget must be a positive byte count such as 4194304, 512k or 2m, got '" +
-                       memoryBudgetFlag + "'");
-    options.memoryBudget = *budget;
-  }
+  if (std::optional<int64_t> budget = parseBytes(memoryBudgetFlag)) options.memoryBudget = *budget;
   if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
   if (scheduleFlag == mlir::amp::LrScheduleKind::Cosine && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");

@@ -2,26 +2,26 @@
 // peak is recomputed just before that reader, from operands alive there (or recomputed too, under
 // a budget); a value not read before the peak is made later instead. Only training entries.
 //
-// RUN: amp-opt --split-input-file --amp-remat="auto=true" %s | FileCheck %s --check-prefix=AUTO
-// RUN: amp-opt --split-input-file --amp-remat="budget=9000" %s | FileCheck %s --check-prefix=BUDGET
-// RUN: not amp-opt --split-input-file --amp-remat="budget=100" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
+// RUN: amp-opt --split-input-file --amp-remat="auto=true" %s | FileCheck %s --check-prefix=AUTO-CHECK
+// RUN: amp-opt --split-input-file --amp-remat="budget=9000" %s | FileCheck %s --check-prefix=BUDGET-CHECK
+// RUN: not amp-opt --split-input-file --amp-remat="budget=100" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT-CHECK
 // The conv/batch-norm case alone (the other splits cannot go as low): a budget of 8600 bytes.
-// RUN: not amp-opt --split-input-file --amp-remat="budget=8600" %s 2>/dev/null | FileCheck %s --check-prefix=NORM
+// RUN: not amp-opt --split-input-file --amp-remat="budget=8600" %s 2>/dev/null | FileCheck %s --check-prefix=NORM-CHECK
 // And through ampc: the memory report says what was recomputed.
-// RUN: ampc %amp_src_root/examples/transformer_lm.mlir --train --precision=bf16 --remat=auto --emit=memory-report | FileCheck %s --check-prefix=REPORT
-// REPORT: Recomputed in the backward (amp-remat): {{[1-9][0-9]*}} ops, {{.*}} MFLOP
-// RUN: not ampc %amp_src_root/examples/mlp.mlir --remat=auto 2>&1 | FileCheck %s --check-prefix=NOTRAIN
-// NOTRAIN: ampc: --remat and --memory-budget need --train
-// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADBUDGET
-// BADBUDGET: ampc: --memory-budget must be a positive byte count such as 4194304, 512k or 2m, got 'lots'
+// RUN: ampc %amp_src_root/examples/transformer_lm.mlir --train --precision=bf16 --remat=auto --emit=memory-report | FileCheck %s --check-prefix=REPORT-CHECK
+// REPORT-CHECK: Recomputed in the backward (amp-remat): {{[1-9][0-9]*}} ops, {{.*}} MFLOP
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --remat=auto 2>&1 | FileCheck %s --check-prefix=NOTRAIN-CHECK
+// NOTRAIN-CHECK: ampc: --remat and --memory-budget need --train
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --memory-budget=lots 2>&1 | FileCheck %s --check-prefix=BADBUDGET-CHECK
+// BADBUDGET-CHECK: ampc: --memory-budget must be a positive byte count such as 4194304, 512k or 2m, got 'lots'
 
 // %h = exp(%x) is read by the forward (%y) and again after the peak (the matmul that holds %big):
 // it is recomputed there from %x, which the last op reads anyway.
-// AUTO-LABEL: func.func @cheap_value
-// AUTO:      %[[H:.*]] = amp.exp %[[X:.*]] : tensor<16xf32>
-// AUTO:      amp.matmul
-// AUTO:      %[[H2:.*]] = amp.exp %[[X]] : tensor<16xf32>
-// AUTO-NEXT: amp.mul %[[H2]]
+// AUTO-CHECK-LABEL: func.func @cheap_value
+// AUTO-CHECK:      %[[H:.*]] = amp.exp %[[X:.*]] : tensor<16xf32>
+// AUTO-CHECK:      amp.matmul
+// AUTO-CHECK:      %[[H2:.*]] = amp.exp %[[X]] : tensor<16xf32>
+// AUTO-CHECK-NEXT: amp.mul %[[H2]]
 func.func @cheap_value(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
                        %a: tensor<16x16xf32> {amp.role = "input", amp.name = "a"})
     -> (tensor<16xf32>, tensor<16xf32>) attributes {amp.entry = "train_step"} {
@@ -37,9 +37,9 @@ func.func @cheap_value(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
 // -----
 
 // The model's own function (no amp.entry) is left alone.
-// AUTO-LABEL: func.func @not_an_entry
-// AUTO-COUNT-1: amp.exp
-// AUTO-NOT: amp.exp
+// AUTO-CHECK-LABEL: func.func @not_an_entry
+// AUTO-CHECK-COUNT-1: amp.exp
+// AUTO-CHECK-NOT: amp.exp
 func.func @not_an_entry(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
                         %a: tensor<16x16xf32> {amp.role = "input", amp.name = "a"}) -> (tensor<16xf32>, tensor<16xf32>) {
   %h = amp.exp %x : tensor<16xf32>
@@ -56,13 +56,13 @@ func.func @not_an_entry(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
 // Under a budget a GEMM is recomputed, with the cheap op between it and its reader: %t =
 // transpose(matmul(%a, %b)) is read before and after the peak; neither is alive at the later
 // reader, %a and %b (arguments) are.
-// BUDGET-LABEL: func.func @gemm_chain
-// BUDGET:      amp.matmul %[[A:[a-z0-9]+]], %[[B:[a-z0-9]+]]
-// BUDGET:      amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>
-// BUDGET:      %[[M2:.*]] = amp.matmul %[[A]], %[[B]] {{.*}}
-// BUDGET-NEXT: %[[T2:.*]] = amp.transpose %[[M2]] {{.*}}
-// BUDGET-NEXT: amp.add %[[T2]]
-// TIGHT: error: amp-remat: the step needs an estimated 8964 bytes (arguments 4608 + temporaries 4356 alive at op #4), over the budget of 100 bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, GEMMs, convolutions, batch norms)
+// BUDGET-CHECK-LABEL: func.func @gemm_chain
+// BUDGET-CHECK:      amp.matmul %[[A:[a-z0-9]+]], %[[B:[a-z0-9]+]]
+// BUDGET-CHECK:      amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>
+// BUDGET-CHECK:      %[[M2:.*]] = amp.matmul %[[A]], %[[B]] {{.*}}
+// BUDGET-CHECK-NEXT: %[[T2:.*]] = amp.transpose %[[M2]] {{.*}}
+// BUDGET-CHECK-NEXT: amp.add %[[T2]]
+// TIGHT-CHECK: error: amp-remat: the step needs an estimated 8964 bytes (arguments 4608 + temporaries 4356 alive at op #4), over the budget of 100 bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, GEMMs, convolutions, batch norms)
 func.func @gemm_chain(%a: tensor<8x8xf32> {amp.role = "param", amp.name = "a"},
                       %b: tensor<8x8xf32> {amp.role = "param", amp.name = "b"},
                       %c: tensor<32x32xf32> {amp.role = "input", amp.name = "c"})
@@ -81,12 +81,12 @@ func.func @gemm_chain(%a: tensor<8x8xf32> {amp.role = "param", amp.name = "a"},
 
 // A batch norm is recomputed with the cheap op after it (its batch statistics come along unread):
 // %r = relu(batch_norm(%x)) is read before and after the peak; %x (an input) is alive there.
-// NORM-LABEL: func.func @norm_block
-// NORM:      amp.batch_norm
-// NORM:      amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>
-// NORM:      %[[Y2:.*]], %{{.*}}, %{{.*}} = amp.batch_norm %[[X:[a-z0-9]+]]
-// NORM-NEXT: %[[R2:.*]] = amp.relu %[[Y2]]
-// NORM-NEXT: amp.add %[[R2]]
+// NORM-CHECK-LABEL: func.func @norm_block
+// NORM-CHECK:      amp.batch_norm
+// NORM-CHECK:      amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>
+// NORM-CHECK:      %[[Y2:.*]], %{{.*}}, %{{.*}} = amp.batch_norm %[[X:[a-z0-9]+]]
+// NORM-CHECK-NEXT: %[[R2:.*]] = amp.relu %[[Y2]]
+// NORM-CHECK-NEXT: amp.add %[[R2]]
 func.func @norm_block(%x: tensor<4x8xf32> {amp.role = "input", amp.name = "x"},
                       %g: tensor<8xf32> {amp.role = "param", amp.name = "g"},
                       %rs: tensor<8xf32> {amp.role = "buffer", amp.name = "rs"},
