@@ -72,6 +72,7 @@ built=$(date +%s)
 echo "sanitize: built $build in $((built - start)) s"
 
 status=0
+export AMP_SANITIZED=1  # test/e2e/e2e.py shortens what the sanitizers make too slow
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" -LE mpi "$@" || status=$?
 # The mpirun tests: Open MPI (uninstrumented, no frame pointers) leaks what MPI_Init allocates, and
 # the fast unwinder stops inside it, so LeakSanitizer could not tell those leaks from ours. They
