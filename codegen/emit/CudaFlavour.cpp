@@ -16,6 +16,7 @@
 
 #include "CudaLibrarySource.inc"  // kCudaLibrarySource (codegen/EmbedText.cmake)
 #include "codegen/emit/KernelEmitter.h"
+#include "runtime/plan/KernelBinding.h"
 #include "runtime/schema/CudaLaunch.h"
 
 namespace amp::codegen {
@@ -238,9 +239,10 @@ const char* cudaLibrarySource() { return kCudaLibrarySource; }
 bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::ostringstream os;
   os << kCudaPrelude;
-  // Identical kernels (repeated layers, the forward and backward of one pattern) are emitted
-  // once; "cuda_symbol" names the kernel computing each step.
-  std::map<std::string, std::string> emitted;  // kernel text without its name -> symbol
+  // Each kernel is named by what it computes (rt::cudaKernelName: the hash of its region, buffer
+  // types and vector width), so identical kernels (repeated layers) are emitted once, and the
+  // device finds a step's kernel from the step itself; "cuda_symbol" records the name for readers.
+  std::map<std::string, std::string> emitted;  // kernel name -> its text without the name
   for (rt::EntryPoint& entry : plan.entries)
     for (size_t index = 0; index < entry.steps.size(); ++index) {
       rt::PlanStep& original = entry.steps[index];
@@ -265,14 +267,20 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       const int width = rt::cuda::vectorWidth(widest, elements, !k.reductions.empty());
       step.attrs.set("cuda_vector_width", int64_t{width});
       const std::string text = kernelText(step, k, elements, width);
-      auto [it, fresh] = emitted.emplace(text, k.symbol);
-      step.attrs.set("cuda_symbol", it->second);
       if (single) {  // the plan keeps the op; it carries what the device needs to launch its kernel
-        for (const char* attr : {"cuda_symbol", "cuda_vector_width", "row_length"})
+        for (const char* attr : {"cuda_vector_width", "row_length"})
           if (const rt::AttrValue* v = step.attrs.find(attr)) original.attrs.set(attr, *v);
       }
+      const std::string name = rt::cudaKernelName(plan, original);
+      original.attrs.set("cuda_symbol", name);
+      auto [it, fresh] = emitted.emplace(name, text);
+      if (!fresh && it->second != text) {  // the name must cover everything the text depends on
+        error = "internal error: two different CUDA kernels hash to " + name + " (step " + std::to_string(index) +
+                " of " + entry.name + ")";
+        return false;
+      }
       if (fresh)
-        os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << k.symbol << text;
+        os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << name << text;
     }
   // The device's library kernels (runtime/devices/cuda/kernels/: loss scaling, optimizers,
   // cross-entropy) go into the same code object.

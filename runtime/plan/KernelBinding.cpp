@@ -49,9 +49,7 @@ void putAttrs(std::string& out, const AttrMap& attrs, bool outer) {
   }
 }
 
-}  // namespace
-
-std::string fusedBodyHash(const PlanStep& step) {
+std::string bodyText(const PlanStep& step) {
   std::string text = "ampc fused body v1;";
   put(text, step.op);
   absl::StrAppend(&text, "operands[", step.operands.size(), "]results[", step.results.size(), "]");
@@ -70,7 +68,36 @@ std::string fusedBodyHash(const PlanStep& step) {
     putAttrs(text, op.attrs, /*outer=*/false);
   }
   putInts(text, step.yields);
+  return text;
+}
+
+}  // namespace
+
+std::string fusedBodyHash(const PlanStep& step) {
+  const std::string text = bodyText(step);
   return sha256Hex(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+}
+
+std::string cudaKernelName(const Plan& plan, const PlanStep& step) {
+  std::string text = "ampc cuda kernel v1;" + bodyText(step);
+  auto putBuffers = [&](const char* what, const std::vector<int32_t>& ids) {
+    absl::StrAppend(&text, what, "[", ids.size(), "]");
+    for (int32_t id : ids) {
+      // Ids are validated with the plan; one out of range still names no kernel.
+      if (id < 0 || static_cast<size_t>(id) >= plan.buffers.size()) {
+        put(text, int64_t{-1});
+        continue;
+      }
+      put(text, std::string(dtypeName(plan.buffers[id].dtype)));
+      putInts(text, plan.buffers[id].shape);
+    }
+  };
+  putBuffers("operands", step.operands);
+  putBuffers("results", step.results);
+  const AttrValue* width = step.attrs.find("cuda_vector_width");
+  const int64_t* w = width ? std::get_if<int64_t>(width) : nullptr;
+  put(text, w ? *w : int64_t{0});
+  return "amp_k" + sha256Hex(reinterpret_cast<const uint8_t*>(text.data()), text.size());
 }
 
 }  // namespace amp::rt

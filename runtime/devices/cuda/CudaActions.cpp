@@ -6,6 +6,7 @@
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/GemmStep.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
+#include "runtime/plan/KernelBinding.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -243,8 +244,15 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
 // kernel ending in row reductions, capped at one wave of the GPU (grid-stride loops).
 absl::Status ActionBuilder::generated(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  auto symbol = step.attrs.getString(step.op, "cuda_symbol");
-  if (!symbol.ok()) return symbol.status();
+  auto recorded = step.attrs.getString(step.op, "cuda_symbol");
+  if (!recorded.ok()) return recorded.status();
+  // The kernel is the one named by this step's own region (KernelBinding.h), never a name the
+  // plan supplies; a recorded name that differs means the plan was edited under its kernels.
+  const std::string symbol = cudaKernelName(plan_, step);
+  if (*recorded != symbol)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "its cuda_symbol '", recorded->substr(0, 64), "' is not the kernel generated for its region (", symbol,
+        "): the plan was changed after ampc compiled it"));
   auto width = step.attrs.getInt(step.op, "cuda_vector_width", 1);
   if (!width.ok()) return width.status();
   if (*width < 1 || *width > 16) return absl::InvalidArgumentError(absl::StrCat("cuda_vector_width ", *width, " outside [1, 16]"));
@@ -275,9 +283,9 @@ absl::Status ActionBuilder::generated(size_t s) {
                                                        shapeToString(plan_.buffers[id].shape),
                                                        " is not the kernel's iteration space ", shapeToString(space)));
   }
-  auto fn = kernel(*symbol);
+  auto fn = kernel(symbol);
   if (!fn.ok()) return fn.status();
-  Action a = launch(*symbol, s);
+  Action a = launch(symbol, s);
   a.fn = *fn;
   const LaunchConfig grid = gridStrideLaunch(items, api_.info().multiprocessors);
   a.blocks = grid.blocks;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <regex>
 
@@ -18,6 +19,7 @@
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
+#include "runtime/plan/KernelBinding.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/devices/Devices.h"
 
@@ -532,6 +534,57 @@ TEST(CudaExecutor, RefusesHostileBundlesBeforeLaunchingAnything) {
   auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
   if (!session.ok()) return;  // plan validation already refused the edit: also fine
   EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited shape was prepared";
+}
+
+// A generated kernel is found by the name its step's own region hashes to (KernelBinding.h), never
+// by the plan's cuda_symbol: pointing a step at another kernel, at a name outside the module, or
+// editing a region under its kernel is refused with the step named, before anything launches.
+TEST(CudaExecutor, AStepRunsOnlyTheKernelGeneratedForItsRegion) {
+  OPEN_OR_SKIP(d, "mlp_bf16_sm_90");
+  const Plan& plan = d.session->plan();
+  // Two fused steps with different kernels in one entry.
+  const EntryPoint* entry = nullptr;
+  size_t first = 0, second = 0;
+  for (const EntryPoint& e : plan.entries) {
+    std::vector<size_t> fused;
+    for (size_t i = 0; i < e.steps.size(); ++i)
+      if (e.steps[i].attrs.has("cuda_symbol")) {
+        EXPECT_EQ(*e.steps[i].attrs.getString(e.steps[i].op, "cuda_symbol"), cudaKernelName(plan, e.steps[i]));
+        if (fused.empty() || cudaKernelName(plan, e.steps[i]) != cudaKernelName(plan, e.steps[fused[0]]))
+          fused.push_back(i);
+      }
+    if (!entry && fused.size() >= 2) {
+      entry = &e;
+      first = fused[0];
+      second = fused[1];
+    }
+  }
+  ASSERT_NE(entry, nullptr) << "no entry with two different generated kernels";
+  auto refusedWith = [&](const std::function<void(PlanStep&)>& edit, const std::string& expected) {
+    Plan edited = plan;
+    for (EntryPoint& e : edited.entries)
+      if (e.name == entry->name) edit(e.steps[first]);
+    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
+    if (!session.ok()) return;  // plan validation refused it first: also fine
+    auto prepared = session->prepared(entry->name);
+    ASSERT_FALSE(prepared.ok()) << expected;
+    EXPECT_NE(prepared.status().message().find(expected), std::string::npos) << prepared.status();
+    EXPECT_NE(prepared.status().message().find("step " + std::to_string(first)), std::string::npos) << prepared.status();
+  };
+  const std::string other = *entry->steps[second].attrs.getString(entry->steps[second].op, "cuda_symbol");
+  refusedWith([&](PlanStep& st) { st.attrs.set("cuda_symbol", other); }, "is not the kernel generated for its region");
+  refusedWith([&](PlanStep& st) { st.attrs.set("cuda_symbol", std::string("amp_update_scale")); },
+              "is not the kernel generated for its region");
+  refusedWith([&](PlanStep& st) { st.attrs.set("cuda_vector_width", int64_t{1} + *st.attrs.getInt(st.op, "cuda_vector_width")); },
+              "is not the kernel generated for its region");
+  // The region changed and its recorded name updated to match: no such kernel in the module.
+  refusedWith(
+      [&](PlanStep& st) {
+        st.attrs.set("row_length", int64_t{7});
+        Plan probe = plan;
+        st.attrs.set("cuda_symbol", cudaKernelName(probe, st));
+      },
+      "amp_k");
 }
 
 // Every launch passes exactly the parameter sizes the kernel's PTX declares: a struct or scalar

@@ -3,6 +3,7 @@
 // C++ flavour's, and identical bodies sharing one kernel. No GPU and no NVRTC needed.
 #include "codegen/emit/KernelEmitter.h"
 #include "gtest/gtest.h"
+#include "runtime/plan/KernelBinding.h"
 #include "test/unit/cpu/FusedPlan.h"
 
 namespace amp::rt {
@@ -29,14 +30,17 @@ TEST(CudaFlavour, ElementwiseKernelHasVectorAndScalarPaths) {
   Plan plan = fusedPlan(biasReluCast());
   std::string source, error;
   ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
-  EXPECT_TRUE(contains(source, "extern \"C\" __global__ void __launch_bounds__(256) amp_test_k0(const unsigned short* "
-                               "__restrict__ in0, const float* __restrict__ in1, float* __restrict__ out0, unsigned "
-                               "short* __restrict__ out1) {"))
-      << source;
   const PlanStep& step = plan.entries[0].steps[0];
+  // The kernel is named by what it computes, and the step records that name.
+  const std::string name = cudaKernelName(plan, step);
+  EXPECT_EQ(name.size(), 5u + 64u);
+  EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), name);
+  EXPECT_TRUE(contains(source, "extern \"C\" __global__ void __launch_bounds__(256) " + name +
+                                   "(const unsigned short* __restrict__ in0, const float* __restrict__ in1, float* "
+                                   "__restrict__ out0, unsigned short* __restrict__ out1) {"))
+      << source;
   // The widest operand is f32 (the bias is read per column, not per element): 4 lanes.
   EXPECT_EQ(*step.attrs.getInt(step.op, "cuda_vector_width"), 4);
-  EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), "amp_test_k0");
   EXPECT_EQ(*step.attrs.getInt(step.op, "row_length"), 256);
   // 16-byte f32 stores, 8-byte bf16 loads and stores, only when every vector pointer is aligned.
   EXPECT_TRUE(contains(source, "if ((((unsigned long)in0 | (unsigned long)out0 | (unsigned long)out1) & 15) == 0)"));
@@ -105,14 +109,15 @@ TEST(CudaFlavour, AnnotatesStepsNextToTheCpuFlavour) {
   std::string cpuSource, cudaSource, error;
   ASSERT_TRUE(codegen::emitCpuSource(plan, cpuSource, error)) << error;
   ASSERT_TRUE(codegen::emitCudaSource(plan, cudaSource, error)) << error;
+  const std::string name = cudaKernelName(plan, plan.entries[0].steps[0]);
   for (const PlanStep& step : plan.entries[0].steps) {
     EXPECT_EQ(*step.attrs.getString(step.op, "symbol"), "amp_test_k0");  // the C++ flavour's, kept
-    EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), "amp_test_k0");
+    EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), name);
   }
   // The generated kernels come before the device's library kernels (codegen::cudaLibrarySource).
   const std::string generated = cudaSource.substr(0, cudaSource.find("// The CUDA device's library kernels."));
   EXPECT_EQ(count(generated, "__global__"), 1u) << "identical bodies share one kernel";
-  EXPECT_FALSE(contains(cudaSource, "amp_test_k1"));
+  EXPECT_FALSE(contains(cudaSource, "amp_test_k"));
   // The C++ source is untouched by the CUDA annotations: emitting it again gives the same text.
   std::string again;
   ASSERT_TRUE(codegen::emitCpuSource(plan, again, error)) << error;
@@ -126,6 +131,33 @@ TEST(CudaFlavour, ReadsABroadcastAlongOneRunOfInnerDims) {
   std::string source, error;
   ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
   EXPECT_TRUE(contains(source, "in0[(i / 150) * 5 + i % 5]")) << source;
+}
+
+// The name covers every input of the kernel's text: a step that differs in its region, its
+// buffers' shapes or its vector width gets another name.
+TEST(CudaFlavour, KernelNamesChangeWithWhatTheKernelComputes) {
+  Plan plan = fusedPlan(biasReluCast());
+  std::string source, error;
+  ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
+  const PlanStep& step = plan.entries[0].steps[0];
+  const std::string name = cudaKernelName(plan, step);
+  PlanStep otherOp = step;
+  otherOp.body[2].op = "amp.tanh";
+  PlanStep otherWidth = step;
+  otherWidth.attrs.set("cuda_vector_width", int64_t{2});
+  PlanStep otherRow = step;
+  otherRow.attrs.set("row_length", int64_t{128});
+  PlanStep renamed = step;  // the names of kernels are not part of what they compute
+  renamed.attrs.set("kernel", std::string("test.other"));
+  renamed.attrs.set("symbol", std::string("amp_other"));
+  renamed.attrs.set("cuda_symbol", std::string("amp_other"));
+  EXPECT_NE(cudaKernelName(plan, otherOp), name);
+  EXPECT_NE(cudaKernelName(plan, otherWidth), name);
+  EXPECT_NE(cudaKernelName(plan, otherRow), name);
+  EXPECT_EQ(cudaKernelName(plan, renamed), name);
+  Plan wider = plan;
+  wider.buffers[wider.entries[0].steps[0].operands[1]].dtype = DType::BF16;
+  EXPECT_NE(cudaKernelName(wider, step), name);
 }
 
 TEST(CudaFlavour, RefusesStepsTheBodyCannotIndex) {
@@ -171,7 +203,7 @@ TEST(CudaFlavour, LoneOpsBecomeKernelsWithRowBroadcasts) {
   ASSERT_TRUE(codegen::emitCudaSource(plan, source, error)) << error;
   const PlanStep& step = plan.entries[0].steps[0];
   ASSERT_TRUE(step.attrs.has("cuda_symbol"));
-  EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), "amp_eval_op0");
+  EXPECT_EQ(*step.attrs.getString(step.op, "cuda_symbol"), cudaKernelName(plan, step));
   EXPECT_TRUE(contains(source, "const float v1 = in1[i / 8];")) << source;
   EXPECT_FALSE(plan.entries[0].steps[1].attrs.has("cuda_symbol"));
 }
