@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/io/Hmac.h"
 #include "runtime/io/Sha256.h"
 #include "runtime/plan/StateValidation.h"
 #include "runtime/train/RankAgreement.h"
@@ -27,14 +28,31 @@ std::string checkpointHash(const std::vector<NamedTensorRef>& tensors) {
   return hash.hexDigest();
 }
 
-absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info) {
+std::string checkpointTag(const StringMap& metadata, const UserKey& key) {
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (const auto& [k, v] : metadata)
+    if (k != kAuthMetadataKey) fields.emplace_back(k, v);
+  std::sort(fields.begin(), fields.end());
+  // Length-prefixed, so no two metadata maps read alike.
+  HmacSha256 mac(key.secret.data(), key.secret.size());
+  const std::string head = "ampc checkpoint v1;";
+  mac.update(head.data(), head.size());
+  for (const auto& [k, v] : fields) {
+    const std::string item = absl::StrCat(k.size(), ":", k, ";", v.size(), ":", v, ";");
+    mac.update(item.data(), item.size());
+  }
+  return mac.hexDigest();
+}
+
+absl::Status saveCheckpoint(const Session& session, const std::string& dir, const CheckpointInfo& info,
+                            const CheckpointAuth& auth) {
   auto whole = wholeState(session, nullptr);
   if (!whole.ok()) return whole.status();
-  return saveCheckpoint(session.plan(), whole->tensors, dir, info);
+  return saveCheckpoint(session.plan(), whole->tensors, dir, info, auth);
 }
 
 absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>& tensors, const std::string& dir,
-                            const CheckpointInfo& info) {
+                            const CheckpointInfo& info, const CheckpointAuth& auth) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": cannot create checkpoint directory: ", ec.message()));
@@ -50,6 +68,7 @@ absl::Status saveCheckpoint(const Plan& plan, const std::vector<NamedTensorRef>&
                     {"shuffle", info.shuffle ? "true" : "false"},
                     {"world_size", std::to_string(info.worldSize)},
                     {"model", plan.metadataValue("model")}};
+  meta.emplace_back(kAuthMetadataKey, auth.key ? checkpointTag(meta, *auth.key) : unsealedTag());
   absl::Status s = writeSafetensors(checkpointPath(dir), tensors, meta);
   if (s.ok()) return s;
   // The writer replaces the file atomically, so a failed save (full disk, file-size limit)
@@ -119,12 +138,36 @@ absl::StatusOr<CheckpointInfo> readCheckpointInfo(const StringMap& metadata, con
   return info;
 }
 
+// Whether the checkpoint's tag verifies under the user's key; the error says why not and names the
+// flag that accepts it anyway.
+absl::Status checkAuthenticity(const StringMap& metadata, const std::string& path, const CheckpointAuth& auth) {
+  if (auth.trustAny) return absl::OkStatus();
+  std::string tag;
+  for (const auto& [k, v] : metadata)
+    if (k == kAuthMetadataKey) tag = v;
+  std::string reason;
+  if (tag.empty() || tag == unsealedTag())
+    reason = "it carries no authentication tag (written without an ampc key, or by another tool)";
+  else if (!auth.key)
+    reason = "there is no ampc key to check its tag with";
+  else if (!constantTimeEqual(checkpointTag(metadata, *auth.key), tag))
+    reason = absl::StrCat("its tag does not verify under the key ", auth.key->path,
+                          " (another user or machine wrote it, or it was changed since)");
+  else
+    return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      path, ": not resuming from it: ", reason,
+      ". Pass --trust-checkpoint if you trust where it came from (its values are still checked)"));
+}
+
 }  // namespace
 
-absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, int rank) {
+absl::StatusOr<CheckpointInfo> loadCheckpoint(Session& session, const std::string& dir, const CheckpointAuth& auth,
+                                              int rank) {
   std::string path = checkpointPath(dir);
   auto contents = readSafetensors(path);
   if (!contents.ok()) return contents.status();
+  if (auto s = checkAuthenticity(contents->metadata, path, auth); !s.ok()) return s;
   auto info = readCheckpointInfo(contents->metadata, path, session.plan().metadataValue("model"));
   if (!info.ok()) return info.status();
   std::string recordedHash;
@@ -162,17 +205,18 @@ absl::Status createCheckpointDir(const std::string& dir) {
 }
 
 absl::Status saveJobCheckpoint(const Session& session, Communicator* comm, const std::string& dir,
-                               const CheckpointInfo& info) {
+                               const CheckpointInfo& info, const CheckpointAuth& auth) {
   auto whole = wholeState(session, comm);
   if (!whole.ok()) return whole.status();
   if (comm && comm->worldSize() > 1)
     if (auto s = checkReplicasAgree(checkpointHash(whole->tensors), *comm, info.step); !s.ok()) return s;
   if (comm && comm->rank() != 0) return absl::OkStatus();
-  return saveCheckpoint(session.plan(), whole->tensors, dir, info);
+  return saveCheckpoint(session.plan(), whole->tensors, dir, info, auth);
 }
 
-absl::StatusOr<CheckpointInfo> loadJobCheckpoint(Session& session, const std::string& dir, int rank, int worldSize) {
-  auto info = loadCheckpoint(session, dir, rank);
+absl::StatusOr<CheckpointInfo> loadJobCheckpoint(Session& session, const std::string& dir, const CheckpointAuth& auth,
+                                                 int rank, int worldSize) {
+  auto info = loadCheckpoint(session, dir, auth, rank);
   if (!info.ok()) return info.status();
   if (info->worldSize != worldSize)
     return absl::InvalidArgumentError(absl::StrCat(

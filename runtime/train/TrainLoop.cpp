@@ -236,7 +236,8 @@ void TrainLoop::progress(const PendingStep& done, std::optional<double> evalAccu
 
 absl::Status TrainLoop::checkpoint(int64_t atStep) {
   const CheckpointInfo& start = schedule_.start;
-  if (auto s = saveJobCheckpoint(session_, comm_, options_.checkpointDir, {atStep, start.seed, start.shuffle, world_});
+  if (auto s = saveJobCheckpoint(session_, comm_, options_.checkpointDir, {atStep, start.seed, start.shuffle, world_},
+                                   options_.checkpointAuth);
       !s.ok())
     return s;
   if (comm_ && world_ > 1) ++report_.replicaChecks;

@@ -47,7 +47,7 @@ absl::StatusOr<TrainReport> train(Session& session, const Dataset& data, const D
   CheckpointInfo start{0, options.seed, options.shuffle, world};
   if (options.resume) {
     if (options.checkpointDir.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
-    auto info = loadJobCheckpoint(session, options.checkpointDir, rank, world);
+    auto info = loadJobCheckpoint(session, options.checkpointDir, options.checkpointAuth, rank, world);
     if (!info.ok()) return info.status();
     start = *info;  // the data order continues as it was started
   }

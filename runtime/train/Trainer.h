@@ -28,6 +28,7 @@ struct TrainOptions {
   int64_t evalEvery = 0;        // 0: evaluate after every epoch and at the end
   std::string checkpointDir;    // empty: no checkpoints
   int64_t checkpointEvery = 0;  // 0: only at the end
+  CheckpointAuth checkpointAuth;  // the key checkpoints are tagged with; which ones --resume accepts
   bool resume = false;
   bool checkNumerics = false;
   bool shuffle = true;          // false: every epoch in file order (a resumed run keeps the checkpoint's)

@@ -345,6 +345,10 @@ def bad_inputs():
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(raw)) + raw + data[8 + n:])
     out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume")
+    check("not resuming from it: its tag does not verify" in out and "--trust-checkpoint" in out,
+          "an edited checkpoint is refused by its authentication tag")
+    out = run_fails_on_device(amp_run, bundle, "--data=" + good, "--steps=1", "--checkpoint=" + ckpt, "--resume",
+                              "--trust-checkpoint")
     check("step 9223372036854775807 is out of range" in out, "a checkpoint step of INT64_MAX is refused")
 
     # Counts and sizes edited in the bundle are validated before anything divides or allocates.

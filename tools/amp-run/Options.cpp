@@ -9,7 +9,7 @@ namespace {
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
                                        "resume", "memory-limit", "dry-run", "profile", "conv",
-                                       "trust-native-code", "native-code"};
+                                       "trust-native-code", "native-code", "trust-checkpoint"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
@@ -57,6 +57,9 @@ void describe(CLI::App& app, RunCommandLine& cl) {
   app.add_option("--checkpoint", cl.checkpoint,
                  "save every param and state buffer to DIR/checkpoint.safetensors (atomically)")->type_name("DIR");
   app.add_flag("--resume", cl.resume, "start from --checkpoint's state (training continues bitwise-identically)");
+  app.add_flag("--trust-checkpoint", cl.trustCheckpoint,
+               "with --resume: accept a checkpoint whose authentication tag does not verify under your ampc key "
+               "(written by another user or machine); its values are still checked");
   app.add_option("--memory-limit", cl.memoryLimit,
                  "refuse a bundle that needs more memory (params, state, data, arenas); default: physical memory")
       ->type_name("BYTES")
@@ -158,6 +161,8 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
   if (cl.trustNativeCode && cl.nativeCode == "off")
     return absl::InvalidArgumentError("--trust-native-code and --native-code=off contradict each other");
   if (cl.resume && cl.checkpoint.empty()) return absl::InvalidArgumentError("--resume needs --checkpoint=DIR");
+  if (cl.trustCheckpoint && !cl.resume)
+    return absl::InvalidArgumentError("--trust-checkpoint is for --resume (which checkpoint to accept)");
   if (cl.mode == RunMode::Train && cl.data.empty())
     return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR] or --data=FILE.npz");
   return cl;

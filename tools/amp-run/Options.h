@@ -35,6 +35,7 @@ struct RunCommandLine {
   bool shuffle = true;
   std::string checkpoint;
   bool resume = false;
+  bool trustCheckpoint = false;   // --resume from a checkpoint whose tag does not verify under the user's key
   double commTimeout = 300;       // data-parallel: seconds a collective may wait for the other ranks
   RunMode mode = RunMode::Entry;
   std::set<std::string> given;    // the long names of the options on the command line

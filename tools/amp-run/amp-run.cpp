@@ -166,6 +166,23 @@ int fail(const absl::Status& status) {
   return 1;
 }
 
+// The key --checkpoint tags checkpoints with (created on first use, as ampc does for bundles) and
+// which checkpoints --resume accepts. Without a usable key the run goes on: its checkpoints are
+// written untagged, and the notice says what resuming from them will need.
+CheckpointAuth checkpointAuth(const RunCommandLine& cl) {
+  CheckpointAuth auth;
+  auth.trustAny = cl.trustCheckpoint;
+  if (cl.checkpoint.empty()) return auth;
+  auto key = readOrCreateUserKey();
+  if (key.ok()) {
+    auth.key = std::move(*key);
+  } else if (rankZero()) {
+    std::cerr << "amp-run: checkpoints are written without an authentication tag (" << key.status().message()
+              << "); resuming from them will need --trust-checkpoint\n";
+  }
+  return auth;
+}
+
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -273,6 +290,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.evalEvery = cl.evalEvery;
   options.checkpointDir = cl.checkpoint;
   options.checkpointEvery = cl.checkpointEvery;
+  options.checkpointAuth = checkpointAuth(cl);
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
   options.communicator = job.get();
@@ -386,8 +404,9 @@ int runEntry(Session& session, const RunCommandLine& cl, Device device) {
     return fail(absl::InvalidArgumentError(absl::StrCat("no entry point '", entry, "' (it has: ", names, ")")));
   }
   CheckpointInfo position{0, 0, true};
+  const CheckpointAuth auth = checkpointAuth(cl);
   if (cl.resume) {
-    auto info = loadCheckpoint(session, cl.checkpoint);
+    auto info = loadCheckpoint(session, cl.checkpoint, auth);
     if (!info.ok()) return fail(info.status());
     position = *info;
   }
@@ -433,7 +452,7 @@ int runEntry(Session& session, const RunCommandLine& cl, Device device) {
           "reads the checkpoint's state)")));
     if (!ep->updates.empty()) {
       position.step += entry == "train_step" ? 1 : 0;
-      if (auto s = saveCheckpoint(session, cl.checkpoint, position); !s.ok()) return fail(s);
+      if (auto s = saveCheckpoint(session, cl.checkpoint, position, auth); !s.ok()) return fail(s);
       std::printf("state saved to %s/checkpoint.safetensors (step %lld)\n", cl.checkpoint.c_str(),
                   static_cast<long long>(position.step));
     }

@@ -35,7 +35,7 @@
 // A running variance below zero is no state a run produces.
 // RUN: rm -rf %t.bad && mkdir -p %t.bad
 // RUN: python3 %S/Inputs/tamper_checkpoint.py %t.ref/checkpoint.safetensors %t.bad/checkpoint.safetensors tensor bn.running_var 1 -0.5
-// RUN: not amp-run %t.ampx --device=reference --entry=train_step --input x=%t.x.npy --input y=%t.y.npy --checkpoint=%t.bad --resume 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not amp-run %t.ampx --device=reference --entry=train_step --input x=%t.x.npy --input y=%t.y.npy --checkpoint=%t.bad --resume --trust-checkpoint 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: state 'bn.running_var' holds -0.5 at element 1; a running variance averages batch variances, so it is finite and >= 0
 
 // Gradient accumulation: every micro-batch's forward updates the statistics, as in PyTorch; a

@@ -1,7 +1,8 @@
-// A checkpoint whose sha256 matches its contents can still hold a state no run produces (issue 24,
-// section 3). Each case below rewrites one value of a valid checkpoint, recomputes the hash, and
-// expects --resume's loader (and, for params, --params' setParams) to refuse it with an error
-// naming the field, leaving the session unchanged.
+// A checkpoint whose sha256 matches its contents can still hold a state no run produces. Each case
+// below rewrites one value of a valid checkpoint, recomputes the hash, and expects --resume's
+// loader (and, for params, --params' setParams) to refuse it with an error naming the field,
+// leaving the session unchanged. The loader is told to accept any author (--trust-checkpoint), so
+// only the value checks can catch these; the authentication tag has its own tests at the end.
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -76,6 +77,9 @@ std::map<std::string, Tensor> validState() {
   return s;
 }
 
+// --trust-checkpoint: the tag is not checked, the values are.
+const CheckpointAuth kTrustAny{std::nullopt, true};
+
 std::map<std::string, std::string> validMetadata() {
   return {{"ampc.checkpoint", "1"}, {"step", "3"}, {"seed", "7"}, {"shuffle", "true"}, {"world_size", "1"},
           {"model", "scaled"}};
@@ -108,7 +112,7 @@ class CheckpointValidation : public ::testing::Test {
   void expectRefused(const std::map<std::string, Tensor>& state, const std::map<std::string, std::string>& metadata,
                      const std::string& message) {
     writeRehashed(dir_, state, metadata);
-    auto info = loadCheckpoint(*session_, dir_);
+    auto info = loadCheckpoint(*session_, dir_, kTrustAny);
     ASSERT_FALSE(info.ok()) << "accepted; expected: " << message;
     EXPECT_NE(info.status().message().find(message), std::string::npos) << info.status();
     EXPECT_NE(info.status().message().find("checkpoint.safetensors"), std::string::npos) << info.status();
@@ -132,7 +136,7 @@ class CheckpointValidation : public ::testing::Test {
 
 TEST_F(CheckpointValidation, AValidStateLoads) {
   writeRehashed(dir_, validState(), validMetadata());
-  auto info = loadCheckpoint(*session_, dir_);
+  auto info = loadCheckpoint(*session_, dir_, kTrustAny);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->step, 3);
   EXPECT_EQ(info->seed, 7u);
@@ -142,7 +146,7 @@ TEST_F(CheckpointValidation, AValidStateLoads) {
   auto metadata = validMetadata();
   metadata["seed"] = "18446744073709551615";
   writeRehashed(dir_, validState(), metadata);
-  info = loadCheckpoint(*session_, dir_);
+  info = loadCheckpoint(*session_, dir_, kTrustAny);
   ASSERT_TRUE(info.ok()) << info.status();
   EXPECT_EQ(info->seed, std::numeric_limits<uint64_t>::max());
 }
@@ -211,6 +215,59 @@ TEST_F(CheckpointValidation, OptimizerMomentsAndWeightCopiesMustBeReachable) {
   state = validState();
   state["w.bf16"].as<uint16_t>()[1] ^= 1;  // one ulp off the master's rounding
   expectRefused(state, validMetadata(), "state 'w.bf16' differs from the bf16 rounding of its master 'w' at element 1");
+}
+
+// The tag: a checkpoint amp-run wrote under the user's key loads under that key; under another
+// key, untagged, or with any metadata value changed since (the sha256 recomputed), it is refused
+// before anything is read into the session, unless --trust-checkpoint.
+TEST_F(CheckpointValidation, OnlyACheckpointTaggedWithTheUsersKeyIsTrusted) {
+  const UserKey mine{"/home/me/.config/ampc/key", std::string(32, '\x11')};
+  const UserKey theirs{"/home/them/.config/ampc/key", std::string(32, '\x22')};
+  auto state = validState();
+  std::vector<NamedTensorRef> refs;
+  for (const auto& [name, t] : state) refs.push_back({name, &t});
+  Plan plan = scaledAdamPlan();
+  ASSERT_TRUE(saveCheckpoint(plan, refs, dir_, {3, 7, true, 1}, {mine, false}).ok());
+  auto lossScale = [&] {
+    for (const NamedTensorRef& r : session_->persistent())
+      if (r.name == "amp.loss_scale") return r.tensor->as<float>()[0];
+    return 0.0f;
+  };
+  auto expectRefusedBy = [&](const CheckpointAuth& auth, const std::string& message) {
+    const float before = lossScale();
+    auto info = loadCheckpoint(*session_, dir_, auth);
+    ASSERT_FALSE(info.ok()) << "accepted; expected: " << message;
+    EXPECT_EQ(info.status().code(), absl::StatusCode::kPermissionDenied);
+    EXPECT_NE(info.status().message().find(message), std::string::npos) << info.status();
+    EXPECT_NE(info.status().message().find("--trust-checkpoint"), std::string::npos) << info.status();
+    EXPECT_EQ(lossScale(), before) << "a refused checkpoint changed the session";
+  };
+  expectRefusedBy({theirs, false}, "its tag does not verify under the key /home/them/.config/ampc/key");
+  expectRefusedBy({std::nullopt, false}, "there is no ampc key to check its tag with");
+
+  // One metadata value changed, the content hash still right: the tag covers the metadata.
+  auto contents = readSafetensors(checkpointPath(dir_));
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  StringMap edited = contents->metadata;
+  for (auto& [k, v] : edited)
+    if (k == "seed") v = "8";
+  std::vector<NamedTensorRef> read;
+  for (const NamedTensor& t : contents->tensors) read.push_back({t.name, &t.tensor});
+  ASSERT_TRUE(writeSafetensors(checkpointPath(dir_), read, edited).ok());
+  expectRefusedBy({mine, false}, "its tag does not verify under the key /home/me/.config/ampc/key");
+  auto trusted = loadCheckpoint(*session_, dir_, kTrustAny);  // the user vouches for it: values checked, loaded
+  ASSERT_TRUE(trusted.ok()) << trusted.status();
+  EXPECT_EQ(trusted->seed, 8u);
+
+  // Written without a key: an all-zero tag, which nothing verifies.
+  ASSERT_TRUE(saveCheckpoint(plan, refs, dir_, {3, 7, true, 1}, {std::nullopt, false}).ok());
+  expectRefusedBy({mine, false}, "it carries no authentication tag");
+
+  ASSERT_TRUE(saveCheckpoint(plan, refs, dir_, {3, 7, true, 1}, {mine, false}).ok());
+  auto info = loadCheckpoint(*session_, dir_, {mine, false});
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->step, 3);
+  EXPECT_EQ(info->seed, 7u);
 }
 
 }  // namespace

@@ -158,6 +158,7 @@ TEST(Trainer, ResumeIsBitwiseIdenticalToNotStopping) {
   TrainOptions all;
   all.steps = 23;
   all.seed = 11;
+  all.checkpointAuth.key = UserKey{"(test key)", std::string(32, '\x5a')};  // tags what it saves, verifies the resume
   ASSERT_TRUE(train(*straight, data, nullptr, all, {}).ok());
 
   auto first = openSession(regressionPlan(), Device::Reference);
@@ -187,7 +188,7 @@ TEST(Trainer, CheckpointErrors) {
   ASSERT_TRUE(s.ok());
   std::string dir = ::testing::TempDir() + "/ckpt-missing";
   std::filesystem::remove_all(dir);
-  auto missing = loadCheckpoint(*s, dir);
+  auto missing = loadCheckpoint(*s, dir, {std::nullopt, true});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("checkpoint.safetensors"), std::string::npos);
 
@@ -196,7 +197,7 @@ TEST(Trainer, CheckpointErrors) {
   ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
                                {{"ampc.checkpoint", "1"}, {"step", "4"}, {"seed", "0"}, {"shuffle", "true"}, {"model", "linreg"}})
                   .ok());
-  auto unhashed = loadCheckpoint(*s, dir);
+  auto unhashed = loadCheckpoint(*s, dir, {std::nullopt, true});
   ASSERT_FALSE(unhashed.ok());
   EXPECT_NE(unhashed.status().message().find("carries no sha256"), std::string::npos) << unhashed.status();
   ASSERT_TRUE(writeSafetensors(dir + "/checkpoint.safetensors", {{"w", &w}},
@@ -207,7 +208,7 @@ TEST(Trainer, CheckpointErrors) {
                                 {"model", "linreg"},
                                 {"sha256", checkpointHash({{"w", &w}})}})
                   .ok());
-  auto partial = loadCheckpoint(*s, dir);
+  auto partial = loadCheckpoint(*s, dir, {std::nullopt, true});
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.status().message().find("checkpoint lacks state 'count'"), std::string::npos)
       << partial.status();
@@ -223,8 +224,9 @@ TEST(Trainer, CheckpointErrors) {
   // depends on the number of ranks.
   std::string job = ::testing::TempDir() + "/ckpt-job-of-two";
   std::filesystem::remove_all(job);
-  ASSERT_TRUE(saveCheckpoint(*s, job, {3, 0, true, 2}).ok());
+  ASSERT_TRUE(saveCheckpoint(*s, job, {3, 0, true, 2}, {}).ok());
   o.checkpointDir = job;
+  o.checkpointAuth.trustAny = true;
   auto otherSize = train(*s, lineData(8), nullptr, o, {});
   EXPECT_NE(otherSize.status().message().find("written by a job of 2 rank(s), this job has 1"), std::string::npos)
       << otherSize.status();
