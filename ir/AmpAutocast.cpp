@@ -28,6 +28,7 @@ AMP_AUTOCAST(CrossEntropyOp, Fp32, Deny, Deny)  // torch: cross_entropy (docs fp
 AMP_AUTOCAST(DivOp, Fallthrough, Infer, Infer)  // tf: RealDiv
 AMP_AUTOCAST(DropoutOp, Fallthrough, Infer, Infer)  // tf: Mul, Select
 AMP_AUTOCAST(EmbeddingOp, Fallthrough, Clear, Clear)  // tf: GatherV2
+AMP_AUTOCAST(ErfOp, Fallthrough, Infer, Infer)  // torch: on no list; tf: Erf
 AMP_AUTOCAST(ExpOp, Fp32, Deny, Deny)  // torch: exp; tf: Exp
 AMP_AUTOCAST(GeluOp, Fallthrough, Infer, Infer)  // tf: Erf/Tanh, Mul, Add
 AMP_AUTOCAST(LayerNormOp, Fp32, Deny, Deny)  // torch: layer_norm, native_layer_norm; tf: (project: statistics in f32)

@@ -6,7 +6,7 @@ using namespace mlir;
 using namespace mlir::amp;
 
 bool mlir::amp::isFusibleElementwise(Operation* op) {
-  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp, SigmoidOp, ReluOp, SiluOp, GeluOp,
+  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp, ErfOp, SigmoidOp, ReluOp, SiluOp, GeluOp,
              AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PowOp, CompareOp, SelectOp, CastOp>(op);
 }
 

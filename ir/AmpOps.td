@@ -62,6 +62,7 @@ def Amp_SqrtOp : Amp_UnaryOp<"sqrt", "sqrt(x)">;
 def Amp_RsqrtOp : Amp_UnaryOp<"rsqrt", "1/sqrt(x)">;
 def Amp_ReciprocalOp : Amp_UnaryOp<"reciprocal", "1/x">;
 def Amp_TanhOp : Amp_UnaryOp<"tanh", "tanh(x)">;
+def Amp_ErfOp : Amp_UnaryOp<"erf", "erf(x), the error function">;
 def Amp_SigmoidOp : Amp_UnaryOp<"sigmoid", "1/(1+e^-x)">;
 def Amp_ReluOp : Amp_UnaryOp<"relu", "max(x, 0)">;
 def Amp_SiluOp : Amp_UnaryOp<"silu", "x*sigmoid(x)">;

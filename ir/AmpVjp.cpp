@@ -7,6 +7,7 @@
 //   exp         dx = dy*y                         log      dx = dy/x
 //   sqrt        dx = dy/(y+y)                     rsqrt    dx = (dy*(y/x))*(-0.5)
 //   reciprocal  dx = -(dy*(y*y))                  tanh     dx = dy*(1-y*y)
+//   erf         dx = dy*(2/sqrt(pi)*exp(-(x*x)))
 //   sigmoid     dx = dy*(y*(1-y))                 relu     dx = x>0 ? dy : 0
 //   silu        dx = dy*(s*(1+x*(1-s))), s = sigmoid(x)
 //   gelu        dx = amp.gelu_grad(x, dy)
@@ -119,6 +120,12 @@ LogicalResult vjpReciprocal(Vjp& v) {
 
 LogicalResult vjpTanh(Vjp& v) {
   v.set(0, v.mul(v.dy(), v.sub(v.scalarLike(1.0, v.x()), v.mul(v.y(), v.y()))));
+  return success();
+}
+
+LogicalResult vjpErf(Vjp& v) {
+  Value gauss = v.b.create<ExpOp>(v.loc, v.x().getType(), v.neg(v.mul(v.x(), v.x())));
+  v.set(0, v.mul(v.dy(), v.mul(v.scalarLike(1.12837916709551257390, v.x()), gauss)));  // 2/sqrt(pi)
   return success();
 }
 
@@ -524,6 +531,7 @@ AMP_VJP(SqrtOp, vjpSqrt)
 AMP_VJP(RsqrtOp, vjpRsqrt)
 AMP_VJP(ReciprocalOp, vjpReciprocal)
 AMP_VJP(TanhOp, vjpTanh)
+AMP_VJP(ErfOp, vjpErf)
 AMP_VJP(SigmoidOp, vjpSigmoid)
 AMP_VJP(ReluOp, vjpRelu)
 AMP_VJP(SiluOp, vjpSilu)

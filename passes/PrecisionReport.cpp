@@ -202,7 +202,7 @@ int64_t mlir::amp::estimateFlops(Operation* op) {
   if (isa<MseLossOp>(op)) return 3 * in0();
   if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) return in0();
   if (isa<GeluOp>(op)) return 8 * out;
-  if (isa<SiluOp, SigmoidOp, TanhOp>(op)) return 4 * out;
+  if (isa<SiluOp, SigmoidOp, TanhOp, ErfOp>(op)) return 4 * out;
   if (isa<CastOp, ConstantOp, ReshapeOp, TransposeOp, BroadcastToOp, SliceOp, ConcatOp,
           EmbeddingOp>(op))
     return 0;

@@ -117,6 +117,7 @@ bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::str
   else if (n == "amp.rsqrt") out = "(float)(1.0 / sqrt(" + dbl(a[0]) + "))";
   else if (n == "amp.reciprocal") out = "1.0f / " + a[0];
   else if (n == "amp.tanh") out = "(float)tanh(" + dbl(a[0]) + ")";
+  else if (n == "amp.erf") out = "(float)erf(" + dbl(a[0]) + ")";
   else if (n == "amp.sigmoid") out = "(float)amp_sigmoid(" + dbl(a[0]) + ")";
   else if (n == "amp.relu") out = "((" + a[0] + " > 0.0f || isnan(" + a[0] + ")) ? " + a[0] + " : 0.0f)";
   else if (n == "amp.silu") out = "(float)(" + dbl(a[0]) + " * amp_sigmoid(" + dbl(a[0]) + "))";

@@ -466,6 +466,7 @@ const llvm::StringMap<Converter>& opConverters() {
         {"Conv", convertConv},
         {"Div", convertBinary<DivOp>},
         {"Dropout", convertDropout},
+        {"Erf", convertUnary<ErfOp>},
         {"Exp", convertUnary<ExpOp>},
         {"Expand", convertExpand},
         {"Flatten", convertFlatten},

@@ -288,9 +288,6 @@ LogicalResult GraphTranslator::translateNode(int index) {
   const auto& converters = opConverters();
   auto it = converters.find(node_->op_type());
   if (it != converters.end()) return it->second(*this);
-  if (node_->op_type() == "Erf")
-    return refuse() << "Erf is imported only as part of the exact GELU, Div(x, sqrt(2)) -> Erf -> Add(1) -> Mul(x) "
-                       "-> Mul(0.5) (PyTorch's nn.GELU()), which becomes amp.gelu";
   std::vector<std::string> names;
   for (const auto& entry : converters) names.push_back(entry.getKey().str());
   llvm::sort(names);

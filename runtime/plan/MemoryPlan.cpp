@@ -21,7 +21,7 @@ struct Interval {
 bool isElementwise(std::string_view op) {
   static constexpr std::string_view kOps[] = {
       "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal", "amp.tanh",
-      "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub", "amp.mul", "amp.div",
+      "amp.erf",       "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub", "amp.mul", "amp.div",
       "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.cast"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }

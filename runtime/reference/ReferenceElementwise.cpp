@@ -55,7 +55,8 @@ absl::StatusOr<Tensor> evalUnary(const OpCall& c) {
     geluTanh = approx == "tanh";
   }
   static constexpr std::string_view kOps[] = {"neg",  "abs",     "exp",     "log",  "sqrt", "rsqrt",
-                                              "reciprocal", "tanh", "sigmoid", "relu", "silu", "gelu"};
+                                              "reciprocal", "tanh", "sigmoid", "relu", "silu", "erf",
+                                              "gelu"};
   int k = 0;
   while (kOps[k] != op) ++k;  // the dispatcher only routes these names here
   std::vector<float> v = widen(c.in(0));
@@ -74,6 +75,7 @@ absl::StatusOr<Tensor> evalUnary(const OpCall& c) {
       case 8: y = sigmoid(x); break;
       case 9: y = (x > 0 || std::isnan(x)) ? x : 0.0; break;  // NaN propagates, as in torch
       case 10: y = x * sigmoid(x); break;
+      case 11: y = std::erf(x); break;
       default:
         y = geluTanh ? 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)))
                      : 0.5 * x * (1.0 + std::erf(x * kSqrt1_2));

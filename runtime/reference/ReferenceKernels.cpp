@@ -160,8 +160,8 @@ Kernels kernelFor(OpCode op) {
   switch (op) {
     case OpCode::Constant: return {evalConstant};
     case OpCode::Neg: case OpCode::Abs: case OpCode::Exp: case OpCode::Log: case OpCode::Sqrt:
-    case OpCode::Rsqrt: case OpCode::Reciprocal: case OpCode::Tanh: case OpCode::Sigmoid:
-    case OpCode::Relu: case OpCode::Silu: case OpCode::Gelu:
+    case OpCode::Rsqrt: case OpCode::Reciprocal: case OpCode::Tanh: case OpCode::Erf:
+    case OpCode::Sigmoid: case OpCode::Relu: case OpCode::Silu: case OpCode::Gelu:
       return {evalUnary};
     case OpCode::Add: case OpCode::Sub: case OpCode::Mul: case OpCode::Div: case OpCode::Maximum:
     case OpCode::Minimum: case OpCode::Pow:

@@ -29,7 +29,7 @@ std::string checkpointPath(const std::string& dir);
 // shape and bytes, in name order. safetensors has no checksum; this catches a flipped bit on load.
 std::string checkpointHash(const std::vector<NamedTensorRef>& tensors);
 
-// Who wrote a checkpoint (docs/training.md, "Checkpoints"). Every checkpoint carries the metadata
+// Who wrote a checkpoint (docs/cli.md, "Checkpoints"). Every checkpoint carries the metadata
 // "ampc.auth": an HMAC-SHA256 under the user's ampc key (runtime/plan/Provenance.h) over every
 // other metadata value, the content sha256 among them, so it covers the whole file. A loader
 // accepts only a checkpoint whose tag verifies under `key`, unless `trustAny` (amp-run's

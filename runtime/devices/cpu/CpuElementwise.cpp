@@ -133,7 +133,7 @@ inline float nanMin(float a, float b) {
 }
 
 enum class Math { Add, Sub, Mul, Div, Max, Min, Pow, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Tanh,
-                  Sigmoid, Relu, Silu, Gelu, GeluTanh };
+                  Erf, Sigmoid, Relu, Silu, Gelu, GeluTanh };
 
 // f32(formula in f64) as the reference; + - * / and sqrt in f32 are the same values.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
@@ -156,6 +156,7 @@ void applyMath(Math op, const float* a, const float* b, float* y, int64_t n) {
     case Math::Rsqrt: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(1.0 / std::sqrt(double(a[k]))); return;
     case Math::Reciprocal: for (int64_t k = 0; k < n; ++k) y[k] = 1.0f / a[k]; return;
     case Math::Tanh: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(std::tanh(double(a[k]))); return;
+    case Math::Erf: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(std::erf(double(a[k]))); return;
     case Math::Sigmoid: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(sigmoid(a[k])); return;
     case Math::Relu: for (int64_t k = 0; k < n; ++k) y[k] = (a[k] > 0 || std::isnan(a[k])) ? a[k] : 0.0f; return;
     case Math::Silu: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(double(a[k]) * sigmoid(a[k])); return;
@@ -301,7 +302,7 @@ std::optional<Math> mathOf(OpCode op) {
       {OpCode::Pow, Math::Pow},   {OpCode::Neg, Math::Neg},         {OpCode::Abs, Math::Abs},
       {OpCode::Exp, Math::Exp},   {OpCode::Log, Math::Log},         {OpCode::Sqrt, Math::Sqrt},
       {OpCode::Rsqrt, Math::Rsqrt}, {OpCode::Reciprocal, Math::Reciprocal}, {OpCode::Tanh, Math::Tanh},
-      {OpCode::Sigmoid, Math::Sigmoid}, {OpCode::Relu, Math::Relu}, {OpCode::Silu, Math::Silu},
+      {OpCode::Erf, Math::Erf},   {OpCode::Sigmoid, Math::Sigmoid}, {OpCode::Relu, Math::Relu}, {OpCode::Silu, Math::Silu},
       {OpCode::Gelu, Math::Gelu}};
   for (const auto& [name, m] : kOps)
     if (name == op) return m;

@@ -28,6 +28,7 @@ StepFactories factoriesFor(OpCode code) {
     case OpCode::Sqrt:
     case OpCode::Sub:
     case OpCode::Tanh:
+    case OpCode::Erf:
       return {makeElementwiseStep};
     // Float compares and reductions over trailing dims have fast kernels; integer and f8
     // compares, and reductions over any dims, the general ones.

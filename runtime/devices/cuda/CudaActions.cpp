@@ -211,6 +211,7 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
       case OpCode::Compare:
       case OpCode::Constant:
       case OpCode::Div:
+      case OpCode::Erf:
       case OpCode::Exp:
       case OpCode::Fused:
       case OpCode::Gelu:

@@ -40,6 +40,8 @@ func.func @unary(%x: tensor<4x8xf32>, %h: tensor<4x8xf16>, %b: tensor<8xbf16>) -
   %6 = amp.reciprocal %x : tensor<4x8xf32>
   // CHECK: amp.tanh %[[B]] : tensor<8xbf16>
   %7 = amp.tanh %b : tensor<8xbf16>
+  // CHECK: amp.erf %[[B]] : tensor<8xbf16>
+  %erf = amp.erf %b : tensor<8xbf16>
   // CHECK: amp.sigmoid %[[X]] : tensor<4x8xf32>
   %8 = amp.sigmoid %x : tensor<4x8xf32>
   // CHECK: amp.relu %[[H]] : tensor<4x8xf16>

@@ -292,6 +292,7 @@ GRAD_TEST(Sqrt, unary("sqrt", uniform(6, 0.5, 2, 5)))
 GRAD_TEST(Rsqrt, unary("rsqrt", uniform(6, 0.5, 2, 6)))
 GRAD_TEST(Reciprocal, unary("reciprocal", awayFromZero(6, 0.5, 2, 7)))
 GRAD_TEST(Tanh, unary("tanh", uniform(6, -1.5, 1.5, 8)))
+GRAD_TEST(Erf, unary("erf", uniform(6, -2, 2, 21)))
 GRAD_TEST(Sigmoid, unary("sigmoid", uniform(6, -2, 2, 9)))
 GRAD_TEST(Relu, unary("relu", awayFromZero(6, 0.1, 1.5, 10)))
 GRAD_TEST(Silu, unary("silu", uniform(6, -2, 2, 11)))
@@ -502,7 +503,7 @@ TEST_F(AutodiffTest, ModelOpsAreExactlyTheOpsWithAVjp) {
   const char* model[] = {
       "amp.constant", "amp.compare",  // defined as producing no cotangents
       "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal",
-      "amp.tanh", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub",
+      "amp.tanh", "amp.erf", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub",
       "amp.mul", "amp.div", "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.matmul",
       "amp.linear", "amp.conv2d", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
       "amp.reduce_max", "amp.softmax", "amp.log_softmax", "amp.layer_norm", "amp.rms_norm", "amp.batch_norm",

@@ -23,7 +23,7 @@ const DType kFloats[] = {DType::F32, DType::BF16, DType::F16};
 TEST(CpuParity, UnaryOps) {
   for (DType t : kFloats)
     for (const char* op : {"amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal",
-                           "amp.tanh", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu"})
+                           "amp.tanh", "amp.erf", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu"})
       expectParity(op, {{t, {33, 70}}}, {{t, {33, 70}}});
   expectParity("amp.gelu", {{DType::F32, {1000}}}, {{DType::F32, {1000}}}, {{"approximate", std::string("tanh")}});
 }

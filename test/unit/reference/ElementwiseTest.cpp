@@ -29,6 +29,7 @@ std::vector<UnaryCase> unaryCases() {
       {"amp.rsqrt", [](double x) { return 1 / std::sqrt(x); }, 1e-3, 100, false},
       {"amp.reciprocal", [](double x) { return 1 / x; }, 0.01, 100, true},
       {"amp.tanh", [](double x) { return std::tanh(x); }, -5, 5, false},
+      {"amp.erf", [](double x) { return std::erf(x); }, -4, 4, false},
       {"amp.sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10, false},
       {"amp.relu", [](double x) { return x > 0 ? x : 0.0; }, -5, 5, true},
       {"amp.silu", [](double x) { return x / (1 + std::exp(-x)); }, -10, 10, false},

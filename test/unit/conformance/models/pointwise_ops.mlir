@@ -1,6 +1,6 @@
 // The pointwise ops no example model uses, in one trainable model, so the conformance suite runs
 // each of them and its gradient on every device: abs, neg, log, sqrt, rsqrt, reciprocal, pow,
-// maximum, minimum, tanh, sigmoid, silu, dropout and broadcast_to. The inputs of log, sqrt, rsqrt,
+// maximum, minimum, tanh, erf, sigmoid, silu, dropout and broadcast_to. The inputs of log, sqrt, rsqrt,
 // reciprocal and pow are 1 + |x|, so every value is finite whatever the batch.
 func.func @pointwise_ops(
     %x: tensor<8x16xf32> {amp.role = "input", amp.name = "x"},
@@ -19,7 +19,9 @@ func.func @pointwise_ops(
   %half = amp.constant dense<0.5> : tensor<f32>
   %pow = amp.pow %p, %half : tensor<8x16xf32>, tensor<f32>
   %neg = amp.neg %h : tensor<8x16xf32>
-  %tanh = amp.tanh %neg : tensor<8x16xf32>
+  %tanh0 = amp.tanh %neg : tensor<8x16xf32>
+  %erf = amp.erf %h : tensor<8x16xf32>
+  %tanh = amp.add %tanh0, %erf : tensor<8x16xf32>, tensor<8x16xf32>
   %sig = amp.sigmoid %h : tensor<8x16xf32>
   %silu = amp.silu %h : tensor<8x16xf32>
   %hi = amp.maximum %tanh, %sig : tensor<8x16xf32>, tensor<8x16xf32>
