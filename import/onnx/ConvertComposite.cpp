@@ -1,8 +1,9 @@
 // Converters of ONNX ops that the amp dialect spells as a few of its own ops: comparisons, Where
 // and Trilu as masks and amp.select, Clip, LeakyRelu, HardSigmoid and HardSwish from
-// maximum/minimum/select, Split as slices and Sum/Mean as adds. Each computes what ONNX's
+// maximum/minimum/select, Split as slices, Sum/Mean as adds and Pad as concats of fills. Each computes what ONNX's
 // reference does, rounding where it rounds (each amp op rounds once, as each numpy step does in
 // the operand type), so these ops need no kernels, VJPs or precision rules of their own.
+#include <algorithm>
 #include <cmath>
 
 #include "import/onnx/ConvertHelpers.h"
@@ -182,6 +183,103 @@ LogicalResult convertVariadicSum(GraphTranslator& t, bool mean) {
   return bind(t, sum);
 }
 
+// One padded side of `x` along `axis`, `count` elements wide (ONNX's modes, as numpy.pad): the
+// constant broadcast, the border element broadcast (edge), or the mirrored elements without the
+// border (reflect), each as amp ops whose gradients exist already.
+FailureOr<llvm::SmallVector<Value>> padSide(GraphTranslator& t, Value x, int64_t axis, int64_t count, bool low,
+                                           llvm::StringRef mode, double value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  const int64_t n = type.getDimSize(axis);
+  Shape sideShape(type.getShape());
+  sideShape[axis] = count;
+  const auto sideType = RankedTensorType::get(sideShape, type.getElementType());
+  auto element = [&](int64_t at) {  // x[..., at:at+1, ...] along the axis
+    Shape begin(type.getRank(), 0), limit(type.getShape()), stride(type.getRank(), 1);
+    begin[axis] = at;
+    limit[axis] = at + 1;
+    return build<SliceOp>(t, x, {i64Array(t, "starts", begin), i64Array(t, "limits", limit),
+                                 i64Array(t, "strides", stride)});
+  };
+  llvm::SmallVector<Value> parts;
+  if (mode == "constant") {
+    parts.push_back(t.create<BroadcastToOp>(sideType, scalarConstant(t, value, type.getElementType())));
+  } else if (mode == "edge") {
+    auto border = element(low ? 0 : n - 1);
+    if (failed(border)) return failure();
+    parts.push_back(t.create<BroadcastToOp>(sideType, *border));
+  } else {
+    // reflect: low side x[count], ..., x[1]; high side x[n-2], ..., x[n-1-count].
+    for (int64_t k = 1; k <= count; ++k) {
+      auto e = element(low ? count + 1 - k : n - 1 - k);
+      if (failed(e)) return failure();
+      parts.push_back(*e);
+    }
+  }
+  return parts;
+}
+
+// Pad with known pads (and constant value): negative pads crop (a slice), positive ones add a
+// side per axis (padSide) joined by one amp.concat. Composed of slice, broadcast_to and concat, so
+// it needs no kernel, VJP or precision rule of its own; the fill is exact in every mode.
+LogicalResult convertPad(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"mode"}))) return failure();
+  auto x = floatInput(t, 0);
+  if (failed(x)) return failure();
+  const std::string mode = t.stringAttribute("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return t.refuse() << "mode '" << mode << "' is not an ONNX Pad mode (constant, edge, reflect)";
+  if (t.hasInput(3)) return t.refuse() << "the axes input (opset 18) is not supported; give pads for every axis";
+  auto pads = t.constantInts(1, "pads");
+  if (failed(pads)) return failure();
+  const int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+  if (static_cast<int64_t>(pads->size()) != 2 * rank)
+    return t.refuse() << "pads has " << pads->size() << " values; a rank-" << rank << " input needs " << 2 * rank;
+  double value = 0.0;
+  if (t.hasInput(2)) {
+    const HostTensor* v = t.constantInput(2);
+    if (!v || v->shape.size() > 1 || v->floats.size() + v->ints.size() != 1)
+      return t.refuse() << "the constant value must be a scalar known at import time";
+    value = v->floatAt(0);
+  }
+  Value y = *x;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t lo = (*pads)[axis], hi = (*pads)[rank + axis];
+    auto type = cast<RankedTensorType>(y.getType());
+    const int64_t n = type.getDimSize(axis);
+    if (lo < 0 || hi < 0) {  // crop first, as numpy's slicing of the padded result does
+      const int64_t begin = std::max<int64_t>(0, -lo), end = n - std::max<int64_t>(0, -hi);
+      if (begin > end) return t.refuse() << "pads crop more than the " << n << " elements of axis " << axis;
+      Shape starts(rank, 0), limits(type.getShape()), strides(rank, 1);
+      starts[axis] = begin;
+      limits[axis] = end;
+      auto cropped = build<SliceOp>(t, y, {i64Array(t, "starts", starts), i64Array(t, "limits", limits),
+                                           i64Array(t, "strides", strides)});
+      if (failed(cropped)) return failure();
+      y = *cropped;
+    }
+    const int64_t before = std::max<int64_t>(lo, 0), after = std::max<int64_t>(hi, 0);
+    if (before == 0 && after == 0) continue;
+    const int64_t size = cast<RankedTensorType>(y.getType()).getDimSize(axis);
+    if (mode != "constant" && size == 0) return t.refuse() << "axis " << axis << " is empty: nothing to " << mode;
+    if (mode == "reflect" && (before >= size || after >= size))
+      return t.refuse() << "reflect pads of " << before << " and " << after << " on axis " << axis << " (" << size
+                        << " elements) must be below its size";
+    llvm::SmallVector<Value> parts;
+    for (bool low : {true, false}) {
+      const int64_t count = low ? before : after;
+      if (!low) parts.push_back(y);
+      if (count == 0) continue;
+      auto side = padSide(t, y, axis, count, low, mode, value);
+      if (failed(side)) return failure();
+      parts.append(side->begin(), side->end());
+    }
+    auto joined = build<ConcatOp>(t, parts, {i64(t, "axis", axis)});
+    if (failed(joined)) return failure();
+    y = *joined;
+  }
+  return bind(t, y);
+}
+
 }  // namespace
 
 void addCompositeConverters(llvm::StringMap<Converter>& converters) {
@@ -196,6 +294,7 @@ void addCompositeConverters(llvm::StringMap<Converter>& converters) {
       {"Less", convertCompare<ComparePredicate::Lt>},
       {"LessOrEqual", convertCompare<ComparePredicate::Le>},
       {"Mean", [](GraphTranslator& t) { return convertVariadicSum(t, true); }},
+      {"Pad", convertPad},
       {"Split", convertSplit},
       {"Sum", [](GraphTranslator& t) { return convertVariadicSum(t, false); }},
       {"Trilu", convertTrilu},

@@ -165,6 +165,38 @@ def composite_ops_expected(x, y):
     return (a + b) + a
 
 
+PAD_WIDTHS = [1, 2, 0, 1]  # ONNX order: begin of each axis, then end of each axis
+
+
+def pad_modes():
+    """Pad in its three modes with the same known pads, summed; and a crop (a negative pad)."""
+    pads = numpy_helper.from_array(np.array(PAD_WIDTHS, dtype=np.int64), "pads")
+    crop = numpy_helper.from_array(np.array([0, -1, 1, 2], dtype=np.int64), "crop")
+    value = numpy_helper.from_array(np.array(1.5, dtype=np.float32), "value")
+    return model(
+        [helper.make_node("Pad", ["x", "pads", "value"], ["c"], name="/pad/Constant", mode="constant"),
+         helper.make_node("Pad", ["x", "pads"], ["r"], name="/pad/Reflect", mode="reflect"),
+         helper.make_node("Pad", ["x", "pads"], ["e"], name="/pad/Edge", mode="edge"),
+         helper.make_node("Pad", ["x", "crop"], ["k"], name="/pad/Crop"),
+         helper.make_node("Add", ["c", "r"], ["cr"], name="/sum/Add"),
+         helper.make_node("Add", ["cr", "e"], ["s"], name="/sum/Add_1")],
+        [f32("x", [2, 3])], [f32("s", [3, 6]), f32("k", [3, 4])], [pads, crop, value])
+
+
+def pad_modes_expected(x):
+    """ONNX's reference (numpy.pad) of pad_modes' output s, float32 throughout."""
+    widths = [(PAD_WIDTHS[0], PAD_WIDTHS[2]), (PAD_WIDTHS[1], PAD_WIDTHS[3])]
+    c = np.pad(x, widths, mode="constant", constant_values=np.float32(1.5))
+    return (c + np.pad(x, widths, mode="reflect")) + np.pad(x, widths, mode="edge")
+
+
+def dynamic_pads():
+    """Pad whose pads are a graph input: not known at import."""
+    return model([helper.make_node("Pad", ["x", "pads"], ["y"], name="/pad/Pad")],
+                 [f32("x", [2, 3]), helper.make_tensor_value_info("pads", TensorProto.INT64, [4])],
+                 [f32("y", [2, 3])])
+
+
 def linear_3d():
     """nn.Linear on [B, T, C] as PyTorch exports it: Transpose(W) -> MatMul -> Add(b); a second
     layer without bias; and a transposed weight read twice, which stays as it is."""
@@ -244,7 +276,7 @@ def batch_norm_running_var_out():
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   lone_erf, gelu_and_causal_mask, composite_ops, linear_3d,
                                   custom_domain, asymmetric_pads, double_input, cast_to_half, batch_norm,
-                                  batch_norm_eval, batch_norm_running_var_out]}
+                                  batch_norm_eval, batch_norm_running_var_out, pad_modes, dynamic_pads]}
 
 if __name__ == "__main__":
     name, out = sys.argv[1], sys.argv[2]
@@ -256,6 +288,9 @@ if __name__ == "__main__":
         rng = np.random.default_rng(0)
         x, y = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
         np.savez(sys.argv[3], x=x, y=y, target=composite_ops_expected(x, y))
+    elif len(sys.argv) > 3 and name == "pad_modes":
+        x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
+        np.savez(sys.argv[3], x=x, target=pad_modes_expected(x))
     elif len(sys.argv) > 3:
         x = (np.arange(16, dtype=np.float32).reshape(4, 4) % 5) * 0.25
         np.savez(sys.argv[3], x=x, label=np.array([0, 1, 2, 1], dtype=np.int64))
