@@ -299,8 +299,9 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
 
     `auto` recomputes while the peak falls. `budget` (bytes, > 0) stops once the estimate is at most
     the budget, and is an error, naming the smallest estimate reached, when no candidate is left;
-    only a budget recomputes softmax, GEMMs, convolutions and batch norms (a conv -> batch_norm ->
-    relu block). Dropout, reductions and layer/RMS norms are never recomputed.
+    only a budget recomputes softmax, layer and RMS norms, GEMMs, convolutions and batch norms (a
+    conv -> batch_norm -> relu block; an attention's scores from its Q and K), through chains of up
+    to 8 ops. Dropout and reductions are never recomputed.
   }];
   let options = [
     Option<"autoRemat", "auto", "bool", /*default=*/"false", "Recompute while the estimated peak falls">,

@@ -25,8 +25,8 @@ using mlir::amp::train::tensorBytes;
 namespace {
 
 // How cheap recomputing `op` is (lower is cheaper), or nothing when it must not be recomputed:
-// 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax, 4 GEMMs, convolutions
-// and batch norms (a conv -> batch_norm -> relu block; the norm's other results, its batch
+// 0 casts and views, 1 elementwise math, 2 copies and gathers, 3 softmax and layer/RMS norms (a
+// pass over each row with its statistics), 4 GEMMs, convolutions and batch norms (a conv -> batch_norm -> relu block; the norm's other results, its batch
 // statistics, are recomputed with it and left unread).
 std::optional<int> recomputeCost(Operation* op) {
   if (op->getNumRegions() != 0) return std::nullopt;
@@ -35,7 +35,7 @@ std::optional<int> recomputeCost(Operation* op) {
   if (isa<CastOp, ReshapeOp>(op)) return 0;
   if (isFusibleElementwise(op)) return 1;
   if (isa<TransposeOp, BroadcastToOp, EmbeddingOp>(op)) return 2;
-  if (isa<SoftmaxOp, LogSoftmaxOp>(op)) return 3;
+  if (isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp>(op)) return 3;
   if (isa<MatmulOp, LinearOp, Conv2DOp>(op)) return 4;
   return std::nullopt;
 }
@@ -43,7 +43,7 @@ std::optional<int> recomputeCost(Operation* op) {
 // `auto` stays with what costs one pass over memory; a budget may recompute GEMMs.
 constexpr int kAutoMaxCost = 2;
 constexpr int kBudgetMaxCost = 4;
-constexpr int kMaxChainDepth = 4;
+constexpr int kMaxChainDepth = 8;
 
 // The step in program order: positions, and for every value that owns storage (a reshape is a
 // view of its operand) its bytes and the position of its last reader.
@@ -146,7 +146,8 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
               << total << " bytes (arguments " << p.arguments << " + temporaries " << p.live[peak]
               << " alive at op #" << peak << "), over the budget of " << static_cast<int64_t>(budget)
               << " bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, "
-                 "GEMMs, convolutions, batch norms) from values alive where it is read again";
+                 "layer and RMS norms, GEMMs, convolutions, batch norms; chains of up to "
+              << kMaxChainDepth << " ops) from values alive where it is read again";
           return signalPassFailure();
         }
         return;

@@ -1092,10 +1092,43 @@ def onnx_resnet_torch():
     run(python, oracle, "compare", WORK, grads, os.path.join(ckpt, "checkpoint.safetensors"))
 
 
+def onnx_gpt_torch():
+    """examples/gpt_lm.py's GPT-style character LM (2 pre-norm layers, width 128, sequence 128),
+    exported by PyTorch and imported by ampc at batch 16, learns the license texts Debian ships:
+    bf16's loss curve follows f32's, and a memory budget (amp-remat) keeps the same bits in less
+    memory. Skipped (77) without torch."""
+    python = torch_python()
+    if python is None:
+        print("skipped: no Python with torch, onnx and numpy (Debian: python3-torch python3-onnx)")
+        sys.exit(77)
+    run(python, os.path.join(SRC, "examples", "gpt_lm.py"), WORK)
+    data = os.path.join(WORK, "text.npz")
+    common = ("--batch=16", "--loss=cross_entropy:logits,label=label", "--train", "--optimizer=adamw", "--lr=1e-3")
+    steps = 120
+    curves, summaries = {}, {}
+    for name, flags in (("f32", ("--precision=f32",)), ("bf16", ("--precision=bf16",)),
+                        ("bf16_budget", ("--precision=bf16", "--memory-budget=26m"))):
+        bundle = os.path.join(WORK, name + ".ampx")
+        ampc(os.path.join(WORK, "gpt.onnx"), bundle, *common, *flags)
+        metrics = os.path.join(WORK, name + ".jsonl")
+        summaries[name] = train(bundle, os.path.join(WORK, name + ".json"), "--data=" + data, "--steps=%d" % steps,
+                                "--seed=3", "--log-every=40", "--metrics=" + metrics)
+        with open(metrics) as f:
+            curves[name] = [r["loss"] for r in map(json.loads, f) if r["kind"] == "step"]
+    tail = {name: sum(c[-20:]) / 20 for name, c in curves.items()}
+    first = curves["f32"][0]
+    check(tail["f32"] <= 0.6 * first, "f32 loss fell from %.3f to %.3f (mean of the last 20 steps)" % (first, tail["f32"]))
+    check(abs(tail["bf16"] - tail["f32"]) <= 0.02 * tail["f32"],
+          "bf16's loss %.4f follows f32's %.4f (within 2%%)" % (tail["bf16"], tail["f32"]))
+    check(curves["bf16_budget"] == curves["bf16"], "under --memory-budget=26m every step's loss has the same bits")
+    base, budget = summaries["bf16"]["peak_memory_bytes"], summaries["bf16_budget"]["peak_memory_bytes"]
+    check(budget <= 0.8 * base, "and the peak falls from %d to %d bytes (%.2fx)" % (base, budget, budget / base))
+
+
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
                                      full_disk, fused_pipeline, weight_copies, remat, onnx_mlp_torch,
-                                     onnx_transformer_torch, onnx_resnet_torch)}
+                                     onnx_transformer_torch, onnx_resnet_torch, onnx_gpt_torch)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
