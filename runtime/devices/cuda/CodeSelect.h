@@ -34,7 +34,9 @@ int parseCudaVersion(const std::string& text);
 // 13000 -> "13.0".
 std::string cudaVersionString(int version);
 
+// The choice points into `plan`'s code objects, so the plan must outlive it (a temporary cannot).
 absl::StatusOr<CodeChoice> selectCudaCode(const Plan& plan, const GpuInfo& gpu);
+absl::StatusOr<CodeChoice> selectCudaCode(const Plan&& plan, const GpuInfo& gpu) = delete;
 
 }  // namespace amp::rt::cuda
 

@@ -36,13 +36,15 @@ TEST(CudaCodeSelect, CubinOnItsOwnArchitectureAndNewerMinors) {
     EXPECT_EQ(c->object->format, "cubin");
     EXPECT_EQ(c->summary, "sm_80 cubin");
   }
-  auto h200 = selectCudaCode(cudaPlan("sm_90"), gpu(9, 0));
+  const Plan sm90 = cudaPlan("sm_90");
+  auto h200 = selectCudaCode(sm90, gpu(9, 0));
   ASSERT_TRUE(h200.ok());
   EXPECT_EQ(h200->summary, "sm_90 cubin");
 }
 
 TEST(CudaCodeSelect, PtxForANewerMajorArchitecture) {
-  auto c = selectCudaCode(cudaPlan("sm_80"), gpu(9, 0));
+  const Plan sm80 = cudaPlan("sm_80");  // the choice points into it (the sanitizer caught a temporary here)
+  auto c = selectCudaCode(sm80, gpu(9, 0));
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->jit);
   EXPECT_EQ(c->object->format, "ptx");
@@ -50,7 +52,8 @@ TEST(CudaCodeSelect, PtxForANewerMajorArchitecture) {
 }
 
 TEST(CudaCodeSelect, OlderGpusAreRefusedWithTheFix) {
-  auto c = selectCudaCode(cudaPlan("sm_90"), gpu(8, 0));
+  const Plan plan = cudaPlan("sm_90");
+  auto c = selectCudaCode(plan, gpu(8, 0));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
             "this GPU (test GPU, sm_80) cannot run the bundle's code (sm_90 cubin, sm_90 ptx): recompile with "
@@ -59,15 +62,18 @@ TEST(CudaCodeSelect, OlderGpusAreRefusedWithTheFix) {
 
 TEST(CudaCodeSelect, OldDriversAreRefusedWithTheRelease) {
   // CUDA 12.4 driver, 13.0 bundle: neither the cubin (major 13) nor the PTX runs.
-  auto c = selectCudaCode(cudaPlan("sm_90"), gpu(9, 0, 12040));
+  const Plan plan = cudaPlan("sm_90");
+  auto c = selectCudaCode(plan, gpu(9, 0, 12040));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("supports CUDA 12.4, older than the CUDA 13.0"), std::string::npos)
       << c.status();
   // A 13.0 driver runs a 13.2 bundle's cubin (minor version compatibility) but not its PTX.
-  auto minor = selectCudaCode(cudaPlan("sm_90", "13.2"), gpu(9, 0, 13000));
+  const Plan minorPlan = cudaPlan("sm_90", "13.2");
+  auto minor = selectCudaCode(minorPlan, gpu(9, 0, 13000));
   ASSERT_TRUE(minor.ok()) << minor.status();
   EXPECT_FALSE(minor->jit);
-  auto jit = selectCudaCode(cudaPlan("sm_80", "13.2"), gpu(9, 0, 13000));
+  const Plan jitPlan = cudaPlan("sm_80", "13.2");
+  auto jit = selectCudaCode(jitPlan, gpu(9, 0, 13000));
   ASSERT_FALSE(jit.ok());
   EXPECT_NE(jit.status().message().find("update the driver to one for CUDA 13.2 or newer"), std::string::npos)
       << jit.status();
@@ -82,7 +88,8 @@ TEST(CudaCodeSelect, BundlesWithoutCudaCode) {
   auto c = selectCudaCode(cpu, gpu(9, 0));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("compiled for a cpu target"), std::string::npos);
-  auto noToolkit = selectCudaCode(cudaPlan("sm_90", ""), gpu(9, 0));
+  const Plan noToolkitPlan = cudaPlan("sm_90", "");
+  auto noToolkit = selectCudaCode(noToolkitPlan, gpu(9, 0));
   ASSERT_FALSE(noToolkit.ok());
   EXPECT_NE(noToolkit.status().message().find("cuda_toolkit"), std::string::npos);
 }
