@@ -28,3 +28,6 @@ for name in ("AMP_CPU_FEATURES", "ONEDNN_MAX_CPU_ISA"):
 # cuda:sm_80/sm_90 bundles with NVRTC (no GPU needed).
 if getattr(config, "amp_have_cuda", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("nvrtc")
+# `UNSUPPORTED: asan`: the tools were built with AddressSanitizer (scripts/sanitize.sh).
+if getattr(config, "amp_asan", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
