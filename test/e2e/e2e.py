@@ -1066,6 +1066,14 @@ def onnx_transformer_torch():
     onnx_torch_parity("onnx_transformer_oracle.py", "model.onnx", "lm")
 
 
+def onnx_gpt_grads_torch():
+    """examples/gpt_lm.py's GPT-style LM itself (GptLM with its defaults: 2 pre-norm layers, width
+    128, 4 heads, sequence 128, learned positions, final LayerNorm; vocabulary 86, batch 2 of random
+    tokens; test/e2e/onnx_gpt_oracle.py): the loss and all 30 gradients, and three SGD steps,
+    against PyTorch autograd in f32."""
+    onnx_torch_parity("onnx_gpt_oracle.py", "model.onnx", "gpt")
+
+
 def onnx_resnet_torch():
     """torchvision's ResNet-18 exported by PyTorch in training mode (Conv, BatchNormalization with
     batch statistics, MaxPool, residual Adds, GlobalAveragePool, Gemm): the loss, every gradient,
@@ -1128,7 +1136,8 @@ def onnx_gpt_torch():
 SCENARIOS = {f.__name__: f for f in (mlp_precisions, lm_learns, resume_bitwise, accumulation, clipping,
                                      injected_overflow, bad_inputs, scaler_replay, grads_entry, entry_mode, interrupted, killed, overflow_provenance,
                                      full_disk, fused_pipeline, weight_copies, remat, onnx_mlp_torch,
-                                     onnx_transformer_torch, onnx_resnet_torch, onnx_gpt_torch)}
+                                     onnx_transformer_torch, onnx_gpt_grads_torch, onnx_resnet_torch,
+                                     onnx_gpt_torch)}
 try:
     SCENARIOS[SCENARIO]()
 finally:
