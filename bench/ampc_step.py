@@ -46,8 +46,16 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import gen_mlp  # noqa: E402
 
+# Imported models (bench/onnx_models.py, which exports them with --torch-python): id -> the ampc
+# flags besides TRAIN_FLAGS. The reference device is a scalar oracle: a step of these takes minutes
+# there, so they run on it only when asked (--reference-onnx).
+ONNX_MODELS = {
+    "onnx_resnet18_b128": ["--batch=128", "--loss=cross_entropy:logits"],
+    "onnx_gpt_b16": ["--batch=16", "--loss=cross_entropy:logits,label=label"],
+}
+
 DEFAULT_MODELS = ["mlp_784-256-256-10_b128", "mlp_784-256-256-10_b256", "mlp_784-1024-1024-10_b256",
-                  "transformer_lm"]
+                  "transformer_lm", "onnx_resnet18_b128", "onnx_gpt_b16"]
 TRANSFORMER = os.path.join(ROOT, "examples", "transformer_lm.mlir")
 TRAIN_FLAGS = ["--train", "--optimizer=adamw", "--lr=2e-3"]
 
@@ -154,17 +162,26 @@ def cpu_device_available(tools):
 # One model
 
 
-def model_sources(model_id, workdir, mlp_data="synthetic"):
-    """(mlir path, data argument for amp-run)."""
+def model_sources(model_id, workdir, mlp_data="synthetic", torch_python="/usr/bin/python3"):
+    """(model path for ampc, data argument for amp-run)."""
     if model_id == "transformer_lm":
         data = os.path.join(workdir, "lm.npz")
         if not os.path.exists(data):
             subprocess.run([sys.executable, os.path.join(ROOT, "examples", "make_lm_data.py"), data,
                             "--sequences=512"], check=True)
         return TRANSFORMER, data
+    if model_id in ONNX_MODELS:
+        model, data = (os.path.join(workdir, model_id + ext) for ext in (".onnx", ".npz"))
+        if not (os.path.exists(model) and os.path.exists(data)):
+            p = run_cmd([torch_python, os.path.join(HERE, "onnx_models.py"), "export", model_id, workdir])
+            if p.returncode != 0:
+                raise ValueError("exporting %s needs torch, torchvision and onnx in %s (Debian: python3-torch, "
+                                 "python3-torchvision, python3-onnx): %s"
+                                 % (model_id, torch_python, (p.stderr.strip() or p.stdout.strip())[-600:]))
+        return model, data
     parsed = parse_mlp_id(model_id)
     if parsed is None:
-        raise ValueError("unknown model id %r (transformer_lm or mlp_W0-W1-..._bB)" % model_id)
+        raise ValueError("unknown model id %r (transformer_lm, %s or mlp_W0-W1-..._bB)" % (model_id, ", ".join(ONNX_MODELS)))
     widths, batch = parsed
     mlir = os.path.join(workdir, model_id + ".mlir")
     with open(mlir, "w") as f:
@@ -177,10 +194,16 @@ def model_sources(model_id, workdir, mlp_data="synthetic"):
     return mlir, data
 
 
-def run_model(tools, model_id, runs, steps_for, mlp_data="synthetic", ampc_args=()):
+def model_flags(model_id):
+    """ampc flags the model needs besides TRAIN_FLAGS and --precision."""
+    return list(ONNX_MODELS.get(model_id, []))
+
+
+def run_model(tools, model_id, runs, steps_for, mlp_data="synthetic", ampc_args=(), torch_python="/usr/bin/python3",
+              reference_onnx=False):
     """runs: [(label_device, actual_device, precision)]. Yields one result dict per run."""
     try:
-        mlir, data = model_sources(model_id, tools.workdir, mlp_data)
+        mlir, data = model_sources(model_id, tools.workdir, mlp_data, torch_python)
     except Exception as e:  # noqa: BLE001
         yield {"kind": "error", "framework": "ampc", "model": model_id, "error": str(e)}
         return
@@ -188,15 +211,18 @@ def run_model(tools, model_id, runs, steps_for, mlp_data="synthetic", ampc_args=
     for label, device, precision in runs:
         base = {"kind": "step", "framework": "ampc", "model": model_id, "device": label,
                 "run_device": device, "precision": precision}
+        if device == "reference" and model_id in ONNX_MODELS and not reference_onnx:
+            yield dict(base, kind="skip", reason="minutes a step there (--reference-onnx)")
+            continue
         if precision not in bundles:
             bundle = os.path.join(tools.workdir, "%s_%s.ampx" % (model_id, precision))
-            p, secs, cmd = tools.compile(mlir, bundle, precision, ampc_args)
+            p, secs, cmd = tools.compile(mlir, bundle, precision, model_flags(model_id) + list(ampc_args))
             bundles[precision] = (bundle, secs, p.returncode, (p.stderr or p.stdout).strip(), cmd)
         bundle, compile_s, rc, err, cmd = bundles[precision]
         if rc != 0:
             yield dict(base, kind="error", stage="ampc", command=" ".join(cmd), error=err[-2000:])
             continue
-        steps = steps_for(device)
+        steps = steps_for(device, model_id)
         summary = os.path.join(tools.workdir, "%s_%s_%s.json" % (model_id, device, precision))
         p, wall, cmd = tools.train(bundle, device, steps, data, summary)
         if p.returncode != 0:
@@ -253,12 +279,21 @@ def add_common_args(ap):
     ap.add_argument("--amp-run-arg", action="append", default=[], help="extra amp-run argument (repeatable)")
     ap.add_argument("--ampc-arg", action="append", default=[], help="extra ampc argument (repeatable)")
     ap.add_argument("--workdir", default=None, help="keep bundles, data and summaries here (default: a temp dir, removed)")
+    ap.add_argument("--torch-python", default="/usr/bin/python3",
+                    help="python with torch: PyTorch's side, and the export of the onnx_* models (default /usr/bin/python3)")
+    ap.add_argument("--reference-onnx", action="store_true", help="also run the onnx_* models on --device=reference")
 
 
 def steps_function(args):
+    """steps(device, model_id): amp-run --steps. The imported models take 50-300 ms a step on the cpu
+    device, so they run a third of the steps by default."""
     cpu = args.steps if args.steps else (20 if args.quick else 100)
     ref = args.reference_steps if args.reference_steps else (5 if args.quick else 20)
-    return lambda device: ref if device == "reference" else cpu
+
+    def steps(device, model_id=None):
+        n = ref if device == "reference" else cpu
+        return n if args.steps or model_id not in ONNX_MODELS else max(5, n // 3)
+    return steps
 
 
 def main():
@@ -285,9 +320,12 @@ def main():
     steps_for = steps_function(args)
     failed = False
     for model_id in args.models.split(","):
-        for r in run_model(tools, model_id, runs, steps_for, args.mlp_data, args.ampc_arg):
+        for r in run_model(tools, model_id, runs, steps_for, args.mlp_data, args.ampc_arg, args.torch_python,
+                           args.reference_onnx):
             print(json.dumps(r), flush=True)
-            if r["kind"] == "error":
+            if r["kind"] == "skip":
+                note("%s %s %s: skipped: %s" % (model_id, r["device"], r["precision"], r["reason"]))
+            elif r["kind"] == "error":
                 failed = True
                 note("%s %s %s: %s" % (model_id, r.get("device", ""), r.get("precision", ""), r["error"]))
             else:

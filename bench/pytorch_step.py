@@ -58,16 +58,18 @@ def parse_args():
                     help="OMP_WAIT_POLICY for PyTorch's OpenMP pool (default: leave unset). With Debian's "
                          "openblas-pthread, OpenMP and OpenBLAS threads spin against each other when all cores "
                          "are used; 'passive' avoids that")
-    ap.add_argument("--warmup", type=int, default=10, help="untimed steps first (default 10)")
-    ap.add_argument("--steps", type=int, default=50, help="timed steps; the median is reported (default 50)")
+    ap.add_argument("--warmup", type=int, default=None, help="untimed steps first (default 10; onnx_* models 3)")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="timed steps; the median is reported (default 50; onnx_* models, which take 50-500 ms a "
+                         "step, 17)")
     ap.add_argument("--quick", action="store_true", help="--warmup 3 --steps 10")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.quick:
-        args.warmup, args.steps = 3, 10
+        args.warmup, args.steps = args.warmup or 3, args.steps or 10
     for mid in args.models.split(","):
-        if mid != "transformer_lm" and parse_mlp_id(mid) is None:
-            ap.error("unknown model id %r (transformer_lm or mlp_W0-W1-..._bB)" % mid)
+        if mid != "transformer_lm" and not mid.startswith("onnx_") and parse_mlp_id(mid) is None:
+            ap.error("unknown model id %r (transformer_lm, onnx_resnet18_b128, onnx_gpt_b16 or mlp_W0-W1-..._bB)" % mid)
     for mode in args.modes.split(","):
         if mode not in MODES:
             ap.error("unknown mode %r" % mode)
@@ -172,6 +174,12 @@ class TransformerLM(nn.Module):
 
 def build(model_id, gen):
     """(module, inputs, labels) with a fixed synthetic batch."""
+    if model_id.startswith("onnx_"):  # the module bench/ampc_step.py exports for ampc
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import onnx_models
+        if model_id not in onnx_models.MODELS:
+            raise SystemExit("unknown model id %r (%s)" % (model_id, ", ".join(onnx_models.MODELS)))
+        return onnx_models.build(model_id, gen)
     if model_id == "transformer_lm":
         model = TransformerLM()
         ids = torch.randint(0, 64, (8, 32), generator=gen)
@@ -197,13 +205,14 @@ def time_steps(model_id, mode, warmup, steps, seed):
 
     def step():
         opt.zero_grad()
+        # Logits [..., classes] against labels [...]: the mean over every position, as ampc's loss.
         if mode == "autocast_bf16":
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 logits = model(x)
-                loss = F.cross_entropy(logits, y)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         else:
             logits = model(x)
-            loss = F.cross_entropy(logits, y)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         loss.backward()
         opt.step()
         return loss
@@ -276,7 +285,10 @@ def main():
              info["onednn"], info["mkldnn_available"], info["mkldnn_bf16_supported"]), file=sys.stderr)
     for model_id in ARGS.models.split(","):
         for mode in ARGS.modes.split(","):
-            r = time_steps(model_id, mode, ARGS.warmup, ARGS.steps, ARGS.seed)
+            heavy = model_id.startswith("onnx_")
+            warmup = ARGS.warmup if ARGS.warmup is not None else (3 if heavy else 10)
+            steps = ARGS.steps if ARGS.steps is not None else (17 if heavy else 50)
+            r = time_steps(model_id, mode, warmup, steps, ARGS.seed)
             print(json.dumps(r), flush=True)
             print("  %-28s %-14s median %8.3f ms (min %.3f, max %.3f, %d steps)"
                   % (model_id, mode, r["median_ms"], r["min_ms"], r["max_ms"], r["steps"]), file=sys.stderr)

@@ -148,8 +148,12 @@ def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
         seen.add((dev, prec))
         if r is None:
             err = next((e for e in ours if e.get("device") == dev and e.get("precision") == prec), None)
-            why = "error: " + first_error_line(err["error"])[:60] if err else ("not run" if cpu_ok or dev != "cpu"
-                                                                              else "no --device=cpu")
+            if err and err["kind"] == "skip":
+                why = "skipped: " + err["reason"]
+            elif err:
+                why = "error: " + first_error_line(err["error"])[:60]
+            else:
+                why = "not run" if cpu_ok or dev != "cpu" else "no --device=cpu"
             rows.append(["ours %s %s" % (dev, prec), why, "-", "-", "-"])
             continue
         ms = r["median_ms"]
@@ -214,10 +218,10 @@ def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
 # Whole-step efficiency (E1) and forward against backward GEMMs (G1)
 
 
-def step_flops(ampc, mlir, precision):
+def step_flops(ampc, mlir, precision, model_flags=()):
     """FLOPs of train_step from ampc's precision report (GEMMs, convolutions and elementwise math)."""
     p = subprocess.run([ampc, mlir, "--precision=" + precision, "--emit=precision-report", "--report-json"]
-                       + ampc_step.TRAIN_FLAGS, capture_output=True, text=True)
+                       + ampc_step.TRAIN_FLAGS + list(model_flags), capture_output=True, text=True)
     if p.returncode != 0:
         return None
     try:
@@ -227,19 +231,19 @@ def step_flops(ampc, mlir, precision):
     return next((f["total_flops"] for f in report.get("functions", []) if f.get("name") == "train_step"), None)
 
 
-def efficiency_report(bindir, workdir, models, gemm_rows, native_bf16):
+def efficiency_report(bindir, workdir, models, gemm_rows, native_bf16, torch_python):
     """(text, [(model, target id, status, text)])."""
     peaks = {r.get("dtype"): r.get("gflops") for r in gemm_rows if r.get("kind") == "peak" and r.get("gflops")}
     rows, targets = [], []
     for model_id, result in models.items():
         try:
-            mlir, _ = ampc_step.model_sources(model_id, workdir)
+            mlir, _ = ampc_step.model_sources(model_id, workdir, torch_python=torch_python)
         except (ValueError, OSError, subprocess.CalledProcessError):
             continue
         for precision in ("f32", "bf16"):
             r = next((x for x in result["ours"] if x["kind"] == "step" and x.get("device") == "cpu"
                       and x.get("precision") == precision), None)
-            flops = step_flops(os.path.join(bindir, "ampc"), mlir, precision) if r else None
+            flops = step_flops(os.path.join(bindir, "ampc"), mlir, precision, ampc_step.model_flags(model_id)) if r else None
             # bf16 runs at the bf16 peak where the CPU has bf16 units; otherwise it is widened to f32.
             peak_dtype = "bf16" if precision == "bf16" and native_bf16 and "bf16" in peaks else "f32"
             peak = peaks.get(peak_dtype)
@@ -395,7 +399,6 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="PyTorch set_num_threads and OMP_NUM_THREADS for amp-run (default: all CPUs)")
     ap.add_argument("--models", default=",".join(ampc_step.DEFAULT_MODELS))
-    ap.add_argument("--torch-python", default="/usr/bin/python3", help="python with torch (default /usr/bin/python3)")
     ap.add_argument("--torch-blas-threads", type=int, default=None,
                     help="PyTorch's OPENBLAS_NUM_THREADS (default: --threads)")
     ap.add_argument("--torch-omp-wait-policy", choices=["default", "passive", "active"], default="default",
@@ -454,7 +457,8 @@ def main():
             for e in errors:
                 print("PyTorch error (%s): %s" % (model_id, e))
         if tools:
-            ours = list(ampc_step.run_model(tools, model_id, runs, steps_for, args.mlp_data, args.ampc_arg))
+            ours = list(ampc_step.run_model(tools, model_id, runs, steps_for, args.mlp_data, args.ampc_arg,
+                                            args.torch_python, args.reference_onnx))
         text, targets = model_report(model_id, ours, torch_steps, native_bf16, cpu_ok)
         steps_note = []
         if torch_steps:
@@ -508,7 +512,8 @@ def main():
         gemm_rows = data if isinstance(data, list) else []
         if all_results["models"] and gemm_rows:
             print("\n=== whole-step efficiency (step FLOPs / step time / measured GEMM peak) ===")
-            text, targets = efficiency_report(args.bindir, workdir, all_results["models"], gemm_rows, native_bf16)
+            text, targets = efficiency_report(args.bindir, workdir, all_results["models"], gemm_rows, native_bf16,
+                                              args.torch_python)
             print(text)
             for model_id, tid, status, msg in targets:
                 print("  %-4s %-4s %-26s %s" % (tid, status, model_id, msg))

@@ -32,18 +32,7 @@ if ! printf '%s\n' "${targets[@]}" | grep -qx -- "$target"; then
 fi
 
 # What the project needs, plus what only fuzzing needs (clang, libFuzzer, libomp's omp.h).
-"$root/scripts/setup.sh"
-mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$root/scripts/packages-fuzz.txt")
-missing=()
-for p in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "fuzz.sh: installing ${missing[*]}"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+"$root/scripts/setup.sh" packages-fuzz.txt
 
 if [ ! -f "$build/build.ninja" ]; then
   # -O1 -g and no NDEBUG: LLVM/MLIR's header assertions (cast<>, ...) are checked in our code.
@@ -53,9 +42,14 @@ if [ ! -f "$build/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
+# The seeds are written by the normal build's ampc and amp-run when there is one (faster than
+# sanitized ones, and the runtime-only targets then build no MLIR at all); otherwise by these.
+main_build=${AMP_BUILD_DIR:-$root/build}
+seed_tools=(ampc amp-run)
+if [ -x "$main_build/bin/ampc" ] && [ -x "$main_build/bin/amp-run" ]; then seed_tools=(); fi
 # flock: several targets may fuzz at once; their builds of the one tree take turns.
 CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root} flock "$build/.build-lock" \
-  cmake --build "$build" -j "${AMP_JOBS:-2}" --target "fuzz-$target" ampc amp-run
+  cmake --build "$build" -j "${AMP_JOBS:-2}" --target "fuzz-$target" "${seed_tools[@]}"
 
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/bin/llvm-symbolizer-19}
 export ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
@@ -69,8 +63,7 @@ fi
 
 # Seeds: the tools of the normal build when there is one (faster than the sanitized ones).
 tools="$build/bin"
-main_build=${AMP_BUILD_DIR:-$root/build}
-if [ -x "$main_build/bin/ampc" ] && [ -x "$main_build/bin/amp-run" ]; then tools="$main_build/bin"; fi
+if [ ${#seed_tools[@]} -eq 0 ]; then tools="$main_build/bin"; fi
 seeds="$build/seeds/$target" corpus="$build/corpus/$target" artifacts="$build/artifacts"
 rm -rf "$seeds"
 mkdir -p "$seeds" "$corpus" "$artifacts"

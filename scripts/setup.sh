@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Installs every Debian package ampc needs (idempotent, non-interactive).
+#
+#   scripts/setup.sh                      scripts/packages.txt: building, testing, training
+#   scripts/setup.sh packages-bench.txt   and also what another job needs (a list in scripts/:
+#                                         packages-bench.txt for bench/, packages-fuzz.txt for fuzz/)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/packages.txt")
+lists=("$here/packages.txt")
+for extra in "$@"; do
+  [ -f "$here/$extra" ] || { echo "setup: no package list scripts/$extra" >&2; exit 2; }
+  lists+=("$here/$extra")
+done
+mapfile -t wanted < <(cat "${lists[@]}" | grep -vE '^\s*(#|$)')
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
