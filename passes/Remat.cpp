@@ -93,6 +93,17 @@ struct Profile {
   int64_t peakPosition() const {
     return std::max_element(live.begin(), live.end()) - live.begin();
   }
+  // The temporaries alive at `at`, largest first.
+  SmallVector<Value> aliveAt(Block& block, int64_t at) const {
+    SmallVector<Value> out;
+    for (Operation& op : block)
+      for (Value r : op.getResults())
+        if (ownsStorage(r) && !inPlace.contains(r) && pos.lookup(&op) <= at &&
+            (last.count(r) ? last.lookup(r) : pos.lookup(&op)) >= at)
+          out.push_back(r);
+    llvm::stable_sort(out, [](Value a, Value b) { return tensorBytes(a.getType()) > tensorBytes(b.getType()); });
+    return out;
+  }
 };
 
 struct Candidate {
@@ -142,12 +153,22 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       std::optional<Candidate> best = iteration < limit ? pick(p, block, peak) : std::nullopt;
       if (!best) {
         if (budget > 0) {
-          f.emitError("amp-remat: the step needs an estimated ")
-              << total << " bytes (arguments " << p.arguments << " + temporaries " << p.live[peak]
-              << " alive at op #" << peak << "), over the budget of " << static_cast<int64_t>(budget)
-              << " bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, "
-                 "layer and RMS norms, GEMMs, convolutions, batch norms; chains of up to "
-              << kMaxChainDepth << " ops) from values alive where it is read again";
+          InFlightDiagnostic error = f.emitError("amp-remat: the step needs an estimated ")
+                                     << total << " bytes (arguments " << p.arguments << " + temporaries "
+                                     << p.live[peak] << " alive at op #" << peak << "), over the budget of "
+                                     << static_cast<int64_t>(budget)
+                                     << " bytes; nothing alive there can be recomputed (casts, elementwise math, "
+                                        "copies, softmax, layer and RMS norms, GEMMs, convolutions, batch norms; "
+                                        "chains of up to "
+                                     << kMaxChainDepth << " ops) from values alive where it is read again";
+          // What is alive there says what a smaller step would need (a fused backward, a larger chain).
+          SmallVector<Value> alive = p.aliveAt(block, peak);
+          for (Value v : ArrayRef<Value>(alive).take_front(4)) {
+            Operation* def = v.getDefiningOp();
+            error.attachNote(def->getLoc()) << "alive there: " << tensorBytes(v.getType()) << " bytes made by '"
+                                            << def->getName() << "' at op #" << p.pos.lookup(def)
+                                            << ", last read at op #" << p.last.lookup(v);
+          }
           return signalPassFailure();
         }
         return;

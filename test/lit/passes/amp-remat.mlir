@@ -63,6 +63,8 @@ func.func @not_an_entry(%x: tensor<16xf32> {amp.role = "input", amp.name = "x"},
 // BUDGET-CHECK-NEXT: %[[T2:.*]] = amp.transpose %[[M2]] {{.*}}
 // BUDGET-CHECK-NEXT: amp.add %[[T2]]
 // TIGHT-CHECK: error: amp-remat: the step needs an estimated 8964 bytes (arguments 4608 + temporaries 4356 alive at op #4), over the budget of 100 bytes; nothing alive there can be recomputed (casts, elementwise math, copies, softmax, layer and RMS norms, GEMMs, convolutions, batch norms; chains of up to 8 ops)
+// The error names what is alive at that peak, largest first, where it was made and last read.
+// TIGHT-CHECK: note: alive there: 4096 bytes made by 'amp.matmul' at op #3, last read at op #4
 func.func @gemm_chain(%a: tensor<8x8xf32> {amp.role = "param", amp.name = "a"},
                       %b: tensor<8x8xf32> {amp.role = "param", amp.name = "b"},
                       %c: tensor<32x32xf32> {amp.role = "input", amp.name = "c"})
