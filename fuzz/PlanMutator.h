@@ -75,8 +75,14 @@ inline void mutateNativeCode(rt::JsonValue& plan, const rt::JsonValue& header, s
     const std::string id = rng() % 2 ? kNames[rng() % 7] : ids[rng() % ids.size()];
     size_t target = rng() % ids.size(), k = 0;
     for (const rt::JsonValue& e : plan.find("entries")->items()) {
+      // An earlier mutation may have dropped or retyped an entry's steps: keep that entry as is.
+      const rt::JsonValue* oldSteps = e.find("steps");
+      if (!oldSteps || !oldSteps->isArray()) {
+        entries.push(e);
+        continue;
+      }
       rt::JsonValue steps = rt::JsonValue::array();
-      for (rt::JsonValue st : e.find("steps")->items()) {
+      for (rt::JsonValue st : oldSteps->items()) {
         if (const rt::JsonValue* a = st.find("attrs"); a && a->find("symbol") && k++ == target) {
           rt::JsonValue attrs = *a;
           attrs.set("symbol", rt::JsonValue::object({{"s", rt::JsonValue::string(id)}}));
@@ -94,15 +100,18 @@ inline void mutateNativeCode(rt::JsonValue& plan, const rt::JsonValue& header, s
   if (!code || !code->isArray() || code->size() == 0) return;
   std::vector<rt::JsonValue> records(code->items().begin(), code->items().end());
   rt::JsonValue& r = records[rng() % records.size()];
-  if (what == 1 && records.size() > 1) {
+  if (what == 1 && records.size() > 1 && records[0].find("isa") && records[1].find("isa")) {
     rt::JsonValue isa = *records[0].find("isa");
     records[0].set("isa", *records[1].find("isa"));
     records[1].set("isa", isa);
   } else if (what == 2 && r.find("bytes") && r.find("bytes")->asInt64()) {
-    r.set("bytes", rt::JsonValue::integer(*r.find("bytes")->asInt64() + (rng() % 2 ? 1 : -1)));
+    // Off by one, without overflowing at the ends of int64 (an earlier mutation may put them there).
+    const int64_t bytes = *r.find("bytes")->asInt64();
+    const bool up = bytes == INT64_MIN || (bytes != INT64_MAX && rng() % 2);
+    r.set("bytes", rt::JsonValue::integer(up ? bytes + 1 : bytes - 1));
   } else if (const rt::JsonValue* t = r.find("tensor"); t && header.find(t->asString())) {
     const rt::JsonValue* offsets = header.find(t->asString())->find("data_offsets");
-    if (!offsets || offsets->size() != 2) return;
+    if (!offsets || !offsets->isArray() || offsets->size() != 2) return;
     const int64_t begin = offsets->items()[0].asInt64().value_or(0), end = offsets->items()[1].asInt64().value_or(0);
     if (begin < 0 || end <= begin || static_cast<size_t>(end) > rest.size()) return;
     rest[begin + rng() % (end - begin)] ^= static_cast<char>(1 + rng() % 255);
