@@ -177,6 +177,8 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
       case OpCode::LayerNormGrad:
       case OpCode::RmsNorm:
       case OpCode::RmsNormGrad: status = normOp(s); break;
+      case OpCode::BatchNorm:
+      case OpCode::BatchNormGrad: status = batchNorm(s); break;
       case OpCode::Embedding:
       case OpCode::EmbeddingGrad:
       case OpCode::Transpose:
@@ -204,8 +206,6 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
       case OpCode::Add:
       case OpCode::AllGather:
       case OpCode::AllReduce:
-      case OpCode::BatchNorm:      // no cuda kernel yet: refused by name (CudaExecutor.cpp)
-      case OpCode::BatchNormGrad:
       case OpCode::BroadcastTo:
       case OpCode::Cast:
       case OpCode::Compare:

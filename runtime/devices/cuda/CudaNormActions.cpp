@@ -1,5 +1,5 @@
-// The cuda device's lowering of softmax, log_softmax, layer_norm, rms_norm and their gradients
-// (kernels/NormKernels.cu).
+// The cuda device's lowering of softmax, log_softmax, layer_norm, rms_norm, batch_norm and their
+// gradients (kernels/NormKernels.cu).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -120,6 +120,74 @@ absl::Status ActionBuilder::normOp(size_t s) {
     a.arg(groups);
     a.arg(n);
   });
+}
+
+// batch_norm and batch_norm_grad: kernels/NormKernels.cu, one launch of 256-thread blocks, one
+// block per channel (grid-strided). Checked as the reference checks them, and the buffers' types
+// and shapes too: the kernel trusts them.
+absl::Status ActionBuilder::batchNorm(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  const bool grad = step.code == OpCode::BatchNormGrad;
+  if (step.operands.size() != 5 || step.results.size() != 3)
+    return absl::InvalidArgumentError(grad ? "expected (x, dy, scale, running_mean, running_var) -> (dx, dscale, dbias)"
+                                           : "expected (x, scale, bias, running_mean, running_var) -> (y, "
+                                             "new_running_mean, new_running_var)");
+  const BufferDesc& x = plan_.buffers[step.operands[0]];
+  auto type = floatSuffix(x.dtype);
+  if (!type || x.shape.size() < 2) return absl::InvalidArgumentError("x must be a float [N, C, ...] (rank >= 2)");
+  auto eps = step.attrs.getDouble(step.op, "epsilon");
+  if (!eps.ok()) return eps.status();
+  auto training = step.attrs.getBool(step.op, "training", false);
+  if (!training.ok()) return training.status();
+  double momentum = 0;
+  if (!grad) {
+    auto m = step.attrs.getDouble(step.op, "momentum");
+    if (!m.ok()) return m.status();
+    momentum = *m;
+    if (!(momentum >= 0 && momentum <= 1))
+      return absl::InvalidArgumentError(absl::StrCat("attribute 'momentum' must be in [0, 1], got ", momentum));
+  }
+  if (!(*eps > 0)) return absl::InvalidArgumentError(absl::StrCat("attribute 'epsilon' must be > 0, got ", *eps));
+  const long long n = x.shape[0], channels = x.shape[1];
+  long long spatial = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) spatial *= x.shape[d];
+  if (*training && n * spatial < 2) return absl::InvalidArgumentError("training needs more than one value per channel");
+  const Shape perChannel{channels};
+  auto f32PerChannel = [&](int32_t id) {
+    return plan_.buffers[id].dtype == DType::F32 && plan_.buffers[id].shape == perChannel;
+  };
+  auto likeX = [&](int32_t id) { return plan_.buffers[id].dtype == x.dtype && plan_.buffers[id].shape == x.shape; };
+  for (size_t i = grad ? 2 : 1; i < 5; ++i)
+    if (!f32PerChannel(step.operands[i]))
+      return absl::InvalidArgumentError(absl::StrCat("operand ", i, " must be f32[", channels, "] (one per channel)"));
+  if (grad && !likeX(step.operands[1])) return absl::InvalidArgumentError("dy must have x's type");
+  if (!likeX(step.results[0]) || !f32PerChannel(step.results[1]) || !f32PerChannel(step.results[2]))
+    return absl::InvalidArgumentError("results must be x's type, then two f32 [C]");
+  if (channels == 0) return absl::OkStatus();
+  const std::string name = absl::StrCat(grad ? "amp_batch_norm_grad_" : "amp_batch_norm_", *type);
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  Action a = launch(name, s);
+  a.fn = *fn;
+  a.blocks = std::max<long long>(1, std::min<long long>(channels, int64_t{8} * api_.info().multiprocessors));
+  a.threads = 256;
+  auto in = [&](size_t i) { return device<const void>(ptr_[step.operands[i]]); };
+  auto out = [&](size_t i) { return device<void>(ptr_[step.results[i]]); };
+  a.arg(in(0));
+  if (grad) a.arg(in(1));
+  for (size_t i = grad ? 2 : 1; i < 5; ++i) a.arg(device<const float>(ptr_[step.operands[i]]));
+  a.arg(out(0));
+  a.arg(device<float>(ptr_[step.results[1]]));
+  a.arg(device<float>(ptr_[step.results[2]]));
+  a.arg(n);
+  a.arg(channels);
+  a.arg(spatial);
+  a.arg(*eps);
+  if (!grad) a.arg(momentum);
+  a.arg(static_cast<int>(*training));
+  actions_.push_back(std::move(a));
+  ++report_.kernels;
+  return absl::OkStatus();
 }
 
 }  // namespace amp::rt::cuda

@@ -265,6 +265,73 @@ TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
   EXPECT_EQ(count(d.api->calls(), "sync"), 1);
 }
 
+// Batch norm (test/unit/cuda/models/op_parity_batch_norm.mlir, bf16): each amp.batch_norm and
+// amp.batch_norm_grad step is one launch with a block per channel, over [N, C, H, W] (3 channels)
+// and [N, C] (5 channels); train_step and grads run both in training mode, eval the forward with
+// the running statistics; the train step copies the new running statistics over the buffers.
+TEST(CudaExecutor, BatchNormsRunOneBlockPerChannel) {
+  OPEN_OR_SKIP(d, "op_parity_batch_norm_bf16_sm_90");
+  const std::map<std::string, std::pair<int, int>> expected = {{"train_step", {2, 2}}, {"grads", {2, 2}}, {"eval", {2, 0}}};
+  for (const EntryPoint& e : d.session->plan().entries) {
+    SCOPED_TRACE(e.name);
+    d.api->clearCalls();
+    ASSERT_TRUE(d.session->run(e.name, d.feeds).ok()) << e.name;  // prepared and captured here
+    const std::vector<std::string>& calls = d.api->calls();
+    const auto want = expected.find(e.name);
+    if (want == expected.end()) continue;
+    EXPECT_EQ(count(calls, "launch amp_batch_norm_bf16 3x256") + count(calls, "launch amp_batch_norm_bf16 5x256"),
+              want->second.first);
+    EXPECT_EQ(count(calls, "launch amp_batch_norm_grad_bf16 3x256") + count(calls, "launch amp_batch_norm_grad_bf16 5x256"),
+              want->second.second);
+    if (want->second.second > 0) {
+      EXPECT_EQ(count(calls, "launch amp_batch_norm_grad_bf16 3x256"), 1) << "the conv output's channels";
+      EXPECT_EQ(count(calls, "launch amp_batch_norm_grad_bf16 5x256"), 1) << "the [N, C] channels";
+    }
+    auto prepared = d.session->prepared(e.name);
+    ASSERT_TRUE(prepared.ok());
+    const EntryReport& r = (**prepared).report();
+    const bool updatesStatistics =
+        std::any_of(r.actions.begin(), r.actions.end(),
+                    [](const std::string& a) { return a.find("update bn1.running_var <- ") != std::string::npos; });
+    EXPECT_EQ(updatesStatistics, e.name == "train_step") << "only the train step updates the running statistics";
+  }
+  // The steady state: a replay of train_step's graph.
+  d.api->clearCalls();
+  ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+  EXPECT_EQ(count(d.api->calls(), "graph "), 1);
+  EXPECT_EQ(count(d.api->calls(), "launch"), 0);
+}
+
+// Batch norm attributes the kernels cannot take are refused before anything launches, as the
+// reference refuses them: a momentum outside [0, 1], an epsilon that is not > 0.
+TEST(CudaExecutor, RefusesBatchNormAttributesOutOfRange) {
+  OPEN_OR_SKIP(d, "op_parity_batch_norm_bf16_sm_90");
+  struct Edit {
+    const char* op;
+    const char* attr;
+    double value;
+  };
+  const Edit edits[] = {{"amp.batch_norm", "momentum", 1.5},
+                        {"amp.batch_norm", "momentum", -0.1},
+                        {"amp.batch_norm", "epsilon", 0.0},
+                        {"amp.batch_norm_grad", "epsilon", -1e-5}};
+  for (const Edit& edit : edits) {
+    SCOPED_TRACE(testing::Message() << edit.op << " " << edit.attr << " " << edit.value);
+    Plan edited = d.session->plan();
+    bool changed = false;
+    for (EntryPoint& e : edited.entries)
+      for (PlanStep& st : e.steps)
+        if (st.op == edit.op) {
+          st.attrs.set(edit.attr, edit.value);
+          changed = true;
+        }
+    ASSERT_TRUE(changed);
+    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
+    if (!session.ok()) continue;  // plan validation refused the edit
+    EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited attribute was prepared";
+  }
+}
+
 // By default each ungrouped convolution pass is its gathers and one cuBLASLt GEMM, with one
 // columns workspace for the executor, the largest pass's, which every entry shares.
 TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
@@ -590,7 +657,8 @@ TEST(CudaExecutor, AStepRunsOnlyTheKernelGeneratedForItsRegion) {
 // Every launch passes exactly the parameter sizes the kernel's PTX declares: a struct or scalar
 // that disagrees between host and kernel would be garbage on a GPU.
 TEST(CudaExecutor, EveryLaunchMatchesItsKernelsParameterList) {
-  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90", "small_cnn_f16_sm_90"}) {
+  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90", "small_cnn_f16_sm_90",
+                           "op_parity_batch_norm_bf16_sm_90"}) {
     SCOPED_TRACE(name);
     OPEN_OR_SKIP(every, name);
     for (const EntryPoint& e : every.session->plan().entries)

@@ -232,7 +232,7 @@ std::function<void(const std::string&, const Tensor&, const Tensor&)> withinBoun
 }
 
 TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
-  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90"}) {
+  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90", "op_parity_batch_norm_bf16_sm_90"}) {
     SCOPED_TRACE(name);
     if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
     auto plan = readBundle(bundlePath(name));
@@ -255,6 +255,37 @@ TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
       EXPECT_EQ(differ, 0) << result;
     });
   }
+}
+
+// The running statistics a train step writes (op_parity_batch_norm: [N, C, H, W] and [N, C], momentum
+// 0.1 and 0.3) are the reference's bits: batch statistics in f32 in the reference's order, and
+// PyTorch's unbiased update, over the direct convolutions' exact output. One step, from the same
+// initial params and state.
+TEST(CudaGpuParity, BatchNormRunningStatisticsAreTheReferencesBits) {
+  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  auto plan = readBundle(bundlePath("op_parity_batch_norm_bf16_sm_90"));
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
+  CudaOptions exact;
+  exact.conv = ConvAlgorithm::Direct;
+  GpuSession gpu = openGpu(*plan, exact);
+  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  auto ref = openSession(*plan, Device::Reference);
+  ASSERT_TRUE(ref.ok()) << ref.status();
+  Session::RunOptions options;
+  options.step = 1;
+  ASSERT_TRUE(gpu.session->run("train_step", batch(*plan, 0), options).ok());
+  ASSERT_TRUE(ref->run("train_step", batch(*plan, 0), options).ok());
+  ASSERT_TRUE(gpu.session->syncPersistent().ok());
+  std::map<std::string, const Tensor*> want;
+  for (const NamedTensorRef& t : ref->persistent()) want[t.name] = t.tensor;
+  int compared = 0;
+  for (const NamedTensorRef& t : gpu.session->persistent()) {
+    if (t.name.find(".running_") == std::string::npos) continue;
+    ++compared;
+    ASSERT_EQ(want.count(t.name), 1u) << t.name;
+    EXPECT_EQ(std::memcmp(t.tensor->data(), want[t.name]->data(), t.tensor->nbytes()), 0) << t.name;
+  }
+  EXPECT_EQ(compared, 4) << "bn1 and bn2, mean and variance";
 }
 
 // The implicit-GEMM convolutions (the default) against the reference: every result of eval and

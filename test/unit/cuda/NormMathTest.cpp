@@ -3,8 +3,8 @@
 // driven by host loops that do what the kernels in NormKernels.cu do, in their order (the block's
 // tree max or a thread's sequential max, thread 0's element-order sums, the per-group stats the row
 // pass hands to the column pass, the column pass's group-order sums), against the reference
-// executor's amp.softmax, amp.log_softmax, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm and
-// amp.rms_norm_grad: every result bit for bit, in f32, bf16 and f16, over several shapes, axes and
+// executor's amp.softmax, amp.log_softmax, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm,
+// amp.rms_norm_grad, amp.batch_norm and amp.batch_norm_grad: every result bit for bit, in f32, bf16 and f16, over several shapes, axes and
 // normalised dims, rows of length 1, large and tiny magnitudes, infinities and NaN. On the GPU the
 // same text runs through NVRTC with --fmad=false; only the f64 exp and log there come from CUDA's
 // math library (docs/kernels.md), and the bits of a NaN result are the GPU's own.
@@ -258,6 +258,89 @@ std::vector<Tensor> deviceRmsNormGrad(const Tensor& input, const Tensor* weight,
   std::vector<Tensor> out;
   out.push_back(std::move(dx));
   out.push_back(std::move(dw));
+  return out;
+}
+
+// batch_norm's layout: channel c's element j is x[amp_bn_index(j, c, C, S)].
+struct Channels {
+  int64_t n = 0, c = 0, s = 1;
+  int64_t count() const { return n * s; }
+};
+
+Channels channelsOf(const Shape& shape) {
+  Channels l{shape[0], shape[1], 1};
+  for (size_t d = 2; d < shape.size(); ++d) l.s *= shape[d];
+  return l;
+}
+
+// amp_bn_stats: the batch statistics (thread 0's in-order sums) or the running ones.
+void batchNormStats(const std::vector<float>& x, const Channels& l, int64_t c, const std::vector<float>& rm,
+                    const std::vector<float>& rv, double eps, bool training, float* mean, float* invstd, float* sq) {
+  auto at = [&](int64_t j) { return x[amp_bn_index(j, c, l.c, l.s)]; };
+  if (training) {
+    *mean = amp_nrm_mean(orderedSum(l.count(), at), l.count());
+    const float m = *mean;
+    *sq = orderedSum(l.count(), [&](int64_t j) { return amp_nrm_centered_square(at(j), m); });
+    *invstd = amp_nrm_rstd(*sq, l.count(), eps);
+  } else {
+    *mean = rm[c];
+    *invstd = amp_bn_invstd(rv[c], eps);
+    *sq = 0.0f;
+  }
+}
+
+// amp_batch_norm_<T>: (y, new_running_mean, new_running_var).
+std::vector<Tensor> deviceBatchNorm(const Tensor& input, const Tensor& scale, const Tensor& bias, const Tensor& runMean,
+                                    const Tensor& runVar, double eps, double momentum, bool training) {
+  const Channels l = channelsOf(input.shape());
+  const std::vector<float> x = widenAll(input), g = widenAll(scale), b = widenAll(bias), rm = widenAll(runMean),
+                           rv = widenAll(runVar);
+  Tensor y(input.dtype(), input.shape()), newMean(DType::F32, {l.c}), newVar(DType::F32, {l.c});
+  for (int64_t c = 0; c < l.c; ++c) {
+    float mean, invstd, sq;
+    batchNormStats(x, l, c, rm, rv, eps, training, &mean, &invstd, &sq);
+    for (int64_t j = 0; j < l.count(); ++j) {
+      const int64_t k = amp_bn_index(j, c, l.c, l.s);
+      storeFromF32(y.dtype(), y.data(), k, amp_bn_out(x[k], mean, invstd, g[c], b[c]));
+    }
+    storeFromF32(DType::F32, newMean.data(), c, training ? amp_bn_running(rm[c], mean, momentum) : rm[c]);
+    storeFromF32(DType::F32, newVar.data(), c,
+                 training ? amp_bn_running(rv[c], amp_bn_unbiased(sq, l.count()), momentum) : rv[c]);
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(y));
+  out.push_back(std::move(newMean));
+  out.push_back(std::move(newVar));
+  return out;
+}
+
+// amp_batch_norm_grad_<T>: (dx, dscale, dbias).
+std::vector<Tensor> deviceBatchNormGrad(const Tensor& input, const Tensor& grad, const Tensor& scale,
+                                        const Tensor& runMean, const Tensor& runVar, double eps, bool training) {
+  const Channels l = channelsOf(input.shape());
+  const std::vector<float> x = widenAll(input), dy = widenAll(grad), g = widenAll(scale), rm = widenAll(runMean),
+                           rv = widenAll(runVar);
+  Tensor dx(input.dtype(), input.shape()), dscale(DType::F32, {l.c}), dbias(DType::F32, {l.c});
+  for (int64_t c = 0; c < l.c; ++c) {
+    float mean, invstd, sq;
+    batchNormStats(x, l, c, rm, rv, eps, training, &mean, &invstd, &sq);
+    auto index = [&](int64_t j) { return amp_bn_index(j, c, l.c, l.s); };
+    auto xhat = [&](int64_t j) { return amp_nrm_layer_xhat(x[index(j)], mean, invstd); };
+    const float sg = orderedSum(l.count(), [&](int64_t j) { return dy[index(j)]; });
+    const float sgx = orderedSum(l.count(), [&](int64_t j) { return amp_nrm_product(dy[index(j)], xhat(j)); });
+    storeFromF32(DType::F32, dbias.data(), c, sg);
+    storeFromF32(DType::F32, dscale.data(), c, sgx);
+    const float meanG = amp_nrm_mean(sg, l.count()), meanGXhat = amp_nrm_mean(sgx, l.count());
+    const float a = amp_bn_grad_scale(g[c], invstd);
+    for (int64_t j = 0; j < l.count(); ++j)
+      storeFromF32(dx.dtype(), dx.data(), index(j),
+                   training ? amp_nrm_layer_dx(dy[index(j)], xhat(j), a, meanG, meanGXhat)
+                            : amp_bn_eval_dx(a, dy[index(j)]));
+  }
+  std::vector<Tensor> out;
+  out.push_back(std::move(dx));
+  out.push_back(std::move(dscale));
+  out.push_back(std::move(dbias));
   return out;
 }
 
@@ -571,6 +654,119 @@ TEST(CudaNormMath, NoGroupsGiveZeroAffineGradients) {
       for (int64_t j = 0; j < 5; ++j) EXPECT_EQ(elementBits(dev[r], j), 0u) << name(t);
     }
   }
+}
+
+// batch_norm in [N, C], [N, C, L], [N, C, H, W] and rank-5 layouts, channels longer than a block
+// (several chunks of thread 0's sum) and of 2 elements, N = 1, no channels; training (batch
+// statistics, the running update) and eval (the running statistics); momentum 0, 1 and between.
+struct BatchNormCase {
+  Shape shape;
+  bool training;
+};
+
+const BatchNormCase kBatchNormCases[] = {
+    {{4, 3, 5, 5}, true},   {{4, 3, 5, 5}, false}, {{8, 2}, true},         {{8, 2}, false},
+    {{2, 4, 300}, true},    {{2, 4, 300}, false},  {{3, 2, 1, 1}, true},   {{1, 3, 7}, true},
+    {{2, 1}, true},         {{600, 2}, true},      {{2, 2, 3, 2, 2}, true}, {{2, 0, 4}, true},
+    {{0, 3, 2}, false},     {{5, 3, 0}, false},    {{3, 2, 17, 9}, false}, {{1, 2}, false},
+};
+const double kMomenta[] = {0.1, 0.0, 1.0, 0.3};
+const double kBatchNormEps[] = {1e-5, 1e-3, 1e-12};
+
+// Per-channel f32 operands: scale and bias of either sign, running variances >= 0 (some 0, some
+// tiny, so eps matters), running means far and near.
+Tensor perChannel(int64_t channels, float lo, float hi, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(lo, hi);
+  std::vector<float> v(static_cast<size_t>(channels));
+  for (float& e : v) e = value(rng);
+  if (channels > 1 && lo >= 0) v[1] = 0.0f;
+  return fromValues(DType::F32, {channels}, v);
+}
+
+TEST(CudaNormMath, BatchNormMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(53);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const BatchNormCase& c : kBatchNormCases)
+      for (bool nonFinite : {false, true}) {
+        const double eps = kBatchNormEps[round % std::size(kBatchNormEps)];
+        const double momentum = kMomenta[round++ % std::size(kMomenta)];
+        SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << (c.training ? " training" : " eval")
+                                        << " eps " << eps << " momentum " << momentum
+                                        << (nonFinite ? " with inf/NaN" : ""));
+        const Channels l = channelsOf(c.shape);
+        const Tensor x = fromValues(t, c.shape, randomValues(t, numElements(c.shape), l.s, nonFinite, rng));
+        const Tensor scale = perChannel(l.c, -2.0f, 2.0f, rng), bias = perChannel(l.c, -3.0f, 3.0f, rng);
+        const Tensor rm = perChannel(l.c, -50.0f, 50.0f, rng), rv = perChannel(l.c, 0.0f, 4.0f, rng);
+        const AttrMap attrs{{"epsilon", eps}, {"momentum", momentum}, {"training", c.training}};
+        const std::vector<Tensor> ref = reference("amp.batch_norm", {&x, &scale, &bias, &rm, &rv}, attrs,
+                                                  {{t, c.shape}, {DType::F32, {l.c}}, {DType::F32, {l.c}}});
+        const std::vector<Tensor> dev = deviceBatchNorm(x, scale, bias, rm, rv, eps, momentum, c.training);
+        expectSameBits(dev[0], ref[0], "y");
+        expectSameBits(dev[1], ref[1], "new_running_mean");
+        expectSameBits(dev[2], ref[2], "new_running_var");
+        if (!c.training)
+          for (int64_t k = 0; k < l.c; ++k) {  // bit copies of the running statistics
+            EXPECT_EQ(elementBits(dev[1], k), elementBits(rm, k));
+            EXPECT_EQ(elementBits(dev[2], k), elementBits(rv, k));
+          }
+      }
+}
+
+TEST(CudaNormMath, BatchNormGradMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(59);
+  int round = 0;
+  for (DType t : kTypes)
+    for (const BatchNormCase& c : kBatchNormCases)
+      for (bool nonFinite : {false, true}) {
+        const double eps = kBatchNormEps[round++ % std::size(kBatchNormEps)];
+        SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(c.shape) << (c.training ? " training" : " eval")
+                                        << " eps " << eps << (nonFinite ? " with inf/NaN" : ""));
+        const Channels l = channelsOf(c.shape);
+        const int64_t count = numElements(c.shape);
+        const Tensor x = fromValues(t, c.shape, randomValues(t, count, l.s, nonFinite, rng));
+        const Tensor dy = fromValues(t, c.shape, randomValues(t, count, 7, false, rng));
+        const Tensor scale = perChannel(l.c, -2.0f, 2.0f, rng);
+        const Tensor rm = perChannel(l.c, -50.0f, 50.0f, rng), rv = perChannel(l.c, 0.0f, 4.0f, rng);
+        const AttrMap attrs{{"epsilon", eps}, {"training", c.training}};
+        const std::vector<Tensor> ref = reference("amp.batch_norm_grad", {&x, &dy, &scale, &rm, &rv}, attrs,
+                                                  {{t, c.shape}, {DType::F32, {l.c}}, {DType::F32, {l.c}}});
+        const std::vector<Tensor> dev = deviceBatchNormGrad(x, dy, scale, rm, rv, eps, c.training);
+        expectSameBits(dev[0], ref[0], "dx");
+        expectSameBits(dev[1], ref[1], "dscale");
+        expectSameBits(dev[2], ref[2], "dbias");
+      }
+}
+
+// Well-scaled channels of many elements (a conv layer's activations): thousands of terms per sum,
+// so any other order of a channel's sums (or another element order: h before n, say) shows in the
+// low bits of the statistics, the running update and the gradients.
+TEST(CudaNormMath, BatchNormOfLongChannelsMatchesTheReference) {
+  std::mt19937 rng(61);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (DType t : kTypes)
+    for (const Shape& shape : {Shape{16, 4, 12, 12}, Shape{3000, 3}}) {
+      SCOPED_TRACE(testing::Message() << name(t) << " " << shapeToString(shape));
+      const Channels l = channelsOf(shape);
+      std::vector<float> xv(static_cast<size_t>(numElements(shape))), dyv(xv.size());
+      for (float& v : xv) v = value(rng) + 0.75f;
+      for (float& v : dyv) v = value(rng);
+      const Tensor x = fromValues(t, shape, xv), dy = fromValues(t, shape, dyv);
+      const Tensor scale = perChannel(l.c, -2.0f, 2.0f, rng), bias = perChannel(l.c, -1.0f, 1.0f, rng);
+      const Tensor rm = perChannel(l.c, -1.0f, 1.0f, rng), rv = perChannel(l.c, 0.5f, 2.0f, rng);
+      const std::vector<TensorType> types = {{t, shape}, {DType::F32, {l.c}}, {DType::F32, {l.c}}};
+      for (bool training : {true, false}) {
+        const std::vector<Tensor> ref =
+            reference("amp.batch_norm", {&x, &scale, &bias, &rm, &rv},
+                      AttrMap{{"epsilon", 1e-5}, {"momentum", 0.1}, {"training", training}}, types);
+        const std::vector<Tensor> dev = deviceBatchNorm(x, scale, bias, rm, rv, 1e-5, 0.1, training);
+        for (int r = 0; r < 3; ++r) expectSameBits(dev[r], ref[r], "batch_norm");
+        const std::vector<Tensor> refGrad = reference("amp.batch_norm_grad", {&x, &dy, &scale, &rm, &rv},
+                                                      AttrMap{{"epsilon", 1e-5}, {"training", training}}, types);
+        const std::vector<Tensor> devGrad = deviceBatchNormGrad(x, dy, scale, rm, rv, 1e-5, training);
+        for (int r = 0; r < 3; ++r) expectSameBits(devGrad[r], refGrad[r], "batch_norm_grad");
+      }
+    }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The CUDA device's softmax and normalisation kernels: amp.softmax, amp.log_softmax, amp.layer_norm,
-// amp.layer_norm_grad, amp.rms_norm and amp.rms_norm_grad, bit for bit the reference executor's
+// amp.layer_norm_grad, amp.rms_norm, amp.rms_norm_grad, amp.batch_norm and amp.batch_norm_grad, bit
+// for bit the reference executor's
 // results (arithmetic in NormMath.h). ampc appends this file, after NormMath.h, to the CUDA kernels
 // of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
 // (codegen/emit/CudaFlavour.cpp).
@@ -22,7 +23,8 @@
 // gridDim = (x >= 1, 1, 1): work units are grid-strided, so gridDim.x = min(units, 2^31 - 1) gives
 // every unit its own block (the unit count is given per kernel). No dynamic shared memory; static
 // shared memory per block: softmax and log_softmax 5124 bytes, layer_norm 2056, layer_norm_grad
-// 4112, rms_norm 2052, rms_norm_grad 2056, the *_affine kernels none. A kernel whose unit count is 0
+// 4112, rms_norm 2052, rms_norm_grad 2056, the *_affine kernels none, batch_norm 2056,
+// batch_norm_grad 4112. A kernel whose unit count is 0
 // may be skipped unless said otherwise.
 //
 // amp.softmax / amp.log_softmax (x; attribute axis): one launch.
@@ -68,6 +70,24 @@
 //                                long long groups, long long n)
 //     dweight [n] (always produced; +0 when groups is 0, so launch it even then). Units:
 //     ceil(n / 256), one thread per column.
+//
+// amp.batch_norm (x, scale, bias, running_mean, running_var -> y, new_running_mean,
+// new_running_var; epsilon, momentum, training): one launch. Nothing to launch when C is 0.
+//   amp_batch_norm_<T>(const void* x, const float* scale, const float* bias, const float* running_mean,
+//                      const float* running_var, void* y, float* new_mean, float* new_var, long long n,
+//                      long long c, long long s, double eps, double momentum, int training)
+//     x and y are [n, c, ...] of type T, s = the product of the dims after c (1 when there are
+//     none); the other six are f32 [c]. training is 0 or 1; with it n * s >= 2 (the lowering
+//     refuses less). Units: c, one block per channel. The block reads x, then writes y; thread 0
+//     reads the running statistics of its channel before writing its new ones.
+//
+// amp.batch_norm_grad (x, dy, scale, running_mean, running_var -> dx, dscale, dbias; epsilon,
+// training): one launch. Nothing to launch when C is 0.
+//   amp_batch_norm_grad_<T>(const void* x, const void* dy, const float* scale, const float* running_mean,
+//                           const float* running_var, void* dx, float* dscale, float* dbias, long long n,
+//                           long long c, long long s, double eps, int training)
+//     as amp_batch_norm_<T>; dy and dx have x's shape, dscale and dbias are f32 [c] (+0 when n * s
+//     is 0). Units: c, one block per channel.
 
 #define AMP_NRM_BLOCK 256
 
@@ -311,6 +331,106 @@ __device__ void amp_nrm_affine_grad(const void* x, const void* dy, const float* 
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// batch_norm / batch_norm_grad: one block per channel, its M = n * s strided elements visited in the
+// reference's order (amp_bn_index) and summed by the same in-order helpers as a row.
+
+// The mean and invstd channel c is normalised with, broadcast through shared memory (every thread
+// returns both): with training the batch statistics, and in thread 0 the centred sum of squares
+// `sq` (the running update's); without it the running statistics, read by thread 0 alone.
+template <int T>
+__device__ void amp_bn_stats(const void* x, const float* runningMean, const float* runningVar, long long c,
+                             long long channels, long long spatial, long long count, double eps, bool training,
+                             float* chunks, float* broadcast, float* mean, float* invstd, float* sq) {
+  if (training) {
+    const float sum = amp_row_ordered_sum(
+        count, chunks, [&](long long j) { return amp_load<T>(x, amp_bn_index(j, c, channels, spatial)); });
+    if (threadIdx.x == 0) broadcast[0] = amp_nrm_mean(sum, count);
+    __syncthreads();
+    const float m = broadcast[0];
+    const float squares = amp_row_ordered_sum(count, chunks, [&](long long j) {
+      return amp_nrm_centered_square(amp_load<T>(x, amp_bn_index(j, c, channels, spatial)), m);
+    });
+    if (threadIdx.x == 0) {
+      broadcast[1] = amp_nrm_rstd(squares, count, eps);
+      *sq = squares;
+    }
+  } else if (threadIdx.x == 0) {
+    broadcast[0] = runningMean[c];
+    broadcast[1] = amp_bn_invstd(runningVar[c], eps);
+  }
+  __syncthreads();
+  *mean = broadcast[0];
+  *invstd = broadcast[1];
+}
+
+template <int T>
+__device__ void amp_bn_forward(const void* x, const float* scale, const float* bias, const float* runningMean,
+                               const float* runningVar, void* y, float* newMean, float* newVar, long long n,
+                               long long channels, long long spatial, double eps, double momentum, int training) {
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[2];
+  const long long count = n * spatial;
+  for (long long c = blockIdx.x; c < channels; c += gridDim.x) {
+    float mean, invstd, sq = 0.0f;
+    amp_bn_stats<T>(x, runningMean, runningVar, c, channels, spatial, count, eps, training != 0, chunks, broadcast,
+                    &mean, &invstd, &sq);
+    const float sc = scale[c], b = bias[c];
+    for (long long j = threadIdx.x; j < count; j += AMP_NRM_BLOCK) {
+      const long long k = amp_bn_index(j, c, channels, spatial);
+      amp_store<T>(y, k, amp_bn_out(amp_load<T>(x, k), mean, invstd, sc, b));
+    }
+    if (threadIdx.x == 0) {
+      const float rm = runningMean[c], rv = runningVar[c];  // read before the writes (bit copies in eval)
+      newMean[c] = training ? amp_bn_running(rm, mean, momentum) : rm;
+      newVar[c] = training ? amp_bn_running(rv, amp_bn_unbiased(sq, count), momentum) : rv;
+    }
+    __syncthreads();  // the next channel reuses the shared arrays
+  }
+}
+
+template <int T>
+__device__ void amp_bn_backward(const void* x, const void* dy, const float* scale, const float* runningMean,
+                                const float* runningVar, void* dx, float* dscale, float* dbias, long long n,
+                                long long channels, long long spatial, double eps, int training) {
+  __shared__ float chunks[4 * AMP_NRM_BLOCK];
+  __shared__ float broadcast[4];
+  const long long count = n * spatial;
+  for (long long c = blockIdx.x; c < channels; c += gridDim.x) {
+    float mean, invstd, sq = 0.0f;
+    amp_bn_stats<T>(x, runningMean, runningVar, c, channels, spatial, count, eps, training != 0, chunks, broadcast,
+                    &mean, &invstd, &sq);
+    float sumG, sumGXhat;
+    amp_row_ordered_sum2(
+        count, chunks,
+        [&](long long j, float& termG, float& termGXhat) {
+          const long long k = amp_bn_index(j, c, channels, spatial);
+          const float g = amp_load<T>(dy, k);
+          termG = g;
+          termGXhat = amp_nrm_product(g, amp_nrm_layer_xhat(amp_load<T>(x, k), mean, invstd));
+        },
+        &sumG, &sumGXhat);
+    if (threadIdx.x == 0) {
+      dbias[c] = sumG;
+      dscale[c] = sumGXhat;
+      broadcast[2] = amp_nrm_mean(sumG, count);
+      broadcast[3] = amp_nrm_mean(sumGXhat, count);
+    }
+    __syncthreads();
+    const float meanG = broadcast[2], meanGXhat = broadcast[3];
+    const float a = amp_bn_grad_scale(scale[c], invstd);
+    for (long long j = threadIdx.x; j < count; j += AMP_NRM_BLOCK) {
+      const long long k = amp_bn_index(j, c, channels, spatial);
+      const float g = amp_load<T>(dy, k);
+      const float out = training ? amp_nrm_layer_dx(g, amp_nrm_layer_xhat(amp_load<T>(x, k), mean, invstd), a, meanG,
+                                                    meanGXhat)
+                                 : amp_bn_eval_dx(a, g);
+      amp_store<T>(dx, k, out);
+    }
+    __syncthreads();
+  }
+}
+
 // The entry points, by element type (f32, bf16, f16).
 #define AMP_NRM_KERNELS(tname, T)                                                                                  \
   extern "C" __global__ void __launch_bounds__(256)                                                                \
@@ -348,6 +468,19 @@ __device__ void amp_nrm_affine_grad(const void* x, const void* dy, const float* 
       amp_rms_norm_grad_affine_##tname(const void* x, const void* dy, const float* stats, void* dweight,          \
                                        long long groups, long long n) {                                            \
     amp_nrm_affine_grad<T, false>(x, dy, stats, dweight, nullptr, groups, n);                                      \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_batch_norm_##tname(const void* x, const float* scale, const float* bias, const float* running_mean,      \
+                             const float* running_var, void* y, float* new_mean, float* new_var, long long n,      \
+                             long long c, long long s, double eps, double momentum, int training) {                \
+    amp_bn_forward<T>(x, scale, bias, running_mean, running_var, y, new_mean, new_var, n, c, s, eps, momentum,     \
+                      training);                                                                                   \
+  }                                                                                                                \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_batch_norm_grad_##tname(const void* x, const void* dy, const float* scale, const float* running_mean,    \
+                                  const float* running_var, void* dx, float* dscale, float* dbias, long long n,    \
+                                  long long c, long long s, double eps, int training) {                            \
+    amp_bn_backward<T>(x, dy, scale, running_mean, running_var, dx, dscale, dbias, n, c, s, eps, training);        \
   }
 AMP_NRM_KERNELS(f32, 0)
 AMP_NRM_KERNELS(bf16, 1)

@@ -3,9 +3,9 @@
 // kernels with NVRTC; the host tests compile the same text as C++ and require bit-identical results
 // against the reference executor (amp.softmax / amp.log_softmax: softmaxSlice in
 // runtime/reference/ReferenceReduction.cpp; amp.layer_norm / amp.rms_norm: ReferenceNormalization.cpp;
-// their gradients: ReferenceGrad.cpp), whose f32 operation order every line below follows: values
+// their gradients: ReferenceGrad.cpp; amp.batch_norm and its gradient: ReferenceBatchNorm.cpp), whose f32 operation order every line below follows: values
 // are f32, exp, log and 1/sqrt are evaluated in f64 and rounded once, sums run in f32 from +0 in
-// element order inside a slice or group and in group order across groups. eps is a Python float:
+// element order inside a slice, group or channel and in group order across groups. eps is a Python float:
 // f64, added in f64. Compile with no multiply-add contraction (nvrtc --fmad=false,
 // g++ -ffp-contract=off).
 #ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
@@ -100,5 +100,41 @@ AMP_TM float amp_nrm_rms_dx(float g, float xhat, float rstd, float meanGXhat) {
 // The column sums of the affine gradients: dweight_j += fl(dy_j * xhat_j) and dbias_j += dy_j for
 // each group in order, from +0.
 AMP_TM float amp_nrm_accumulate(float acc, float term) { return acc + term; }
+
+// ---------------------------------------------------------------------------------------------
+// batch_norm / batch_norm_grad (runtime/reference/ReferenceBatchNorm.cpp): x is [N, C, ...]; the
+// per-channel operands and statistics are f32 [C] whatever x's type. Per channel c, its M = N * S
+// elements (S = the product of the trailing dims, 1 for [N, C]) in the reference's order: n-major,
+// then the trailing dims row-major. Every sum over a channel adds its terms in that order from +0;
+// the layer_norm helpers above give the rest (mean = fl(sum / M), the centred squares, invstd =
+// amp_nrm_rstd(sq, M, eps) in training, xhat = fl(fl(x - mean) * invstd), fl(dy * xhat)).
+
+// The flat index of channel c's element j (0 <= j < M): (n * C + c) * S + i, n = j / S, i = j % S.
+AMP_TM long long amp_bn_index(long long j, long long c, long long channels, long long spatial) {
+  return (j / spatial * channels + c) * spatial + j % spatial;
+}
+
+// Without training: invstd = f32(1 / sqrt(f64(running_var) + eps)).
+AMP_TM float amp_bn_invstd(float var, double eps) { return (float)(1.0 / sqrt((double)var + eps)); }
+
+// y = fl(fl(fl(fl(x - mean) * invstd) * scale_c) + bias_c).
+AMP_TM float amp_bn_out(float x, float mean, float invstd, float scale, float bias) {
+  return (x - mean) * invstd * scale + bias;
+}
+
+// The unbiased batch variance of the running update: fl(sq / f32(M - 1)).
+AMP_TM float amp_bn_unbiased(float sq, long long count) { return sq / (float)(count - 1); }
+
+// The running update: fl(fl(f32(1 - momentum) * running) + fl(f32(momentum) * batch)), momentum
+// the op's f64 attribute and 1 - momentum taken in f64 (PyTorch's rule, the reference's order).
+AMP_TM float amp_bn_running(float running, float batch, double momentum) {
+  return (float)(1.0 - momentum) * running + (float)momentum * batch;
+}
+
+// The gradient's a = fl(scale_c * invstd); dx = fl(a * fl(fl(dy - mg) - fl(xhat * mgx))) in
+// training (amp_nrm_layer_dx with a for rstd; mg = fl(dbias / M), mgx = fl(dscale / M)), and
+// fl(a * dy) without it.
+AMP_TM float amp_bn_grad_scale(float scale, float invstd) { return scale * invstd; }
+AMP_TM float amp_bn_eval_dx(float a, float dy) { return a * dy; }
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
