@@ -58,6 +58,18 @@ namespace {
 // Debian's Abseil has its own string_view, so dtype names go through std::string.
 std::string typeString(DType t, const Shape& s) { return absl::StrCat(std::string(dtypeName(t)), shapeToString(s)); }
 
+// out[n, k] = in[k, n] for an f32 [rows, cols] matrix, in 32x32 tiles so that both sides stream
+// through cache lines.
+void transposeF32(const float* in, float* out, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+    }
+}
+
 // Element counts are products of dims; a product past int64 is rejected rather than wrapped.
 bool checkedProduct(const Shape& dims, int64_t* out) {
   int64_t p = 1;
@@ -163,10 +175,13 @@ struct Gemm::Impl {
   int64_t N = 0;  // the bias length (columns of c)
   Mode mode = Mode::kEmpty;
   bool widen = false;     // operands converted to f32 in scratch, result rounded back
+  // b [K, N] copied transposed, as f32, into scratch (offBT) before each run: see create().
+  bool transposeB = false;
+  int64_t K = 0;
   bool simdConvert = false;  // the host (and the caller's features) have AVX2 and F16C
   size_t computeBytes = 4;  // element size the primitive sees
   // Scratch layout (byte offsets; each region 64-byte aligned).
-  size_t offA = 0, offB = 0, offC = 0, offBias = 0, offPad = 0, scratchBytes = 0;
+  size_t offA = 0, offB = 0, offC = 0, offBias = 0, offBT = 0, offPad = 0, scratchBytes = 0;
   // Batch loop (empty: one execute covers everything). Element offsets of each 2-D product.
   std::vector<int64_t> loopA, loopB;
   int64_t loopStrideC = 0;
@@ -262,11 +277,16 @@ bool Gemm::Impl::build(const Problem& p, dt type) {
       off += alignUp(size_t(N) * 4);
     }
   }
+  if (transposeB) {
+    offBT = off;
+    off += alignUp(size_t(numelB) * 4);
+  }
   offPad = off;
   scratchBytes = off + alignUp(padBytes);
 
   implName = pd->impl_info_str();
   if (widen) absl::StrAppend(&implName, " (", std::string(dtypeName(dtype)), " widened to f32)");
+  if (transposeB) absl::StrAppend(&implName, " (weights transposed in scratch)");
   if (p.bias) absl::StrAppend(&implName, " (bias in the epilogue)");
   if (!batched) absl::StrAppend(&implName, " (batch loop x", loopA.size(), ")");
   return true;
@@ -368,6 +388,32 @@ absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuF
     }
     if (!built)
       return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN has no matmul implementation"));
+    // oneDNN's f32 GEMM without brgemm (gemm:jit, what it runs below AVX-512) is about 1.7x faster
+    // on a transposed b ([N, K], x·Wᵀ as nn.Linear stores it) than on a [K, N] one: 59 against 34
+    // GFLOP/s for 256x1024x1024 on one core (docs/cpu-device.md). Where the GEMM is large enough
+    // for that to pay for a transposing copy of b (K·N elements against M·N·K multiply-adds), b
+    // is copied transposed (widened, where it is) into scratch on each run. The sum is still one
+    // f32 dot product per element, within the same bound.
+    constexpr int64_t kTransposeMinM = 128;
+    const bool f32Compute = d.dtype == DType::F32 || im->widen;
+    if (f32Compute && !p.transB && p.batch.empty() && p.M >= kTransposeMinM &&
+        im->implName.rfind("gemm:", 0) == 0) {
+      Problem t = p;
+      t.transB = true;
+      auto candidate = std::make_unique<Impl>();
+      candidate->dtype = im->dtype;
+      candidate->resultShape = im->resultShape;
+      candidate->numelA = im->numelA;
+      candidate->numelB = im->numelB;
+      candidate->numelC = im->numelC;
+      candidate->hasBias = im->hasBias;
+      candidate->N = im->N;
+      candidate->widen = im->widen;
+      candidate->simdConvert = im->simdConvert;
+      candidate->transposeB = true;
+      candidate->K = p.K;
+      if (candidate->build(t, dt::f32) && candidate->implName.rfind("gemm:", 0) == 0) im = std::move(candidate);
+    }
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN: ", e.what()));
   }
@@ -417,6 +463,11 @@ void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* sc
       widenToF32(im.dtype, bias, reinterpret_cast<float*>(s + im.offBias), im.N, im.simdConvert);
       bias = s + im.offBias;
     }
+  }
+  if (im.transposeB) {
+    // pb is b as f32 [K, N] (the caller's, or its widened copy); the primitive reads [N, K].
+    transposeF32(reinterpret_cast<const float*>(pb), reinterpret_cast<float*>(s + im.offBT), im.K, im.N);
+    pb = s + im.offBT;
   }
   {
     std::lock_guard<std::mutex> lock(im.mu);

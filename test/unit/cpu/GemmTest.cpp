@@ -564,6 +564,34 @@ TEST(GemmTest, FoldsSharedWeightIntoM) {
   EXPECT_NE((*g)->implName().find("folded"), std::string::npos) << (*g)->implName();
 }
 
+// Below AVX-512 oneDNN runs f32 GEMMs in gemm:jit, which is about 1.7x faster on a transposed
+// weight; the Gemm then reads a transposed copy of b made in its scratch (Gemm.cpp). The copy and
+// the product stay within the bound, widened or not, with a bias and without; small M keeps b as
+// it is. Where oneDNN runs brgemm (AVX-512 and up), both layouts run at one speed and the test has
+// nothing to check: scripts/cpu-level-tests.sh runs it again at x86-64-v3.
+TEST(GemmTest, BelowAvx512TheWeightIsReadTransposedFromScratch) {
+  auto probe = Gemm::create({DType::F32, {256, 96}, {96, 80}}, CpuFeatures::host());
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  if ((*probe)->implName().rfind("gemm:", 0) != 0)
+    GTEST_SKIP() << "oneDNN runs " << (*probe)->implName() << " here (AMP_CPU_FEATURES=x86-64-v3 ONEDNN_MAX_CPU_ISA=AVX2 "
+                 << "reaches gemm:jit)";
+  EXPECT_NE((*probe)->implName().find("weights transposed in scratch"), std::string::npos) << (*probe)->implName();
+  EXPECT_GE((*probe)->scratchBytes(), size_t{96} * 80 * 4);
+  checkAgainstReference({DType::F32, {256, 96}, {96, 80}}, CpuFeatures::host(), 41, "weights transposed in scratch");
+  checkAgainstReference({DType::F32, {4, 64, 96}, {96, 80}}, CpuFeatures::host(), 43, "weights transposed in scratch");
+  checkAgainstReference({DType::F16, {256, 96}, {96, 80}}, CpuFeatures::host(), 45, "weights transposed in scratch");
+  checkAgainstReference({DType::F32, {96, 200}, {96, 80}, true, false}, CpuFeatures::host(), 47,
+                        "weights transposed in scratch");
+  // A transposed b, a batched b, or an M below 128: b is read in place.
+  for (const GemmDesc& d : {GemmDesc{DType::F32, {256, 96}, {80, 96}, false, true},
+                            GemmDesc{DType::F32, {2, 256, 96}, {2, 96, 80}},
+                            GemmDesc{DType::F32, {64, 96}, {96, 80}}}) {
+    auto g = Gemm::create(d, CpuFeatures::host());
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ((*g)->implName().find("transposed in scratch"), std::string::npos) << (*g)->implName();
+  }
+}
+
 TEST(GemmTest, ManyBroadcastDimsUseTheBatchLoop) {
   // Eleven batch dims alternating which operand broadcasts cannot be merged, and 11 + 2 dims exceed
   // oneDNN's 12: the Gemm falls back to a loop of 2-D products over precomputed offsets.
