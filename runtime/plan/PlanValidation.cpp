@@ -11,22 +11,32 @@
 
 namespace amp::rt {
 
-absl::Status validateBuffers(const Plan& plan) {
-  for (const BufferDesc& b : plan.buffers) {
-    int64_t n = 1;
-    for (int64_t d : b.shape) {
-      if (d < 0) return absl::InvalidArgumentError(absl::StrCat("buffer '", b.name, "' has a negative dimension"));
-      if (d != 0 && n > kMaxBufferBytes / d)
-        return absl::InvalidArgumentError(absl::StrCat("buffer '", b.name, "' ", shapeToString(b.shape),
-                                                       " is larger than the runtime's limit of ",
-                                                       kMaxBufferBytes, " bytes"));
-      n *= d;
-    }
-    if (n > kMaxBufferBytes / static_cast<int64_t>(dtypeSize(b.dtype)))
-      return absl::InvalidArgumentError(absl::StrCat("buffer '", b.name, "' ", shapeToString(b.shape),
+namespace {
+
+// Non-negative dims whose element count and byte size stay within kMaxBufferBytes (so numElements
+// and byte counts of the value cannot overflow). `what` names it in the error.
+absl::Status validateValueSize(const std::string& what, DType dtype, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat(what, " has a negative dimension"));
+    if (d != 0 && n > kMaxBufferBytes / d)
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", shapeToString(shape),
                                                      " is larger than the runtime's limit of ", kMaxBufferBytes,
                                                      " bytes"));
+    n *= d;
   }
+  if (n > kMaxBufferBytes / static_cast<int64_t>(dtypeSize(dtype)))
+    return absl::InvalidArgumentError(absl::StrCat(what, " ", shapeToString(shape),
+                                                   " is larger than the runtime's limit of ", kMaxBufferBytes,
+                                                   " bytes"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status validateBuffers(const Plan& plan) {
+  for (const BufferDesc& b : plan.buffers)
+    if (absl::Status s = validateValueSize(absl::StrCat("buffer '", b.name, "'"), b.dtype, b.shape); !s.ok()) return s;
   return validateShardedState(plan);
 }
 
@@ -99,6 +109,12 @@ absl::Status validateMemory(const Plan& plan, int64_t limitBytes) {
 absl::Status validateFusedBody(const Plan& plan, const PlanStep& step) {
   const size_t n = step.operands.size();
   if (step.locals.size() < n) return absl::InvalidArgumentError("the body has fewer locals than operands");
+  // Every local, the body's own values included, within the buffers' limits: the iteration space
+  // is one of them (validateFusedLayout counts its elements).
+  for (size_t i = 0; i < step.locals.size(); ++i)
+    if (absl::Status s = validateValueSize(absl::StrCat("local ", i), step.locals[i].dtype, step.locals[i].shape);
+        !s.ok())
+      return s;
   for (size_t i = 0; i < n; ++i) {
     const BufferDesc& b = plan.buffers[step.operands[i]];
     if (step.locals[i].dtype != b.dtype || step.locals[i].shape != b.shape)

@@ -139,6 +139,25 @@ TEST(Session, EditedFusedLayoutIsRefusedOnEveryDevice) {
   expectRefused("reduced_results", std::vector<int64_t>{0}, "fused result 0 [4, 8] does not fit");
 }
 
+// A body value typed with more elements than int64 counts (found by fuzz/bundle_plan: UBSan
+// signed overflow counting the iteration space) is refused with the other plan checks, located.
+TEST(Session, FusedLocalsLargerThanAnyBufferAreRefused) {
+  Tensor x(DType::F32, {4, 8});
+  for (const Shape& shape : {Shape{6, int64_t{1} << 62}, Shape{int64_t{1} << 40, 1 << 20}, Shape{4, -8}}) {
+    Plan p = fusedColumnSumPlan();
+    p.entries[0].steps[0].locals[1].shape = shape;
+    for (Device device : {Device::Reference, Device::Cpu}) {
+      auto s = openSession(p, device);
+      absl::Status st = s.ok() ? s->run("eval", {{"x", x}}).status() : s.status();
+      ASSERT_FALSE(st.ok()) << deviceName(device) << " accepts local 1 " << shapeToString(shape);
+      EXPECT_NE(st.message().find("local 1"), std::string::npos) << st;
+      EXPECT_NE(st.message().find(shape[1] < 0 ? "negative dimension" : "larger than the runtime's limit"),
+                std::string::npos)
+          << st;
+    }
+  }
+}
+
 TEST(Session, SetParamsReplacesByName) {
   auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
