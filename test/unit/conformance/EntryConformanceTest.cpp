@@ -64,10 +64,12 @@ std::vector<Param> params() {
   for (const char* name : {"mlp_f32", "mlp_bf16", "mlp_f16", "mlp_sgd_bf16", "transformer_lm_f32", "transformer_lm_bf16",
                            "transformer_lm_f16"})
     out.push_back({Dut::Cpu, bundleDir(AMP_TEST_CPU_BUNDLE_DIR), name});
-  for (const char* name : {"pointwise_ops_f32", "pointwise_ops_bf16", "mlp_clip_unfused_f32"})
+  for (const char* name : {"pointwise_ops_f32", "pointwise_ops_bf16", "batch_norm_f32", "batch_norm_bf16",
+                           "mlp_clip_unfused_f32"})
     out.push_back({Dut::Cpu, bundleDir(AMP_TEST_CONFORMANCE_BUNDLE_DIR), name});
 #ifdef AMP_TEST_CUDA_BUNDLE_DIR
-  for (const char* name : {"pointwise_ops_f32_sm_90", "pointwise_ops_bf16_sm_90", "mlp_clip_unfused_f16_sm_80"})
+  for (const char* name : {"pointwise_ops_f32_sm_90", "pointwise_ops_bf16_sm_90", "batch_norm_f32_sm_90",
+                           "batch_norm_bf16_sm_90", "mlp_clip_unfused_f16_sm_80"})
     for (Dut d : {Dut::Cpu, Dut::CudaDryRun, Dut::Cuda}) out.push_back({d, bundleDir(AMP_TEST_CONFORMANCE_BUNDLE_DIR), name});
   // The cuda bundles run on the cpu device too: it interprets their fused regions.
   for (const char* name : {"mlp_f32_sm_90", "mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
@@ -254,11 +256,6 @@ const std::map<std::string_view, std::string_view>& notInTheSuite() {
       {"amp.all_gather", "a collective: needs a job of several ranks (e2e data_parallel zero1 tests)"},
       {"amp.rank_chunk", "reads the rank of a job of several ranks (e2e data_parallel zero1 tests)"},
       {"amp.yield", "the terminator of a fused region, not a computation"},
-      // A bundle with a batch norm cannot run on the cuda devices of this suite yet (no kernel:
-      // the device refuses it by name), so no model here uses it.
-      {"amp.batch_norm", "no cuda kernel yet (cpu: CpuLibraryOpParity.BatchNormAndItsGradient; a training step "
-                         "on reference and cpu: test/lit/tools/amp-run-batch-norm.mlir, test/lit/import/batch-norm-torch.test)"},
-      {"amp.batch_norm_grad", "no cuda kernel yet (as amp.batch_norm)"},
   };
   return ops;
 }
