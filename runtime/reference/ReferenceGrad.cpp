@@ -3,6 +3,7 @@
 // at each kernel (and in docs/reference-executor.md, "Gradient ops"), no FMA
 // (-ffp-contract=off), one RNE rounding to the result type at the end.
 #include "runtime/reference/ReferenceGrad.h"
+#include "runtime/WindowGeometry.h"
 
 #include <cmath>
 #include <cstring>
@@ -48,8 +49,10 @@ absl::StatusOr<std::pair<int64_t, int64_t>> checkConv(const OpCall& c, const Sha
   if (a.groups < 1 || C % a.groups != 0 || O % a.groups != 0 || ws[1] != C / a.groups)
     return c.error("groups = ", a.groups, " does not fit input ", shapeToString(xs), " and weight ",
                    shapeToString(ws));
-  const int64_t spanH = xs[2] + 2 * a.pad[0] - a.dil[0] * (ws[2] - 1) - 1;
-  const int64_t spanW = xs[3] + 2 * a.pad[1] - a.dil[1] * (ws[3] - 1) - 1;
+  const std::optional<int64_t> spanHo = windowSpan(xs[2], a.pad[0], a.dil[0], ws[2]),
+                               spanWo = windowSpan(xs[3], a.pad[1], a.dil[1], ws[3]);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0) return c.error("kernel does not fit the padded input ", shapeToString(xs));
   const int64_t OH = spanH / a.stride[0] + 1, OW = spanW / a.stride[1] + 1;
   REF_RETURN_IF_ERROR(expectShape(c, "grad", dys, {xs[0], O, OH, OW}));
@@ -73,7 +76,9 @@ absl::StatusOr<PoolAttrs> poolAttrs(const OpCall& c, const Shape& xs, const Shap
   if (a.pad[0] > a.k[0] / 2 || a.pad[1] > a.k[1] / 2)
     return c.error("padding must be at most half the kernel");
   if (xs.size() != 4) return c.error("input must be NCHW (rank 4), got ", shapeToString(xs));
-  const int64_t spanH = xs[2] + 2 * a.pad[0] - a.k[0], spanW = xs[3] + 2 * a.pad[1] - a.k[1];
+  const std::optional<int64_t> spanHo = windowSpan(xs[2], a.pad[0], 1, a.k[0]), spanWo = windowSpan(xs[3], a.pad[1], 1, a.k[1]);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0) return c.error("kernel does not fit the padded input ", shapeToString(xs));
   REF_RETURN_IF_ERROR(expectShape(c, "grad", dys,
                                   {xs[0], xs[1], spanH / a.stride[0] + 1, spanW / a.stride[1] + 1}));

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "runtime/reference/ReferenceCommon.h"
+#include "runtime/WindowGeometry.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::ref {
@@ -131,8 +132,9 @@ absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {
                    " input channels per group for input ", typeString(c.in(0)), " and groups = ", groups);
   if (c.numOperands() == 3 && c.in(2).shape() != Shape{O})
     return c.error("bias must have shape [", O, "], got ", typeString(c.in(2)));
-  const int64_t spanH = H + 2 * pad[0] - dil[0] * (KH - 1) - 1;
-  const int64_t spanW = W + 2 * pad[1] - dil[1] * (KW - 1) - 1;
+  const std::optional<int64_t> spanHo = windowSpan(H, pad[0], dil[0], KH), spanWo = windowSpan(W, pad[1], dil[1], KW);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0 || KH < 1 || KW < 1)
     return c.error("kernel ", KH, "x", KW, " (dilation ", dil[0], "x", dil[1],
                    ") does not fit the padded input ", typeString(c.in(0)));
@@ -177,7 +179,9 @@ absl::StatusOr<Tensor> evalPool2d(const OpCall& c) {
     return c.error("padding [", pad[0], ", ", pad[1], "] must be at most half the kernel [", k[0], ", ", k[1], "]");
   const Shape& xs = c.in(0).shape();
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
-  const int64_t spanH = H + 2 * pad[0] - k[0], spanW = W + 2 * pad[1] - k[1];
+  const std::optional<int64_t> spanHo = windowSpan(H, pad[0], 1, k[0]), spanWo = windowSpan(W, pad[1], 1, k[1]);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0)
     return c.error("kernel [", k[0], ", ", k[1], "] does not fit the padded input ", typeString(c.in(0)));
   const int64_t OH = spanH / stride[0] + 1, OW = spanW / stride[1] + 1;

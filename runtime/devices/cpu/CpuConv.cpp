@@ -44,6 +44,7 @@
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/Gemm.h"
+#include "runtime/WindowGeometry.h"
 #include "dnnl.hpp"
 
 namespace amp::rt::cpu {
@@ -494,8 +495,10 @@ absl::StatusOr<ConvGeom> convGeom(const StepContext& c, const Shape& xs, const S
   if (*groups < 1 || C % *groups != 0 || O % *groups != 0 || ws[1] != C / *groups)
     return c.error(absl::StrCat("groups = ", *groups, " does not fit input ", shapeToString(xs), " and weight ",
                                 shapeToString(ws)));
-  const int64_t spanH = xs[2] + 2 * (*pad)[0] - (*dil)[0] * (ws[2] - 1) - 1;
-  const int64_t spanW = xs[3] + 2 * (*pad)[1] - (*dil)[1] * (ws[3] - 1) - 1;
+  const std::optional<int64_t> spanHo = windowSpan(xs[2], (*pad)[0], (*dil)[0], ws[2]),
+                               spanWo = windowSpan(xs[3], (*pad)[1], (*dil)[1], ws[3]);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0 || (forward && (ws[2] < 1 || ws[3] < 1)))
     return c.error(absl::StrCat("kernel does not fit the padded input ", shapeToString(xs)));
   ConvGeom g;

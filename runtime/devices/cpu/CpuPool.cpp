@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/WindowGeometry.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -168,7 +169,10 @@ absl::StatusOr<PoolGeom> poolGeom(const StepContext& c, const Shape& xs, bool st
   if (!pad.ok()) return pad.status();
   if ((*pad)[0] > (*k)[0] / 2 || (*pad)[1] > (*k)[1] / 2) return c.error("padding must be at most half the kernel");
   if (xs.size() != 4) return c.error(absl::StrCat("input must be NCHW (rank 4), got ", shapeToString(xs)));
-  const int64_t spanH = xs[2] + 2 * (*pad)[0] - (*k)[0], spanW = xs[3] + 2 * (*pad)[1] - (*k)[1];
+  const std::optional<int64_t> spanHo = windowSpan(xs[2], (*pad)[0], 1, (*k)[0]),
+                               spanWo = windowSpan(xs[3], (*pad)[1], 1, (*k)[1]);
+  if (!spanHo || !spanWo) return c.error("the window's extent overflows int64 (padding, dilation or kernel out of range)");
+  const int64_t spanH = *spanHo, spanW = *spanWo;
   if (spanH < 0 || spanW < 0) return c.error(absl::StrCat("kernel does not fit the padded input ", shapeToString(xs)));
   return PoolGeom{xs[0] * xs[1], xs[2], xs[3], spanH / (*stride)[0] + 1, spanW / (*stride)[1] + 1,
                   (*k)[0], (*k)[1], (*stride)[0], (*stride)[1], (*pad)[0], (*pad)[1]};

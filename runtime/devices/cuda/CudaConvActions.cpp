@@ -8,6 +8,7 @@
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/kernels/ConvMath.h"
+#include "runtime/WindowGeometry.h"
 
 namespace amp::rt::cuda {
 
@@ -61,11 +62,10 @@ absl::StatusOr<ConvProblem> convProblem(const Plan& plan, const PlanStep& step) 
   c.strideH = stride->first, c.strideW = stride->second, c.padH = pad->first, c.padW = pad->second;
   c.dilH = dil->first, c.dilW = dil->second;
   // The shapes must be the ones the kernels' index math assumes (validated plans are).
+  const std::optional<int64_t> spanH = windowSpan(c.H, c.padH, c.dilH, c.KH), spanW = windowSpan(c.W, c.padW, c.dilW, c.KW);
   const bool consistent = *groups >= 1 && c.C % *groups == 0 && c.O % *groups == 0 && c.CG == c.C / *groups &&
-                          ys[0] == c.N && ys[1] == c.O && c.KH >= 1 && c.KW >= 1 &&
-                          c.OH == (c.H + 2 * c.padH - c.dilH * (c.KH - 1) - 1) / c.strideH + 1 &&
-                          c.OW == (c.W + 2 * c.padW - c.dilW * (c.KW - 1) - 1) / c.strideW + 1 &&
-                          c.H + 2 * c.padH - c.dilH * (c.KH - 1) - 1 >= 0 && c.W + 2 * c.padW - c.dilW * (c.KW - 1) - 1 >= 0;
+                          ys[0] == c.N && ys[1] == c.O && c.KH >= 1 && c.KW >= 1 && spanH && spanW && *spanH >= 0 &&
+                          *spanW >= 0 && c.OH == *spanH / c.strideH + 1 && c.OW == *spanW / c.strideW + 1;
   if (!consistent) return absl::InvalidArgumentError("convolution shapes disagree with its attributes");
   c.OG = c.O / *groups;
   if (forward && step.operands.size() == 3) {
@@ -208,9 +208,10 @@ absl::Status ActionBuilder::poolOp(size_t s) {
   p.NC = xs[0] * xs[1], p.H = xs[2], p.W = xs[3], p.OH = ys[2], p.OW = ys[3];
   p.KH = k->first, p.KW = k->second, p.strideH = stride->first, p.strideW = stride->second;
   p.padH = pad->first, p.padW = pad->second;
-  const bool consistent = ys[0] == xs[0] && ys[1] == xs[1] && p.padH <= p.KH / 2 && p.padW <= p.KW / 2 &&
-                          p.H + 2 * p.padH - p.KH >= 0 && p.W + 2 * p.padW - p.KW >= 0 &&
-                          p.OH == (p.H + 2 * p.padH - p.KH) / p.strideH + 1 && p.OW == (p.W + 2 * p.padW - p.KW) / p.strideW + 1;
+  const std::optional<int64_t> spanH = windowSpan(p.H, p.padH, 1, p.KH), spanW = windowSpan(p.W, p.padW, 1, p.KW);
+  const bool consistent = ys[0] == xs[0] && ys[1] == xs[1] && p.padH <= p.KH / 2 && p.padW <= p.KW / 2 && spanH &&
+                          spanW && *spanH >= 0 && *spanW >= 0 && p.OH == *spanH / p.strideH + 1 &&
+                          p.OW == *spanW / p.strideW + 1;
   if (!consistent) return absl::InvalidArgumentError("pooling shapes disagree with its attributes");
   const std::string name = absl::StrCat(isMax ? "amp_max_pool2d_" : "amp_avg_pool2d_", grad ? "grad_" : "", *type);
   auto fn = kernel(name);

@@ -158,6 +158,66 @@ TEST(Session, FusedLocalsLargerThanAnyBufferAreRefused) {
   }
 }
 
+// A 3x3 convolution and a 3x3 max pool over [1, 1, 4, 4], whose window attributes a test edits.
+Plan windowPlan(const std::string& op) {
+  Plan p;
+  p.buffers.push_back({"x", DType::F32, {1, 1, 4, 4}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"w", DType::F32, {1, 1, 3, 3}, BufferKind::Input, std::nullopt});
+  p.buffers.push_back({"y", DType::F32, {1, 1, 4, 4}, BufferKind::Temp, std::nullopt});
+  const bool conv = op == "amp.conv2d";
+  PlanStep step{op, conv ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{0}, {2}, {}, "w.mlir:1:1"};
+  step.attrs.set("stride", std::vector<int64_t>{1, 1});
+  step.attrs.set("padding", std::vector<int64_t>{1, 1});
+  if (conv) {
+    step.attrs.set("dilation", std::vector<int64_t>{1, 1});
+    step.attrs.set("groups", int64_t{1});
+  } else {
+    step.attrs.set("kernel", std::vector<int64_t>{3, 3});
+  }
+  EntryPoint e;
+  e.name = "eval";
+  e.steps = {step};
+  e.results = {2};
+  e.resultNames = {"y"};
+  p.entries.push_back(e);
+  return p;
+}
+
+// Window attributes whose extent overflows int64 (found by fuzz/bundle_plan: UBSan signed overflow
+// in the cpu device's convolution geometry, 2 * INT64_MAX) are a located error on every device.
+TEST(Session, WindowAttributesThatOverflowAreRefusedOnEveryDevice) {
+  Tensor x(DType::F32, {1, 1, 4, 4}), w(DType::F32, {1, 1, 3, 3});
+  const int64_t big = INT64_MAX;
+  const struct {
+    std::string op, attr;
+    std::vector<int64_t> value;
+  } cases[] = {{"amp.conv2d", "padding", {big, 1}},
+               {"amp.conv2d", "dilation", {1, big}},
+               {"amp.conv2d", "padding", {big / 2, big / 2}},
+               {"amp.max_pool2d", "padding", {big / 2, 1}},  // with kernel [INT64_MAX, 3] below
+               {"amp.avg_pool2d", "padding", {1, big / 2}}};  // with kernel [3, INT64_MAX]
+  for (const auto& k : cases) {
+    Plan p = windowPlan(k.op);
+    p.entries[0].steps[0].attrs.set(k.attr, k.value);
+    if (k.op == "amp.max_pool2d") p.entries[0].steps[0].attrs.set("kernel", std::vector<int64_t>{big, 3});
+    if (k.op == "amp.avg_pool2d") p.entries[0].steps[0].attrs.set("kernel", std::vector<int64_t>{3, big});
+    for (Device device : {Device::Reference, Device::Cpu}) {
+      SCOPED_TRACE(k.op + " " + k.attr + " on " + std::string(deviceName(device)));
+      auto s = openSession(p, device);
+      absl::Status st = s.ok() ? s->run("eval", {{"x", x}, {"w", w}}).status() : s.status();
+      ASSERT_FALSE(st.ok());
+      EXPECT_NE(st.message().find("overflows int64"), std::string::npos) << st;
+      EXPECT_NE(st.message().find("w.mlir:1:1"), std::string::npos) << st;
+    }
+  }
+  // The unedited plans run.
+  for (const std::string op : {"amp.conv2d", "amp.max_pool2d"}) {
+    auto s = openSession(windowPlan(op), Device::Cpu);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_TRUE(s->run("eval", {{"x", x}, {"w", w}}).ok()) << op;
+  }
+}
+
 TEST(Session, SetParamsReplacesByName) {
   auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok());
