@@ -16,9 +16,8 @@ this model's gradients by about 1e-6 of their largest value (measured), well ins
 import os
 import sys
 
-import numpy as np
 import torch
-from torch_sgd import record_sgd
+from torch_sgd import export_and_record_lm
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
 from gpt_lm import GptLM  # noqa: E402
@@ -32,12 +31,7 @@ def main(work):
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
     label = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
-    torch.onnx.export(model, tokens, work + "/model.onnx", opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["tokens"], output_names=["logits"], dynamic_axes={"tokens": {0: "batch"}})
-    np.savez(work + "/batch.npz", tokens=tokens.numpy(), label=label.numpy())
-    record_sgd(model, lambda m: torch.nn.functional.cross_entropy(m(tokens).reshape(-1, VOCAB), label.reshape(-1)),
-               STEPS, LR, BATCH, work + "/torch.json")
+    export_and_record_lm(model, tokens, label, VOCAB, STEPS, LR, work)
 
 
 if __name__ == "__main__":

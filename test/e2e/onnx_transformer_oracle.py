@@ -9,9 +9,8 @@ and gradients at the exported weights, the loss of each of STEPS SGD steps, and 
 """
 import sys
 
-import numpy as np
 import torch
-from torch_sgd import record_sgd
+from torch_sgd import export_and_record_lm
 
 STEPS, LR, BATCH, SEQ, VOCAB, WIDTH = 3, 0.1, 4, 16, 50, 32
 
@@ -36,12 +35,7 @@ def main(work):
     g = torch.Generator().manual_seed(1)
     tokens = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
     label = torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
-    torch.onnx.export(model, tokens, work + "/model.onnx", opset_version=17,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["tokens"], output_names=["logits"], dynamic_axes={"tokens": {0: "batch"}})
-    np.savez(work + "/batch.npz", tokens=tokens.numpy(), label=label.numpy())
-    record_sgd(model, lambda m: torch.nn.functional.cross_entropy(m(tokens).reshape(-1, VOCAB), label.reshape(-1)),
-               STEPS, LR, BATCH, work + "/torch.json")
+    export_and_record_lm(model, tokens, label, VOCAB, STEPS, LR, work)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """What the ONNX parity oracles (test/e2e/onnx_*_oracle.py) record from PyTorch: plain SGD steps on
-one batch, with the loss and gradients of the first step and the params after the last."""
+one batch, with the loss and gradients of the first step and the params after the last; and, for
+the language models, the export of the model and its batch."""
 import json
 
 
@@ -20,3 +21,17 @@ def record_sgd(model, loss_of_model, steps, lr, batch, path):
     out["params"] = {n: p.detach().flatten().tolist() for n, p in model.named_parameters()}
     with open(path, "w") as f:
         json.dump(out, f)
+
+
+def export_and_record_lm(model, tokens, label, vocab, steps, lr, work):
+    """The language-model oracles' common part: exports `model` as a user would (opset 17, training
+    mode, input "tokens", output "logits", a symbolic batch dim) to WORK/model.onnx, writes the batch
+    to WORK/batch.npz and records SGD with the mean cross-entropy over every position."""
+    import numpy as np
+    import torch
+    torch.onnx.export(model, tokens, work + "/model.onnx", opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["tokens"], output_names=["logits"], dynamic_axes={"tokens": {0: "batch"}})
+    np.savez(work + "/batch.npz", tokens=tokens.numpy(), label=label.numpy())
+    record_sgd(model, lambda m: torch.nn.functional.cross_entropy(m(tokens).reshape(-1, vocab), label.reshape(-1)),
+               steps, lr, tokens.shape[0], work + "/torch.json")

@@ -68,6 +68,23 @@ bool anEntryIsRefused(Session& session) {
   return refused;
 }
 
+// Sets `attr` of every `op` step of `plan` to `value`: plan validation refuses the edited plan,
+// or the cuda device refuses to prepare an entry with it.
+template <typename Value>
+void expectEditRefused(Plan plan, const char* op, const char* attr, const Value& value) {
+  bool changed = false;
+  for (EntryPoint& e : plan.entries)
+    for (PlanStep& st : e.steps)
+      if (st.op == op) {
+        st.attrs.set(attr, value);
+        changed = true;
+      }
+  ASSERT_TRUE(changed);
+  auto session = Session::create(std::move(plan), makeCudaExecutor(std::make_unique<DryRunApi>()));
+  if (!session.ok()) return;  // plan validation refused the edit
+  EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited attribute was prepared";
+}
+
 int64_t count(const std::vector<std::string>& calls, const std::string& prefix) {
   int64_t n = 0;
   for (const std::string& c : calls) n += c.rfind(prefix, 0) == 0;
@@ -317,18 +334,7 @@ TEST(CudaExecutor, RefusesBatchNormAttributesOutOfRange) {
                         {"amp.batch_norm_grad", "epsilon", -1e-5}};
   for (const Edit& edit : edits) {
     SCOPED_TRACE(testing::Message() << edit.op << " " << edit.attr << " " << edit.value);
-    Plan edited = d.session->plan();
-    bool changed = false;
-    for (EntryPoint& e : edited.entries)
-      for (PlanStep& st : e.steps)
-        if (st.op == edit.op) {
-          st.attrs.set(edit.attr, edit.value);
-          changed = true;
-        }
-    ASSERT_TRUE(changed);
-    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
-    if (!session.ok()) continue;  // plan validation refused the edit
-    EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited attribute was prepared";
+    expectEditRefused(d.session->plan(), edit.op, edit.attr, edit.value);
   }
 }
 
@@ -804,18 +810,7 @@ TEST(CudaExecutor, RefusesConvolutionAndPoolingAttributesThatDisagreeWithTheShap
                         {"amp.avg_pool2d_grad", "kernel", {3, 3}}};
   for (const Edit& edit : edits) {
     SCOPED_TRACE(std::string(edit.op) + " " + edit.attr);
-    Plan edited = d.session->plan();
-    bool changed = false;
-    for (EntryPoint& e : edited.entries)
-      for (PlanStep& st : e.steps)
-        if (st.op == edit.op) {
-          st.attrs.set(edit.attr, edit.value);
-          changed = true;
-        }
-    ASSERT_TRUE(changed);
-    auto session = Session::create(std::move(edited), makeCudaExecutor(std::make_unique<DryRunApi>()));
-    if (!session.ok()) continue;  // plan validation refused the edit
-    EXPECT_TRUE(anEntryIsRefused(*session)) << "an entry with the edited attribute was prepared";
+    expectEditRefused(d.session->plan(), edit.op, edit.attr, edit.value);
   }
 }
 
