@@ -400,19 +400,13 @@ absl::StatusOr<std::unique_ptr<Gemm>> Gemm::create(const GemmDesc& d, const CpuF
         im->implName.rfind("gemm:", 0) == 0) {
       Problem t = p;
       t.transB = true;
-      auto candidate = std::make_unique<Impl>();
-      candidate->dtype = im->dtype;
-      candidate->resultShape = im->resultShape;
-      candidate->numelA = im->numelA;
-      candidate->numelB = im->numelB;
-      candidate->numelC = im->numelC;
-      candidate->hasBias = im->hasBias;
-      candidate->N = im->N;
-      candidate->widen = im->widen;
-      candidate->simdConvert = im->simdConvert;
-      candidate->transposeB = true;
-      candidate->K = p.K;
-      if (candidate->build(t, dt::f32) && candidate->implName.rfind("gemm:", 0) == 0) im = std::move(candidate);
+      im->transposeB = true;
+      im->K = p.K;
+      if (!im->build(t, dt::f32) || im->implName.rfind("gemm:", 0) != 0) {  // keep b as it is
+        im->transposeB = false;
+        if (!im->build(p, dt::f32))
+          return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN has no matmul implementation"));
+      }
     }
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("Gemm ", ta, " x ", tb, ": oneDNN: ", e.what()));
