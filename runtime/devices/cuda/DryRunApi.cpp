@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -30,6 +31,7 @@ DryRunApi::~DryRunApi() {
 }
 
 absl::StatusOr<DevicePtr> DryRunApi::allocate(int64_t bytes) {
+  if (capturing_) return refusedInCapture("allocate (cuMemAlloc)");
   if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
   if (gpu_.memoryBytes > 0 && deviceBytes_ + bytes > gpu_.memoryBytes)
     return gpuOutOfMemory(bytes, gpu_.memoryBytes - deviceBytes_, gpu_.memoryBytes);
@@ -52,6 +54,10 @@ absl::StatusOr<DevicePtr> DryRunApi::hostAllocate(int64_t bytes) {
 }
 
 void DryRunApi::release(DevicePtr p) {
+  if (capturing_) {  // the GPU invalidates the capture; endCapture reports it
+    if (captureError_.ok()) captureError_ = refusedInCapture(deviceAllocations_.count(p) ? "release (cuMemFree)" : "releasePinned (cuMemFreeHost)");
+    return;
+  }
   auto it = allocations_.find(p);
   if (it == allocations_.end()) return;
   if (deviceAllocations_.erase(p)) deviceBytes_ -= it->second;
@@ -60,6 +66,7 @@ void DryRunApi::release(DevicePtr p) {
 }
 
 absl::StatusOr<void*> DryRunApi::allocatePinned(int64_t bytes) {
+  if (capturing_) return refusedInCapture("allocatePinned (cuMemHostAlloc)");
   if (bytes < 0) return absl::InvalidArgumentError("negative allocation");
   auto p = hostAllocate(bytes);
   if (!p.ok()) return p.status();
@@ -73,6 +80,22 @@ bool DryRunApi::inside(DevicePtr p, int64_t bytes) const {
   if (it == allocations_.begin()) return false;
   --it;
   return p >= it->first && bytes >= 0 && p - it->first + static_cast<uint64_t>(bytes) <= static_cast<uint64_t>(it->second);
+}
+
+bool DryRunApi::insideDevice(DevicePtr p, int64_t bytes) const {
+  if (!inside(p, bytes)) return false;
+  auto it = allocations_.upper_bound(p);
+  return deviceAllocations_.count((--it)->first) > 0;
+}
+
+bool DryRunApi::pinned(const void* p, int64_t bytes) const {
+  const DevicePtr address = static_cast<DevicePtr>(reinterpret_cast<uintptr_t>(p));
+  return inside(address, bytes) && !insideDevice(address, bytes);
+}
+
+absl::Status DryRunApi::refusedInCapture(const std::string& call) const {
+  return absl::FailedPreconditionError(
+      absl::StrCat("dry run: ", call, " while the stream is captured (the GPU refuses it and invalidates the graph)"));
 }
 
 absl::Status DryRunApi::checkRange(const std::string& what, DevicePtr p, int64_t bytes) const {
@@ -90,6 +113,15 @@ absl::Status DryRunApi::record(std::string call) {
 
 absl::Status DryRunApi::loadModule(const std::vector<uint8_t>& image, bool ptx) {
   if (loaded_) return absl::FailedPreconditionError("a code object is already loaded");
+  if (!workspaceReserved_) {
+    const int64_t workspace = workspaceBytes();
+    if (gpu_.memoryBytes > 0 && deviceBytes_ + workspace > gpu_.memoryBytes) {
+      const absl::Status full = gpuOutOfMemory(workspace, gpu_.memoryBytes - deviceBytes_, gpu_.memoryBytes);
+      return absl::Status(full.code(), absl::StrCat("cuBLASLt's workspace: ", full.message()));
+    }
+    deviceBytes_ += workspace;
+    workspaceReserved_ = true;
+  }
   loaded_ = true;
   ptx_ = ptx;
   image_.assign(image.begin(), image.end());
@@ -134,7 +166,7 @@ void DryRunApi::kernelSignatures(const std::vector<uint8_t>& ptx) {
     if (open == std::string::npos || close == std::string::npos || close < open) break;
     const std::string name = text.substr(nameBegin, open - nameBegin);
     std::vector<size_t> sizes;
-    std::vector<char> scalar64;
+    std::vector<char> scalar64, byValue;
     for (absl::string_view param : absl::StrSplit(absl::string_view(text).substr(open + 1, close - open - 1), ',')) {
       size_t bytes = 0, count = 1;
       bool array = false, integer = false;
@@ -151,12 +183,97 @@ void DryRunApi::kernelSignatures(const std::vector<uint8_t>& ptx) {
       if (bytes) {
         sizes.push_back(bytes * count);
         scalar64.push_back(bytes == 8 && integer && !array);
+        byValue.push_back(bytes == 1 && array);
       }
     }
     signatures_[name] = std::move(sizes);
     scalar64_[name] = std::move(scalar64);
+    byValue_[name] = std::move(byValue);
     at = close;
   }
+  readStructLayouts(text);
+}
+
+namespace {
+
+// The initial bytes of every `amp_layout_*` global of the PTX, by name:
+// `.global .align 8 .b8 amp_layout_AmpConvShape[24] = {136, 0, 0, 0, 0, 0, 0, 0, 8};`
+// (values of wider types are stored little-endian; those the initializer omits are zero).
+std::map<std::string, std::vector<uint8_t>> layoutGlobals(const std::string& ptx) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  for (absl::string_view line : absl::StrSplit(ptx, '\n')) {
+    const size_t name = line.find(" amp_layout_");
+    if (name == absl::string_view::npos || line.find(".global") == absl::string_view::npos) continue;
+    const size_t bracket = line.find('[', name), brace = line.find('{', name), end = line.find('}', name);
+    if (bracket == absl::string_view::npos || brace == absl::string_view::npos || end == absl::string_view::npos) continue;
+    size_t width = 0;
+    for (absl::string_view token : absl::StrSplit(line.substr(0, name), absl::ByAnyChar(" \t"), absl::SkipEmpty()))
+      if (size_t b = ptxTypeBytes(token)) width = b;
+    if (width == 0) continue;
+    const size_t count = static_cast<size_t>(std::strtoull(std::string(line.substr(bracket + 1)).c_str(), nullptr, 10));
+    std::vector<uint8_t> bytes(count * width, 0);
+    size_t at = 0;
+    for (absl::string_view v : absl::StrSplit(line.substr(brace + 1, end - brace - 1), ',', absl::SkipWhitespace())) {
+      uint64_t value = std::strtoull(std::string(absl::StripAsciiWhitespace(v)).c_str(), nullptr, 10);
+      for (size_t b = 0; b < width && at < bytes.size(); ++b, value >>= 8) bytes[at++] = static_cast<uint8_t>(value);
+    }
+    out[std::string(line.substr(name + 1, bracket - name - 1))] = std::move(bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Each record: {sizeof, alignof, fields, then per field offset, rows, columns, pointee bytes} and
+// "<struct>;<field>;..." (kernels/ParamLayouts.cu). A malformed record is left out, so the
+// parameters it would describe are refused as undescribed.
+void DryRunApi::readStructLayouts(const std::string& ptx) {
+  const std::map<std::string, std::vector<uint8_t>> globals = layoutGlobals(ptx);
+  for (const auto& [name, bytes] : globals) {
+    auto names = globals.find(name + "_names");
+    if (names == globals.end() || bytes.size() < 24 || bytes.size() % 8 != 0) continue;
+    std::vector<int64_t> word(bytes.size() / 8);
+    std::memcpy(word.data(), bytes.data(), bytes.size());
+    const std::string text(names->second.begin(), std::find(names->second.begin(), names->second.end(), uint8_t{0}));
+    const std::vector<std::string> parts = absl::StrSplit(text, ';');
+    const int64_t fields = word[2];
+    if (word[0] <= 0 || fields < 0 || word.size() != static_cast<size_t>(3 + 4 * fields) ||
+        parts.size() != static_cast<size_t>(1 + fields))
+      continue;
+    StructLayout layout;
+    layout.name = parts[0];
+    bool fits = true;
+    for (int64_t f = 0; f < fields; ++f) {
+      const int64_t* w = &word[static_cast<size_t>(3 + 4 * f)];
+      layout.fields.push_back({parts[static_cast<size_t>(1 + f)], w[0], w[1], w[2], w[3]});
+      fits = fits && w[0] >= 0 && w[1] > 0 && w[2] > 0 && w[3] > 0 && w[0] + 8 * w[1] * w[2] <= word[0];
+    }
+    if (fits) layouts_[static_cast<size_t>(word[0])] = std::move(layout);
+  }
+}
+
+absl::Status DryRunApi::checkStructPointers(const std::string& kernel, size_t k, const void* value, size_t bytes) const {
+  auto it = layouts_.find(bytes);
+  if (it == layouts_.end())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dry run: kernel ", kernel, ": parameter ", k, " is a struct of ", bytes,
+        " bytes that no layout recorded in the code object describes (kernels/ParamLayouts.cu), so its pointers cannot be checked"));
+  const StructLayout& layout = it->second;
+  const auto* base = static_cast<const uint8_t*>(value);
+  for (const StructLayout::Field& f : layout.fields)
+    for (int64_t i = 0; i < f.rows * f.columns; ++i) {
+      DevicePtr p = 0;
+      std::memcpy(&p, base + f.offset + 8 * i, 8);
+      if (p == 0 || insideDevice(p, f.pointee)) continue;  // null: an absent operand
+      const std::string index = f.rows > 1       ? absl::StrCat("[", i / f.columns, "][", i % f.columns, "]")
+                                : f.columns > 1 ? absl::StrCat("[", i, "]")
+                                                : "";
+      return absl::InvalidArgumentError(absl::StrCat("dry run: kernel ", kernel, ": parameter ", k, " (", layout.name,
+                                                     "), field ", f.name, index, ": 0x", absl::Hex(p), " does not address ",
+                                                     f.pointee, f.pointee == 1 ? " byte" : " bytes",
+                                                     " of a live device allocation"));
+    }
+  return absl::OkStatus();
 }
 
 absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
@@ -187,18 +304,31 @@ absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** 
                                                        ") points outside every live allocation"));
     }
   }
+  // Structs by value: followed when the code object records layouts (bundles of an older ampc
+  // record none).
+  if (auto it = byValue_.find(name); it != byValue_.end() && !layouts_.empty())
+    for (size_t k = 0; k < it->second.size() && k < paramBytes.size(); ++k)
+      if (it->second[k])
+        if (auto s = checkStructPointers(name, k, params[k], paramBytes[k]); !s.ok()) return s;
   return record(absl::StrCat("launch ", name, " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x", threads));
 }
 
 absl::Status DryRunApi::copyToDevice(DevicePtr dst, const void* src, int64_t bytes) {
   if (auto s = checkRange("copy to device", dst, bytes); !s.ok()) return s;
+  if (capturing_ && !pinned(src, bytes)) return refusedInCapture("copy to device from pageable host memory");
   if (!capturing_ && bytes > 0) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, static_cast<size_t>(bytes));
   return record(absl::StrCat("copy to device ", bytes));
 }
 
 absl::Status DryRunApi::copyToHost(void* dst, DevicePtr src, int64_t bytes) {
   if (auto s = checkRange("copy to host", src, bytes); !s.ok()) return s;
-  if (!capturing_ && bytes > 0) std::memcpy(dst, reinterpret_cast<const void*>(static_cast<uintptr_t>(src)), static_cast<size_t>(bytes));
+  if (capturing_ && !pinned(dst, bytes)) return refusedInCapture("copy to pageable host memory");
+  const auto* from = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(src));
+  if (!capturing_ && bytes > 0 && eventLag_ != 0 && pinned(dst, bytes)) {
+    pendingCopies_.push_back({++streamPosition_, dst, std::vector<uint8_t>(from, from + bytes)});
+  } else if (!capturing_ && bytes > 0) {
+    std::memcpy(dst, from, static_cast<size_t>(bytes));
+  }
   return record(absl::StrCat("copy to host ", bytes));
 }
 
@@ -296,6 +426,11 @@ absl::StatusOr<GraphId> DryRunApi::endCapture() {
   capturing_ = false;
   graphs_.push_back(capture_);
   graphMemory_.push_back(captureMemory_);
+  if (!captureError_.ok()) {
+    const absl::Status error = captureError_;
+    captureError_ = absl::OkStatus();
+    return error;
+  }
   (void)record(absl::StrCat("end capture: graph ", graphs_.size() - 1, " of ", capture_.size(), " operations"));
   return static_cast<GraphId>(graphs_.size() - 1);
 }
@@ -307,8 +442,35 @@ absl::Status DryRunApi::launchGraph(GraphId graph) {
   return record(absl::StrCat("graph ", graph));
 }
 
-absl::Status DryRunApi::recordEvent(int slot) { return record(absl::StrCat("event ", slot)); }
-bool DryRunApi::eventDone(int) { return true; }
+absl::Status DryRunApi::recordEvent(int slot) {
+  if (eventLag_ != 0) pendingEvents_[slot] = {eventLag_, ++streamPosition_};
+  return record(absl::StrCat("event ", slot));
+}
+
+// The stream has passed the event: every earlier event and copy has completed with it.
+void DryRunApi::completeEvent(int slot) {
+  auto it = pendingEvents_.find(slot);
+  if (it == pendingEvents_.end()) return;
+  const int64_t position = it->second.position;
+  for (auto e = pendingEvents_.begin(); e != pendingEvents_.end();)
+    e = e->second.position <= position ? pendingEvents_.erase(e) : std::next(e);
+  auto landed = std::stable_partition(pendingCopies_.begin(), pendingCopies_.end(),
+                                      [&](const PendingCopy& c) { return c.position < position; });
+  for (auto c = pendingCopies_.begin(); c != landed; ++c) std::memcpy(c->dst, c->bytes.data(), c->bytes.size());
+  pendingCopies_.erase(pendingCopies_.begin(), landed);
+}
+
+bool DryRunApi::eventDone(int slot) {
+  auto it = pendingEvents_.find(slot);
+  if (it == pendingEvents_.end()) return true;
+  if (it->second.queriesLeft != 0) {
+    if (it->second.queriesLeft > 0) --it->second.queriesLeft;
+    return false;
+  }
+  completeEvent(slot);
+  return true;
+}
+
 absl::Status DryRunApi::waitEvent(int slot) {
   ++syncs_;
   return record(absl::StrCat("wait event ", slot));
@@ -327,6 +489,7 @@ absl::StatusOr<float> DryRunApi::elapsedMs(int from, int to) {
   return 0.0f;
 }
 
+  completeEvent(slot);
 absl::Status DryRunApi::synchronize() {
   if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
   ++syncs_;
@@ -334,3 +497,6 @@ absl::Status DryRunApi::synchronize() {
 }
 
 }  // namespace amp::rt::cuda
+  pendingEvents_.clear();
+  for (const PendingCopy& c : pendingCopies_) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+  pendingCopies_.clear();

@@ -35,6 +35,9 @@ class DryRunApi final : public GpuApi {
   // every 64-bit scalar parameter holding an address in the range the allocations span must point
   // into a live allocation (or just past its end), so a stale or miswired pointer is caught.
   void kernelSignatures(const std::vector<uint8_t>& ptx) override;
+  // Also reads the layouts of the structs kernels take by value, which the code object records
+  // (kernels/ParamLayouts.cu): every non-null pointer inside such a parameter must address a live
+  // device allocation with room for one pointee.
   absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
                       absl::Span<const size_t> paramBytes) override;
   absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) override;
@@ -73,6 +76,18 @@ class DryRunApi final : public GpuApi {
   absl::Status record(std::string call);
   absl::Status checkRange(const std::string& what, DevicePtr p, int64_t bytes) const;
   // A copy or fill on device memory: done now, or at each replay of the graph being captured.
+  // By-value struct layouts the code object recorded.
+  size_t structLayoutsKnown() const { return layouts_.size(); }
+  // cuBLASLt's workspace, as the driver allocates it when the device opens: 32 MiB on Hopper, 4
+  // MiB before it. The dry run reserves it with the code object, in deviceBytesInUse.
+  int64_t workspaceBytes() const { return gpu_.ccMajor >= 9 ? int64_t{32} << 20 : int64_t{4} << 20; }
+
+  // A GPU that lags behind the host: each recorded event completes only after `queries` calls of
+  // eventDone have answered no, or once waitEvent or synchronize waits for it (`queries` < 0:
+  // only then). A copy into page-locked memory lands when an event recorded after it completes,
+  // so a host that reads a slot before its event reads what was there before. 0 (the default):
+  // everything completes when enqueued.
+  void lagEvents(int queries) { eventLag_ = queries; }
   struct MemoryOp {
     bool fill = false;
     DevicePtr dst = 0, src = 0;
@@ -81,6 +96,16 @@ class DryRunApi final : public GpuApi {
   };
   void memoryOp(const MemoryOp& op);
   static void perform(const MemoryOp& op);
+  // Whether [p, p + bytes) lies inside one live device (not page-locked) allocation.
+  bool insideDevice(DevicePtr p, int64_t bytes) const;
+  // Whether host memory [p, p + bytes) is page-locked: an allocatePinned block.
+  bool pinned(const void* p, int64_t bytes) const;
+  // What the GPU refuses while a stream captures (a pageable copy, an allocation, a free).
+  absl::Status refusedInCapture(const std::string& call) const;
+  // The pointers inside by-value struct parameter `k` of kernel `name`.
+  absl::Status checkStructPointers(const std::string& name, size_t k, const void* value, size_t bytes) const;
+  void completeEvent(int slot);
+  void readStructLayouts(const std::string& ptx);
 
   GpuInfo gpu_;
   std::map<DevicePtr, int64_t> allocations_;  // start -> bytes
@@ -102,8 +127,37 @@ class DryRunApi final : public GpuApi {
   int64_t graphLaunches_ = 0, syncs_ = 0;
   std::vector<char> timers_;  // recorded timers
   std::vector<std::string> calls_;
+  std::map<std::string, std::vector<char>> byValue_;       // kernel -> which parameters are .b8 arrays (structs)
+  // A struct passed by value, from the code object's record: each pointer field is a
+  // rows x columns array of pointers to `pointee` bytes each.
+  struct StructLayout {
+    struct Field {
+      std::string name;
+      int64_t offset = 0, rows = 1, columns = 1, pointee = 1;
+    };
+    std::string name;
+    std::vector<Field> fields;
+  };
+  std::map<size_t, StructLayout> layouts_;  // by the struct's size, unique among them
 };
 
 }  // namespace amp::rt::cuda
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
+  absl::Status captureError_;  // a free during capture, reported by endCapture
+  bool workspaceReserved_ = false;
+  // Lagging events: per slot the queries it still answers no to (-1: until waited for) and the
+  // stream position it was recorded at; copies into page-locked memory waiting for one.
+  int eventLag_ = 0;
+  struct PendingEvent {
+    int64_t queriesLeft = 0;
+    int64_t position = 0;
+  };
+  std::map<int, PendingEvent> pendingEvents_;
+  struct PendingCopy {
+    int64_t position = 0;
+    void* dst = nullptr;
+    std::vector<uint8_t> bytes;  // what the stream read from the device at its turn
+  };
+  std::vector<PendingCopy> pendingCopies_;
+  int64_t streamPosition_ = 0;

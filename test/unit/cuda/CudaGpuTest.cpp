@@ -1,6 +1,6 @@
-// The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver or GPU is
-// missing, which is every machine the suite usually runs on; scripts/gpu-check.sh runs them on
-// one): what only a GPU shows beyond the conformance suite (test/unit/conformance, where every
+// The cuda device on a GPU (ctest label "gpu"; each test skips itself where the driver sees no GPU,
+// which is every machine the suite usually runs on, and only there; scripts/gpu-check.sh runs them
+// on one, each in its own process): what only a GPU shows beyond the conformance suite (test/unit/conformance, where every
 // bundle's entries and a run of training steps agree with the reference). On the examples' cuda
 // bundles: a step whose gradients overflow changes no state bit, a steady-state synchronous call is
 // one graph launch and one wait, an enqueued one waits for nothing and logs the cpu device's losses,
@@ -21,36 +21,34 @@
 #include "runtime/plan/Bundle.h"
 #include "runtime/devices/Devices.h"
 #include "test/unit/common/RandomBatch.h"
+#include "test/unit/cuda/TestBundles.h"
 
 namespace amp::rt::cuda {
 namespace {
 
-std::string bundlePath(const std::string& name) {
-  const char* dir = std::getenv("AMP_CUDA_BUNDLE_DIR");
-  return std::string(dir ? dir : AMP_TEST_CUDA_BUNDLE_DIR) + "/" + name + ".ampx";
-}
+std::string bundlePath(const std::string& name) { return testBundlePath(name); }
 
-// Why this machine cannot run these tests (no driver, no GPU), or empty. Only that skips: on a
-// machine with a GPU, a bundle that fails to load or a device that fails to start fails.
-std::string gpuAbsent() {
-  auto api = openDriverApi(0);
-  return api.ok() ? "" : std::string(api.status().message());
-}
+// Only a machine whose driver sees no GPU skips. On one where it does, a bundle that fails to
+// load or a device that fails to start fails the test.
+#define SKIP_WITHOUT_A_GPU()                                                                    \
+  if (!cudaDriverSeesAGpu()) {                                                                  \
+    auto api = openDriverApi(0);                                                                \
+    GTEST_SKIP() << "the NVIDIA driver sees no GPU here"                                        \
+                 << (api.ok() ? std::string() : ": " + std::string(api.status().message())); \
+  }
 
-// The GPU's session for a bundle, with the raw GpuApi for counting; skips without a GPU.
+// The GPU's session for a bundle, with the raw GpuApi for counting; no session (and a failure)
+// when the device does not open.
 struct GpuSession {
   GpuApi* api = nullptr;
   std::optional<Session> session;
-  std::string skip;
 };
 
 GpuSession openGpu(const Plan& plan, CudaOptions options = {}) {
   GpuSession g;
   auto api = openDriverApi(0);
-  if (!api.ok()) {
-    g.skip = std::string(api.status().message());
-    return g;
-  }
+  EXPECT_TRUE(api.ok()) << "the driver sees a GPU, but the cuda device does not open: " << api.status();
+  if (!api.ok()) return g;
   g.api = api->get();
   auto session = Session::create(plan, makeCudaExecutor(std::move(*api), options));
   EXPECT_TRUE(session.ok()) << session.status();
@@ -68,14 +66,16 @@ double lossOf(const std::vector<NamedTensor>& out) {
 }
 
 class CudaGpu : public ::testing::TestWithParam<std::string> {};
+// The bundles with dynamic loss scaling (f16), whose steps can overflow.
+class CudaGpuDynamicScaling : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+TEST_P(CudaGpuDynamicScaling, AnOverflowedStepChangesNoStateBit) {
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath(GetParam()));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
-  if (plan->trainingConfig()->lossScaling != "dynamic") GTEST_SKIP() << "no dynamic loss scaling in this bundle";
+  ASSERT_EQ(plan->trainingConfig()->lossScaling, "dynamic");
   GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session.has_value());
   for (int step = 0; step < 3; ++step) ASSERT_TRUE(gpu.session->run("train_step", batch(*plan, step)).ok());
   ASSERT_TRUE(gpu.session->syncPersistent().ok());
   std::map<std::string, std::vector<uint8_t>> before;
@@ -98,11 +98,11 @@ TEST_P(CudaGpu, AnOverflowedStepChangesNoStateBit) {
 }
 
 TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath(GetParam()));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session.has_value());
   auto feeds = batch(*plan, 0);
   ASSERT_TRUE(gpu.session->run("train_step", feeds).ok());
   const int64_t before = gpu.api->hostSyncs();
@@ -115,11 +115,11 @@ TEST_P(CudaGpu, ASteadyStateCallIsOneGraphLaunchAndOneWait) {
 // polling, which never blocks) makes no host synchronisation at all, and the logged losses are
 // the cpu device's.
 TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath(GetParam()));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session.has_value());
   auto cpu = openSession(*plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   constexpr int kSteps = 20;
@@ -156,11 +156,11 @@ TEST_P(CudaGpu, EnqueuedTrainingNeverWaitsAndLogsTheCpuLosses) {
 // casts it to f16 (the same step and message on both devices), and a failed call changes no
 // param or state bit.
 TEST_P(CudaGpu, CheckNumericsGivesTheCpuDevicesVerdict) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath(GetParam()));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   GpuSession gpu = openGpu(*plan);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session.has_value());
   auto cpu = openSession(*plan, Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   Session::RunOptions checked;
@@ -231,44 +231,60 @@ std::function<void(const std::string&, const Tensor&, const Tensor&)> withinBoun
   };
 }
 
-TEST(CudaGpuParity, EveryLibraryKernelGivesTheReferencesBits) {
-  for (const char* name : {"op_parity_sequence_bf16_sm_90", "op_parity_conv_f32_sm_90", "op_parity_batch_norm_bf16_sm_90"}) {
-    SCOPED_TRACE(name);
-    if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
-    auto plan = readBundle(bundlePath(name));
-    ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
-    CudaOptions exact;
-    exact.conv = ConvAlgorithm::Direct;  // the implicit GEMMs sum in cuBLASLt's order (next test)
-    GpuSession gpu = openGpu(*plan, exact);
-    if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
-    compareWithTheReference(gpu, *plan, [&](const std::string& result, const Tensor& a, const Tensor& b) {
-      const bool summedInATree = result == "loss" && std::string(name).find("sequence") != std::string::npos;
-      int64_t differ = 0;
-      for (int64_t i = 0; i < a.numel(); ++i) {
-        const float x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
-        if (std::isnan(x) && std::isnan(y)) continue;
-        const bool same = summedInATree ? std::fabs(x - y) <= 1e-5f * std::fabs(y)
-                                        : std::memcmp(a.data() + i * dtypeSize(a.dtype()), b.data() + i * dtypeSize(b.dtype()),
-                                                      dtypeSize(a.dtype())) == 0;
-        if (!same && ++differ <= 3) ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
-      }
-      EXPECT_EQ(differ, 0) << result;
-    });
-  }
+// One test per family of library kernels, so that scripts/gpu-check.sh runs each in its own process
+// (with AMP_CUDA_SYNC_EACH_LAUNCH=1): a fault in one family leaves the others' verdicts standing.
+struct KernelFamily {
+  const char* name;    // the test's name
+  const char* bundle;  // a model that runs every kernel of the family once
+};
+void PrintTo(const KernelFamily& f, std::ostream* os) { *os << f.bundle; }
+class LibraryKernels : public ::testing::TestWithParam<KernelFamily> {};
+
+TEST_P(LibraryKernels, GiveTheReferencesBits) {
+  const std::string name = GetParam().bundle;
+  SKIP_WITHOUT_A_GPU();
+  auto plan = readBundle(bundlePath(name));
+  ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
+  CudaOptions exact;
+  exact.conv = ConvAlgorithm::Direct;  // the implicit GEMMs sum in cuBLASLt's order (a test below)
+  GpuSession gpu = openGpu(*plan, exact);
+  ASSERT_TRUE(gpu.session.has_value());
+  compareWithTheReference(gpu, *plan, [&](const std::string& result, const Tensor& a, const Tensor& b) {
+    const bool summedInATree = result == "loss" && name.find("sequence") != std::string::npos;
+    int64_t differ = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const float x = loadAsF32(a.dtype(), a.data(), i), y = loadAsF32(b.dtype(), b.data(), i);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      const bool same = summedInATree ? std::fabs(x - y) <= 1e-5f * std::fabs(y)
+                                      : std::memcmp(a.data() + i * dtypeSize(a.dtype()), b.data() + i * dtypeSize(b.dtype()),
+                                                    dtypeSize(a.dtype())) == 0;
+      if (!same && ++differ <= 3) ADD_FAILURE() << result << "[" << i << "]: GPU " << x << ", reference " << y;
+    }
+    EXPECT_EQ(differ, 0) << result;
+  });
 }
+
+// Sequence: embedding, transpose, softmax, log_softmax, layer/rms norm, gelu, slice, concat, reductions,
+// mse_loss. Image: direct convolutions, pooling, reductions, cross-entropy. BatchNorm: batch_norm over
+// [N, C, H, W] and [N, C].
+INSTANTIATE_TEST_SUITE_P(CudaGpuParity, LibraryKernels,
+                         ::testing::Values(KernelFamily{"Sequence", "op_parity_sequence_bf16_sm_90"},
+                                           KernelFamily{"Image", "op_parity_conv_f32_sm_90"},
+                                           KernelFamily{"BatchNorm", "op_parity_batch_norm_bf16_sm_90"}),
+                         [](const ::testing::TestParamInfo<KernelFamily>& info) { return std::string(info.param.name); });
 
 // The running statistics a train step writes (op_parity_batch_norm: [N, C, H, W] and [N, C], momentum
 // 0.1 and 0.3) are the reference's bits: batch statistics in f32 in the reference's order, and
 // PyTorch's unbiased update, over the direct convolutions' exact output. One step, from the same
 // initial params and state.
 TEST(CudaGpuParity, BatchNormRunningStatisticsAreTheReferencesBits) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath("op_parity_batch_norm_bf16_sm_90"));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   CudaOptions exact;
   exact.conv = ConvAlgorithm::Direct;
   GpuSession gpu = openGpu(*plan, exact);
-  if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+  ASSERT_TRUE(gpu.session.has_value());
   auto ref = openSession(*plan, Device::Reference);
   ASSERT_TRUE(ref.ok()) << ref.status();
   Session::RunOptions options;
@@ -294,7 +310,7 @@ TEST(CudaGpuParity, BatchNormRunningStatisticsAreTheReferencesBits) {
 // Also under a columns limit that runs the second conv's input gradient one image at a time
 // (CudaExecutor.ColumnsBeyondTheLimitRunInChunksOfImages checks that it does).
 TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummationOrder) {
-  if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+  SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath("op_parity_conv_f32_sm_90"));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
   CudaOptions chunked;
@@ -302,7 +318,7 @@ TEST(CudaGpuParity, ImplicitGemmConvolutionsAgreeWithTheReferenceWithinSummation
   for (const CudaOptions& options : {CudaOptions{}, chunked}) {
     SCOPED_TRACE(options.convColumnsLimitBytes);
     GpuSession gpu = openGpu(*plan, options);
-    if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+    ASSERT_TRUE(gpu.session.has_value());
     compareWithTheReference(gpu, *plan, withinBound(1e-5));
   }
 }
@@ -317,11 +333,11 @@ TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) 
   for (const auto& [name, bound] : {std::pair<const char*, double>{"mlp_epilogues_f32_sm_90", 1e-5},
                                     {"mlp_epilogues_bf16_sm_90", 0.02}, {"transformer_lm_epilogues_bf16_sm_90", 0.02}}) {
     SCOPED_TRACE(name);
-    if (const std::string why = gpuAbsent(); !why.empty()) GTEST_SKIP() << why;
+    SKIP_WITHOUT_A_GPU();
     auto plan = readBundle(bundlePath(name));
     ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
     GpuSession gpu = openGpu(*plan, CudaOptions{});
-    if (!gpu.skip.empty()) GTEST_SKIP() << gpu.skip;
+    ASSERT_TRUE(gpu.session.has_value());
     compareWithTheReference(gpu, *plan, withinBound(bound));
   }
 }
@@ -329,6 +345,10 @@ TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
                          ::testing::Values("mlp_bf16_sm_90", "mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80",
                                            "transformer_lm_bf16_sm_90", "amp_recipe_mlp_f16_sm_90", "small_cnn_f16_sm_90"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpuDynamicScaling,
+                         ::testing::Values("mlp_f16_sm_90", "mlp_sgd_clip_f16_sm_80", "amp_recipe_mlp_f16_sm_90",
+                                           "small_cnn_f16_sm_90"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
