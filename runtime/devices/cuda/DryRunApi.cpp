@@ -314,15 +314,15 @@ absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** 
 }
 
 absl::Status DryRunApi::copyToDevice(DevicePtr dst, const void* src, int64_t bytes) {
-  if (auto s = checkRange("copy to device", dst, bytes); !s.ok()) return s;
   if (capturing_ && !pinned(src, bytes)) return refusedInCapture("copy to device from pageable host memory");
+  if (auto s = checkRange("copy to device", dst, bytes); !s.ok()) return s;
   if (!capturing_ && bytes > 0) std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), src, static_cast<size_t>(bytes));
   return record(absl::StrCat("copy to device ", bytes));
 }
 
 absl::Status DryRunApi::copyToHost(void* dst, DevicePtr src, int64_t bytes) {
-  if (auto s = checkRange("copy to host", src, bytes); !s.ok()) return s;
   if (capturing_ && !pinned(dst, bytes)) return refusedInCapture("copy to pageable host memory");
+  if (auto s = checkRange("copy to host", src, bytes); !s.ok()) return s;
   const auto* from = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(src));
   if (!capturing_ && bytes > 0 && eventLag_ != 0 && pinned(dst, bytes)) {
     pendingCopies_.push_back({++streamPosition_, dst, std::vector<uint8_t>(from, from + bytes)});
@@ -424,13 +424,13 @@ absl::Status DryRunApi::beginCapture() {
 absl::StatusOr<GraphId> DryRunApi::endCapture() {
   if (!capturing_) return absl::FailedPreconditionError("dry run: no capture in progress");
   capturing_ = false;
-  graphs_.push_back(capture_);
-  graphMemory_.push_back(captureMemory_);
   if (!captureError_.ok()) {
     const absl::Status error = captureError_;
     captureError_ = absl::OkStatus();
     return error;
   }
+  graphs_.push_back(capture_);
+  graphMemory_.push_back(captureMemory_);
   (void)record(absl::StrCat("end capture: graph ", graphs_.size() - 1, " of ", capture_.size(), " operations"));
   return static_cast<GraphId>(graphs_.size() - 1);
 }
@@ -473,6 +473,7 @@ bool DryRunApi::eventDone(int slot) {
 
 absl::Status DryRunApi::waitEvent(int slot) {
   ++syncs_;
+  completeEvent(slot);
   return record(absl::StrCat("wait event ", slot));
 }
 absl::Status DryRunApi::recordTimer(int timer) {
@@ -489,14 +490,13 @@ absl::StatusOr<float> DryRunApi::elapsedMs(int from, int to) {
   return 0.0f;
 }
 
-  completeEvent(slot);
 absl::Status DryRunApi::synchronize() {
   if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
   ++syncs_;
+  pendingEvents_.clear();
+  for (const PendingCopy& c : pendingCopies_) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+  pendingCopies_.clear();
   return record("sync");
 }
 
 }  // namespace amp::rt::cuda
-  pendingEvents_.clear();
-  for (const PendingCopy& c : pendingCopies_) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
-  pendingCopies_.clear();

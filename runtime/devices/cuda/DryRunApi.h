@@ -34,10 +34,10 @@ class DryRunApi final : public GpuApi {
   // Parses each `.entry`'s parameter sizes; launches of those kernels must pass exactly them, and
   // every 64-bit scalar parameter holding an address in the range the allocations span must point
   // into a live allocation (or just past its end), so a stale or miswired pointer is caught.
-  void kernelSignatures(const std::vector<uint8_t>& ptx) override;
   // Also reads the layouts of the structs kernels take by value, which the code object records
   // (kernels/ParamLayouts.cu): every non-null pointer inside such a parameter must address a live
   // device allocation with room for one pointee.
+  void kernelSignatures(const std::vector<uint8_t>& ptx) override;
   absl::Status launch(KernelFn fn, int64_t blocks, int threads, void** params, int64_t blocksY,
                       absl::Span<const size_t> paramBytes) override;
   absl::Status copyToDevice(DevicePtr dst, const void* src, int64_t bytes) override;
@@ -67,15 +67,6 @@ class DryRunApi final : public GpuApi {
   int64_t deviceBytesInUse() const { return deviceBytes_; }
   // Kernels whose launches are checked against their PTX parameter lists.
   size_t signaturesKnown() const { return signatures_.size(); }
-
- private:
-  // Host memory standing in for device or pinned memory (device memory counts against the GPU's).
-  absl::StatusOr<DevicePtr> hostAllocate(int64_t bytes);
-  // Whether [p, p + bytes) lies inside one live allocation.
-  bool inside(DevicePtr p, int64_t bytes) const;
-  absl::Status record(std::string call);
-  absl::Status checkRange(const std::string& what, DevicePtr p, int64_t bytes) const;
-  // A copy or fill on device memory: done now, or at each replay of the graph being captured.
   // By-value struct layouts the code object recorded.
   size_t structLayoutsKnown() const { return layouts_.size(); }
   // cuBLASLt's workspace, as the driver allocates it when the device opens: 32 MiB on Hopper, 4
@@ -88,14 +79,14 @@ class DryRunApi final : public GpuApi {
   // so a host that reads a slot before its event reads what was there before. 0 (the default):
   // everything completes when enqueued.
   void lagEvents(int queries) { eventLag_ = queries; }
-  struct MemoryOp {
-    bool fill = false;
-    DevicePtr dst = 0, src = 0;
-    int64_t bytes = 0;
-    uint32_t value = 0;
-  };
-  void memoryOp(const MemoryOp& op);
-  static void perform(const MemoryOp& op);
+
+ private:
+  // Host memory standing in for device or pinned memory (device memory counts against the GPU's).
+  absl::StatusOr<DevicePtr> hostAllocate(int64_t bytes);
+  // Whether [p, p + bytes) lies inside one live allocation.
+  bool inside(DevicePtr p, int64_t bytes) const;
+  absl::Status record(std::string call);
+  absl::Status checkRange(const std::string& what, DevicePtr p, int64_t bytes) const;
   // Whether [p, p + bytes) lies inside one live device (not page-locked) allocation.
   bool insideDevice(DevicePtr p, int64_t bytes) const;
   // Whether host memory [p, p + bytes) is page-locked: an allocatePinned block.
@@ -106,6 +97,15 @@ class DryRunApi final : public GpuApi {
   absl::Status checkStructPointers(const std::string& name, size_t k, const void* value, size_t bytes) const;
   void completeEvent(int slot);
   void readStructLayouts(const std::string& ptx);
+  // A copy or fill on device memory: done now, or at each replay of the graph being captured.
+  struct MemoryOp {
+    bool fill = false;
+    DevicePtr dst = 0, src = 0;
+    int64_t bytes = 0;
+    uint32_t value = 0;
+  };
+  void memoryOp(const MemoryOp& op);
+  static void perform(const MemoryOp& op);
 
   GpuInfo gpu_;
   std::map<DevicePtr, int64_t> allocations_;  // start -> bytes
@@ -118,15 +118,6 @@ class DryRunApi final : public GpuApi {
   std::vector<std::string> names_;
   std::map<std::string, std::vector<size_t>> signatures_;  // kernel -> parameter bytes, from the PTX
   std::map<std::string, std::vector<char>> scalar64_;      // kernel -> which parameters are one .u64/.b64/.s64
-  std::vector<GemmPlan> gemms_;
-  bool capturing_ = false;
-  std::vector<std::string> capture_;
-  std::vector<std::vector<std::string>> graphs_;
-  std::vector<MemoryOp> captureMemory_;
-  std::vector<std::vector<MemoryOp>> graphMemory_;
-  int64_t graphLaunches_ = 0, syncs_ = 0;
-  std::vector<char> timers_;  // recorded timers
-  std::vector<std::string> calls_;
   std::map<std::string, std::vector<char>> byValue_;       // kernel -> which parameters are .b8 arrays (structs)
   // A struct passed by value, from the code object's record: each pointer field is a
   // rows x columns array of pointers to `pointee` bytes each.
@@ -139,11 +130,13 @@ class DryRunApi final : public GpuApi {
     std::vector<Field> fields;
   };
   std::map<size_t, StructLayout> layouts_;  // by the struct's size, unique among them
-};
-
-}  // namespace amp::rt::cuda
-
-#endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
+  std::vector<GemmPlan> gemms_;
+  bool capturing_ = false;
+  std::vector<std::string> capture_;
+  std::vector<std::vector<std::string>> graphs_;
+  std::vector<MemoryOp> captureMemory_;
+  std::vector<std::vector<MemoryOp>> graphMemory_;
+  int64_t graphLaunches_ = 0, syncs_ = 0;
   absl::Status captureError_;  // a free during capture, reported by endCapture
   bool workspaceReserved_ = false;
   // Lagging events: per slot the queries it still answers no to (-1: until waited for) and the
@@ -161,3 +154,10 @@ class DryRunApi final : public GpuApi {
   };
   std::vector<PendingCopy> pendingCopies_;
   int64_t streamPosition_ = 0;
+  std::vector<char> timers_;  // recorded timers
+  std::vector<std::string> calls_;
+};
+
+}  // namespace amp::rt::cuda
+
+#endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
