@@ -1,26 +1,32 @@
-// The arithmetic of the CUDA device's cross-entropy kernels (runtime/devices/cuda/kernels/LossMath.h),
-// compiled here as host C++ with -ffp-contract=off and driven by host loops that do what the
-// kernels in LossKernels.cu do, in their order (the block's tree max, thread 0's class-order sums,
-// the one-thread row-order mean), against the reference executor's amp.cross_entropy and
-// amp.cross_entropy_grad: every result bit for bit, in f32, bf16 and f16, with i64 and i32 labels,
+// The CUDA device's loss kernels (runtime/devices/cuda/kernels/LossKernels.cu, arithmetic in
+// LossMath.h), their own source run on the host through BlockEmulation.h with -ffp-contract=off:
+// amp_cross_entropy_* then amp_cross_entropy_mean_*, and amp_cross_entropy_count_* then
+// amp_cross_entropy_grad_*, against the reference executor's amp.cross_entropy and
+// amp.cross_entropy_grad, every result bit for bit, in f32, bf16 and f16, with i64 and i32 labels,
 // on random logits with large magnitudes, infinities, signed zeros and NaN, with and without label
-// smoothing and with ignored rows. On the GPU the same text runs through NVRTC with --fmad=false;
-// only the f64 exp and log there come from CUDA's math library (docs/kernels.md).
+// smoothing and with ignored rows; and amp_mse_partials_* then amp_mse_mean_* against amp.mse_loss.
+// On the GPU the same text runs through NVRTC with --fmad=false; only the f64 exp and log there come
+// from CUDA's math library (docs/kernels.md).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
 #include "gtest/gtest.h"
-#include "test/unit/cuda/RowTestUtil.h"
-#include "runtime/devices/cuda/kernels/LossMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "test/unit/cuda/BlockEmulation.h"
+#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
+#include "runtime/devices/cuda/kernels/RowMath.h"
+#include "runtime/devices/cuda/kernels/RowKernels.cuh"
+#include "runtime/devices/cuda/kernels/LossMath.h"
+#include "runtime/devices/cuda/kernels/LossKernels.cu"
 
 namespace amp::rt {
 namespace {
 
-constexpr int kBlock = 256;  // the kernels' threads per block
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const DType kLogitTypes[] = {DType::F32, DType::BF16, DType::F16};
 const DType kLabelTypes[] = {DType::I64, DType::I32};
@@ -36,88 +42,74 @@ const char* name(DType t) {
   }
 }
 
-int64_t labelAt(const Tensor& labels, int64_t i) {
-  return labels.dtype() == DType::I64 ? labels.as<int64_t>()[i] : labels.as<int32_t>()[i];
-}
+int typeCode(DType t) { return t == DType::BF16 ? 1 : t == DType::F16 ? 2 : 0; }
 
-std::vector<float> widenAll(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = loadAsF32(t.dtype(), t.data(), i);
-  return v;
-}
+// The entry points of one logits type and labels type L.
+template <class L>
+struct CeKernels {
+  void (*forward)(const void*, const L*, float*, long long, long long, long long, double);
+  void (*mean)(const float*, const L*, void*, long long, long long, long long);
+  void (*count)(const L*, long long, long long, long long, long long*);
+  void (*grad)(const void*, const L*, const void*, const long long*, void*, long long, long long, long long, double);
+};
+#define AMP_CE_ENTRY(tname, lname)                                                        \
+  {amp_cross_entropy_##tname##_##lname, amp_cross_entropy_mean_##tname##_##lname,       \
+   amp_cross_entropy_count_##lname, amp_cross_entropy_grad_##tname##_##lname}
+const CeKernels<long long> kI64Kernels[3] = {AMP_CE_ENTRY(f32, i64), AMP_CE_ENTRY(bf16, i64), AMP_CE_ENTRY(f16, i64)};
+const CeKernels<int> kI32Kernels[3] = {AMP_CE_ENTRY(f32, i32), AMP_CE_ENTRY(bf16, i32), AMP_CE_ENTRY(f16, i32)};
 
-using rowtest::blockMax;
-using rowtest::orderedSum;
+// Rows are grid-strided: a grid smaller than the batch gives blocks several rows.
+unsigned rowBlocks(int64_t rows) { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 5)); }
+
+template <class L>
+Tensor deviceLossAs(const CeKernels<L>& k, const Tensor& logits, const Tensor& labels, int64_t ignoreIndex,
+                    double smoothing, emu::Schedule schedule) {
+  const int64_t rows = logits.shape()[0], classes = logits.shape()[1];
+  const L* y = labels.as<L>();
+  std::vector<float> rowLoss(static_cast<size_t>(rows));
+  EXPECT_EQ(emu::launch({rowBlocks(rows), 1, 1}, {256, 1, 1},
+                        [&] { k.forward(logits.data(), y, rowLoss.data(), rows, classes, ignoreIndex, smoothing); },
+                        schedule),
+            "");
+  Tensor loss(logits.dtype(), {});
+  EXPECT_EQ(emu::launch({1, 1, 1}, {1, 1, 1},
+                        [&] { k.mean(rowLoss.data(), y, loss.data(), rows, classes, ignoreIndex); }, schedule),
+            "");
+  return loss;
+}
 
 // amp_cross_entropy_<T>_<L> then amp_cross_entropy_mean_<T>_<L>: the scalar loss of the logits' type.
-Tensor deviceLoss(const Tensor& logits, const Tensor& labels, int64_t ignoreIndex, double smoothing) {
+Tensor deviceLoss(const Tensor& logits, const Tensor& labels, int64_t ignoreIndex, double smoothing,
+                  emu::Schedule schedule = emu::Schedule::Forward) {
+  const int t = typeCode(logits.dtype());
+  return labels.dtype() == DType::I64
+             ? deviceLossAs(kI64Kernels[t], logits, labels, ignoreIndex, smoothing, schedule)
+             : deviceLossAs(kI32Kernels[t], logits, labels, ignoreIndex, smoothing, schedule);
+}
+
+template <class L>
+Tensor deviceGradAs(const CeKernels<L>& k, const Tensor& logits, const Tensor& labels, const Tensor& dloss,
+                    int64_t ignoreIndex, double smoothing) {
   const int64_t rows = logits.shape()[0], classes = logits.shape()[1];
-  const std::vector<float> x = widenAll(logits);
-  std::vector<float> rowLoss(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t label = labelAt(labels, i);
-    const AmpCeLabel state = amp_ce_label_state(label, classes, ignoreIndex);
-    if (state != AMP_CE_COUNTED) {
-      rowLoss[i] = state == AMP_CE_INVALID ? std::nanf("") : 0.0f;
-      continue;
-    }
-    const float* row = x.data() + i * classes;
-    const float max = blockMax(row, classes);
-    const float lse = amp_ce_lse(orderedSum(classes, [&](int64_t j) { return amp_ce_exp(row[j], max); }));
-    float negLogpSum = 0.0f;
-    if (smoothing > 0.0) negLogpSum = orderedSum(classes, [&](int64_t j) { return amp_ce_neg_logp(row[j], max, lse); });
-    rowLoss[i] = amp_ce_row_loss(amp_ce_neg_logp(row[label], max, lse), negLogpSum, classes, smoothing);
-  }
-  float total = 0.0f;
-  long long counted = 0;
-  bool invalid = false;
-  for (int64_t i = 0; i < rows; ++i) {
-    const AmpCeLabel state = amp_ce_label_state(labelAt(labels, i), classes, ignoreIndex);
-    if (state == AMP_CE_INVALID) invalid = true;
-    if (state != AMP_CE_COUNTED) continue;
-    total = amp_ce_mean_add(total, rowLoss[i]);
-    ++counted;
-  }
-  Tensor loss(logits.dtype(), {});
-  storeFromF32(logits.dtype(), loss.data(), 0, invalid ? std::nanf("") : amp_ce_mean(total, counted));
-  return loss;
+  const L* y = labels.as<L>();
+  long long counted = 12345;  // the scratch need not be initialised
+  EXPECT_EQ(emu::launch({1, 1, 1}, {256, 1, 1}, [&] { k.count(y, rows, classes, ignoreIndex, &counted); }), "");
+  Tensor dx(logits.dtype(), logits.shape());
+  EXPECT_EQ(emu::launch({rowBlocks(rows), 1, 1}, {256, 1, 1},
+                        [&] {
+                          k.grad(logits.data(), y, dloss.data(), &counted, dx.data(), rows, classes, ignoreIndex,
+                                 smoothing);
+                        }),
+            "");
+  return dx;
 }
 
 // amp_cross_entropy_count_<L> then amp_cross_entropy_grad_<T>_<L>: dlogits of the logits' type.
 Tensor deviceGrad(const Tensor& logits, const Tensor& labels, const Tensor& dloss, int64_t ignoreIndex,
                   double smoothing) {
-  const int64_t rows = logits.shape()[0], classes = logits.shape()[1];
-  long long counted = 0;
-  for (int64_t i = 0; i < rows; ++i) {
-    const AmpCeLabel state = amp_ce_label_state(labelAt(labels, i), classes, ignoreIndex);
-    if (state == AMP_CE_INVALID) {
-      counted = -1;
-      break;
-    }
-    if (state == AMP_CE_COUNTED) ++counted;
-  }
-  const std::vector<float> x = widenAll(logits);
-  const float coeff = amp_ce_grad_coeff(loadAsF32(dloss.dtype(), dloss.data(), 0), counted);
-  const float keepWeight = amp_ce_keep_weight(smoothing);
-  const float smoothWeight = amp_ce_grad_smooth_weight(smoothing, classes);
-  Tensor dx(logits.dtype(), logits.shape());
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t label = labelAt(labels, i);
-    const AmpCeLabel state = counted < 0 ? AMP_CE_INVALID : amp_ce_label_state(label, classes, ignoreIndex);
-    if (state != AMP_CE_COUNTED) {
-      for (int64_t j = 0; j < classes; ++j)
-        storeFromF32(dx.dtype(), dx.data(), i * classes + j, state == AMP_CE_INVALID ? std::nanf("") : 0.0f);
-      continue;
-    }
-    const float* row = x.data() + i * classes;
-    const float max = blockMax(row, classes);
-    const float sum = orderedSum(classes, [&](int64_t j) { return amp_ce_exp(row[j], max); });
-    for (int64_t j = 0; j < classes; ++j) {
-      const float g = amp_ce_grad_element(amp_ce_exp(row[j], max), sum, j == label, keepWeight, smoothWeight, coeff);
-      storeFromF32(dx.dtype(), dx.data(), i * classes + j, g);
-    }
-  }
-  return dx;
+  const int t = typeCode(logits.dtype());
+  return labels.dtype() == DType::I64 ? deviceGradAs(kI64Kernels[t], logits, labels, dloss, ignoreIndex, smoothing)
+                                      : deviceGradAs(kI32Kernels[t], logits, labels, dloss, ignoreIndex, smoothing);
 }
 
 AttrMap attrsOf(int64_t ignoreIndex, double smoothing) {
@@ -139,6 +131,12 @@ Tensor referenceGrad(const Tensor& logits, const Tensor& labels, const Tensor& d
                              types, EvalContext{});
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() && out->size() == 1 ? (*out)[0] : Tensor();
+}
+
+uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
 }
 
 uint32_t elementBits(const Tensor& t, int64_t i) {
@@ -212,6 +210,9 @@ TEST(CudaLossMath, MeanLossMatchesTheReferenceBitForBit) {
             const Tensor ref = referenceLoss(b.logits, b.labels, ignoreIndex, smoothing);
             ASSERT_EQ(ref.numel(), 1);
             expectSameBits(deviceLoss(b.logits, b.labels, ignoreIndex, smoothing), ref, "loss");
+            // The threads of a phase and the blocks run backwards: a race would change the bits.
+            expectSameBits(deviceLoss(b.logits, b.labels, ignoreIndex, smoothing, emu::Schedule::Reverse), ref,
+                           "loss, reversed schedule");
           }
 }
 
@@ -374,24 +375,96 @@ TEST(CudaLossMath, InvalidLabelsAreRejectedAndBecomeNaN) {
   EXPECT_EQ(amp_ce_label_state(9, 10, -100), AMP_CE_COUNTED);
 }
 
-// The block's tree gives softmaxSlice's sequential max to the bit (docs in ReferenceCommon.h:
-// m = x > m ? x : m from -inf): NaN skipped, the first of equal values kept.
-TEST(CudaLossMath, BlockMaxIsTheSequentialMax) {
-  std::mt19937 rng(43);
-  const float pool[] = {0.0f, -0.0f, -kInf, kInf, std::nanf(""), 1.0f, -1.0f, 3e38f, 1e-45f};
-  for (int64_t classes : {int64_t{1}, int64_t{7}, int64_t{256}, int64_t{300}, int64_t{5000}})
-    for (int trial = 0; trial < 200; ++trial) {
-      std::vector<float> row(static_cast<size_t>(classes));
-      const int kinds = 1 + trial % static_cast<int>(std::size(pool));  // fewer kinds: more ties
-      for (float& v : row) v = pool[rng() % kinds];
-      float sequential = -kInf;
-      for (float v : row) sequential = v > sequential ? v : sequential;
-      uint32_t a, b;
-      const float tree = blockMax(row.data(), classes);
-      std::memcpy(&a, &tree, 4);
-      std::memcpy(&b, &sequential, 4);
-      ASSERT_EQ(a, b) << "C " << classes << " trial " << trial;
-    }
+// ---------------------------------------------------------------------------------------------
+// amp.mse_loss
+
+using MseKernels = std::pair<void (*)(const void*, const void*, long long, float*),
+                             void (*)(const float*, long long, long long, void*)>;
+const MseKernels kMseKernels[3] = {{amp_mse_partials_f32, amp_mse_mean_f32},
+                                   {amp_mse_partials_bf16, amp_mse_mean_bf16},
+                                   {amp_mse_partials_f16, amp_mse_mean_f16}};
+
+// amp_mse_partials_<T> on ceil(n / AMP_MSE_CHUNK) blocks (none for n = 0), then amp_mse_mean_<T>.
+Tensor deviceMse(const Tensor& pred, const Tensor& target, emu::Schedule schedule = emu::Schedule::Forward) {
+  const MseKernels& k = kMseKernels[typeCode(pred.dtype())];
+  const long long n = pred.numel(), blocks = (n + AMP_MSE_CHUNK - 1) / AMP_MSE_CHUNK;
+  std::vector<float> partials(static_cast<size_t>(blocks), std::nanf(""));
+  if (blocks > 0) {
+    EXPECT_EQ(emu::launch({static_cast<unsigned>(blocks), 1, 1}, {256, 1, 1},
+                          [&] { k.first(pred.data(), target.data(), n, partials.data()); }, schedule),
+              "");
+  }
+  Tensor loss(pred.dtype(), {});
+  EXPECT_EQ(emu::launch({1, 1, 1}, {1, 1, 1}, [&] { k.second(partials.data(), blocks, n, loss.data()); }, schedule),
+            "");
+  return loss;
+}
+
+Tensor referenceMse(const Tensor& pred, const Tensor& target) {
+  auto out = evalReferenceOp("amp.mse_loss", {&pred, &target}, AttrMap{}, {{pred.dtype(), {}}}, EvalContext{});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? (*out)[0] : Tensor();
+}
+
+// Integer differences of at most 16 in magnitude: every square and every partial sum (below 2^24)
+// is exact in f32, so any order of additions gives the reference's bits, and the kernels must.
+TEST(CudaMseKernel, ExactSumsMatchTheReferenceBitForBit) {
+  std::mt19937 rng(59);
+  std::uniform_int_distribution<int> value(-8, 8);
+  for (DType t : kLogitTypes)
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{257}, int64_t{AMP_MSE_CHUNK},
+                      int64_t{AMP_MSE_CHUNK + 1}, int64_t{3 * AMP_MSE_CHUNK - 7}})
+      for (int special = 0; special < 4; ++special) {
+        std::vector<float> p(static_cast<size_t>(n)), q(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          p[i] = static_cast<float>(value(rng));
+          q[i] = static_cast<float>(value(rng));
+        }
+        if (n > 0 && special == 1) p[n / 2] = kInf;                        // inf
+        if (n > 0 && special == 2) p[n - 1] = std::nanf("");               // NaN
+        if (n > 1 && special == 3) {  // inf - inf: NaN
+          p[n - 1] = kInf;
+          q[n - 1] = kInf;
+        }
+        SCOPED_TRACE(testing::Message() << name(t) << " n " << n << " special " << special);
+        const Tensor pred = fromValues(t, {n}, p), target = fromValues(t, {n}, q);
+        expectSameBits(deviceMse(pred, target), referenceMse(pred, target), "mse");
+      }
+}
+
+// The kernels' documented order, which the reference's one sequential sum does not share: 256
+// strided sums and a shared-memory tree inside a block, then the blocks in order. Squares 2^24,
+// 1, 0, 1 on threads 0-3: the tree adds 1 + 1 before meeting 2^24, where the reference loses both.
+TEST(CudaMseKernel, SumsInTheDocumentedTreeNotTheReferencesOrder) {
+  const Tensor pred = fromValues(DType::F32, {4}, {4096.0f, 1.0f, 0.0f, 1.0f});
+  const Tensor zero = fromValues(DType::F32, {4}, {0.0f, 0.0f, 0.0f, 0.0f});
+  EXPECT_EQ(deviceMse(pred, zero).as<float>()[0], (16777216.0f + 2.0f) / 4.0f);
+  EXPECT_EQ(referenceMse(pred, zero).as<float>()[0], 16777216.0f / 4.0f);
+  // Across blocks the partials are added in block order: 2^24, then 1 and 1 are each lost, as in
+  // the reference (block order reversed would keep them).
+  const int64_t n = 2 * AMP_MSE_CHUNK + 1;
+  std::vector<float> p(static_cast<size_t>(n), 0.0f), q(static_cast<size_t>(n), 0.0f);
+  p[0] = 4096.0f;
+  p[AMP_MSE_CHUNK] = 1.0f;
+  p[2 * AMP_MSE_CHUNK] = 1.0f;
+  const Tensor bigPred = fromValues(DType::F32, {n}, p), bigZero = fromValues(DType::F32, {n}, q);
+  EXPECT_EQ(deviceMse(bigPred, bigZero).as<float>()[0], 16777216.0f / static_cast<float>(n));
+  expectSameBits(deviceMse(bigPred, bigZero), referenceMse(bigPred, bigZero), "mse");
+}
+
+// Random values: within the summation-order bound of the reference (n ulps of the sum), and the
+// same bits under the forward and the reversed schedule of the emulated threads and blocks.
+TEST(CudaMseKernel, RandomValuesAreWithinTheSummationBoundAndDeterministic) {
+  std::mt19937 rng(61);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  for (int64_t n : {int64_t{1000}, int64_t{50000}}) {
+    std::vector<float> p(static_cast<size_t>(n)), q(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) p[i] = value(rng), q[i] = value(rng);
+    const Tensor pred = fromValues(DType::F32, {n}, p), target = fromValues(DType::F32, {n}, q);
+    const float got = deviceMse(pred, target).as<float>()[0], want = referenceMse(pred, target).as<float>()[0];
+    EXPECT_NEAR(got, want, want * static_cast<float>(n) * std::numeric_limits<float>::epsilon()) << n;
+    EXPECT_EQ(floatBits(deviceMse(pred, target, emu::Schedule::Reverse).as<float>()[0]), floatBits(got)) << n;
+  }
 }
 
 }  // namespace
