@@ -8,7 +8,7 @@ namespace {
 
 // Options each mode reads; any other given option is refused by name.
 const std::set<std::string> kCommon = {"device", "params", "data", "summary", "check-numerics", "checkpoint",
-                                       "resume", "memory-limit", "dry-run", "profile", "conv",
+                                       "resume", "memory-limit", "dry-run", "profile", "conv", "debug-sync",
                                        "trust-native-code", "native-code", "trust-checkpoint"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
                                           "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
@@ -38,6 +38,9 @@ void describe(CLI::App& app, RunCommandLine& cl) {
                  "within summation-order bounds) or direct (the reference's bits, slowly)")
       ->type_name("gemm|direct")
       ->check(CLI::IsMember({"gemm", "direct"}));
+  app.add_flag("--debug-sync", cl.debugSync,
+               "with --device=cuda: run each call's operations one by one instead of as its graph, waiting after "
+               "each, so a fault names its kernel, plan step and model location (as AMP_CUDA_SYNC_EACH_LAUNCH=1); slow");
   app.add_flag("--trust-native-code", cl.trustNativeCode,
                "load the bundle's native code (fused kernels) even when its provenance tag does not verify under "
                "your ampc key: for a bundle from another user or machine that you trust as you would a program "
@@ -152,11 +155,13 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
   if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
   if (cl.profile && cl.device != "cuda") return absl::InvalidArgumentError("--profile is for --device=cuda");
   if (cl.given.count("conv") && cl.device != "cuda") return absl::InvalidArgumentError("--conv is for --device=cuda");
+  if (cl.debugSync && cl.device != "cuda") return absl::InvalidArgumentError("--debug-sync is for --device=cuda");
   if (cl.profile && cl.mode != RunMode::Train && !cl.dryRun)
     return absl::InvalidArgumentError("--profile profiles training: give --steps=N or --epochs=N (or --dry-run)");
   if (cl.dryRun)
     for (const std::string& name : cl.given)
-      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv")
+      if (name != "device" && name != "dry-run" && name != "memory-limit" && name != "profile" && name != "conv" &&
+          name != "debug-sync")
         return absl::InvalidArgumentError(absl::StrCat("--", name, " has no effect with --dry-run"));
   if (cl.trustNativeCode && cl.nativeCode == "off")
     return absl::InvalidArgumentError("--trust-native-code and --native-code=off contradict each other");

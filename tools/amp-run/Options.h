@@ -26,6 +26,7 @@ struct RunCommandLine {
   bool dryRun = false;            // --device=cuda on a simulated GPU: prepare, capture, print
   bool profile = false;           // --device=cuda: train_step's device time by category
   std::string conv = "gemm";      // --device=cuda: how convolutions run (gemm | direct)
+  bool debugSync = false;         // --device=cuda: each operation on its own, with a wait after it
   bool trustNativeCode = false;   // load a bundle's native code even when its provenance tag does not verify
   std::string nativeCode = "auto";  // auto (only from authenticated bundles) | off (never)
   int64_t memoryLimit = 0;        // bytes; 0: physical memory

@@ -44,7 +44,7 @@ using namespace amp::rt;
 
 namespace {
 
-// The cuda device with amp-run's device options (--conv).
+// The cuda device with amp-run's device options (--conv, --debug-sync).
 absl::StatusOr<Session> makeCudaSession(Plan plan, const cuda::CudaOptions& options, int64_t memoryLimit) {
   auto executor = makeCudaExecutor(options);
   if (!executor.ok()) return executor.status();
@@ -502,6 +502,7 @@ int main(int argc, char** argv) {
   }
   cuda::CudaOptions cudaOptions;
   cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
+  cudaOptions.syncEachLaunch = options->debugSync;
   if (options->dryRun) return dryRunCuda(std::move(*plan), options->memoryLimit, options->profile, cudaOptions);
   const int64_t initValues = randomInitValues(*plan);
   const auto initStart = std::chrono::steady_clock::now();

@@ -1,10 +1,14 @@
 #include "runtime/devices/cuda/CudaActions.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/GemmStep.h"
+#include "runtime/devices/cuda/GemmVariants.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/plan/KernelBinding.h"
 
@@ -111,6 +115,12 @@ absl::StatusOr<KernelFn> ActionBuilder::kernel(const std::string& name) {
 const char* Action::categoryName(Category c) {
   switch (c) {
     case Category::Gemm: return "GEMM";
+std::string Action::origin() const {
+  if (planStep < 0) return what;
+  return absl::StrCat(kind == Kind::Launch ? "kernel " : "", kernel.empty() ? what : kernel, " (plan step ", planStep, " '",
+                      op, "'", loc.empty() ? "" : ", " + loc, ")");
+}
+
     case Category::Fused: return "fused";
     case Category::ScalerOptimizer: return "scaler/optimizer";
     case Category::Other: return "other";
@@ -129,6 +139,7 @@ Action ActionBuilder::launch(const std::string& name, size_t s) {
   return a;
 }
 
+  a.kernel = name;
 absl::StatusOr<DevicePtr> ActionBuilder::scratch(int64_t bytes) {
   report_.scratchBytes += bytes;
   return memory_.device(bytes > 0 ? bytes : 1);
@@ -148,7 +159,23 @@ void ActionBuilder::copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::strin
 absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   const PlanStep& step = entry_.steps[s];
   absl::Status status = absl::OkStatus();
+// Every operation of the step (copies and fills included) carries the step's plan number, op and
+// source location, so a fault found by a synchronisation after it can name them.
   if (step.kind == StepKind::Alias) return 1;  // a view: the memory plan gave it its source's storage
+  const size_t first = actions_.size();
+  auto consumed = lowerStep(s);
+  const PlanStep& step = entry_.steps[s];
+  for (size_t i = first; i < actions_.size(); ++i) {
+    Action& a = actions_[i];
+    if (a.planStep >= 0) continue;
+    a.planStep = static_cast<int64_t>(number(s));
+    a.op = step.op;
+    a.loc = step.loc;
+  }
+  return consumed;
+}
+
+absl::StatusOr<size_t> ActionBuilder::lowerStep(size_t s) {
   // A kernel ampc generated (a fused region or a lone elementwise op) carries its symbol.
   if (step.attrs.has("cuda_symbol")) {
     status = generated(s);
@@ -348,10 +375,85 @@ absl::Status ActionBuilder::gemm(size_t s) {
     }
   }
   alignForCall(*plan, ptr_[step.operands[0]], ptr_[step.operands[1]], biasPtr, ptr_[step.results[0]], aux);
-  auto id = api_.prepareGemm(*plan);
-  if (!id.ok()) return id.status();
-  pushGemm(s, *id, *plan, "", " " + std::string(gemmEpilogueName(plan->epilogue)), ptr_[step.operands[0]],
-           ptr_[step.operands[1]], biasPtr, ptr_[step.results[0]], aux);
+  return gemmWithFallbacks(s, *plan, g.kind.has_value(), ptr_[step.operands[0]], ptr_[step.operands[1]], biasPtr,
+                           ptr_[step.results[0]], aux);
+}
+
+namespace {
+
+// Each distinct fallback is reported once per process, however many entries or sessions meet it.
+void noteOnce(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> noted;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (noted.insert(message).second) std::fprintf(stderr, "amp cuda: %s\n", message.c_str());
+}
+
+}  // namespace
+
+absl::Status ActionBuilder::gemmWithFallbacks(size_t s, const GemmPlan& planned, bool trainingEpilogue, DevicePtr a,
+                                              DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) {
+  const std::string reluKernel = absl::StrCat("amp_relu_inplace_", std::string(dtypeName(planned.dtype)));
+  const std::string rowsKernel = dtypeSize(planned.dtype) == 2 ? "amp_bias_rows_b16" : "amp_bias_rows_b32";
+  const bool passes = !trainingEpilogue && kernel(reluKernel).ok() && kernel(rowsKernel).ok();
+  const int64_t element = static_cast<int64_t>(dtypeSize(planned.dtype));
+  // Call i of a per-batch variant reads and writes batch i (cuBLASLt's A is the step's b).
+  auto at = [&](DevicePtr p, int64_t stride, int64_t i) { return p + static_cast<DevicePtr>(i * stride * element); };
+  std::string refused;  // why the variants before the one taken were passed over
+  for (GemmVariant& v : gemmVariants(planned, trainingEpilogue, passes)) {
+    const int64_t calls = v.perBatch ? planned.batch : 1;
+    const bool takesBias = epilogueReadsBias(v.plan.epilogue) || epilogueWritesBiasGrad(v.plan.epilogue);
+    for (int64_t i = 0; i < calls; ++i)
+      alignForCall(v.plan, at(a, planned.strideB, i), at(b, planned.strideA, i), takesBias ? bias : 0,
+                   at(d, planned.strideC, i), aux);
+    auto id = api_.prepareGemm(v.plan);
+    if (!id.ok()) {
+      if (!absl::IsUnimplemented(id.status())) return id.status();
+      absl::StrAppend(&refused, refused.empty() ? "" : "; ", id.status().message());
+      continue;
+    }
+    const std::string fallback = refused.empty() ? "" : absl::StrCat(" (fallback: ", v.change, ")");
+    if (v.biasRows)
+      if (auto st = epiloguePass(s, rowsKernel, planned, bias, d); !st.ok()) return st;
+    for (int64_t i = 0; i < calls; ++i)
+      pushGemm(s, *id, v.plan, "",
+               absl::StrCat(" ", std::string(gemmEpilogueName(v.plan.epilogue)), v.biasRows ? " onto the bias rows" : "",
+                            v.perBatch ? absl::StrCat(", batch ", i + 1, " of ", calls) : "", fallback),
+               at(a, planned.strideB, i), at(b, planned.strideA, i), takesBias ? bias : 0, at(d, planned.strideC, i), aux);
+    if (v.relu)
+      if (auto st = epiloguePass(s, reluKernel, planned, 0, d); !st.ok()) return st;
+    if (!refused.empty()) {
+      const PlanStep& step = entry_.steps[s];
+      noteOnce(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name, "' step ", number(s), " (",
+                            step.op, "): ", refused, "; it runs as ", v.change, ", with the same results"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::UnimplementedError(refused);
+}
+
+absl::Status ActionBuilder::epiloguePass(size_t s, const std::string& name, const GemmPlan& plan, DevicePtr bias,
+                                         DevicePtr d) {
+  const int64_t elements = numElements(plan.resultShape);
+  if (elements == 0) return absl::OkStatus();
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  Action k = launch(name, s);
+  k.fn = *fn;
+  const LaunchConfig grid = gridStrideLaunch(elements, api_.info().multiprocessors);
+  k.blocks = grid.blocks;
+  k.threads = grid.threads;
+  if (bias) {  // the bias rows: D as [elements / m, m], each row the bias (cuBLASLt's m is the step's N)
+    k.arg(bias);
+    k.arg(d);
+    k.arg(static_cast<long long>(elements / plan.m));
+    k.arg(static_cast<long long>(plan.m));
+  } else {
+    k.arg(d);
+    k.arg(static_cast<long long>(elements));
+  }
+  actions_.push_back(std::move(k));
+  ++report_.kernels;
   return absl::OkStatus();
 }
 
@@ -366,6 +468,7 @@ void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const st
   g.gemm = id;
   g.a = a;
   g.b = b;
+  g.kernel = absl::StrCat("cuBLASLt GEMM ", plan.m, " x ", plan.n, " x ", plan.k, detail);
   g.bias = bias;
   g.d = d;
   g.aux = aux;

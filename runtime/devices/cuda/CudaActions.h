@@ -52,7 +52,16 @@ struct Action {
   // What --profile adds its time to.
   enum class Category { Gemm, Fused, ScalerOptimizer, Other } category = Category::Other;
   static const char* categoryName(Category c);
-  std::string what;  // "step 12 amp.linear: gemm 256 x 128 x 784 RELU_BIAS", for reports and errors
+  std::string what;  // "step 12 amp.linear: gemm 256 x 128 x 784 BIAS", for reports and errors
+  // Where it comes from, for errors that must name it (CudaOptions::syncEachLaunch): the kernel
+  // ("amp_softmax_f32", "cuBLASLt GEMM 256 x 128 x 784 BIAS"), the step's number in the plan's
+  // entry, its op and source location; planStep -1 for the entry's own copies and log.
+  std::string kernel;
+  int64_t planStep = -1;
+  std::string op, loc;
+  // "kernel amp_softmax_f32 (plan step 12 'amp.softmax', model.mlir:7:3)", or `what` where no
+  // step is known.
+  std::string origin() const;
   // Launch: the kernel, its grid and the bytes of each argument in order.
   KernelFn fn = nullptr;
   int64_t blocks = 0, blocksY = 1;
@@ -105,11 +114,19 @@ class ActionBuilder {
                 DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux = 0);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
+  absl::StatusOr<size_t> lowerStep(size_t s);
   absl::Status gradStats(size_t s);
   absl::Status combineNorm(size_t s, DevicePtr partials, const std::vector<int32_t>& slotRange, DevicePtr out);
   absl::Status clipGrads(size_t s);
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
+  // A GEMM of amp.linear / amp.matmul as the first of its GemmVariants that cuBLASLt has an
+  // algorithm for, with the passes that variant adds; a fallback says so once on stderr and in its
+  // action. a, b, bias, d: the step's pointers.
+  absl::Status gemmWithFallbacks(size_t s, const GemmPlan& planned, bool trainingEpilogue, DevicePtr a, DevicePtr b,
+                                 DevicePtr bias, DevicePtr d, DevicePtr aux);
+  // One launch of a library kernel over D of `plan` (EpilogueKernels.cu): the bias rows, or the relu.
+  absl::Status epiloguePass(size_t s, const std::string& name, const GemmPlan& plan, DevicePtr bias, DevicePtr d);
   absl::Status mseLoss(size_t s);
   absl::Status convOp(size_t s);
   // The implicit-GEMM lowering of convolution step s (ConvGemm.h); declined (not an error) when the

@@ -1,6 +1,7 @@
 #include "runtime/devices/cuda/CudaExecutor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -59,6 +60,9 @@ class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryPro
   // (captured into `graph` on its first call): the entry's, or its checked one.
   absl::Status launch(const uint8_t* feeds, const uint8_t* step) { return launch(feeds, step, actions_, graph_); }
   absl::Status launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions, std::optional<GraphId>& graph);
+  // CudaOptions::syncEachLaunch: `actions` enqueued one at a time, each followed by a wait; the
+  // first failure names its operation (Action::origin).
+  absl::Status runEagerly(std::vector<Action>& actions);
   // The call's inputs and training step into page-locked `feeds` and `step` (run's staging or a
   // ring slot), and from there to the device.
   void stage(const RunArgs& args, uint8_t* feeds, uint8_t* step) const;
@@ -420,6 +424,11 @@ absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
     early_.emplace_back(t, std::vector<uint8_t>(bytes.begin() + slotLogOffset_, bytes.begin() + slotLogOffset_ + log_.bytes));
   });
   if (!ringError_.ok()) return ringError_;
+  if (exec_.options().syncEachLaunch) {
+    if (auto s = runEagerly(actions); !s.ok()) return s;
+    if (!entry_.updates.empty()) exec_.ranAnUpdate();
+    return absl::OkStatus();
+  }
   uint8_t* base = ring_->slotData(slot);
   stage(args, base, base + slotStepOffset_);
   if (auto s = launch(base, base + slotStepOffset_); !s.ok()) return s;
@@ -436,6 +445,18 @@ absl::Status CudaEntry::poll(bool wait, LogSink deliver) {
   auto sink = [&](int64_t ticket, absl::Span<const uint8_t> slot) {
     deliver(ticket, slot.subspan(static_cast<size_t>(slotLogOffset_), static_cast<size_t>(log_.bytes)));
   };
+absl::Status CudaEntry::runEagerly(std::vector<Action>& actions) {
+  if (auto s = api_.synchronize(); !s.ok())  // the call's input copies
+    return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': copying the call's inputs in failed: ", s.message()));
+  for (Action& a : actions) {
+    absl::Status s = a.enqueue(api_);
+    if (s.ok()) s = api_.synchronize();
+    if (!s.ok())
+      return absl::Status(s.code(), absl::StrCat("cuda: entry '", entry_.name, "': ", a.origin(), " failed: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
   if (wait) {
     ring_->drain(sink);
   } else {
@@ -575,3 +596,9 @@ absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor(cuda::CudaOptions opt
 }
 
 }  // namespace amp::rt
+bool syncEachLaunchFromEnvironment() {
+  const char* value = std::getenv("AMP_CUDA_SYNC_EACH_LAUNCH");
+  return value && *value && std::string(value) != "0";
+}
+
+  options.syncEachLaunch = options.syncEachLaunch || syncEachLaunchFromEnvironment();

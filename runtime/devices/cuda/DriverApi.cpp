@@ -48,7 +48,7 @@ namespace {
   X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy)         \
   X(cublasLtMatrixLayoutSetAttribute) X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy) \
   X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)            \
-  X(cublasLtGetStatusString)
+  X(cublasLtGetStatusName) X(cublasLtGetStatusString)
 
 struct Driver {
 #define AMP_DECLARE(name) decltype(&::name) name = nullptr;
@@ -122,6 +122,26 @@ absl::StatusOr<const Driver*> loadDriver() {
   return &driver;
 }
 
+// A prepared matmul: its descriptor, its three layouts (C is D), the heuristic's algorithm.
+struct Gemm {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo = {};
+  float beta = 0.0f;
+};
+
+void destroyGemm(const Driver& d, Gemm& g) {
+  if (g.desc) d.cublasLtMatmulDescDestroy(g.desc);
+  for (cublasLtMatrixLayout_t l : {g.a, g.b, g.d})
+    if (l) d.cublasLtMatrixLayoutDestroy(l);
+  g = Gemm{};
+}
+
+// Each cuBLASLt attribute set, checked, with the attribute's name for the error (DriverApi::setDesc).
+#define AMP_LT_DESC(desc, attr, value) setDesc(desc, attr, #attr, value)
+#define AMP_LT_LAYOUT(layout, attr, value) setLayout(layout, attr, #attr, value)
+#define AMP_LT_PREF(pref, attr, value) setPref(pref, attr, #attr, value)
+
 class DriverApi final : public GpuApi {
  public:
   explicit DriverApi(const Driver& d) : d_(d) {}
@@ -129,9 +149,7 @@ class DriverApi final : public GpuApi {
     if (context_) d_.cuCtxSetCurrent(context_);
     for (auto& [key, g] : gemms_) {
       (void)key;
-      if (g.desc) d_.cublasLtMatmulDescDestroy(g.desc);
-      for (cublasLtMatrixLayout_t l : {g.a, g.b, g.d})
-        if (l) d_.cublasLtMatrixLayoutDestroy(l);
+      destroyGemm(d_, g);
     }
     for (CUgraphExec g : graphs_) d_.cuGraphExecDestroy(g);
     for (CUevent e : events_) d_.cuEventDestroy(e);
@@ -250,83 +268,92 @@ class DriverApi final : public GpuApi {
                                                      p.alignment.aux));
     if (auto it = ids_.find(key); it != ids_.end()) return it->second;
     Gemm g;
+    // Whatever was created is destroyed on every error path.
+    struct Cleanup {
+      const Driver& d;
+      Gemm* g;
+      cublasLtMatmulPreference_t pref = nullptr;
+      ~Cleanup() {
+        if (pref) d.cublasLtMatmulPreferenceDestroy(pref);
+        if (g) destroyGemm(d, *g);
+      }
+    } cleanup{d_, &g};
     g.beta = p.accumulate ? 1.0f : 0.0f;
     const cudaDataType_t t = p.dtype == DType::BF16 ? CUDA_R_16BF : p.dtype == DType::F16 ? CUDA_R_16F : CUDA_R_32F;
     cublasStatus_t s = d_.cublasLtMatmulDescCreate(&g.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
     if (s != CUBLAS_STATUS_SUCCESS) return failLt(s, "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-    d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
-    d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     const cublasLtEpilogue_t epilogue = cublasEpilogue(p.epilogue);
-    d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
     // The bias, and a bias gradient, in D's type (the plan's bias gradients have it).
-    if (epilogueReadsBias(p.epilogue) || epilogueWritesBiasGrad(p.epilogue))
-      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &t, sizeof t);
-    if (epilogueAux(p.epilogue) != GemmAux::None)
-      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &p.auxLd, sizeof p.auxLd);
-    auto layout = [&](cublasLtMatrixLayout_t& l, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
-      if (d_.cublasLtMatrixLayoutCreate(&l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld) !=
-          CUBLAS_STATUS_SUCCESS)
-        return false;
-      if (p.batch > 1) {
-        const int32_t count = static_cast<int32_t>(p.batch);
-        d_.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
-        d_.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
-      }
-      return true;
+    const bool biasPointer = epilogueReadsBias(p.epilogue) || epilogueWritesBiasGrad(p.epilogue);
+    const bool auxPointer = epilogueAux(p.epilogue) != GemmAux::None;
+    // The heuristic reads the bias and aux pointers' values (never what they point to) for their
+    // alignment (GemmAlignment), so it is given stand-in addresses of that alignment; gemm() sets
+    // the real ones.
+    const uint64_t biasStandIn = static_cast<uint64_t>(p.alignment.bias), auxStandIn = static_cast<uint64_t>(p.alignment.aux);
+    absl::Status st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_TRANSA, ta);
+    if (st.ok()) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_TRANSB, tb);
+    if (st.ok()) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+    if (st.ok() && biasPointer) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, t);
+    if (st.ok() && biasPointer) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, biasStandIn);
+    if (st.ok() && auxPointer) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, p.auxLd);
+    if (st.ok() && auxPointer) st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, auxStandIn);
+    if (!st.ok()) return st;
+    auto layout = [&](cublasLtMatrixLayout_t& l, const char* which, int64_t rows, int64_t cols, int64_t ld,
+                      int64_t stride) -> absl::Status {
+      if (cublasStatus_t r = d_.cublasLtMatrixLayoutCreate(&l, t, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld);
+          r != CUBLAS_STATUS_SUCCESS)
+        return failLt(r, absl::StrCat("cublasLtMatrixLayoutCreate (", which, ")"));
+      if (p.batch <= 1) return absl::OkStatus();
+      const int32_t count = static_cast<int32_t>(p.batch);
+      absl::Status a = AMP_LT_LAYOUT(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count);
+      if (a.ok()) a = AMP_LT_LAYOUT(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+      if (!a.ok()) return absl::Status(a.code(), absl::StrCat(a.message(), " (layout ", which, ")"));
+      return absl::OkStatus();
     };
-    if (!layout(g.a, p.transA ? p.k : p.m, p.transA ? p.m : p.k, p.lda, p.strideA) ||
-        !layout(g.b, p.transB ? p.n : p.k, p.transB ? p.k : p.n, p.ldb, p.strideB) ||
-        !layout(g.d, p.m, p.n, p.ldc, p.strideC))
-      return absl::InternalError("cublasLtMatrixLayoutCreate failed");
-    cublasLtMatmulPreference_t pref = nullptr;
-    d_.cublasLtMatmulPreferenceCreate(&pref);
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspaceBytes_,
-                                            sizeof workspaceBytes_);
+    if (st.ok()) st = layout(g.a, "A", p.transA ? p.k : p.m, p.transA ? p.m : p.k, p.lda, p.strideA);
+    if (st.ok()) st = layout(g.b, "B", p.transB ? p.n : p.k, p.transB ? p.k : p.n, p.ldb, p.strideB);
+    if (st.ok()) st = layout(g.d, "D", p.m, p.n, p.ldc, p.strideC);
+    if (!st.ok()) return st;
+    if (cublasStatus_t r = d_.cublasLtMatmulPreferenceCreate(&cleanup.pref); r != CUBLAS_STATUS_SUCCESS)
+      return failLt(r, "cublasLtMatmulPreferenceCreate");
+    cublasLtMatmulPreference_t pref = cleanup.pref;
     // Split-K may add its partial sums in D's own type (the INPLACE and OUTPUT_TYPE schemes), which
     // would round a bf16/f16 result more than once. Only sums kept in f32 are allowed.
     const uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions,
-                                            sizeof reductions);
-    // Only algorithms that work at the calls' pointer alignments (GemmAlignment). The heuristic
-    // reads the bias and aux pointers' values (never what they point to) for theirs, so it is
-    // given stand-in addresses of that alignment; gemm() sets the real ones.
+    // Only algorithms that work at the calls' pointer alignments (GemmAlignment).
     const uint32_t alignA = static_cast<uint32_t>(p.alignment.a), alignB = static_cast<uint32_t>(p.alignment.b),
                    alignD = static_cast<uint32_t>(p.alignment.d);
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignA, sizeof alignA);
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignB, sizeof alignB);
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD, sizeof alignD);
-    d_.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof alignD);
-    if (epilogueReadsBias(p.epilogue) || epilogueWritesBiasGrad(p.epilogue)) {
-      const uint64_t standIn = static_cast<uint64_t>(p.alignment.bias);
-      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &standIn, sizeof standIn);
-    }
-    if (epilogueAux(p.epilogue) != GemmAux::None) {
-      const uint64_t standIn = static_cast<uint64_t>(p.alignment.aux);
-      d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &standIn, sizeof standIn);
-    }
+    st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes_);
+    if (st.ok()) st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions);
+    if (st.ok()) st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignA);
+    if (st.ok()) st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignB);
+    if (st.ok()) st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignD);
+    if (st.ok()) st = AMP_LT_PREF(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignD);
+    if (!st.ok()) return st;
     cublasLtMatmulHeuristicResult_t result = {};
     int found = 0;
     s = d_.cublasLtMatmulAlgoGetHeuristic(lt_, g.desc, g.a, g.b, g.d, g.d, pref, 1, &result, &found);
-    d_.cublasLtMatmulPreferenceDestroy(pref);
-    if (s != CUBLAS_STATUS_SUCCESS || found == 0)
-      return absl::UnimplementedError(absl::StrCat("cuBLASLt has no algorithm for a ", std::string(dtypeName(p.dtype)), " GEMM of ",
-                                                   p.m, " x ", p.n, " x ", p.k, " with epilogue ",
-                                                   std::string(gemmEpilogueName(p.epilogue)),
-                                                   epilogueAux(p.epilogue) != GemmAux::None || epilogueWritesBiasGrad(p.epilogue)
-                                                       ? "; a bundle compiled without ampc --gemm-epilogues runs it without the training epilogues"
-                                                       : ""));
+    // NOT_SUPPORTED: no heuristic for this configuration, which is "no algorithm" as well; the
+    // device answers both with a plainer call where it has one (GemmVariants.h).
+    if ((s == CUBLAS_STATUS_SUCCESS && found == 0) || s == CUBLAS_STATUS_NOT_SUPPORTED) return noGemmAlgorithm(p);
+    if (s != CUBLAS_STATUS_SUCCESS) return failLt(s, "cublasLtMatmulAlgoGetHeuristic");
     g.algo = result.algo;
     const GemmId id = static_cast<GemmId>(gemms_.size());
     gemms_.emplace(id, g);
+    cleanup.g = nullptr;  // kept: the destructor destroys it
     ids_.emplace(key, id);
     return id;
   }
 
   absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) override {
-    Gemm& g = gemms_.at(id);
-    if (bias) d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    if (aux) d_.cublasLtMatmulDescSetAttribute(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux);
+    auto it = gemms_.find(id);
+    if (it == gemms_.end()) return absl::InvalidArgumentError(absl::StrCat("cuBLASLt: GEMM ", id, " was never prepared"));
+    Gemm& g = it->second;
+    if (bias)
+      if (auto st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias); !st.ok()) return st;
+    if (aux)
+      if (auto st = AMP_LT_DESC(g.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, aux); !st.ok()) return st;
     const float one = 1.0f;
     // cuBLASLt's A is the step's b and its B the step's a (GemmPlan.h). C is D: with beta = 1 the
     // product adds to D in place, which cuBLASLt allows when C and D share one layout.
@@ -388,12 +415,6 @@ class DriverApi final : public GpuApi {
   int64_t hostSyncs() const override { return syncs_; }
 
  private:
-  struct Gemm {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-    cublasLtMatmulAlgo_t algo = {};
-    float beta = 0.0f;
-  };
 
   absl::Status fail(CUresult r, const std::string& what) const {
     const char* name = nullptr;
@@ -402,8 +423,30 @@ class DriverApi final : public GpuApi {
     d_.cuGetErrorString(r, &text);
     return absl::InternalError(absl::StrCat("cuda: ", what, " failed: ", name ? name : "?", " (", text ? text : "", ")"));
   }
+  // "cuBLASLt: setting CUBLASLT_MATMUL_DESC_EPILOGUE failed: status 15 (CUBLAS_STATUS_NOT_SUPPORTED: ...)".
   absl::Status failLt(cublasStatus_t s, const std::string& what) const {
-    return absl::InternalError(absl::StrCat("cuBLASLt: ", what, " failed: ", d_.cublasLtGetStatusString(s)));
+    const char* name = d_.cublasLtGetStatusName(s);
+    const char* text = d_.cublasLtGetStatusString(s);
+    return absl::InternalError(absl::StrCat("cuBLASLt: ", what, " failed: status ", static_cast<int>(s), " (",
+                                            name ? name : "?", text && *text ? absl::StrCat(": ", text) : "", ")"));
+  }
+  // Each attribute set is checked and, on failure, named: the macros below pass its name.
+  template <class T>
+  absl::Status setDesc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const char* name, const T& value) const {
+    const cublasStatus_t s = d_.cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof value);
+    return s == CUBLAS_STATUS_SUCCESS ? absl::OkStatus() : failLt(s, absl::StrCat("setting ", name));
+  }
+  template <class T>
+  absl::Status setLayout(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr, const char* name,
+                         const T& value) const {
+    const cublasStatus_t s = d_.cublasLtMatrixLayoutSetAttribute(layout, attr, &value, sizeof value);
+    return s == CUBLAS_STATUS_SUCCESS ? absl::OkStatus() : failLt(s, absl::StrCat("setting ", name));
+  }
+  template <class T>
+  absl::Status setPref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const char* name,
+                       const T& value) const {
+    const cublasStatus_t s = d_.cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof value);
+    return s == CUBLAS_STATUS_SUCCESS ? absl::OkStatus() : failLt(s, absl::StrCat("setting ", name));
   }
   absl::Status check(CUresult r, const std::string& what) const { return r == CUDA_SUCCESS ? absl::OkStatus() : fail(r, what); }
 

@@ -310,6 +310,7 @@ absl::Status DryRunApi::launch(KernelFn fn, int64_t blocks, int threads, void** 
     for (size_t k = 0; k < it->second.size() && k < paramBytes.size(); ++k)
       if (it->second[k])
         if (auto s = checkStructPointers(name, k, params[k], paramBytes[k]); !s.ok()) return s;
+  if (!capturing_) ranKernel(name);
   return record(absl::StrCat("launch ", name, " ", blocks, blocksY > 1 ? absl::StrCat("x", blocksY) : "", "x", threads));
 }
 
@@ -363,6 +364,7 @@ absl::Status DryRunApi::fill32(DevicePtr dst, uint32_t value, int64_t count) {
 }
 
 absl::StatusOr<GemmId> DryRunApi::prepareGemm(const GemmPlan& plan) {
+  if (unavailable_ && unavailable_(plan)) return noGemmAlgorithm(plan);
   gemms_.push_back(plan);
   return static_cast<GemmId>(gemms_.size() - 1);
 }
@@ -435,10 +437,25 @@ absl::StatusOr<GraphId> DryRunApi::endCapture() {
   return static_cast<GraphId>(graphs_.size() - 1);
 }
 
+// Like a GPU's, the error names no kernel: the wait cannot know which one faulted.
+void DryRunApi::ranKernel(const std::string& name) {
+  if (!faultKernel_.empty() && name == faultKernel_)
+    pendingFault_ = "dry run: the GPU's work failed: CUDA_ERROR_ILLEGAL_ADDRESS (a simulated fault)";
+}
+
+absl::Status DryRunApi::reportFault() {
+  if (pendingFault_.empty()) return absl::OkStatus();
+  const absl::Status fault = absl::InternalError(pendingFault_);
+  pendingFault_.clear();
+  return fault;
+}
+
 absl::Status DryRunApi::launchGraph(GraphId graph) {
   if (graph < 0 || static_cast<size_t>(graph) >= graphs_.size()) return absl::InvalidArgumentError("dry run: unknown graph");
   ++graphLaunches_;
   for (const MemoryOp& op : graphMemory_[static_cast<size_t>(graph)]) perform(op);
+  for (const std::string& call : graphs_[static_cast<size_t>(graph)])  // "launch NAME 1x256"
+    if (call.rfind("launch ", 0) == 0) ranKernel(call.substr(7, call.find(' ', 7) - 7));
   return record(absl::StrCat("graph ", graph));
 }
 
@@ -472,6 +489,7 @@ bool DryRunApi::eventDone(int slot) {
 }
 
 absl::Status DryRunApi::waitEvent(int slot) {
+  if (auto fault = reportFault(); !fault.ok()) return fault;
   ++syncs_;
   completeEvent(slot);
   return record(absl::StrCat("wait event ", slot));
@@ -494,6 +512,7 @@ absl::Status DryRunApi::synchronize() {
   if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
   ++syncs_;
   pendingEvents_.clear();
+  if (auto fault = reportFault(); !fault.ok()) return fault;
   for (const PendingCopy& c : pendingCopies_) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
   pendingCopies_.clear();
   return record("sync");

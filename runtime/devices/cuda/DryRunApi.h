@@ -8,6 +8,7 @@
 #ifndef AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
 #define AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -61,6 +62,14 @@ class DryRunApi final : public GpuApi {
   // Every call in order, one line each ("launch amp_mt_adam_f32_none 1x256", "graph 0", "sync").
   const std::vector<std::string>& calls() const { return calls_; }
   void clearCalls() { calls_.clear(); }
+
+  // A kernel fault: after a launch of `kernel` runs (at once outside capture, at each replay of a
+  // graph that captured it), the next synchronize or waitEvent fails as a GPU's would, with no
+  // kernel named ("the GPU's work failed: CUDA_ERROR_ILLEGAL_ADDRESS"); empty: no fault.
+  void failAfterLaunch(std::string kernel) { faultKernel_ = std::move(kernel); }
+  // An algorithm cuBLASLt's heuristic does not find: prepareGemm refuses each plan `unavailable`
+  // holds for with DriverApi's error (noGemmAlgorithm).
+  void algorithmUnavailable(std::function<bool(const GemmPlan&)> unavailable) { unavailable_ = std::move(unavailable); }
   int64_t graphsCaptured() const { return static_cast<int64_t>(graphs_.size()); }
   int64_t graphLaunches() const { return graphLaunches_; }
   // Device memory allocated and not released, in bytes.
@@ -158,6 +167,11 @@ class DryRunApi final : public GpuApi {
   std::vector<std::string> calls_;
 };
 
+  // The simulated faults: failAfterLaunch's kernel, and the fault waiting for the next wait.
+  std::string faultKernel_, pendingFault_;
+  void ranKernel(const std::string& name);
+  absl::Status reportFault();
+  std::function<bool(const GemmPlan&)> unavailable_;
 }  // namespace amp::rt::cuda
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H

@@ -87,6 +87,15 @@ void alignForCall(GemmPlan& g, uint64_t a, uint64_t b, uint64_t bias, uint64_t d
   al.aux = std::min(al.aux, addressAlignment(aux));
 }
 
+absl::Status noGemmAlgorithm(const GemmPlan& g) {
+  const bool training = epilogueAux(g.epilogue) != GemmAux::None || epilogueWritesBiasGrad(g.epilogue);
+  return absl::UnimplementedError(absl::StrCat(
+      "cuBLASLt has no algorithm for a ", std::string(dtypeName(g.dtype)), " GEMM of ", g.m, " x ", g.n, " x ", g.k,
+      g.batch > 1 ? absl::StrCat(" in ", g.batch, " batches") : "", " with epilogue ", std::string(gemmEpilogueName(g.epilogue)),
+      g.accumulate ? " (accumulating)" : "",
+      training ? "; a bundle compiled without ampc --gemm-epilogues runs it without the training epilogues" : ""));
+}
+
 absl::Status setTrainingEpilogue(GemmPlan& g, GemmEpilogue e) {
   if (g.accumulate) return absl::InvalidArgumentError("a training epilogue on an accumulating GEMM");
   ColumnMajorGemm c;

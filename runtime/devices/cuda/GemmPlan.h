@@ -109,6 +109,10 @@ GemmEpilogue cublasLtEpilogue(EpilogueKind k);
 // matrix; 0 for none), so one plan serves every call it is used for.
 void alignForCall(GemmPlan& g, uint64_t a, uint64_t b, uint64_t bias, uint64_t d, uint64_t aux);
 
+// What GpuApi::prepareGemm returns when cuBLASLt's heuristic finds no algorithm for `g`:
+// Unimplemented, which the device answers with a plainer call (GemmVariants.h) where there is one.
+absl::Status noGemmAlgorithm(const GemmPlan& g);
+
 }  // namespace amp::rt::cuda
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_GEMMPLAN_H

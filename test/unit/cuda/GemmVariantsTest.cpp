@@ -1,0 +1,184 @@
+// The ways the cuda device runs a linear layer's or matmul's GEMM (runtime/devices/cuda/GemmVariants.h),
+// run on the host as the device runs them: the bias-rows and relu passes with the kernels' own
+// arithmetic (kernels/EpilogueMath.h), every cuBLASLt call through the column-major emulator
+// (GemmEmulator.h). Each variant, the first choice and every fallback, must give the reference's
+// bits, NaN included (a NaN matches any NaN); this file is compiled with -ffp-contract=off.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "runtime/devices/cuda/GemmVariants.h"
+#include "runtime/devices/cuda/kernels/EpilogueMath.h"
+#include "runtime/numerics/Convert.h"
+#include "runtime/reference/ReferenceKernels.h"
+#include "test/unit/cuda/GemmEmulator.h"
+
+namespace amp::rt::cuda {
+namespace {
+
+// Values that make a linear layer's results awkward: NaN, infinities, signed zeros, negatives.
+Tensor awkward(DType t, const Shape& s, std::mt19937& rng) {
+  Tensor x(t, s);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const float special[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                           -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+  for (int64_t i = 0; i < x.numel(); ++i) storeFromF32(t, x.data(), i, i % 11 == 3 ? special[(i / 11) % 5] : u(rng));
+  return x;
+}
+
+// Elements [offset, offset + count) of t as a tensor of their own, for one call of a per-batch variant.
+Tensor slice(const Tensor& t, int64_t offset, int64_t count) {
+  Tensor s(t.dtype(), {count});
+  const size_t size = dtypeSize(t.dtype());
+  std::memcpy(s.data(), static_cast<const uint8_t*>(t.data()) + offset * size, static_cast<size_t>(count) * size);
+  return s;
+}
+
+// What the device computes with variant v of `planned`: D filled with the bias rows, the call (or
+// one call per batch), then the relu pass.
+Tensor runVariant(const GemmVariant& v, const GemmPlan& planned, const Tensor& a, const Tensor& b, const Tensor* bias) {
+  const DType t = planned.dtype;
+  Tensor d(t, planned.resultShape);
+  if (v.biasRows)  // amp_bias_rows: bit copies
+    for (int64_t i = 0; i < d.numel(); ++i)
+      std::memcpy(static_cast<uint8_t*>(d.data()) + i * dtypeSize(t),
+                  static_cast<const uint8_t*>(bias->data()) + (i % planned.m) * dtypeSize(t), dtypeSize(t));
+  const Tensor* callBias = epilogueReadsBias(v.plan.epilogue) ? bias : nullptr;
+  if (!v.perBatch) {
+    d = emulateGemm(v.plan, a, b, callBias, &d);
+  } else {
+    for (int64_t i = 0; i < planned.batch; ++i) {
+      // cuBLASLt's A is the step's b: strideA steps through b, strideB through a.
+      const int64_t offA = i * planned.strideB, offB = i * planned.strideA, offD = i * planned.strideC;
+      Tensor part = slice(d, offD, d.numel() - offD);
+      Tensor out = emulateGemm(v.plan, slice(a, offA, a.numel() - offA), slice(b, offB, b.numel() - offB), callBias, &part);
+      std::memcpy(static_cast<uint8_t*>(d.data()) + offD * dtypeSize(t), out.data(), out.nbytes());
+    }
+  }
+  if (v.relu)  // amp_relu_inplace
+    for (int64_t i = 0; i < d.numel(); ++i)
+      if (!amp_relu_keeps(loadAsF32(t, d.data(), i))) storeFromF32(t, d.data(), i, 0.0f);
+  return d;
+}
+
+// Bit for bit, except that any NaN matches any NaN; returns how many NaN the reference holds.
+int64_t expectReferenceBits(const Tensor& got, const Tensor& want) {
+  EXPECT_EQ(got.numel(), want.numel());
+  int64_t nans = 0;
+  for (int64_t i = 0; i < want.numel() && i < got.numel(); ++i) {
+    const float g = loadAsF32(got.dtype(), got.data(), i), w = loadAsF32(want.dtype(), want.data(), i);
+    if (std::isnan(w)) {
+      ++nans;
+      EXPECT_TRUE(std::isnan(g)) << "element " << i << ": " << g << ", the reference's NaN";
+      continue;
+    }
+    uint32_t gb = 0, wb = 0;
+    std::memcpy(&gb, &g, 4);
+    std::memcpy(&wb, &w, 4);
+    EXPECT_EQ(gb, wb) << "element " << i << ": " << g << " against the reference's " << w;
+  }
+  return nans;
+}
+
+TEST(CudaGemmVariants, EveryVariantOfALinearLayerGivesTheReferencesBitsNaNIncluded) {
+  std::mt19937 rng(21);
+  for (DType t : {DType::F32, DType::BF16, DType::F16})
+    for (bool relu : {false, true})
+      for (bool tw : {false, true}) {
+        SCOPED_TRACE(testing::Message() << dtypeName(t) << " relu " << relu << " transpose_w " << tw);
+        const Shape x{2, 9, 16}, w = tw ? Shape{24, 16} : Shape{16, 24};
+        Tensor xt = awkward(t, x, rng), wt = awkward(t, w, rng), bias = awkward(t, {24}, rng);
+        auto planned = planGemm(linearProblem(t, x, w, tw, true, relu));
+        ASSERT_TRUE(planned.ok()) << planned.status();
+        auto ref = evalReferenceOp("amp.linear", {&xt, &wt, &bias},
+                                   {{"transpose_w", tw}, {"activation", std::string(relu ? "relu" : "none")}},
+                                   {{t, {2, 9, 24}}}, EvalContext{});
+        ASSERT_TRUE(ref.ok()) << ref.status();
+        const std::vector<GemmVariant> variants = gemmVariants(*planned, false, true);
+        ASSERT_EQ(variants.size(), 2u) << "the BIAS epilogue, then DEFAULT onto the bias rows";
+        EXPECT_EQ(variants[0].plan.epilogue, GemmEpilogue::Bias) << "a relu never runs in cuBLASLt's epilogue";
+        EXPECT_EQ(variants[0].relu, relu);
+        EXPECT_TRUE(variants[1].biasRows && variants[1].plan.accumulate);
+        EXPECT_EQ(variants[1].plan.epilogue, GemmEpilogue::None);
+        for (const GemmVariant& v : variants) {
+          SCOPED_TRACE(v.change.empty() ? "first choice" : v.change);
+          EXPECT_GT(expectReferenceBits(runVariant(v, *planned, xt, wt, &bias), (*ref)[0]), 0) << "the data make NaN";
+        }
+      }
+}
+
+// Why the relu is a pass of its own: cuBLASLt's RELU_BIAS computes max(x, 0), which makes a NaN 0
+// where the reference keeps it, so non-finite results and --check-numerics verdicts would differ.
+TEST(CudaGemmVariants, CublasLtsReluEpilogueWouldTurnTheReferencesNaNIntoZero) {
+  std::mt19937 rng(22);
+  const DType t = DType::BF16;
+  const Shape x{8, 16}, w{16, 8};
+  Tensor xt = awkward(t, x, rng), wt = awkward(t, w, rng), bias = awkward(t, {8}, rng);
+  auto planned = planGemm(linearProblem(t, x, w, false, true, true));
+  ASSERT_TRUE(planned.ok());
+  ASSERT_EQ(planned->epilogue, GemmEpilogue::ReluBias);
+  auto ref = evalReferenceOp("amp.linear", {&xt, &wt, &bias}, {{"transpose_w", false}, {"activation", std::string("relu")}},
+                             {{t, {8, 8}}}, EvalContext{});
+  ASSERT_TRUE(ref.ok());
+  const Tensor fused = emulateGemm(*planned, xt, wt, &bias);
+  int64_t zeroed = 0;
+  for (int64_t i = 0; i < fused.numel(); ++i)
+    zeroed += std::isnan(loadAsF32(t, (*ref)[0].data(), i)) && loadAsF32(t, fused.data(), i) == 0.0f;
+  EXPECT_GT(zeroed, 0);
+  EXPECT_TRUE(amp_relu_keeps(std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_FALSE(amp_relu_keeps(-0.0f)) << "-0 becomes +0, as in the reference";
+  EXPECT_FALSE(amp_relu_keeps(-std::numeric_limits<float>::infinity()));
+  EXPECT_TRUE(amp_relu_keeps(std::numeric_limits<float>::denorm_min()));
+}
+
+TEST(CudaGemmVariants, ABatchedMatmulFallsBackToOneCallPerBatch) {
+  std::mt19937 rng(23);
+  for (DType t : {DType::F32, DType::F16}) {
+    SCOPED_TRACE(dtypeName(t));
+    GemmProblem p;
+    p.dtype = t;
+    p.a = {3, 5, 7};  // transposed per batch: no folding, a strided batch
+    p.b = {3, 5, 6};
+    p.transA = true;
+    auto planned = planGemm(p);
+    ASSERT_TRUE(planned.ok());
+    ASSERT_EQ(planned->batch, 3);
+    Tensor a = awkward(t, p.a, rng), b = awkward(t, p.b, rng);
+    auto ref = evalReferenceOp("amp.matmul", {&a, &b}, {{"transpose_a", true}, {"transpose_b", false}},
+                               {{t, planned->resultShape}}, EvalContext{});
+    ASSERT_TRUE(ref.ok());
+    const std::vector<GemmVariant> variants = gemmVariants(*planned, false, true);
+    ASSERT_EQ(variants.size(), 2u);
+    EXPECT_FALSE(variants[0].perBatch);
+    EXPECT_TRUE(variants[1].perBatch);
+    EXPECT_EQ(variants[1].plan.batch, 1);
+    EXPECT_EQ(variants[1].change, "one call per batch");
+    for (const GemmVariant& v : variants) expectReferenceBits(runVariant(v, *planned, a, b, nullptr), (*ref)[0]);
+  }
+}
+
+TEST(CudaGemmVariants, TrainingEpiloguesAndBundlesWithoutThePassesKeepTheirOneCall) {
+  auto planned = planGemm(linearProblem(DType::BF16, {4, 16}, {16, 8}, false, true, true));
+  ASSERT_TRUE(planned.ok());
+  const std::vector<GemmVariant> training = gemmVariants(*planned, true, true);
+  ASSERT_EQ(training.size(), 1u);
+  EXPECT_EQ(training[0].plan.epilogue, GemmEpilogue::ReluBias);
+  const std::vector<GemmVariant> old = gemmVariants(*planned, false, false);
+  ASSERT_EQ(old.size(), 1u) << "a bundle from an older ampc has no relu or bias-rows kernel";
+  EXPECT_EQ(old[0].plan.epilogue, GemmEpilogue::ReluBias);
+  EXPECT_FALSE(old[0].relu);
+}
+
+// The error both GpuApis give for "no algorithm": Unimplemented, which the device falls back on.
+TEST(CudaGemmVariants, NoAlgorithmIsUnimplementedAndNamesTheCall) {
+  auto planned = planGemm(linearProblem(DType::F16, {4, 16}, {16, 8}, false, true, false));
+  ASSERT_TRUE(planned.ok());
+  const absl::Status s = noGemmAlgorithm(*planned);
+  EXPECT_TRUE(absl::IsUnimplemented(s)) << s;
+  EXPECT_NE(s.message().find("f16 GEMM of 8 x 4 x 16 with epilogue BIAS"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace amp::rt::cuda
