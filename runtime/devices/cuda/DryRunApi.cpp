@@ -460,7 +460,7 @@ absl::Status DryRunApi::launchGraph(GraphId graph) {
 }
 
 absl::Status DryRunApi::recordEvent(int slot) {
-  if (eventLag_ != 0) pendingEvents_[slot] = {eventLag_, ++streamPosition_};
+  if (eventLag_ != 0) pendingEvents_[slot] = {queries_, ++streamPosition_};
   return record(absl::StrCat("event ", slot));
 }
 
@@ -478,20 +478,18 @@ void DryRunApi::completeEvent(int slot) {
 }
 
 bool DryRunApi::eventDone(int slot) {
+  ++queries_;
   auto it = pendingEvents_.find(slot);
   if (it == pendingEvents_.end()) return true;
-  if (it->second.queriesLeft != 0) {
-    if (it->second.queriesLeft > 0) --it->second.queriesLeft;
-    return false;
-  }
+  if (eventLag_ < 0 || queries_ - it->second.recordedAtQuery <= eventLag_) return false;
   completeEvent(slot);
   return true;
 }
 
 absl::Status DryRunApi::waitEvent(int slot) {
-  if (auto fault = reportFault(); !fault.ok()) return fault;
   ++syncs_;
   completeEvent(slot);
+  if (auto fault = reportFault(); !fault.ok()) return fault;
   return record(absl::StrCat("wait event ", slot));
 }
 absl::Status DryRunApi::recordTimer(int timer) {
@@ -512,9 +510,9 @@ absl::Status DryRunApi::synchronize() {
   if (capturing_) return absl::FailedPreconditionError("dry run: synchronize during capture (the GPU would refuse)");
   ++syncs_;
   pendingEvents_.clear();
-  if (auto fault = reportFault(); !fault.ok()) return fault;
   for (const PendingCopy& c : pendingCopies_) std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
   pendingCopies_.clear();
+  if (auto fault = reportFault(); !fault.ok()) return fault;
   return record("sync");
 }
 

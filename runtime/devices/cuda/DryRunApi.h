@@ -82,11 +82,12 @@ class DryRunApi final : public GpuApi {
   // MiB before it. The dry run reserves it with the code object, in deviceBytesInUse.
   int64_t workspaceBytes() const { return gpu_.ccMajor >= 9 ? int64_t{32} << 20 : int64_t{4} << 20; }
 
-  // A GPU that lags behind the host: each recorded event completes only after `queries` calls of
-  // eventDone have answered no, or once waitEvent or synchronize waits for it (`queries` < 0:
-  // only then). A copy into page-locked memory lands when an event recorded after it completes,
-  // so a host that reads a slot before its event reads what was there before. 0 (the default):
-  // everything completes when enqueued.
+  // A GPU that lags behind the host, whose clock is the host's queries: an event completes once
+  // `queries` calls of eventDone (on any event) have answered since it was recorded, or once
+  // waitEvent or synchronize waits for it (`queries` < 0: only then, a GPU that never catches
+  // up). A copy into page-locked memory lands when an event recorded after it completes, so a
+  // host that reads a slot before its event reads what was there before. 0 (the default): every
+  // event is done at its first query.
   void lagEvents(int queries) { eventLag_ = queries; }
 
  private:
@@ -148,11 +149,12 @@ class DryRunApi final : public GpuApi {
   int64_t graphLaunches_ = 0, syncs_ = 0;
   absl::Status captureError_;  // a free during capture, reported by endCapture
   bool workspaceReserved_ = false;
-  // Lagging events: per slot the queries it still answers no to (-1: until waited for) and the
-  // stream position it was recorded at; copies into page-locked memory waiting for one.
+  // Lagging events: per slot the query count and the stream position it was recorded at; copies
+  // into page-locked memory waiting for one.
   int eventLag_ = 0;
+  int64_t queries_ = 0;
   struct PendingEvent {
-    int64_t queriesLeft = 0;
+    int64_t recordedAtQuery = 0;
     int64_t position = 0;
   };
   std::map<int, PendingEvent> pendingEvents_;
@@ -165,13 +167,13 @@ class DryRunApi final : public GpuApi {
   int64_t streamPosition_ = 0;
   std::vector<char> timers_;  // recorded timers
   std::vector<std::string> calls_;
-};
-
   // The simulated faults: failAfterLaunch's kernel, and the fault waiting for the next wait.
   std::string faultKernel_, pendingFault_;
   void ranKernel(const std::string& name);
   absl::Status reportFault();
   std::function<bool(const GemmPlan&)> unavailable_;
+};
+
 }  // namespace amp::rt::cuda
 
 #endif  // AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H

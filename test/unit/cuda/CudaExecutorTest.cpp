@@ -164,7 +164,9 @@ TEST(CudaExecutor, TheAmpRecipeMlpLowersWithItsMseLoss) {
 }
 
 // The trainer on the simulated GPU: steps are enqueued, and the report counts the host
-// synchronisations of the steady-state steps (those that neither evaluate nor checkpoint).
+// synchronisations of the steady-state steps (those that neither evaluate nor checkpoint). A GPU
+// a few polls behind costs no wait; one that never catches up makes the host wait whenever the
+// log ring is full, and the count says so.
 TEST(CudaExecutor, TheTrainerReportsZeroHostSyncsPerSteadyStateStep) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
   Dataset data;
@@ -174,11 +176,20 @@ TEST(CudaExecutor, TheTrainerReportsZeroHostSyncsPerSteadyStateStep) {
   TrainOptions options;
   options.steps = 12;
   options.evalEvery = 5;  // steps 5 and 10 wait for their evaluation and are not counted
+  d.api->lagEvents(2);
   auto report = train(*d.session, data, &data, options, {});
   ASSERT_TRUE(report.ok()) << report.status();
   ASSERT_TRUE(report->hostSyncsPerStep.has_value());
   EXPECT_EQ(*report->hostSyncsPerStep, 0.0);
   EXPECT_EQ(report->losses.size(), 12u);
+  d.api->lagEvents(-1);
+  options.evalEvery = 0;
+  auto behind = train(*d.session, data, nullptr, options, {});
+  ASSERT_TRUE(behind.ok()) << behind.status();
+  ASSERT_TRUE(behind->hostSyncsPerStep.has_value());
+  // Steps 1..10 are counted; from the fifth call on, each finds the ring's 4 slots in flight.
+  EXPECT_EQ(*behind->hostSyncsPerStep, 0.7);
+  EXPECT_EQ(behind->losses.size(), 12u);
   // A host device runs every call synchronously and reports no such count.
   auto cpu = openSession(d.session->plan(), Device::Cpu);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
@@ -439,8 +450,11 @@ TEST(CudaExecutor, TheGraphIsCapturedOnceAndReplayedWithOneWaitPerCall) {
   EXPECT_EQ(d.api->hostSyncs() - syncs, 1) << "a synchronous call waits once, for its results";
 }
 
+// The simulated GPU runs two of the host's polls behind: each log arrives a step or more late,
+// from the slot its copy landed in, and the host never waits.
 TEST(CudaExecutor, EnqueuedStepsNeverWaitAndDeliverTheirLogsInOrder) {
   OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  d.api->lagEvents(2);
   Session::RunOptions options;
   ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, 0).ok());  // captures the graph
   std::vector<int64_t> tickets;
@@ -453,14 +467,19 @@ TEST(CudaExecutor, EnqueuedStepsNeverWaitAndDeliverTheirLogsInOrder) {
     EXPECT_TRUE(c.result("found_inf").has_value());
   };
   ASSERT_TRUE(d.session->poll("train_step", false, collect).ok());
+  EXPECT_TRUE(tickets.empty()) << "the first log is not there yet";
   d.api->clearCalls();
   const int64_t syncs = d.api->hostSyncs();
+  size_t mostBehind = 0;
   for (int64_t t = 1; t <= 20; ++t) {
     options.step = t;
     ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, t).ok());
     ASSERT_TRUE(d.session->poll("train_step", false, collect).ok());
+    mostBehind = std::max(mostBehind, static_cast<size_t>(t + 1) - tickets.size());
   }
   EXPECT_EQ(d.api->hostSyncs(), syncs) << "a steady-state step does not wait for the GPU";
+  EXPECT_GE(mostBehind, 1u) << "the logs arrive late";
+  EXPECT_LT(mostBehind, 4u) << "the ring never filled";
   ASSERT_NE(d.session->executor().residency(), nullptr);
   EXPECT_EQ(d.session->executor().residency()->hostSyncs(), d.api->hostSyncs());
   // Each step: its inputs and training step in, the graph, its log out behind an event.
@@ -473,8 +492,10 @@ TEST(CudaExecutor, EnqueuedStepsNeverWaitAndDeliverTheirLogsInOrder) {
     EXPECT_EQ(calls[i + 3].rfind("copy to host", 0), 0u) << calls[i + 3];
     EXPECT_EQ(calls[i + 4].rfind("event ", 0), 0u) << calls[i + 4];
   }
+  ASSERT_TRUE(d.session->poll("train_step", true, collect).ok());  // the last ones, waited for
   ASSERT_EQ(tickets.size(), 21u);
-  // The dry run executes no kernel, so the logged state is what the session uploaded.
+  // The dry run executes no kernel, so the logged state is what the session uploaded; a slot read
+  // before its copy landed would hold zeros or an older call's log.
   ASSERT_TRUE(d.session->syncPersistent().ok());
   double scale = -1, step = -1;
   for (const NamedTensorRef& t : d.session->persistent()) {
@@ -487,6 +508,38 @@ TEST(CudaExecutor, EnqueuedStepsNeverWaitAndDeliverTheirLogsInOrder) {
     EXPECT_EQ(stepsAfter[i], step);
   }
   EXPECT_GT(scale, 1.0) << "the f16 bundle scales its loss";
+}
+
+// A GPU that never catches up by itself: the ring's 4 slots fill, and from then on each enqueued
+// call waits for the oldest one (LogRing's back-pressure), counted as a host synchronisation, and
+// no sooner; every log still arrives, in order, with the values its copy carried.
+TEST(CudaExecutor, AHostAWholeRingAheadWaitsForTheOldestSlotOnly) {
+  OPEN_OR_SKIP(d, "mlp_f16_sm_90");
+  d.api->lagEvents(-1);
+  Session::RunOptions options;
+  std::vector<int64_t> tickets;
+  std::vector<double> scalesBefore;
+  auto collect = [&](const LoggedCall& c) {
+    tickets.push_back(c.ticket());
+    scalesBefore.push_back(c.stateBefore("amp.loss_scale").value_or(-1));
+  };
+  ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, 0).ok());  // uploads, captures
+  const int64_t syncs = d.api->hostSyncs();
+  d.api->clearCalls();
+  for (int64_t t = 1; t <= 10; ++t) {
+    ASSERT_TRUE(d.session->enqueue("train_step", d.feeds, options, t).ok());
+    ASSERT_TRUE(d.session->poll("train_step", false, collect).ok());
+    const int64_t waited = std::max<int64_t>(0, t - 3);
+    EXPECT_EQ(d.api->hostSyncs() - syncs, waited) << "call " << t;
+    EXPECT_EQ(static_cast<int64_t>(tickets.size()), waited) << "call " << t << ": only the slots waited for";
+  }
+  EXPECT_EQ(count(d.api->calls(), "wait event "), 7);
+  ASSERT_TRUE(d.session->poll("train_step", true, collect).ok());
+  ASSERT_EQ(tickets.size(), 11u);
+  for (size_t i = 0; i < tickets.size(); ++i) {
+    EXPECT_EQ(tickets[i], static_cast<int64_t>(i));
+    EXPECT_GT(scalesBefore[i], 1.0) << "call " << i << "'s log was read before its copy landed";
+  }
 }
 
 TEST(CudaExecutor, AHostThatNeverPollsStillGetsEveryLogInOrder) {
