@@ -100,6 +100,9 @@ absl::Status Action::enqueue(GpuApi& api) {
     case Kind::Fill: return api.fill32(dst, value, bytes / 4);
     case Kind::HostToDevice: return api.copyToDevice(dst, host, bytes);
     case Kind::DeviceToHost: return api.copyToHost(host, src, bytes);
+    case Kind::Collective:
+      if (!collectives || !*collectives) return absl::InternalError("a collective enqueued before the job's collectives were bound");
+      return collective->enqueue(api, **collectives);
   }
   return absl::InternalError("unknown action");
 }
@@ -226,13 +229,15 @@ absl::StatusOr<size_t> ActionBuilder::lowerStep(size_t s) {
       case OpCode::CrossEntropyGrad: status = crossEntropy(s); break;
       case OpCode::AdamUpdate:
       case OpCode::SgdUpdate: return updates(s);
-      // Elementwise ops and fused regions run as generated kernels (cuda_symbol above); one
-      // without its kernel, a constant (uploaded by the executor), a yield outside a body and the
-      // collectives (no NCCL yet) have no lowering here: the executor names them.
-      case OpCode::Abs:
-      case OpCode::Add:
       case OpCode::AllGather:
       case OpCode::AllReduce:
+      case OpCode::RankChunk:
+      case OpCode::ReduceScatter: status = collective(s); break;
+      // Elementwise ops and fused regions run as generated kernels (cuda_symbol above); one
+      // without its kernel, a constant (uploaded by the executor) and a yield outside a body have
+      // no lowering here: the executor names them.
+      case OpCode::Abs:
+      case OpCode::Add:
       case OpCode::BroadcastTo:
       case OpCode::Cast:
       case OpCode::Compare:
@@ -248,9 +253,7 @@ absl::StatusOr<size_t> ActionBuilder::lowerStep(size_t s) {
       case OpCode::Mul:
       case OpCode::Neg:
       case OpCode::Pow:
-      case OpCode::RankChunk:
       case OpCode::Reciprocal:
-      case OpCode::ReduceScatter:
       case OpCode::Relu:
       case OpCode::Reshape:
       case OpCode::Rsqrt:

@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/devices/cuda/GpuCollectives.h"
 #include "runtime/plan/Plan.h"
 
 namespace amp::rt::cuda {
@@ -48,7 +50,7 @@ struct ConvColumns {
 
 // One captured operation.
 struct Action {
-  enum class Kind { Launch, Gemm, Copy, Fill, HostToDevice, DeviceToHost } kind = Kind::Launch;
+  enum class Kind { Launch, Gemm, Copy, Fill, HostToDevice, DeviceToHost, Collective } kind = Kind::Launch;
   // What --profile adds its time to.
   enum class Category { Gemm, Fused, ScalerOptimizer, Other } category = Category::Other;
   static const char* categoryName(Category c);
@@ -75,6 +77,9 @@ struct Action {
   int64_t bytes = 0;
   uint32_t value = 0;
   uint8_t* host = nullptr;
+  // Collective: the call, through the collectives the executor binds before the first capture.
+  std::shared_ptr<const CollectiveCall> collective;
+  GpuCollectives* const* collectives = nullptr;
 
   template <class T>
   void arg(const T& v) {
@@ -105,6 +110,8 @@ class ActionBuilder {
   // step it recognises but cannot run as given.
   absl::StatusOr<size_t> lower(size_t s);
   void copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::string what);
+  // Where the executor keeps the job's collectives (bound on the first call, before capture).
+  void bindCollectives(GpuCollectives* const* slot) { collectives_ = slot; }
 
  private:
   absl::Status generated(size_t s);
@@ -112,6 +119,12 @@ class ActionBuilder {
   // A cuBLASLt call of step s, reported as "step N op: <kind>cuBLASLt <type> m x n x k[ in B batches]<detail>".
   void pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail, DevicePtr a,
                 DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux = 0);
+  // amp.all_reduce, amp.reduce_scatter, amp.all_gather, amp.rank_chunk (CudaCollectiveActions.cpp).
+  absl::Status collective(size_t s);
+  absl::Status allReduce(size_t s);
+  absl::Status chunkCollective(size_t s);
+  absl::Status rankChunk(size_t s);
+  void pushCollective(size_t s, std::shared_ptr<const CollectiveCall> call, std::string what);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
   absl::StatusOr<size_t> lowerStep(size_t s);
@@ -160,6 +173,7 @@ class ActionBuilder {
   const CudaOptions& options_;
   DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
   ConvColumns& columns_;
+  GpuCollectives* const* collectives_ = nullptr;
   std::map<std::string, KernelFn> kernels_;
 };
 

@@ -2,7 +2,8 @@
 // fills (also when a graph replays them, so data paths around the kernels are real), records every call,
 // and checks what a GPU would trust blindly: each kernel exists in the bundle's code object, each
 // launch passes the parameter sizes its PTX declares (kernelSignatures), each device address a call passes lies inside an allocation of the size it needs, graphs are captured
-// once and replayed. `amp-run --device=cuda --dry-run` prepares and "runs" a bundle through it on
+// once and replayed, and what a GPU refuses during capture is refused. Pointers inside structs
+// passed by value are followed through the layouts the code object records. `amp-run --device=cuda --dry-run` prepares and "runs" a bundle through it on
 // any machine, printing the operations the GPU would execute; the tests use it to check capture
 // order and host synchronisations per step.
 #ifndef AMP_RUNTIME_DEVICES_CUDA_DRYRUNAPI_H
