@@ -65,6 +65,11 @@ class SingleProcessCommunicator final : public Communicator {
     return absl::OkStatus();
   }
 
+  absl::Status broadcast(void* data, int64_t bytes, int root) override {
+    ++broadcastCalls_;
+    return checkBroadcastArgs(data, bytes, root, 1);  // the root's bytes are already here
+  }
+
   [[noreturn]] void abortJob(int exitCode) override { std::_Exit(exitCode); }
 };
 

@@ -46,6 +46,9 @@ class Communicator {
   virtual absl::Status reduceScatter(void* data, int64_t chunkCount, DType dtype, ReduceOp op, void* out) = 0;
   // Every rank's `bytes` bytes, in rank order, into `out` (worldSize() * bytes). Same timeout.
   virtual absl::Status allGather(const void* data, int64_t bytes, void* out) = 0;
+  // Rank `root`'s `bytes` bytes into `data` on every rank (MPI_Bcast): how a library with a
+  // transport of its own (NCCL) learns the unique id that rank 0 made. Same timeout.
+  virtual absl::Status broadcast(void* data, int64_t bytes, int root) = 0;
   // Ends every rank of the job after an error on this one (MPI_Abort with `exitCode`): the
   // other ranks must not wait for a collective this one will never join.
   [[noreturn]] virtual void abortJob(int exitCode) = 0;
@@ -56,10 +59,11 @@ class Communicator {
   int64_t allReduceCalls() const { return allReduceCalls_; }
   int64_t reduceScatterCalls() const { return reduceScatterCalls_; }
   int64_t allGatherCalls() const { return allGatherCalls_; }
+  int64_t broadcastCalls() const { return broadcastCalls_; }
   double collectiveSeconds() const { return collectiveSeconds_; }
 
  protected:
-  int64_t allReduceCalls_ = 0, reduceScatterCalls_ = 0, allGatherCalls_ = 0;
+  int64_t allReduceCalls_ = 0, reduceScatterCalls_ = 0, allGatherCalls_ = 0, broadcastCalls_ = 0;
   double collectiveSeconds_ = 0;
 };
 

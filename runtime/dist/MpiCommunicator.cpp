@@ -133,6 +133,11 @@ class MpiCommunicator final : public Communicator {
     return timed([&] { return gatherAll(data, bytes, out); });
   }
 
+  absl::Status broadcast(void* data, int64_t bytes, int root) override {
+    ++broadcastCalls_;
+    return timed([&] { return broadcastFrom(data, bytes, root); });
+  }
+
   absl::Status reduceAll(void* data, int64_t count, DType dtype, ReduceOp op) {
     if (absl::Status s = checkAllReduceArgs(data, count, dtype, op); !s.ok()) return s;
     if (absl::Status s = checkUsable(); !s.ok()) return s;
@@ -227,6 +232,26 @@ class MpiCommunicator final : public Communicator {
       // (MPI-3.1, section 4.1.9).
       MPI_Type_free(&rankStride);
       if (rc != MPI_SUCCESS) return mpiError("MPI_Iallgather", rc);
+      if (absl::Status s = wait(request, Polling::Busy, deadline, what); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // MPI_Ibcast polled against the deadline (MPI_Bcast itself could wait forever), in pieces of
+  // at most maxBytesPerMpiCall() bytes.
+  absl::Status broadcastFrom(void* data, int64_t bytes, int root) {
+    if (absl::Status s = checkBroadcastArgs(data, bytes, root, worldSize_); !s.ok()) return s;
+    if (absl::Status s = checkUsable(); !s.ok()) return s;
+    if (bytes == 0) return absl::OkStatus();
+    const std::string what = absl::StrCat("broadcast (", bytes, " bytes from rank ", root, ")");
+    const Clock::time_point deadline = deadlineFromNow();
+    if (absl::Status s = waitForAllRanks(deadline, what); !s.ok()) return s;
+    const int64_t perCall = std::clamp<int64_t>(maxBytesPerMpiCall(), 1, INT32_MAX);
+    for (int64_t first = 0; first < bytes; first += perCall) {
+      const int n = static_cast<int>(std::min(perCall, bytes - first));
+      MPI_Request request;
+      if (int rc = MPI_Ibcast(static_cast<char*>(data) + first, n, MPI_BYTE, root, comm_, &request); rc != MPI_SUCCESS)
+        return mpiError("MPI_Ibcast", rc);
       if (absl::Status s = wait(request, Polling::Busy, deadline, what); !s.ok()) return s;
     }
     return absl::OkStatus();

@@ -39,6 +39,14 @@ absl::Status checkReduceScatterArgs(const void* data, int64_t chunkCount, DType 
   return absl::OkStatus();
 }
 
+absl::Status checkBroadcastArgs(const void* data, int64_t bytes, int root, int worldSize) {
+  if (bytes < 0) return absl::InvalidArgumentError(absl::StrCat("broadcast: negative size ", bytes));
+  if (bytes > 0 && data == nullptr) return absl::InvalidArgumentError("broadcast: null buffer");
+  if (root < 0 || root >= worldSize)
+    return absl::InvalidArgumentError(absl::StrCat("broadcast: root ", root, " is not a rank of a job of ", worldSize));
+  return absl::OkStatus();
+}
+
 void divideForMean(void* data, int64_t count, DType dtype, int worldSize) {
   if (worldSize == 1) return;
   const float n = static_cast<float>(worldSize);

@@ -19,6 +19,9 @@ absl::Status checkAllReduceArgs(const void* data, int64_t count, DType dtype, Re
 // The same for reduceScatter: Sum or Mean only, a non-null `out` for chunkCount > 0.
 absl::Status checkReduceScatterArgs(const void* data, int64_t chunkCount, DType dtype, ReduceOp op, const void* out);
 
+// The same for broadcast: bytes >= 0, a non-null buffer for bytes > 0, root in [0, worldSize).
+absl::Status checkBroadcastArgs(const void* data, int64_t bytes, int root, int worldSize);
+
 // Mean's first half (DistributedDataParallel's pre-division): every element becomes
 // x / worldSize computed in f32 and rounded once to `dtype` (f32, f16 or bf16). With one rank
 // the buffer is left untouched, so even signalling NaNs keep their bits.

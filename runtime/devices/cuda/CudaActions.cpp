@@ -115,15 +115,15 @@ absl::StatusOr<KernelFn> ActionBuilder::kernel(const std::string& name) {
   return *fn;
 }
 
-const char* Action::categoryName(Category c) {
-  switch (c) {
-    case Category::Gemm: return "GEMM";
 std::string Action::origin() const {
   if (planStep < 0) return what;
   return absl::StrCat(kind == Kind::Launch ? "kernel " : "", kernel.empty() ? what : kernel, " (plan step ", planStep, " '",
                       op, "'", loc.empty() ? "" : ", " + loc, ")");
 }
 
+const char* Action::categoryName(Category c) {
+  switch (c) {
+    case Category::Gemm: return "GEMM";
     case Category::Fused: return "fused";
     case Category::ScalerOptimizer: return "scaler/optimizer";
     case Category::Other: return "other";
@@ -139,10 +139,10 @@ Action ActionBuilder::launch(const std::string& name, size_t s) {
                : step.kind == StepKind::MultiTensor ? Action::Category::ScalerOptimizer
                                                     : Action::Category::Other;
   a.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", name);
+  a.kernel = name;
   return a;
 }
 
-  a.kernel = name;
 absl::StatusOr<DevicePtr> ActionBuilder::scratch(int64_t bytes) {
   report_.scratchBytes += bytes;
   return memory_.device(bytes > 0 ? bytes : 1);
@@ -159,12 +159,9 @@ void ActionBuilder::copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::strin
   ++report_.copies;
 }
 
-absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
-  const PlanStep& step = entry_.steps[s];
-  absl::Status status = absl::OkStatus();
 // Every operation of the step (copies and fills included) carries the step's plan number, op and
 // source location, so a fault found by a synchronisation after it can name them.
-  if (step.kind == StepKind::Alias) return 1;  // a view: the memory plan gave it its source's storage
+absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   const size_t first = actions_.size();
   auto consumed = lowerStep(s);
   const PlanStep& step = entry_.steps[s];
@@ -179,6 +176,9 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
 }
 
 absl::StatusOr<size_t> ActionBuilder::lowerStep(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  absl::Status status = absl::OkStatus();
+  if (step.kind == StepKind::Alias) return 1;  // a view: the memory plan gave it its source's storage
   // A kernel ampc generated (a fused region or a lone elementwise op) carries its symbol.
   if (step.attrs.has("cuda_symbol")) {
     status = generated(s);
@@ -468,10 +468,10 @@ void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const st
   g.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", kind, "cuBLASLt ", std::string(dtypeName(plan.dtype)),
                         " ", plan.m, " x ", plan.n, " x ", plan.k,
                         plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "", detail);
+  g.kernel = absl::StrCat("cuBLASLt GEMM ", plan.m, " x ", plan.n, " x ", plan.k, detail);
   g.gemm = id;
   g.a = a;
   g.b = b;
-  g.kernel = absl::StrCat("cuBLASLt GEMM ", plan.m, " x ", plan.n, " x ", plan.k, detail);
   g.bias = bias;
   g.d = d;
   g.aux = aux;

@@ -114,11 +114,19 @@ class ActionBuilder {
   void bindCollectives(GpuCollectives* const* slot) { collectives_ = slot; }
 
  private:
+  absl::StatusOr<size_t> lowerStep(size_t s);
   absl::Status generated(size_t s);
   absl::Status gemm(size_t s);
   // A cuBLASLt call of step s, reported as "step N op: <kind>cuBLASLt <type> m x n x k[ in B batches]<detail>".
   void pushGemm(size_t s, GemmId id, const GemmPlan& plan, const std::string& kind, const std::string& detail, DevicePtr a,
                 DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux = 0);
+  // A GEMM of amp.linear / amp.matmul as the first of its GemmVariants that cuBLASLt has an
+  // algorithm for, with the passes that variant adds; a fallback says so once on stderr and in its
+  // action. a, b, bias, d: the step's pointers.
+  absl::Status gemmWithFallbacks(size_t s, const GemmPlan& planned, bool trainingEpilogue, DevicePtr a, DevicePtr b,
+                                 DevicePtr bias, DevicePtr d, DevicePtr aux);
+  // One launch of a library kernel over D of `plan` (EpilogueKernels.cu): the bias rows, or the relu.
+  absl::Status epiloguePass(size_t s, const std::string& name, const GemmPlan& plan, DevicePtr bias, DevicePtr d);
   // amp.all_reduce, amp.reduce_scatter, amp.all_gather, amp.rank_chunk (CudaCollectiveActions.cpp).
   absl::Status collective(size_t s);
   absl::Status allReduce(size_t s);
@@ -127,19 +135,11 @@ class ActionBuilder {
   void pushCollective(size_t s, std::shared_ptr<const CollectiveCall> call, std::string what);
   absl::Status unscaleCheck(size_t s);
   absl::Status globalNorm(size_t s);
-  absl::StatusOr<size_t> lowerStep(size_t s);
   absl::Status gradStats(size_t s);
   absl::Status combineNorm(size_t s, DevicePtr partials, const std::vector<int32_t>& slotRange, DevicePtr out);
   absl::Status clipGrads(size_t s);
   absl::Status scalarKernel(size_t s);
   absl::Status crossEntropy(size_t s);
-  // A GEMM of amp.linear / amp.matmul as the first of its GemmVariants that cuBLASLt has an
-  // algorithm for, with the passes that variant adds; a fallback says so once on stderr and in its
-  // action. a, b, bias, d: the step's pointers.
-  absl::Status gemmWithFallbacks(size_t s, const GemmPlan& planned, bool trainingEpilogue, DevicePtr a, DevicePtr b,
-                                 DevicePtr bias, DevicePtr d, DevicePtr aux);
-  // One launch of a library kernel over D of `plan` (EpilogueKernels.cu): the bias rows, or the relu.
-  absl::Status epiloguePass(size_t s, const std::string& name, const GemmPlan& plan, DevicePtr bias, DevicePtr d);
   absl::Status mseLoss(size_t s);
   absl::Status convOp(size_t s);
   // The implicit-GEMM lowering of convolution step s (ConvGemm.h); declined (not an error) when the

@@ -98,6 +98,7 @@ class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryPro
   std::vector<size_t> resultOffset_;
   std::vector<std::pair<DevicePtr, int64_t>> resultCopies_;  // (source, bytes) per result
   std::optional<GraphId> graph_;
+  bool communicates_ = false;  // some action is a collective: calls bind the job's collectives
   EntryReport report_;
   // Asynchronous calls: the scalar log the graph gathers into logDevice_, and the ring of
   // page-locked slots it is copied to behind each call.
@@ -125,6 +126,21 @@ class CudaExecutor final : public Executor, public DeviceResidency {
       : api_(std::move(api)), memory_(*api_), options_(options) {}
   const CudaOptions& options() const { return options_; }
   DeviceMemory& sharedMemory() { return memory_; }
+  GpuCollectives* const* collectivesSlot() const { return &collectivesPtr_; }
+  // The job's collectives, made on the first call that needs them (before any graph that uses them
+  // is captured: NCCL's bootstrap blocks, a replay never does). Every later call must be in the same job.
+  absl::Status bindCollectives(Communicator* job) {
+    if (collectives_) {
+      if (job == boundJob_) return absl::OkStatus();
+      return absl::FailedPreconditionError("a cuda executor's collectives serve one data-parallel job (the first call's)");
+    }
+    auto made = options_.collectives ? options_.collectives(*api_, job) : defaultCollectives(*api_, job);
+    if (!made.ok()) return made.status();
+    collectives_ = std::move(*made);
+    collectivesPtr_ = collectives_.get();
+    boundJob_ = job;
+    return absl::OkStatus();
+  }
   ConvColumns& convColumns() { return convColumns_; }
 
   Device device() const override { return Device::Cuda; }
@@ -205,6 +221,10 @@ class CudaExecutor final : public Executor, public DeviceResidency {
   std::unique_ptr<GpuApi> api_;
   DeviceMemory memory_;
   CudaOptions options_;
+  // Destroyed before the GpuApi (NCCL's communicator lives in its context).
+  std::unique_ptr<GpuCollectives> collectives_;
+  GpuCollectives* collectivesPtr_ = nullptr;  // what the collective actions read
+  const Communicator* boundJob_ = nullptr;
   ConvColumns convColumns_;
   const Plan* plan_ = nullptr;
   std::string code_;
@@ -280,6 +300,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
 
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_,
                         exec_.options(), exec_.sharedMemory(), exec_.convColumns());
+  builder.bindCollectives(exec_.collectivesSlot());
   std::map<std::string, int> unsupported;
   checks_ = resultChecks(plan_, entry_);
   checkPtr_.assign(checks_.size(), 0);
@@ -337,7 +358,10 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   size_t logAhead = 0;
   for (const ScalarLogItem& item : log_.items) logAhead += item.when == ScalarLogItem::When::Before;
   for (size_t& at : checkAfter_) at += logAhead;
-  for (const Action& a : actions_) report_.actions.push_back(a.what);
+  for (const Action& a : actions_) {
+    report_.actions.push_back(a.what);
+    communicates_ = communicates_ || a.kind == Action::Kind::Collective;
+  }
   return absl::OkStatus();
 }
 
@@ -379,8 +403,9 @@ absl::Status CudaEntry::prepareLog(const std::vector<DevicePtr>& ptr, const std:
 }
 
 absl::Status CudaEntry::checkRunnable(const RunArgs& args) {
-  if (args.communicator && args.communicator->worldSize() > 1)
-    return absl::UnimplementedError("data-parallel training on the cuda device needs NCCL, which is not built yet");
+  if (communicates_)
+    if (auto s = exec_.bindCollectives(args.communicator); !s.ok())
+      return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
   return exec_.uploadIfChanged(args.persistent);
 }
 
@@ -399,6 +424,11 @@ absl::Status CudaEntry::copyIn(const uint8_t* feeds, const uint8_t* step) {
 absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step, std::vector<Action>& actions,
                                std::optional<GraphId>& graph) {
   if (auto s = copyIn(feeds, step); !s.ok()) return s;
+  if (exec_.options().syncEachLaunch) {
+    if (auto s = runEagerly(actions); !s.ok()) return s;
+    if (!entry_.updates.empty()) exec_.ranAnUpdate();
+    return absl::OkStatus();
+  }
   if (!graph) {
     if (auto s = api_.beginCapture(); !s.ok()) return s;
     for (Action& a : actions)
@@ -415,6 +445,18 @@ absl::Status CudaEntry::launch(const uint8_t* feeds, const uint8_t* step, std::v
   return absl::OkStatus();
 }
 
+absl::Status CudaEntry::runEagerly(std::vector<Action>& actions) {
+  if (auto s = api_.synchronize(); !s.ok())  // the call's input copies
+    return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': copying the call's inputs in failed: ", s.message()));
+  for (Action& a : actions) {
+    absl::Status s = a.enqueue(api_);
+    if (s.ok()) s = api_.synchronize();
+    if (!s.ok())
+      return absl::Status(s.code(), absl::StrCat("cuda: entry '", entry_.name, "': ", a.origin(), " failed: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
   if (args.checkNumerics)  // the session runs checked calls synchronously
     return absl::InvalidArgumentError("a --check-numerics call waits for its verdict: run it, do not enqueue it");
@@ -424,11 +466,6 @@ absl::Status CudaEntry::enqueue(const RunArgs& args, int64_t ticket) {
     early_.emplace_back(t, std::vector<uint8_t>(bytes.begin() + slotLogOffset_, bytes.begin() + slotLogOffset_ + log_.bytes));
   });
   if (!ringError_.ok()) return ringError_;
-  if (exec_.options().syncEachLaunch) {
-    if (auto s = runEagerly(actions); !s.ok()) return s;
-    if (!entry_.updates.empty()) exec_.ranAnUpdate();
-    return absl::OkStatus();
-  }
   uint8_t* base = ring_->slotData(slot);
   stage(args, base, base + slotStepOffset_);
   if (auto s = launch(base, base + slotStepOffset_); !s.ok()) return s;
@@ -445,18 +482,6 @@ absl::Status CudaEntry::poll(bool wait, LogSink deliver) {
   auto sink = [&](int64_t ticket, absl::Span<const uint8_t> slot) {
     deliver(ticket, slot.subspan(static_cast<size_t>(slotLogOffset_), static_cast<size_t>(log_.bytes)));
   };
-absl::Status CudaEntry::runEagerly(std::vector<Action>& actions) {
-  if (auto s = api_.synchronize(); !s.ok())  // the call's input copies
-    return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': copying the call's inputs in failed: ", s.message()));
-  for (Action& a : actions) {
-    absl::Status s = a.enqueue(api_);
-    if (s.ok()) s = api_.synchronize();
-    if (!s.ok())
-      return absl::Status(s.code(), absl::StrCat("cuda: entry '", entry_.name, "': ", a.origin(), " failed: ", s.message()));
-  }
-  return absl::OkStatus();
-}
-
   if (wait) {
     ring_->drain(sink);
   } else {
@@ -583,7 +608,13 @@ absl::StatusOr<EntryProfile> CudaEntry::profile(const RunArgs& args, int calls) 
 
 }  // namespace
 
+bool syncEachLaunchFromEnvironment() {
+  const char* value = std::getenv("AMP_CUDA_SYNC_EACH_LAUNCH");
+  return value && *value && std::string(value) != "0";
+}
+
 std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options) {
+  options.syncEachLaunch = options.syncEachLaunch || syncEachLaunchFromEnvironment();
   return std::make_unique<CudaExecutor>(std::move(api), options);
 }
 
@@ -596,9 +627,3 @@ absl::StatusOr<std::unique_ptr<Executor>> makeCudaExecutor(cuda::CudaOptions opt
 }
 
 }  // namespace amp::rt
-bool syncEachLaunchFromEnvironment() {
-  const char* value = std::getenv("AMP_CUDA_SYNC_EACH_LAUNCH");
-  return value && *value && std::string(value) != "0";
-}
-
-  options.syncEachLaunch = options.syncEachLaunch || syncEachLaunchFromEnvironment();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/devices/cuda/GpuApi.h"
+#include "runtime/devices/cuda/GpuCollectives.h"
 #include "runtime/exec/Executor.h"
 
 namespace amp::rt {
@@ -31,17 +32,20 @@ struct CudaOptions {
   // The most an implicit-GEMM convolution's columns may take. Beyond it the forward and the input
   // gradient run a few images at a time, and a weight gradient runs the direct kernel.
   int64_t convColumnsLimitBytes = int64_t{2} << 30;
-};
   // Faults localised (amp-run --debug-sync, or AMP_CUDA_SYNC_EACH_LAUNCH=1 in the environment):
   // every call runs its operations one by one instead of replaying its graph, and waits after
   // each, so a failing kernel or GEMM is named with its plan step and source location. Slow: for
   // finding a fault, never for timing.
   bool syncEachLaunch = false;
+  // Where a data-parallel step's collectives come from (GpuCollectives.h); empty: the default,
+  // NCCL for a job of several ranks, plain copies for one.
+  CollectivesFactory collectives;
+};
 
-// The cuda device over any GpuApi (the tests pass a recording one).
 // Whether AMP_CUDA_SYNC_EACH_LAUNCH asks for syncEachLaunch ("1", or any value but "" and "0").
 bool syncEachLaunchFromEnvironment();
 
+// The cuda device over any GpuApi (the tests pass a recording one).
 std::unique_ptr<Executor> makeCudaExecutor(std::unique_ptr<GpuApi> api, CudaOptions options = {});
 
 

@@ -61,6 +61,11 @@ class GpuApi {
   virtual absl::StatusOr<GemmId> prepareGemm(const GemmPlan& plan) = 0;
   virtual absl::Status gemm(GemmId id, DevicePtr a, DevicePtr b, DevicePtr bias, DevicePtr d, DevicePtr aux) = 0;
 
+  // The CUstream that stream-ordered work goes to, for a library that enqueues its own kernels
+  // there (NCCL: captured into the step's graph with the rest); null where there is none (the dry
+  // run).
+  virtual void* nativeStream() { return nullptr; }
+
   // Everything enqueued between beginCapture and endCapture becomes one graph, replayed as a
   // single launch.
   virtual absl::Status beginCapture() = 0;
