@@ -191,6 +191,7 @@ class DriverApi final : public GpuApi {
   }
 
   const GpuInfo& info() const override { return info_; }
+  void* nativeStream() override { return stream_; }
 
   absl::StatusOr<DevicePtr> allocate(int64_t bytes) override {
     CUdeviceptr p = 0;
