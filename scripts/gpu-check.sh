@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
-# The GPU check of the cuda device (docs/cuda-device.md), in two halves:
+# The GPU check of the cuda device (docs/cuda-device.md, "The GPU check"), in two halves:
 #
 #   scripts/gpu-check.sh --package [FILE]    here, after scripts/build.sh: packs what the GPU machine
 #                                            runs into FILE (default .gpu-check/package.tar.xz)
 #   scripts/gpu-check.sh [--dry-run] [FILE]  on the GPU machine: unpacks FILE, runs the GPU tests and
 #                                            the benchmarks, writes logs and results.json under $OUT
-#                                            (default .gpu-check/out); about 3 minutes, under 5
+#                                            (default .gpu-check/out); ends within 570 s, before the
+#                                            device machine's 10-minute command limit
 #
 # The GPU machine this is for (an H200 host with the driver, nvcc 13, CMake, GCC and PyTorch, but no
 # Debian -dev packages, no MLIR and no network) cannot build the project: the runtime needs Abseil,
 # oneDNN, Open MPI and GoogleTest. So the package carries the runtime-only binaries built here (amp-run,
 # the cuda test binaries, amp-bench-cuda-gemm), the shared libraries they load that such a machine
 # lacks, the cuda bundles compiled here by ampc (NVRTC needs no GPU), and the benchmark scripts.
+# The binaries find the packed libraries through their RPATH ($ORIGIN/../lib, CMakeLists.txt), never
+# through LD_LIBRARY_PATH, which the machine's python3 and PyTorch would inherit. cuBLASLt (540 MB)
+# is not packed: the machine's CUDA toolkit has it, and a stage finds it or says where it looked.
 #
-# --dry-run runs everything short of the GPU, on any x86-64 machine: the executor's dry-run tests and
-# `amp-run --device=cuda --dry-run` on every bundle (prepare, capture, print the graph).
+# --dry-run runs everything short of the GPU, on any x86-64 machine: the package's libraries, the
+# executor's dry-run tests, `amp-run --device=cuda --dry-run` on every bundle, the conformance suite,
+# and the GPU tests with the GPU hidden (each skips).
+#
+# Every test binary reads its bundles from the package through AMP_TEST_BUNDLE_DIR and writes
+# gtest's JSON; the run ends with a table of tests run, passed, failed and skipped per stage. On
+# the GPU machine a skipped test, or a binary that ran no test, is a failure.
 # Exit status: 0 when every check passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +33,30 @@ case "${1:-}" in
   --dry-run) mode=dry; shift ;;
 esac
 package=${1:-$root/.gpu-check/package.tar.xz}
+
+# runpath_to_origin LIB: LIB's RUNPATH (or RPATH) string becomes "$ORIGIN", overwritten in place in
+# its .dynstr (a shorter string, padded with NULs: nothing moves), as chrpath -r does.
+runpath_to_origin() {
+  python3 - "$1" <<'EOF'
+import struct, sys
+path = sys.argv[1]
+data = bytearray(open(path, "rb").read())
+assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "a 64-bit little-endian ELF file"
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+dynamic = next(s for s in sections if s[1] == 6)  # SHT_DYNAMIC
+dynstr = sections[dynamic[6]]                     # its sh_link: the string table
+for off in range(dynamic[4], dynamic[4] + dynamic[5], 16):
+    tag, value = struct.unpack_from("<qQ", data, off)
+    if tag in (15, 29):  # DT_RPATH, DT_RUNPATH
+        start = dynstr[4] + value
+        end = data.index(b"\0", start)
+        assert end - start >= len("$ORIGIN"), "a RUNPATH shorter than $ORIGIN"
+        data[start:end] = b"$ORIGIN".ljust(end - start, b"\0")
+open(path, "wb").write(data)
+EOF
+}
 
 if [ "$mode" = package ]; then
   build=${AMP_BUILD_DIR:-$root/build}
@@ -36,7 +69,14 @@ if [ "$mode" = package ]; then
   stage=$(mktemp -d)
   trap 'rm -rf "$stage"' EXIT
   mkdir -p "$stage/bin" "$stage/lib" "$stage/bundles" "$stage/bench"
-  for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bin/"; done
+  for b in "${bins[@]}"; do
+    cp "$build/bin/$b" "$stage/bin/"
+    readelf -d "$build/bin/$b" | grep -q 'Library rpath: \[$ORIGIN/../lib' ||
+      { echo "gpu-check: $b has no RPATH \$ORIGIN/../lib (CMakeLists.txt sets it): rebuild it" >&2; exit 1; }
+  done
+  # The cuda device dlopens cuBLASLt by its soname; the GPU machine's toolkit provides it.
+  cublaslt=$(sed -n 's/^AMP_CUBLASLT:FILEPATH=//p' "$build/CMakeCache.txt")
+  objdump -p "$cublaslt" | awk '$1 == "SONAME" {print $2}' >"$stage/cublaslt.soname"
   cp "$bundles"/*.ampx "$stage/bundles/"
   # The bundles were authenticated by ampc under this user's key; the package carries the key so
   # that amp-run on the GPU machine verifies them (and still refuses native code from elsewhere)
@@ -65,10 +105,19 @@ if [ "$mode" = package ]; then
     --target=cuda:sm_90 -o "$stage/bundles/bench_cnn_bf16_sm_90.ampx"
   cp "$root"/bench/cuda_step.py "$root"/bench/cuda_pytorch.py "$root"/bench/ampc_step.py "$root"/bench/gen_mlp.py \
     "$root"/examples/make_lm_data.py "$stage/bench/"
-  # Shared libraries outside the C runtime and the compiler's own (which any machine with GCC has).
+  # Shared libraries outside the C runtime and the compiler's own (which any machine with GCC has);
+  # the binaries' RPATH finds them in lib/.
   for b in "${bins[@]}"; do ldd "$build/bin/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  # A library with its own RUNPATH (libmpi's, libopen-rte's: Open MPI's folder) has its dependencies
+  # looked up there and never in the binaries' RPATH: point it at its own folder instead.
+  for lib in "$stage"/lib/*; do
+    readelf -d "$lib" | grep -qE '\((RUNPATH|RPATH)\)' || continue
+    runpath_to_origin "$lib"
+    readelf -d "$lib" | grep -qE '\((RUNPATH|RPATH)\).*\[\$ORIGIN\]$' ||
+      { echo "gpu-check: could not point $(basename "$lib")'s RUNPATH at \$ORIGIN" >&2; exit 1; }
+  done
   mkdir -p "$(dirname "$package")"
   tar -C "$stage" -cJf "$package" .
   echo "gpu-check: packed $(du -h "$package" | cut -f1) into $package ($(ls "$stage/bundles" | wc -l) bundles, $(ls "$stage/lib" | wc -l) libraries)"
@@ -82,56 +131,230 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 tar -C "$dir" -xJf "$package"
 [ -f "$dir/ampc.key" ] && export AMP_KEY_FILE="$dir/ampc.key"  # the key the bundles were sealed with
-export LD_LIBRARY_PATH="$dir/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The one variable every test binary reads its bundles from (test/unit/cuda/TestBundles.h,
+# test/unit/conformance): the package's, never the build folder compiled in, which is not there.
+export AMP_TEST_BUNDLE_DIR="$dir/bundles"
+results="$dir/results"  # gtest's JSON, one file per process, and the manifest the table reads
+mkdir -p "$results"
+
+# Time limits: 3x the longest of three dry runs on a 2-core build machine shared with other builds
+# (docs/cuda-device.md, "The GPU check"). The GPU stages cannot be measured there; their limits are
+# estimates, per test process and per stage. Whatever the limits, no stage runs past the deadline,
+# so that the run ends with its table inside the device machine's 10-minute command limit.
+deadline=$((SECONDS + ${AMP_GPU_CHECK_SECONDS:-570}))
 failures=0
 check() {  # check NAME SECONDS COMMAND...: runs it, logs it, counts a failure
   local name=$1 seconds=$2
   shift 2
-  local start=$SECONDS
+  local start=$SECONDS left=$((deadline - SECONDS))
+  if [ "$left" -lt 5 ]; then
+    echo "gpu-check: FAIL $name (not run: the run's deadline has passed)"
+    failures=$((failures + 1))
+    return
+  fi
+  [ "$seconds" -le "$left" ] || seconds=$left
   if timeout "$seconds" bash -c '"$@"' _ "$@" >"$out/$name.log" 2>&1; then
     echo "gpu-check: PASS $name ($((SECONDS - start)) s)"
   else
-    echo "gpu-check: FAIL $name (exit $?, $((SECONDS - start)) s; $out/$name.log):"
+    local status=$?
+    echo "gpu-check: FAIL $name (exit $status$([ "$status" = 124 ] && echo ": over its $seconds s"), $((SECONDS - start)) s; $out/$name.log):"
     tail -n 20 "$out/$name.log" | sed 's/^/    /'
     failures=$((failures + 1))
   fi
 }
+
+# gtest STAGE BINARY [ARGS...]: the binary with its results as JSON for the table.
+gtest() {
+  local stage=$1 binary=$2
+  shift 2
+  local json="$results/$stage.$binary.json"
+  printf '%s\t%s\t%s\n' "$stage" "$binary" "$json" >>"$results/manifest"
+  "$dir/bin/$binary" --gtest_output="json:$json" "$@" && no_skip_on_the_gpu "$json"
+}
+
+# On the GPU machine a skip means a device that did not open: the stage fails (the table says which).
+no_skip_on_the_gpu() {
+  [ "$mode" != run ] || ! grep -q '"result": "SKIPPED"' "$1" || { echo "gpu-check: a test skipped on the GPU machine"; return 1; }
+}
+
+# each_test_in_its_own_process STAGE FILTER SECONDS: every test of amp-cuda-gpu-tests that FILTER
+# selects, each in a process of its own under its own limit, so that a fault (which ends the
+# process's CUDA context) or a hang in one leaves the others' verdicts standing.
+each_test_in_its_own_process() {
+  local stage=$1 filter=$2 seconds=$3 status=0 test
+  local tests
+  tests=$("$dir/bin/amp-cuda-gpu-tests" --gtest_list_tests --gtest_filter="$filter" |
+    awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}')
+  [ -n "$tests" ] || { echo "no test matches $filter"; return 1; }
+  for test in $tests; do
+    echo "== $test"
+    local json="$results/$stage.${test//\//_}.json"
+    printf '%s\t%s\t%s\n' "$stage" amp-cuda-gpu-tests "$json" >>"$results/manifest"
+    timeout "$seconds" "$dir/bin/amp-cuda-gpu-tests" --gtest_filter="$test" --gtest_output="json:$json" &&
+      no_skip_on_the_gpu "$json" || status=1
+  done
+  return $status
+}
+
+# Every packed binary finds each library it loads in the package (through its RPATH) or in the C
+# runtime and the compiler's (which any machine with GCC has), with no LD_LIBRARY_PATH.
+package_libraries() {
+  local b status=0
+  for b in "$dir"/bin/*; do
+    env -u LD_LIBRARY_PATH ldd "$b" | awk -v lib="$dir/lib/" -v rpath="$dir/bin/../lib/" -v bin="$(basename "$b")" '
+      /=>/ && index($3, lib) != 1 && index($3, rpath) != 1 && $1 !~ /^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s)\.so/ {
+        print bin ": " $1 " => " $3 " " $4 " (not from the package)"; bad = 1 }
+      END { exit bad }' || status=1
+  done
+  return $status
+}
+
+# cuBLASLt, which the cuda device dlopens: where the loader finds it, else in the CUDA toolkit's or
+# PyTorch's folders, linked into the package's lib/ where the binaries' RPATH looks.
+cublaslt=$(cat "$dir/cublaslt.soname" 2>/dev/null || echo libcublasLt.so.13)
+find_cublaslt() {
+  if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q "^[[:space:]]*$cublaslt "; then
+    echo "$cublaslt: found by the loader"
+    return 0
+  fi
+  local folders=("${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib
+                 /usr/local/cuda-*/lib64)
+  local torch_cublas
+  torch_cublas=$(env -u PYTHONPATH python3 -c 'import nvidia.cublas as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null) &&
+    folders+=("$torch_cublas")
+  local f
+  for f in "${folders[@]}"; do
+    if [ -e "$f/$cublaslt" ]; then
+      ln -sf "$f/$cublaslt" "$dir/lib/$cublaslt"
+      echo "$cublaslt: $f/$cublaslt"
+      return 0
+    fi
+  done
+  echo "$cublaslt is missing: the cuda device needs it (the CUDA 13 toolkit's cuBLAS); looked in the loader's cache and ${folders[*]}"
+  return 1
+}
+
 dry_runs() {
   # The cuda targets' bundles (the rest are the cpu device's), those compiled with
   # `ampc --gemm-epilogues=cublaslt` (*_epilogues_*) among them.
+  # A bundle compiled for several ranks needs mpirun, which the GPU machine lacks: its refusal to
+  # run as one rank is what is checked here.
+  local b log
   for b in "$dir"/bundles/*_sm_*.ampx; do
     echo "== $(basename "$b")"
-    "$dir/bin/amp-run" "$b" --device=cuda --dry-run || return 1
+    log=$("$dir/bin/amp-run" "$b" --device=cuda --dry-run 2>&1) && { echo "$log"; continue; }
+    echo "$log"
+    grep -q 'this job has 1; run it with mpirun' <<<"$log" || return 1
+    echo "(compiled for several ranks: refused as one, as it should be)"
   done
 }
 
-# Every bundle's entries and a run of training steps against the reference, on the cpu device, the
-# dry run and (on the GPU machine, where a skip means the device could not be opened) the GPU.
-conformance() {
-  AMP_TEST_BUNDLE_DIR="$dir/bundles" "$dir/bin/amp-conformance-tests" || return 1
-  [ "$mode" = dry ] || ! grep -q '\[  SKIPPED \]' "$out/conformance.log"
+# The tests' verdicts, per stage and binary, from gtest's JSON: the table, and results.json's sibling
+# tests.json. Fails for a process that left no JSON (it crashed or was killed), a binary that ran
+# no test, and on the GPU machine for any skip. The dry run hides the GPU from the GPU stages, whose
+# tests therefore all skip there.
+table() {
+  python3 - "$mode" "$results/manifest" "$out/tests.json" <<'EOF'
+import json, os, sys
+mode, manifest, summary = sys.argv[1:4]
+gpu_stages = {"kernels", "gpu-tests"}
+rows, order, broken = {}, [], []
+for line in open(manifest):
+    stage, binary, path = line.rstrip("\n").split("\t")
+    key = (stage, binary)
+    if key not in rows:
+        rows[key] = {"stage": stage, "binary": binary, "run": 0, "passed": 0, "failed": 0, "skipped": 0,
+                     "no result": 0, "failed tests": [], "skipped tests": []}
+        order.append(key)
+    row = rows[key]
+    if not os.path.exists(path):
+        row["no result"] += 1
+        continue
+    for suite in json.load(open(path))["testsuites"]:
+        for t in suite["testsuite"]:
+            if t.get("status") != "RUN":
+                continue
+            name = suite["name"] + "." + t["name"]
+            if t.get("failures"):
+                row["run"] += 1
+                row["failed"] += 1
+                row["failed tests"].append(name)
+            elif t.get("result") == "SKIPPED":
+                row["skipped"] += 1
+                row["skipped tests"].append(name)
+            else:
+                row["run"] += 1
+                row["passed"] += 1
+print("%-15s %-24s %5s %7s %7s %8s %10s" % ("stage", "binary", "run", "passed", "failed", "skipped", "no result"))
+verdicts = []
+for key in order:
+    r = rows[key]
+    print("%-15s %-24s %5d %7d %7d %8d %10d" % (r["stage"], r["binary"], r["run"], r["passed"], r["failed"],
+                                                 r["skipped"], r["no result"]))
+    hidden_gpu = mode == "dry" and r["stage"] in gpu_stages
+    if r["no result"]:
+        verdicts.append("%s: %d process(es) of %s left no result (crashed or killed)" % (r["stage"], r["no result"], r["binary"]))
+    if r["run"] == 0 and not hidden_gpu:
+        verdicts.append("%s: %s ran no test" % (r["stage"], r["binary"]))
+    if mode == "run" and r["skipped"]:
+        verdicts.append("%s: %s skipped on the GPU machine: %s" % (r["stage"], r["binary"], ", ".join(r["skipped tests"][:5])))
+    for name in r["failed tests"]:
+        verdicts.append("%s: %s failed" % (r["stage"], name))
+json.dump({"mode": mode, "rows": [rows[k] for k in order], "verdicts": verdicts}, open(summary, "w"), indent=1)
+for v in verdicts:
+    print("gpu-check: " + v)
+sys.exit(1 if verdicts else 0)
+EOF
 }
 
-export -f dry_runs conformance
-export dir out mode
-check executor-tests 60 "$dir/bin/amp-cuda-executor-tests"
-check dry-run 60 dry_runs
-check conformance 300 conformance
+summarise() {
+  echo "gpu-check: the tests, from gtest's JSON ($out/tests.json):"
+  if ! timeout 30 bash -c table | tee "$out/table.log"; then failures=$((failures + 1)); fi
+}
+
+export -f table gtest no_skip_on_the_gpu each_test_in_its_own_process package_libraries find_cublaslt dry_runs
+export dir out mode results cublaslt
+
+check package-libraries 15 package_libraries
 if [ "$mode" = dry ]; then
+  # Measured (s, longest of three): executor-tests 4, dry-run 44, conformance 56, each GPU stage 1.
+  echo "gpu-check: cuBLASLt, for a GPU run here (the dry run does not load it): $(find_cublaslt || true)"
+  check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
+  check dry-run 135 dry_runs
+  check conformance 170 gtest conformance amp-conformance-tests
+  # The GPU stages' code paths with the GPU hidden: every test skips, and the table shows it.
+  CUDA_VISIBLE_DEVICES= check kernels 30 each_test_in_its_own_process kernels 'CudaGpuParity/LibraryKernels.*' 10
+  CUDA_VISIBLE_DEVICES= check gpu-tests 60 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*' 10
+  summarise
   echo "gpu-check: dry run: $failures failure(s); stopped before the first kernel launch"
   exit $((failures > 0))
 fi
 
+check cublaslt 15 find_cublaslt
 check nvidia-smi 20 nvidia-smi
-# On the GPU machine a skipped GPU test is a failure: it means the device could not be opened.
-gpu_tests() {
-  "$dir/bin/amp-cuda-gpu-tests" --gtest_output="json:$out/gpu-tests.json" || return 1
-  ! grep -q '\[  SKIPPED \]' "$out/gpu-tests.log"
-}
-export -f gpu_tests
-export AMP_CUDA_BUNDLE_DIR="$dir/bundles"
-check gpu-tests 150 gpu_tests
+# First every library kernel family, each in its own process, synchronising after every launch
+# so that a fault names its kernel, plan step and place in the model; then the same families under
+# compute-sanitizer's memcheck, where the machine has it.
+AMP_CUDA_SYNC_EACH_LAUNCH=1 check kernels 120 each_test_in_its_own_process kernels 'CudaGpuParity/LibraryKernels.*' 40
+sanitizer=$(command -v compute-sanitizer || ls "${CUDA_HOME:-/usr/local/cuda}"/bin/compute-sanitizer 2>/dev/null || true)
+if [ -n "$sanitizer" ]; then
+  AMP_CUDA_SYNC_EACH_LAUNCH=1 check sanitizer 120 "$sanitizer" --tool memcheck --error-exitcode 1 \
+    "$dir/bin/amp-cuda-gpu-tests" --gtest_filter='CudaGpuParity/LibraryKernels.*' \
+    --gtest_output="json:$results/sanitizer.json"
+  printf '%s\t%s\t%s\n' sanitizer amp-cuda-gpu-tests "$results/sanitizer.json" >>"$results/manifest"
+else
+  echo "gpu-check: no compute-sanitizer on this machine: the sanitizer stage is left out"
+fi
+check gpu-tests 180 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*' 60
+# Every bundle's entries and a run of training steps against the reference, on the cpu device, the
+# dry run and the GPU (whose cases, a third, skip in the dry run that measured the limit). The dry
+# run of every bundle (dry-run) is left to the build machine: nothing there depends on the GPU.
+check conformance 170 gtest conformance amp-conformance-tests
+check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
+# The machine's own python3 and PyTorch: no packed library reaches them (the binaries they start
+# find theirs through their RPATH).
 check bench 240 python3 "$dir/bench/cuda_step.py" --bindir "$dir/bin" --bundles "$dir/bundles" --json "$out/results.json"
 [ -f "$out/bench.log" ] && sed -n '/^GEMM/,$p' "$out/bench.log"
+summarise
 echo "gpu-check: $failures failure(s)"
 exit $((failures > 0))
