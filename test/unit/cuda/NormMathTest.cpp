@@ -1,28 +1,36 @@
-// The arithmetic of the CUDA device's softmax and normalisation kernels
-// (runtime/devices/cuda/kernels/NormMath.h), compiled here as host C++ with -ffp-contract=off and
-// driven by host loops that do what the kernels in NormKernels.cu do, in their order (the block's
-// tree max or a thread's sequential max, thread 0's element-order sums, the per-group stats the row
-// pass hands to the column pass, the column pass's group-order sums), against the reference
-// executor's amp.softmax, amp.log_softmax, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm,
-// amp.rms_norm_grad, amp.batch_norm and amp.batch_norm_grad: every result bit for bit, in f32, bf16 and f16, over several shapes, axes and
-// normalised dims, rows of length 1, large and tiny magnitudes, infinities and NaN. On the GPU the
-// same text runs through NVRTC with --fmad=false; only the f64 exp and log there come from CUDA's
-// math library (docs/kernels.md), and the bits of a NaN result are the GPU's own.
+// The CUDA device's softmax and normalisation kernels (runtime/devices/cuda/kernels/NormKernels.cu,
+// arithmetic in NormMath.h), their own source run on the host through BlockEmulation.h with
+// -ffp-contract=off, on grids of at most 3 blocks (each block takes several slices, groups or
+// channels and reuses its shared arrays) in both schedules: amp_softmax / amp_log_softmax,
+// amp_layer_norm, amp_rms_norm, their _grad kernels with the stats scratch handed to the _affine
+// column pass, amp_batch_norm and amp_batch_norm_grad, against the reference executor's
+// amp.softmax, amp.log_softmax, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm,
+// amp.rms_norm_grad, amp.batch_norm and amp.batch_norm_grad: every result bit for bit, in f32,
+// bf16 and f16, over several shapes, axes and normalised dims, rows of length 1, large and tiny
+// magnitudes, infinities and NaN. On the GPU the same text runs through NVRTC with --fmad=false;
+// only the f64 exp and log there come from CUDA's math library (docs/kernels.md), and the bits of
+// a NaN result are the GPU's own.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <functional>
 #include <random>
 
 #include "gtest/gtest.h"
-#include "test/unit/cuda/RowTestUtil.h"
-#include "runtime/devices/cuda/kernels/NormMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "test/unit/cuda/BlockEmulation.h"
+#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
+#include "runtime/devices/cuda/kernels/RowMath.h"
+#include "runtime/devices/cuda/kernels/RowKernels.cuh"
+#include "runtime/devices/cuda/kernels/NormMath.h"
+#include "runtime/devices/cuda/kernels/NormKernels.cu"
 
 namespace amp::rt {
 namespace {
 
-constexpr int kBlock = 256;  // the kernels' threads per block
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const DType kTypes[] = {DType::F32, DType::BF16, DType::F16};
 
@@ -77,10 +85,44 @@ std::vector<Tensor> reference(std::string_view op, const std::vector<const Tenso
 }
 
 // ---------------------------------------------------------------------------------------------
-// What the kernels do, on the host
+// The kernels, their own source through BlockEmulation.h
 
-using rowtest::blockMax;
-using rowtest::orderedSum;
+// Units (slices, groups, channels, column blocks) over a grid of at most 3 blocks of 256 threads,
+// so a block takes several units and reuses its shared arrays; odd launches run in reverse.
+int launches = 0;
+void launchUnits(int64_t units, const std::function<void()>& kernel) {
+  const unsigned blocks = static_cast<unsigned>(std::clamp<int64_t>(units, 1, 3));
+  ASSERT_EQ(emu::launch({blocks, 1, 1}, {AMP_NRM_BLOCK, 1, 1}, kernel,
+                        launches++ % 2 ? emu::Schedule::Reverse : emu::Schedule::Forward),
+            "");
+}
+
+int typeCode(DType t) { return t == DType::BF16 ? 1 : t == DType::F16 ? 2 : 0; }
+const void* dataOrNull(const Tensor* t) { return t ? t->data() : nullptr; }
+
+using SoftmaxKernel = void (*)(const void*, void*, long long, long long, long long);
+const SoftmaxKernel kSoftmax[2][3] = {{amp_softmax_f32, amp_softmax_bf16, amp_softmax_f16},
+                                      {amp_log_softmax_f32, amp_log_softmax_bf16, amp_log_softmax_f16}};
+using LayerNormKernel = void (*)(const void*, const void*, const void*, void*, long long, long long, double);
+const LayerNormKernel kLayerNorm[3] = {amp_layer_norm_f32, amp_layer_norm_bf16, amp_layer_norm_f16};
+using RmsNormKernel = void (*)(const void*, const void*, void*, long long, long long, double);
+const RmsNormKernel kRmsNorm[3] = {amp_rms_norm_f32, amp_rms_norm_bf16, amp_rms_norm_f16};
+using NormGradKernel = void (*)(const void*, const void*, const void*, void*, float*, long long, long long, double);
+const NormGradKernel kLayerNormGrad[3] = {amp_layer_norm_grad_f32, amp_layer_norm_grad_bf16, amp_layer_norm_grad_f16};
+const NormGradKernel kRmsNormGrad[3] = {amp_rms_norm_grad_f32, amp_rms_norm_grad_bf16, amp_rms_norm_grad_f16};
+using LayerAffineKernel = void (*)(const void*, const void*, const float*, void*, void*, long long, long long);
+const LayerAffineKernel kLayerAffine[3] = {amp_layer_norm_grad_affine_f32, amp_layer_norm_grad_affine_bf16,
+                                           amp_layer_norm_grad_affine_f16};
+using RmsAffineKernel = void (*)(const void*, const void*, const float*, void*, long long, long long);
+const RmsAffineKernel kRmsAffine[3] = {amp_rms_norm_grad_affine_f32, amp_rms_norm_grad_affine_bf16,
+                                       amp_rms_norm_grad_affine_f16};
+using BatchNormKernel = void (*)(const void*, const float*, const float*, const float*, const float*, void*, float*,
+                                 float*, long long, long long, long long, double, double, int);
+const BatchNormKernel kBatchNorm[3] = {amp_batch_norm_f32, amp_batch_norm_bf16, amp_batch_norm_f16};
+using BatchNormGradKernel = void (*)(const void*, const void*, const float*, const float*, const float*, void*, float*,
+                                     float*, long long, long long, long long, double, int);
+const BatchNormGradKernel kBatchNormGrad[3] = {amp_batch_norm_grad_f32, amp_batch_norm_grad_bf16,
+                                               amp_batch_norm_grad_f16};
 
 struct SoftmaxLayout {
   int64_t outer = 1, len = 1, inner = 1;
@@ -94,39 +136,12 @@ SoftmaxLayout softmaxLayout(const Shape& shape, int64_t axis) {
   return l;
 }
 
-// amp_softmax_<T> / amp_log_softmax_<T>: the block path for contiguous slices, one thread per
-// slice otherwise.
+// amp_softmax_<T> / amp_log_softmax_<T>: units = outer (contiguous) or outer * ceil(inner / 256).
 Tensor deviceSoftmax(const Tensor& input, int64_t axis, bool log) {
   const SoftmaxLayout l = softmaxLayout(input.shape(), axis);
-  const std::vector<float> x = widenAll(input);
   Tensor y(input.dtype(), input.shape());
-  auto store = [&](int64_t i, float v) { storeFromF32(y.dtype(), y.data(), i, v); };
-  if (l.inner == 1) {
-    for (int64_t slice = 0; slice < l.outer; ++slice) {
-      const float* xs = x.data() + slice * l.len;
-      const float max = blockMax(xs, l.len);
-      const float sumExp = orderedSum(l.len, [&](int64_t j) { return amp_nrm_exp(xs[j], max); });
-      const float shared = log ? amp_nrm_lse(sumExp) : sumExp;
-      for (int64_t j = 0; j < l.len; ++j)
-        store(slice * l.len + j, log ? amp_nrm_log_softmax_out(xs[j], max, shared)
-                                     : amp_nrm_softmax_out(amp_nrm_exp(xs[j], max), shared));
-    }
-    return y;
-  }
-  for (int64_t o = 0; o < l.outer; ++o)
-    for (int64_t i = 0; i < l.inner; ++i) {
-      const int64_t base = o * l.len * l.inner + i;
-      auto at = [&](int64_t j) { return x[base + j * l.inner]; };
-      float max = -kInf;
-      long long first = AMP_ROW_NO_INDEX;
-      for (int64_t j = 0; j < l.len; ++j) amp_row_max_step(&max, &first, at(j), j);
-      float sumExp = 0.0f;
-      for (int64_t j = 0; j < l.len; ++j) sumExp += amp_nrm_exp(at(j), max);
-      const float lse = log ? amp_nrm_lse(sumExp) : 0.0f;
-      for (int64_t j = 0; j < l.len; ++j)
-        store(base + j * l.inner,
-              log ? amp_nrm_log_softmax_out(at(j), max, lse) : amp_nrm_softmax_out(amp_nrm_exp(at(j), max), sumExp));
-    }
+  const int64_t units = l.inner == 1 ? l.outer : l.outer * ((l.inner + AMP_NRM_BLOCK - 1) / AMP_NRM_BLOCK);
+  launchUnits(units, [&] { kSoftmax[log][typeCode(input.dtype())](input.data(), y.data(), l.outer, l.len, l.inner); });
   return y;
 }
 
@@ -143,84 +158,46 @@ Groups groupsOf(const Shape& shape, int64_t ndim) {
   return g;
 }
 
-// An optional operand widened, or empty.
-std::vector<float> widenOptional(const Tensor* t) { return t ? widenAll(*t) : std::vector<float>(); }
-float optionalAt(const std::vector<float>& v, int64_t j) { return v.empty() ? 0.0f : v[j]; }
+// Scratch as the device's: garbage until the row pass writes it.
+std::vector<float> scratch(int64_t floats) { return std::vector<float>(static_cast<size_t>(floats), std::nanf("7")); }
 
-// amp_nrm_layer_stats: the mean, then rstd from the centred squares.
-void layerStats(const float* x, int64_t n, double eps, float* mean, float* rstd) {
-  *mean = amp_nrm_mean(orderedSum(n, [&](int64_t j) { return x[j]; }), n);
-  const float m = *mean;
-  *rstd = amp_nrm_rstd(orderedSum(n, [&](int64_t j) { return amp_nrm_centered_square(x[j], m); }), n, eps);
-}
-
-float rmsStats(const float* x, int64_t n, double eps) {
-  return amp_nrm_rstd(orderedSum(n, [&](int64_t j) { return amp_nrm_square(x[j]); }), n, eps);
-}
-
-// amp_layer_norm_<T>.
+// amp_layer_norm_<T>: units = groups.
 Tensor deviceLayerNorm(const Tensor& input, const Tensor* weight, const Tensor* bias, int64_t ndim, double eps) {
   const Groups s = groupsOf(input.shape(), ndim);
-  const std::vector<float> x = widenAll(input), w = widenOptional(weight), b = widenOptional(bias);
   Tensor y(input.dtype(), input.shape());
-  for (int64_t g = 0; g < s.groups; ++g) {
-    const float* xg = x.data() + g * s.n;
-    float mean, rstd;
-    layerStats(xg, s.n, eps, &mean, &rstd);
-    for (int64_t j = 0; j < s.n; ++j)
-      storeFromF32(y.dtype(), y.data(), g * s.n + j,
-                   amp_nrm_layer_out(xg[j], mean, rstd, weight != nullptr, optionalAt(w, j), bias != nullptr,
-                                     optionalAt(b, j)));
-  }
+  launchUnits(s.groups, [&] {
+    kLayerNorm[typeCode(input.dtype())](input.data(), dataOrNull(weight), dataOrNull(bias), y.data(), s.groups, s.n, eps);
+  });
   return y;
 }
 
-// amp_rms_norm_<T>.
+// amp_rms_norm_<T>: units = groups.
 Tensor deviceRmsNorm(const Tensor& input, const Tensor* weight, int64_t ndim, double eps) {
   const Groups s = groupsOf(input.shape(), ndim);
-  const std::vector<float> x = widenAll(input), w = widenOptional(weight);
   Tensor y(input.dtype(), input.shape());
-  for (int64_t g = 0; g < s.groups; ++g) {
-    const float* xg = x.data() + g * s.n;
-    const float rstd = rmsStats(xg, s.n, eps);
-    for (int64_t j = 0; j < s.n; ++j)
-      storeFromF32(y.dtype(), y.data(), g * s.n + j, amp_nrm_rms_out(xg[j], rstd, weight != nullptr, optionalAt(w, j)));
-  }
+  launchUnits(s.groups, [&] {
+    kRmsNorm[typeCode(input.dtype())](input.data(), dataOrNull(weight), y.data(), s.groups, s.n, eps);
+  });
   return y;
 }
 
-// amp_layer_norm_grad_<T> (dx and the stats scratch), then amp_layer_norm_grad_affine_<T>.
+// amp_layer_norm_grad_<T> (dx and the stats scratch; units = groups), then
+// amp_layer_norm_grad_affine_<T> (units = ceil(n / 256), launched even without groups).
 std::vector<Tensor> deviceLayerNormGrad(const Tensor& input, const Tensor* weight, const Tensor& grad, int64_t ndim,
                                         double eps) {
   const Groups s = groupsOf(input.shape(), ndim);
-  const std::vector<float> x = widenAll(input), w = widenOptional(weight), dy = widenAll(grad);
   const DType dt = input.dtype();
   Tensor dx(dt, input.shape()), dw(dt, s.trailing), db(dt, s.trailing);
-  std::vector<float> stats(static_cast<size_t>(2 * s.groups));
-  for (int64_t g = 0; g < s.groups; ++g) {
-    const float* xg = x.data() + g * s.n;
-    const float* dyg = dy.data() + g * s.n;
-    float mean, rstd;
-    layerStats(xg, s.n, eps, &mean, &rstd);
-    stats[g] = mean;
-    stats[s.groups + g] = rstd;
-    auto xhat = [&](int64_t j) { return amp_nrm_layer_xhat(xg[j], mean, rstd); };
-    auto gradG = [&](int64_t j) { return amp_nrm_grad_g(dyg[j], weight != nullptr, optionalAt(w, j)); };
-    const float meanG = amp_nrm_mean(orderedSum(s.n, gradG), s.n);
-    const float meanGXhat =
-        amp_nrm_mean(orderedSum(s.n, [&](int64_t j) { return amp_nrm_product(gradG(j), xhat(j)); }), s.n);
-    for (int64_t j = 0; j < s.n; ++j)
-      storeFromF32(dt, dx.data(), g * s.n + j, amp_nrm_layer_dx(gradG(j), xhat(j), rstd, meanG, meanGXhat));
-  }
-  for (int64_t j = 0; j < s.n; ++j) {  // one thread per column
-    float dwj = 0.0f, dbj = 0.0f;
-    for (int64_t g = 0; g < s.groups; ++g) {
-      const float xhat = amp_nrm_layer_xhat(x[g * s.n + j], stats[g], stats[s.groups + g]);
-      dwj = amp_nrm_accumulate(dwj, amp_nrm_product(dy[g * s.n + j], xhat));
-      dbj = amp_nrm_accumulate(dbj, dy[g * s.n + j]);
-    }
-    storeFromF32(dt, dw.data(), j, dwj);
-    storeFromF32(dt, db.data(), j, dbj);
+  std::vector<float> stats = scratch(2 * s.groups);
+  if (s.n > 0) {
+    if (s.groups > 0)
+      launchUnits(s.groups, [&] {
+        kLayerNormGrad[typeCode(dt)](input.data(), dataOrNull(weight), grad.data(), dx.data(), stats.data(), s.groups,
+                                     s.n, eps);
+      });
+    launchUnits((s.n + AMP_NRM_BLOCK - 1) / AMP_NRM_BLOCK, [&] {
+      kLayerAffine[typeCode(dt)](input.data(), grad.data(), stats.data(), dw.data(), db.data(), s.groups, s.n);
+    });
   }
   std::vector<Tensor> out;
   out.push_back(std::move(dx));
@@ -229,31 +206,22 @@ std::vector<Tensor> deviceLayerNormGrad(const Tensor& input, const Tensor* weigh
   return out;
 }
 
-// amp_rms_norm_grad_<T> (dx and the stats scratch), then amp_rms_norm_grad_affine_<T>.
+// amp_rms_norm_grad_<T>, then amp_rms_norm_grad_affine_<T>, launched as the layer_norm ones.
 std::vector<Tensor> deviceRmsNormGrad(const Tensor& input, const Tensor* weight, const Tensor& grad, int64_t ndim,
                                       double eps) {
   const Groups s = groupsOf(input.shape(), ndim);
-  const std::vector<float> x = widenAll(input), w = widenOptional(weight), dy = widenAll(grad);
   const DType dt = input.dtype();
   Tensor dx(dt, input.shape()), dw(dt, s.trailing);
-  std::vector<float> stats(static_cast<size_t>(s.groups));
-  for (int64_t g = 0; g < s.groups; ++g) {
-    const float* xg = x.data() + g * s.n;
-    const float* dyg = dy.data() + g * s.n;
-    const float rstd = rmsStats(xg, s.n, eps);
-    stats[g] = rstd;
-    auto xhat = [&](int64_t j) { return amp_nrm_rms_xhat(xg[j], rstd); };
-    auto gradG = [&](int64_t j) { return amp_nrm_grad_g(dyg[j], weight != nullptr, optionalAt(w, j)); };
-    const float meanGXhat =
-        amp_nrm_mean(orderedSum(s.n, [&](int64_t j) { return amp_nrm_product(gradG(j), xhat(j)); }), s.n);
-    for (int64_t j = 0; j < s.n; ++j)
-      storeFromF32(dt, dx.data(), g * s.n + j, amp_nrm_rms_dx(gradG(j), xhat(j), rstd, meanGXhat));
-  }
-  for (int64_t j = 0; j < s.n; ++j) {
-    float dwj = 0.0f;
-    for (int64_t g = 0; g < s.groups; ++g)
-      dwj = amp_nrm_accumulate(dwj, amp_nrm_product(dy[g * s.n + j], amp_nrm_rms_xhat(x[g * s.n + j], stats[g])));
-    storeFromF32(dt, dw.data(), j, dwj);
+  std::vector<float> stats = scratch(s.groups);
+  if (s.n > 0) {
+    if (s.groups > 0)
+      launchUnits(s.groups, [&] {
+        kRmsNormGrad[typeCode(dt)](input.data(), dataOrNull(weight), grad.data(), dx.data(), stats.data(), s.groups,
+                                   s.n, eps);
+      });
+    launchUnits((s.n + AMP_NRM_BLOCK - 1) / AMP_NRM_BLOCK, [&] {
+      kRmsAffine[typeCode(dt)](input.data(), grad.data(), stats.data(), dw.data(), s.groups, s.n);
+    });
   }
   std::vector<Tensor> out;
   out.push_back(std::move(dx));
@@ -273,40 +241,17 @@ Channels channelsOf(const Shape& shape) {
   return l;
 }
 
-// amp_bn_stats: the batch statistics (thread 0's in-order sums) or the running ones.
-void batchNormStats(const std::vector<float>& x, const Channels& l, int64_t c, const std::vector<float>& rm,
-                    const std::vector<float>& rv, double eps, bool training, float* mean, float* invstd, float* sq) {
-  auto at = [&](int64_t j) { return x[amp_bn_index(j, c, l.c, l.s)]; };
-  if (training) {
-    *mean = amp_nrm_mean(orderedSum(l.count(), at), l.count());
-    const float m = *mean;
-    *sq = orderedSum(l.count(), [&](int64_t j) { return amp_nrm_centered_square(at(j), m); });
-    *invstd = amp_nrm_rstd(*sq, l.count(), eps);
-  } else {
-    *mean = rm[c];
-    *invstd = amp_bn_invstd(rv[c], eps);
-    *sq = 0.0f;
-  }
-}
-
-// amp_batch_norm_<T>: (y, new_running_mean, new_running_var).
+// amp_batch_norm_<T>: (y, new_running_mean, new_running_var); units = channels.
 std::vector<Tensor> deviceBatchNorm(const Tensor& input, const Tensor& scale, const Tensor& bias, const Tensor& runMean,
                                     const Tensor& runVar, double eps, double momentum, bool training) {
   const Channels l = channelsOf(input.shape());
-  const std::vector<float> x = widenAll(input), g = widenAll(scale), b = widenAll(bias), rm = widenAll(runMean),
-                           rv = widenAll(runVar);
   Tensor y(input.dtype(), input.shape()), newMean(DType::F32, {l.c}), newVar(DType::F32, {l.c});
-  for (int64_t c = 0; c < l.c; ++c) {
-    float mean, invstd, sq;
-    batchNormStats(x, l, c, rm, rv, eps, training, &mean, &invstd, &sq);
-    for (int64_t j = 0; j < l.count(); ++j) {
-      const int64_t k = amp_bn_index(j, c, l.c, l.s);
-      storeFromF32(y.dtype(), y.data(), k, amp_bn_out(x[k], mean, invstd, g[c], b[c]));
-    }
-    storeFromF32(DType::F32, newMean.data(), c, training ? amp_bn_running(rm[c], mean, momentum) : rm[c]);
-    storeFromF32(DType::F32, newVar.data(), c,
-                 training ? amp_bn_running(rv[c], amp_bn_unbiased(sq, l.count()), momentum) : rv[c]);
-  }
+  if (l.c > 0)
+    launchUnits(l.c, [&] {
+      kBatchNorm[typeCode(input.dtype())](input.data(), scale.as<float>(), bias.as<float>(), runMean.as<float>(),
+                                          runVar.as<float>(), y.data(), newMean.as<float>(), newVar.as<float>(), l.n,
+                                          l.c, l.s, eps, momentum, training);
+    });
   std::vector<Tensor> out;
   out.push_back(std::move(y));
   out.push_back(std::move(newMean));
@@ -314,29 +259,17 @@ std::vector<Tensor> deviceBatchNorm(const Tensor& input, const Tensor& scale, co
   return out;
 }
 
-// amp_batch_norm_grad_<T>: (dx, dscale, dbias).
+// amp_batch_norm_grad_<T>: (dx, dscale, dbias); units = channels.
 std::vector<Tensor> deviceBatchNormGrad(const Tensor& input, const Tensor& grad, const Tensor& scale,
                                         const Tensor& runMean, const Tensor& runVar, double eps, bool training) {
   const Channels l = channelsOf(input.shape());
-  const std::vector<float> x = widenAll(input), dy = widenAll(grad), g = widenAll(scale), rm = widenAll(runMean),
-                           rv = widenAll(runVar);
   Tensor dx(input.dtype(), input.shape()), dscale(DType::F32, {l.c}), dbias(DType::F32, {l.c});
-  for (int64_t c = 0; c < l.c; ++c) {
-    float mean, invstd, sq;
-    batchNormStats(x, l, c, rm, rv, eps, training, &mean, &invstd, &sq);
-    auto index = [&](int64_t j) { return amp_bn_index(j, c, l.c, l.s); };
-    auto xhat = [&](int64_t j) { return amp_nrm_layer_xhat(x[index(j)], mean, invstd); };
-    const float sg = orderedSum(l.count(), [&](int64_t j) { return dy[index(j)]; });
-    const float sgx = orderedSum(l.count(), [&](int64_t j) { return amp_nrm_product(dy[index(j)], xhat(j)); });
-    storeFromF32(DType::F32, dbias.data(), c, sg);
-    storeFromF32(DType::F32, dscale.data(), c, sgx);
-    const float meanG = amp_nrm_mean(sg, l.count()), meanGXhat = amp_nrm_mean(sgx, l.count());
-    const float a = amp_bn_grad_scale(g[c], invstd);
-    for (int64_t j = 0; j < l.count(); ++j)
-      storeFromF32(dx.dtype(), dx.data(), index(j),
-                   training ? amp_nrm_layer_dx(dy[index(j)], xhat(j), a, meanG, meanGXhat)
-                            : amp_bn_eval_dx(a, dy[index(j)]));
-  }
+  if (l.c > 0)
+    launchUnits(l.c, [&] {
+      kBatchNormGrad[typeCode(input.dtype())](input.data(), grad.data(), scale.as<float>(), runMean.as<float>(),
+                                              runVar.as<float>(), dx.data(), dscale.as<float>(), dbias.as<float>(), l.n,
+                                              l.c, l.s, eps, training);
+    });
   std::vector<Tensor> out;
   out.push_back(std::move(dx));
   out.push_back(std::move(dscale));
@@ -384,26 +317,6 @@ const double kEps[] = {1e-5, 1e-12, 0.0};
 
 // ---------------------------------------------------------------------------------------------
 // Tests
-
-// The block's tree gives softmaxSlice's sequential max to the bit (m = x > m ? x : m from -inf):
-// NaN skipped, the first of equal values kept.
-TEST(CudaNormMath, BlockMaxIsTheSequentialMax) {
-  std::mt19937 rng(43);
-  const float pool[] = {0.0f, -0.0f, -kInf, kInf, std::nanf(""), 1.0f, -1.0f, 3e38f, 1e-45f};
-  for (int64_t len : {int64_t{1}, int64_t{7}, int64_t{256}, int64_t{300}, int64_t{5000}})
-    for (int trial = 0; trial < 200; ++trial) {
-      std::vector<float> slice(static_cast<size_t>(len));
-      const int kinds = 1 + trial % static_cast<int>(std::size(pool));  // fewer kinds: more ties
-      for (float& v : slice) v = pool[rng() % kinds];
-      float sequential = -kInf;
-      for (float v : slice) sequential = v > sequential ? v : sequential;
-      const float tree = blockMax(slice.data(), len);
-      uint32_t a, b;
-      std::memcpy(&a, &tree, 4);
-      std::memcpy(&b, &sequential, 4);
-      ASSERT_EQ(a, b) << "len " << len << " trial " << trial;
-    }
-}
 
 TEST(CudaNormMath, SoftmaxMatchesTheReferenceBitForBit) {
   struct Case {
