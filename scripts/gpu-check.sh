@@ -137,7 +137,7 @@ export AMP_TEST_BUNDLE_DIR="$dir/bundles"
 results="$dir/results"  # gtest's JSON, one file per process, and the manifest the table reads
 mkdir -p "$results"
 
-# Time limits: 3x the longest of three dry runs on a 2-core build machine shared with other builds
+# Time limits: 3x the longest of four dry runs on a 2-core build machine shared with other builds
 # (docs/cuda-device.md, "The GPU check"). The GPU stages cannot be measured there; their limits are
 # estimates, per test process and per stage. Whatever the limits, no stage runs past the deadline,
 # so that the run ends with its table inside the device machine's 10-minute command limit.
@@ -317,11 +317,11 @@ export dir out mode results cublaslt
 
 check package-libraries 15 package_libraries
 if [ "$mode" = dry ]; then
-  # Measured (s, longest of three): executor-tests 4, dry-run 44, conformance 56, each GPU stage 1.
+  # Measured (s, longest of four): executor-tests 5, dry-run 44, conformance 66, each GPU stage 1.
   echo "gpu-check: cuBLASLt, for a GPU run here (the dry run does not load it): $(find_cublaslt || true)"
   check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
   check dry-run 135 dry_runs
-  check conformance 170 gtest conformance amp-conformance-tests
+  check conformance 200 gtest conformance amp-conformance-tests
   # The GPU stages' code paths with the GPU hidden: every test skips, and the table shows it.
   CUDA_VISIBLE_DEVICES= check kernels 30 each_test_in_its_own_process kernels 'CudaGpuParity/LibraryKernels.*' 10
   CUDA_VISIBLE_DEVICES= check gpu-tests 60 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*' 10
@@ -349,7 +349,7 @@ check gpu-tests 180 each_test_in_its_own_process gpu-tests '-CudaGpuParity/Libra
 # Every bundle's entries and a run of training steps against the reference, on the cpu device, the
 # dry run and the GPU (whose cases, a third, skip in the dry run that measured the limit). The dry
 # run of every bundle (dry-run) is left to the build machine: nothing there depends on the GPU.
-check conformance 170 gtest conformance amp-conformance-tests
+check conformance 200 gtest conformance amp-conformance-tests
 check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
 # The machine's own python3 and PyTorch: no packed library reaches them (the binaries they start
 # find theirs through their RPATH).
