@@ -1,8 +1,10 @@
 // The ways the cuda device runs a linear layer's or matmul's GEMM (runtime/devices/cuda/GemmVariants.h),
-// run on the host as the device runs them: the bias-rows and relu passes with the kernels' own
-// arithmetic (kernels/EpilogueMath.h), every cuBLASLt call through the column-major emulator
-// (GemmEmulator.h). Each variant, the first choice and every fallback, must give the reference's
-// bits, NaN included (a NaN matches any NaN); this file is compiled with -ffp-contract=off.
+// run on the host as the device runs them: the bias-rows and relu passes are EpilogueKernels.cu's own
+// source run through BlockEmulation.h (grids smaller than D, both schedules), every cuBLASLt call
+// goes through the column-major emulator (GemmEmulator.h). Each variant, the first choice and every
+// fallback, must give the reference's bits, NaN included (a NaN matches any NaN); the two passes
+// are also checked on their own against the reference's relu and the bias rows' layout. Compiled
+// with -ffp-contract=off.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,10 +12,14 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/GemmVariants.h"
-#include "runtime/devices/cuda/kernels/EpilogueMath.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "test/unit/cuda/GemmEmulator.h"
+#include "test/unit/cuda/BlockEmulation.h"
+#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
+#include "runtime/devices/cuda/kernels/EpilogueMath.h"
+#include "runtime/devices/cuda/kernels/EpilogueKernels.cu"
 
 namespace amp::rt::cuda {
 namespace {
@@ -36,15 +42,40 @@ Tensor slice(const Tensor& t, int64_t offset, int64_t count) {
   return s;
 }
 
+// Two blocks of 32 threads, forwards then in reverse on alternate launches.
+int launches = 0;
+void launchSmall(const std::function<void()>& kernel) {
+  ASSERT_EQ(emu::launch({2, 1, 1}, {32, 1, 1}, kernel, launches++ % 2 ? emu::Schedule::Reverse : emu::Schedule::Forward),
+            "");
+}
+
+// amp_bias_rows_*: D's `rows` rows of `cols` elements each a copy of bias.
+void biasRows(const Tensor& bias, Tensor& d, int64_t rows, int64_t cols) {
+  launchSmall([&] {
+    if (dtypeSize(d.dtype()) == 2)
+      amp_bias_rows_b16(bias.data(), d.data(), rows, cols);
+    else
+      amp_bias_rows_b32(bias.data(), d.data(), rows, cols);
+  });
+}
+
+// amp_relu_inplace_*: the reference's relu of every element of D.
+void reluInPlace(Tensor& d) {
+  launchSmall([&] {
+    switch (d.dtype()) {
+      case DType::BF16: amp_relu_inplace_bf16(d.data(), d.numel()); break;
+      case DType::F16: amp_relu_inplace_f16(d.data(), d.numel()); break;
+      default: amp_relu_inplace_f32(d.data(), d.numel()); break;
+    }
+  });
+}
+
 // What the device computes with variant v of `planned`: D filled with the bias rows, the call (or
 // one call per batch), then the relu pass.
 Tensor runVariant(const GemmVariant& v, const GemmPlan& planned, const Tensor& a, const Tensor& b, const Tensor* bias) {
   const DType t = planned.dtype;
   Tensor d(t, planned.resultShape);
-  if (v.biasRows)  // amp_bias_rows: bit copies
-    for (int64_t i = 0; i < d.numel(); ++i)
-      std::memcpy(static_cast<uint8_t*>(d.data()) + i * dtypeSize(t),
-                  static_cast<const uint8_t*>(bias->data()) + (i % planned.m) * dtypeSize(t), dtypeSize(t));
+  if (v.biasRows) biasRows(*bias, d, d.numel() / planned.m, planned.m);
   const Tensor* callBias = epilogueReadsBias(v.plan.epilogue) ? bias : nullptr;
   if (!v.perBatch) {
     d = emulateGemm(v.plan, a, b, callBias, &d);
@@ -57,9 +88,7 @@ Tensor runVariant(const GemmVariant& v, const GemmPlan& planned, const Tensor& a
       std::memcpy(static_cast<uint8_t*>(d.data()) + offD * dtypeSize(t), out.data(), out.nbytes());
     }
   }
-  if (v.relu)  // amp_relu_inplace
-    for (int64_t i = 0; i < d.numel(); ++i)
-      if (!amp_relu_keeps(loadAsF32(t, d.data(), i))) storeFromF32(t, d.data(), i, 0.0f);
+  if (v.relu) reluInPlace(d);
   return d;
 }
 
@@ -131,6 +160,32 @@ TEST(CudaGemmVariants, CublasLtsReluEpilogueWouldTurnTheReferencesNaNIntoZero) {
   EXPECT_FALSE(amp_relu_keeps(-0.0f)) << "-0 becomes +0, as in the reference";
   EXPECT_FALSE(amp_relu_keeps(-std::numeric_limits<float>::infinity()));
   EXPECT_TRUE(amp_relu_keeps(std::numeric_limits<float>::denorm_min()));
+}
+
+// The two passes on their own: the relu kernel is the reference's amp.relu bit for bit (NaN kept,
+// -0 and -inf to +0, subnormals kept), and the bias rows are bit copies of the bias, row after row.
+TEST(CudaGemmVariants, TheReluAndBiasRowsKernelsAreTheReferencesBits) {
+  std::mt19937 rng(23);
+  for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+    SCOPED_TRACE(testing::Message() << dtypeName(t));
+    Tensor d = awkward(t, {7, 45}, rng);  // 315 elements: several turns of a 64-thread grid
+    storeFromF32(t, d.data(), 0, -0.0f);
+    storeFromF32(t, d.data(), 1, std::numeric_limits<float>::denorm_min() * 8192.0f);  // subnormal in every type
+    storeFromF32(t, d.data(), 2, -std::numeric_limits<float>::denorm_min() * 8192.0f);
+    auto ref = evalReferenceOp("amp.relu", {&d}, {}, {{t, {7, 45}}}, EvalContext{});
+    ASSERT_TRUE(ref.ok()) << ref.status();
+    reluInPlace(d);
+    EXPECT_GT(expectReferenceBits(d, (*ref)[0]), 0) << "the data hold NaN";
+    EXPECT_EQ(std::signbit(loadAsF32(t, d.data(), 0)), false) << "-0 becomes +0";
+
+    const Tensor bias = awkward(t, {13}, rng);
+    Tensor rows(t, {6, 13});
+    std::memset(rows.data(), 0xa5, rows.nbytes());  // a fill the kernel must overwrite everywhere
+    biasRows(bias, rows, 6, 13);
+    const size_t es = dtypeSize(t);
+    for (int64_t i = 0; i < rows.numel(); ++i)
+      EXPECT_EQ(std::memcmp(rows.data() + i * es, bias.data() + (i % 13) * es, es), 0) << "element " << i;
+  }
 }
 
 TEST(CudaGemmVariants, ABatchedMatmulFallsBackToOneCallPerBatch) {
