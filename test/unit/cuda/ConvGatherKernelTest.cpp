@@ -192,6 +192,7 @@ Tensor runLowering(const ConvGemmLowering& l, DType t, const std::vector<const T
 
 TEST(CudaConvGatherKernel, GathersAndOneGemmGiveTheReferencesConvolution) {
   std::mt19937 rng(29);
+  int chunkedRuns = 0;
   for (const ConvCase& k : kCases)
     for (DType t : kFloatTypes)
       for (bool specials : {false, true}) {
@@ -204,30 +205,28 @@ TEST(CudaConvGatherKernel, GathersAndOneGemmGiveTheReferencesConvolution) {
         // reference skips them: a non-finite weight there would make NaN. Finite weights.
         const Tensor wFinite = randomTensor(t, ws, rng, false);
         const AttrMap attrs = k.attrs();
-        // A limit of two images' forward columns: the forward and input gradient run in chunks.
-        const int64_t twoImages = 2 * (s.C * s.KH * s.KW * s.OH * s.OW + s.O * s.KH * s.KW * s.H * s.W) *
-                                      int64_t(dtypeSize(t)) + 4096;
-        for (int64_t limit : {int64_t{1} << 30, twoImages}) {
-          SCOPED_TRACE(absl::StrCat("workspace limit ", limit));
-          for (bool bias : {false, true}) {
-            auto l = lowerConvToGemm(ConvPass::Forward, t, s, bias, limit);
-            ASSERT_TRUE(l.ok()) << l.status();
-            std::vector<const Tensor*> operands{&x, &w};
-            if (bias) operands.push_back(&b);
-            EXPECT_TRUE(sameBits(runLowering(*l, t, operands, ys), reference("amp.conv2d", operands, attrs, {t, ys})))
-                << (bias ? "conv2d with bias" : "conv2d") << ", " << l->chunks << " chunk(s)";
-          }
-          auto gi = lowerConvToGemm(ConvPass::GradInput, t, s, false, limit);
-          ASSERT_TRUE(gi.ok()) << gi.status();
-          EXPECT_TRUE(sameBits(runLowering(*gi, t, {&dy, &wFinite}, xs),
-                               reference("amp.conv2d_grad_input", {&dy, &wFinite}, attrs, {t, xs})))
-              << "conv2d_grad_input, " << gi->chunks << " chunk(s)";
-        }
-        auto gw = lowerConvToGemm(ConvPass::GradWeight, t, s, false, int64_t{1} << 30);
-        ASSERT_TRUE(gw.ok()) << gw.status();
-        EXPECT_TRUE(sameBits(runLowering(*gw, t, {&x, &dy}, ws), reference("amp.conv2d_grad_weight", {&x, &dy}, attrs, {t, ws})))
-            << "conv2d_grad_weight";
+        // Each pass with room for all its columns, then with a byte less: the forward and the input
+        // gradient then run a few images at a time.
+        auto expectReference = [&](ConvPass pass, bool bias, const std::vector<const Tensor*>& operands,
+                                   const char* op, const Shape& resultShape) {
+          auto whole = lowerConvToGemm(pass, t, s, bias, int64_t{1} << 30);
+          ASSERT_TRUE(whole.ok()) << whole.status();
+          const Tensor want = reference(op, operands, attrs, {t, resultShape});
+          EXPECT_TRUE(sameBits(runLowering(*whole, t, operands, resultShape), want)) << op << (bias ? " with bias" : "");
+          if (whole->workspaceBytes == 0) return;
+          auto chunked = lowerConvToGemm(pass, t, s, bias, whole->workspaceBytes - 1);
+          if (!chunked.ok()) return;  // not even one image fits, or the weight gradient
+          ASSERT_GT(chunked->chunks, 1);
+          ++chunkedRuns;
+          EXPECT_TRUE(sameBits(runLowering(*chunked, t, operands, resultShape), want))
+              << op << (bias ? " with bias" : "") << " in " << chunked->chunks << " chunks";
+        };
+        expectReference(ConvPass::Forward, false, {&x, &w}, "amp.conv2d", ys);
+        expectReference(ConvPass::Forward, true, {&x, &w, &b}, "amp.conv2d", ys);
+        expectReference(ConvPass::GradInput, false, {&dy, &wFinite}, "amp.conv2d_grad_input", xs);
+        expectReference(ConvPass::GradWeight, false, {&x, &dy}, "amp.conv2d_grad_weight", ws);
       }
+  EXPECT_GT(chunkedRuns, 0) << "no case ran in chunks of images";
 }
 
 }  // namespace
