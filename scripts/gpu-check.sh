@@ -209,30 +209,35 @@ package_libraries() {
   return $status
 }
 
-# cuBLASLt, which the cuda device dlopens: where the loader finds it, else in the CUDA toolkit's or
-# PyTorch's folders, linked into the package's lib/ where the binaries' RPATH looks.
+# The libraries the cuda device dlopens and the package cannot carry (each is hundreds of MB):
+# cuBLASLt, always, and NCCL, for data-parallel jobs. Each where the loader finds it, else in the
+# CUDA toolkit's or PyTorch's folders (the nvidia.* wheels), linked into the package's lib/ where
+# the binaries' RPATH looks.
 cublaslt=$(cat "$dir/cublaslt.soname" 2>/dev/null || echo libcublasLt.so.13)
-find_cublaslt() {
-  if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q "^[[:space:]]*$cublaslt "; then
-    echo "$cublaslt: found by the loader"
+find_gpu_library() {  # find_gpu_library SONAME PYTHON_MODULE WHAT
+  local soname=$1 module=$2 what=$3
+  if { ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q "^[[:space:]]*$soname "; then
+    echo "$soname: found by the loader"
     return 0
   fi
   local folders=("${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib
                  /usr/local/cuda-*/lib64)
-  local torch_cublas
-  torch_cublas=$(env -u PYTHONPATH python3 -c 'import nvidia.cublas as c; print(list(c.__path__)[0] + "/lib")' 2>/dev/null) &&
-    folders+=("$torch_cublas")
+  local wheel
+  wheel=$(env -u PYTHONPATH python3 -c "import $module as m; print(list(m.__path__)[0] + '/lib')" 2>/dev/null) &&
+    folders+=("$wheel")
   local f
   for f in "${folders[@]}"; do
-    if [ -e "$f/$cublaslt" ]; then
-      ln -sf "$f/$cublaslt" "$dir/lib/$cublaslt"
-      echo "$cublaslt: $f/$cublaslt"
+    if [ -e "$f/$soname" ]; then
+      ln -sf "$f/$soname" "$dir/lib/$soname"
+      echo "$soname: $f/$soname"
       return 0
     fi
   done
-  echo "$cublaslt is missing: the cuda device needs it (the CUDA 13 toolkit's cuBLAS); looked in the loader's cache and ${folders[*]}"
+  echo "$soname is missing: $what; looked in the loader's cache and ${folders[*]}"
   return 1
 }
+find_cublaslt() { find_gpu_library "$cublaslt" nvidia.cublas "the cuda device needs it (the CUDA 13 toolkit's cuBLAS)"; }
+find_nccl() { find_gpu_library libnccl.so.2 nvidia.nccl "data-parallel training on the cuda device needs it (NCCL 2.10 or newer)"; }
 
 dry_runs() {
   # The cuda targets' bundles (the rest are the cpu device's), those compiled with
@@ -257,7 +262,7 @@ table() {
   python3 - "$mode" "$results/manifest" "$out/tests.json" <<'EOF'
 import json, os, sys
 mode, manifest, summary = sys.argv[1:4]
-gpu_stages = {"kernels", "gpu-tests"}
+gpu_stages = {"kernels", "gpu-tests", "nccl"}
 rows, order, broken = {}, [], []
 for line in open(manifest):
     stage, binary, path = line.rstrip("\n").split("\t")
@@ -312,19 +317,22 @@ summarise() {
   if ! timeout 30 bash -c table | tee "$out/table.log"; then failures=$((failures + 1)); fi
 }
 
-export -f table gtest no_skip_on_the_gpu each_test_in_its_own_process package_libraries find_cublaslt dry_runs
+export -f table gtest no_skip_on_the_gpu each_test_in_its_own_process package_libraries find_gpu_library find_cublaslt \
+  find_nccl dry_runs
 export dir out mode results cublaslt
 
 check package-libraries 15 package_libraries
 if [ "$mode" = dry ]; then
   # Measured (s, longest of four): executor-tests 5, dry-run 44, conformance 66, each GPU stage 1.
   echo "gpu-check: cuBLASLt, for a GPU run here (the dry run does not load it): $(find_cublaslt || true)"
+  echo "gpu-check: NCCL, for the nccl stage of a GPU run here: $(find_nccl || true)"
   check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
   check dry-run 135 dry_runs
   check conformance 200 gtest conformance amp-conformance-tests
   # The GPU stages' code paths with the GPU hidden: every test skips, and the table shows it.
   CUDA_VISIBLE_DEVICES= check kernels 30 each_test_in_its_own_process kernels 'CudaGpuParity/LibraryKernels.*' 10
-  CUDA_VISIBLE_DEVICES= check gpu-tests 60 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*' 10
+  CUDA_VISIBLE_DEVICES= check gpu-tests 60 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*:CudaGpuNccl.*' 10
+  CUDA_VISIBLE_DEVICES= check nccl 30 each_test_in_its_own_process nccl 'CudaGpuNccl.*' 10
   summarise
   echo "gpu-check: dry run: $failures failure(s); stopped before the first kernel launch"
   exit $((failures > 0))
@@ -345,7 +353,11 @@ if [ -n "$sanitizer" ]; then
 else
   echo "gpu-check: no compute-sanitizer on this machine: the sanitizer stage is left out"
 fi
-check gpu-tests 180 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*' 60
+check gpu-tests 180 each_test_in_its_own_process gpu-tests '-CudaGpuParity/LibraryKernels.*:CudaGpuNccl.*' 60
+# NCCL for real on this one GPU (a job of one rank through the library, whose results must be the
+# plain copies' bits); the multi-GPU path is checked only up to ncclCommInitRank, by the dry run.
+check nccl-library 15 find_nccl
+check nccl 90 each_test_in_its_own_process nccl 'CudaGpuNccl.*' 40
 # Every bundle's entries and a run of training steps against the reference, on the cpu device, the
 # dry run and the GPU (whose cases, a third, skip in the dry run that measured the limit). The dry
 # run of every bundle (dry-run) is left to the build machine: nothing there depends on the GPU.

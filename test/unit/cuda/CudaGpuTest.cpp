@@ -16,6 +16,8 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/NcclCollectives.h"
+#include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/Bundle.h"
@@ -340,6 +342,86 @@ TEST(CudaGpuParity, CublasLtTrainingEpiloguesAgreeWithTheReferenceWithinBounds) 
     ASSERT_TRUE(gpu.session.has_value());
     compareWithTheReference(gpu, *plan, withinBound(bound));
   }
+}
+
+// NCCL on one GPU, for real (the multi-GPU path is checked only up to ncclCommInitRank, by the
+// dry run and test/unit/cuda/NcclBootstrapMpi.cpp): a job of one rank through the library gives
+// every operand back bit for bit, and a data-parallel step through it the bits of the same step
+// through plain copies. scripts/gpu-check.sh runs these in its nccl stage.
+CollectivesFactory ncclForOneRank() {
+  return [](GpuApi& api, Communicator*) -> absl::StatusOr<std::unique_ptr<GpuCollectives>> {
+    auto job = makeSingleProcessCommunicator();  // the bootstrap's only use of it
+    return openNcclCollectives(api, *job);
+  };
+}
+
+TEST(CudaGpuNccl, OneRankCollectivesGiveTheirOperandsBitForBit) {
+  SKIP_WITHOUT_A_GPU();
+  auto api = openDriverApi(0);
+  ASSERT_TRUE(api.ok()) << api.status();
+  auto made = ncclForOneRank()(**api, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status();
+  GpuCollectives& nccl = **made;
+  EXPECT_EQ(nccl.worldSize(), 1);
+  EXPECT_NE(nccl.description().find("nccl"), std::string::npos) << nccl.description();
+  constexpr int64_t n = 4099;  // not a multiple of any vector width
+  std::vector<float> host(n);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  for (float& x : host) x = normal(rng);
+  host[5] = -0.0f;
+  auto send = (*api)->allocate(n * 4), recv = (*api)->allocate(n * 4);
+  ASSERT_TRUE(send.ok() && recv.ok());
+  auto expectOperand = [&](DevicePtr where, const char* call) {
+    std::vector<float> back(n);
+    ASSERT_TRUE((*api)->copyToHost(back.data(), where, n * 4).ok());
+    ASSERT_TRUE((*api)->synchronize().ok()) << call;
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), n * 4), 0) << call << " changed its operand";
+  };
+  ASSERT_TRUE((*api)->copyToDevice(*send, host.data(), n * 4).ok());
+  ASSERT_TRUE((*api)->synchronize().ok());
+  ASSERT_TRUE(nccl.allReduce(*send, *recv, n, DType::F32, ReduceOp::Sum).ok());
+  expectOperand(*recv, "allReduce sum");
+  ASSERT_TRUE(nccl.allReduce(*recv, *recv, n, DType::F32, ReduceOp::Mean).ok());
+  expectOperand(*recv, "allReduce mean, in place");
+  ASSERT_TRUE(nccl.allReduce(*send, *recv, n, DType::F32, ReduceOp::Max).ok());
+  expectOperand(*recv, "allReduce max");
+  ASSERT_TRUE(nccl.reduceScatter(*send, *recv, n, DType::F32, ReduceOp::Sum).ok());
+  expectOperand(*recv, "reduceScatter");
+  ASSERT_TRUE(nccl.allGather(*send, *recv, n, DType::F32).ok());
+  expectOperand(*recv, "allGather");
+  (*api)->release(*send);
+  (*api)->release(*recv);
+}
+
+TEST(CudaGpuNccl, ADataParallelStepThroughNcclGivesTheBitsOfOneWithoutIt) {
+  SKIP_WITHOUT_A_GPU();
+  auto plan = readBundle(bundlePath("mlp_dp_f16_sm_90"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  CudaOptions throughNccl;
+  throughNccl.collectives = ncclForOneRank();
+  GpuSession nccl = openGpu(*plan, throughNccl), local = openGpu(*plan);
+  ASSERT_TRUE(nccl.session.has_value() && local.session.has_value());
+  for (int step = 0; step < 3; ++step) {
+    auto a = nccl.session->run("train_step", batch(*plan, step));
+    auto b = local.session->run("train_step", batch(*plan, step));
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(lossOf(*a), lossOf(*b)) << "step " << step;
+  }
+  ASSERT_TRUE(nccl.session->syncPersistent().ok());
+  ASSERT_TRUE(local.session->syncPersistent().ok());
+  std::map<std::string, const Tensor*> expected;
+  for (const NamedTensorRef& t : local.session->persistent()) expected[t.name] = t.tensor;
+  int compared = 0;
+  for (const NamedTensorRef& t : nccl.session->persistent()) {
+    const Tensor* e = expected[t.name];
+    ASSERT_NE(e, nullptr) << t.name;
+    ASSERT_EQ(e->nbytes(), t.tensor->nbytes()) << t.name;
+    EXPECT_EQ(std::memcmp(e->data(), t.tensor->data(), e->nbytes()), 0) << t.name << " differs after 3 steps";
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundles, CudaGpu,
