@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuGelu.h"
+#include "runtime/devices/cpu/GeluExact.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/numerics/Convert.h"
 
@@ -138,7 +139,6 @@ enum class Math { Add, Sub, Mul, Div, Max, Min, Pow, Neg, Abs, Exp, Log, Sqrt, R
 // f32(formula in f64) as the reference; + - * / and sqrt in f32 are the same values.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void applyMath(Math op, const float* a, const float* b, float* y, int64_t n) {
-  constexpr double kSqrt1_2 = 0.70710678118654752440;
   auto sigmoid = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
   switch (op) {
     case Math::Add: for (int64_t k = 0; k < n; ++k) y[k] = a[k] + b[k]; return;
@@ -160,12 +160,7 @@ void applyMath(Math op, const float* a, const float* b, float* y, int64_t n) {
     case Math::Sigmoid: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(sigmoid(a[k])); return;
     case Math::Relu: for (int64_t k = 0; k < n; ++k) y[k] = (a[k] > 0 || std::isnan(a[k])) ? a[k] : 0.0f; return;
     case Math::Silu: for (int64_t k = 0; k < n; ++k) y[k] = static_cast<float>(double(a[k]) * sigmoid(a[k])); return;
-    case Math::Gelu:
-      for (int64_t k = 0; k < n; ++k) {
-        const double x = a[k];
-        y[k] = static_cast<float>(0.5 * x * (1.0 + std::erf(x * kSqrt1_2)));
-      }
-      return;
+    case Math::Gelu: geluErfBlock(a, y, n); return;  // certified fast erf (GeluExact.h)
     case Math::GeluTanh: geluTanhBlock(a, y, n); return;  // certified fast tanh (CpuGelu.h)
   }
 }

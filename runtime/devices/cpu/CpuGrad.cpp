@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuGelu.h"
+#include "runtime/devices/cpu/GeluExact.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 
@@ -16,19 +17,12 @@ namespace {
 constexpr int64_t kBlock = 512;
 constexpr int64_t kGrain = 8192;
 
-constexpr double kSqrt1_2 = 0.70710678118654752440;      // 1/sqrt(2)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2*pi)
-
 // The reference's derivative, term for term (evalGeluGrad).
 void geluGradBlock(bool tanhApprox, const float* x, const float* dy, float* y, int64_t n) {
   if (tanhApprox) {
     geluTanhGradBlock(x, dy, y, n);  // the same bits without a libm tanh per element (CpuGelu.h)
   } else {
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = x[i];
-      const double d = 0.5 * (1.0 + std::erf(v * kSqrt1_2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
-      y[i] = static_cast<float>(double(dy[i]) * d);
-    }
+    geluErfGradBlock(x, dy, y, n);  // the same bits without libm's erf and exp per element (GeluExact.h)
   }
 }
 

@@ -1,0 +1,57 @@
+// The exact (erf) GELU and its gradient for the cpu device, bit-exact with the reference but
+// without libm's erf and exp per element where the CPU has AVX2 + FMA or AVX-512.
+//
+// The reference evaluates both in f64 with glibc's erf/exp and rounds the result to f32 once
+// (ReferenceElementwise.cpp, ReferenceGrad.cpp). The vector paths run the same f64 expression
+// with erf and exp replaced by polynomial approximations of measured error, and bound the distance
+// B between their value and the reference's (their error, glibc's documented 1 ulp, every
+// rounding on both sides; GeluExactKernels.h). When v - B and v + B round to the same f32 bits, so
+// does the reference's value, which lies between them: that f32 is the result. Elsewhere (about
+// one element in 10^5 on normal activations; |x| > 37, x below about -7 where 1 + erf(x/sqrt 2)
+// cancels, NaN, inf) the element is computed exactly as the reference does. Narrower result types
+// are rounded from that f32, as the reference does, so certifying the f32 is enough.
+// docs/cpu-device.md has the method; GeluExactTest checks every path against the reference.
+#ifndef AMP_RUNTIME_DEVICES_CPU_GELUEXACT_H
+#define AMP_RUNTIME_DEVICES_CPU_GELUEXACT_H
+
+#include <cstdint>
+
+#include "runtime/schema/CpuFeatures.h"
+
+namespace amp::rt::cpu {
+
+// The code paths, lowest first. Scalar is the reference's formula per element.
+enum class GeluErfPath { Scalar, Avx2, Avx512 };
+
+// The fastest path `features` runs (AVX2 needs fma too; AVX-512 needs F, VL and DQ).
+GeluErfPath geluErfBestPath(const CpuFeatures& features);
+const char* geluErfPathName(GeluErfPath path);
+
+// y[i] = f32(0.5 x (1 + erf(x / sqrt 2))), x = x[i] widened to f64, on the best path for
+// CpuFeatures::host() (which AMP_CPU_FEATURES lowers). y may be x.
+void geluErfBlock(const float* x, float* y, int64_t n);
+// y[i] = f32(dy[i] d(x[i])), d the reference's f64 derivative. y may be x or dy.
+void geluErfGradBlock(const float* x, const float* dy, float* y, int64_t n);
+
+// The same on a given path, which the caller checked the host runs (tests, the bench). They
+// return how many elements took the exact fallback.
+int64_t geluErfBlock(GeluErfPath path, const float* x, float* y, int64_t n);
+int64_t geluErfGradBlock(GeluErfPath path, const float* x, const float* dy, float* y, int64_t n);
+
+// For tests, on a vector path: one element's fast f32 value whether or not the bound certifies it,
+// and whether it does.
+struct GeluErfLane {
+  float fast;
+  bool certified;
+};
+GeluErfLane geluErfForwardLane(GeluErfPath path, float x);
+GeluErfLane geluErfGradLane(GeluErfPath path, float x, float dy);
+
+// For tests, on a vector path: the approximations of 1 + erf(t) and of e^w (-700 <= w <= 0) alone;
+// n a multiple of 8.
+void geluErfApproxErfPlusOne(GeluErfPath path, const double* t, double* s, int64_t n);
+void geluErfApproxExp(GeluErfPath path, const double* w, double* e, int64_t n);
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_GELUEXACT_H
