@@ -398,9 +398,14 @@ class Parser {
   size_t pos_ = 0;
 };
 
-void writeString(std::string& out, const std::string& s) {
+void writeString(std::string& out, std::string_view s) {
   out += '"';
-  for (unsigned char c : s) {
+  size_t plainFrom = 0;  // characters that need no escape are appended a run at a time
+  for (size_t at = 0; at < s.size(); ++at) {
+    const unsigned char c = static_cast<unsigned char>(s[at]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + plainFrom, at - plainFrom);
+    plainFrom = at + 1;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -409,70 +414,154 @@ void writeString(std::string& out, const std::string& s) {
       case '\t': out += "\\t"; break;
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
+      default: {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      }
     }
   }
+  out.append(s.data() + plainFrom, s.size() - plainFrom);
   out += '"';
 }
 
-void writeValue(std::string& out, const JsonValue& v, int indent, int level) {
-  auto newline = [&](int lvl) {
-    if (indent < 0) return;
-    out += '\n';
-    out.append(static_cast<size_t>(indent) * lvl, ' ');
-  };
-  switch (v.kind()) {
-    case JsonValue::Kind::Null: out += "null"; break;
-    case JsonValue::Kind::Bool: out += v.asBool() ? "true" : "false"; break;
-    case JsonValue::Kind::Number: {
-      double d = v.asDouble();
-      std::optional<int64_t> i = v.asInt64();
-      char buf[64];
-      if (i) {  // exact integers (and integral doubles) print without exponent
-        auto r = std::to_chars(buf, buf + sizeof buf, *i);
-        out.append(buf, r.ptr);
-      } else if (!std::isfinite(d)) {
-        out += "null";  // JSON has no NaN/Inf
-      } else {
-        auto r = std::to_chars(buf, buf + sizeof buf, d);  // shortest round-trip form
-        out.append(buf, r.ptr);
-      }
-      break;
-    }
-    case JsonValue::Kind::String: writeString(out, v.asString()); break;
-    case JsonValue::Kind::Array:
-      out += '[';
-      for (size_t k = 0; k < v.items().size(); ++k) {
-        if (k) out += ',';
-        newline(level + 1);
-        writeValue(out, v.items()[k], indent, level + 1);
-      }
-      if (!v.items().empty()) newline(level);
-      out += ']';
-      break;
-    case JsonValue::Kind::Object:
-      out += '{';
-      for (size_t k = 0; k < v.members().size(); ++k) {
-        if (k) out += ',';
-        newline(level + 1);
-        writeString(out, v.members()[k].first);
-        out += indent < 0 ? ":" : ": ";
-        writeValue(out, v.members()[k].second, indent, level + 1);
-      }
-      if (!v.members().empty()) newline(level);
-      out += '}';
-      break;
-  }
+void writeInteger(std::string& out, int64_t i) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, i);
+  out.append(buf, r.ptr);
 }
 
 }  // namespace
+
+void JsonWriter::newline(size_t level) {
+  if (indent_ < 0) return;
+  out_ += '\n';
+  out_.append(static_cast<size_t>(indent_) * level, ' ');
+}
+
+void JsonWriter::beforeValue() {
+  if (afterKey_) {
+    afterKey_ = false;
+    return;
+  }
+  if (itemsPerLevel_.empty()) return;
+  if (itemsPerLevel_.back()++) out_ += ',';
+  newline(itemsPerLevel_.size());
+}
+
+JsonWriter& JsonWriter::open(char bracket) {
+  beforeValue();
+  out_ += bracket;
+  itemsPerLevel_.push_back(0);
+  return *this;
+}
+
+JsonWriter& JsonWriter::close(char bracket) {
+  const size_t items = itemsPerLevel_.back();
+  itemsPerLevel_.pop_back();
+  if (items) newline(itemsPerLevel_.size());
+  out_ += bracket;
+  return *this;
+}
+
+JsonWriter& JsonWriter::key(std::string_view k) {
+  beforeValue();
+  writeString(out_, k);
+  out_ += indent_ < 0 ? ":" : ": ";
+  afterKey_ = true;
+  return *this;
+}
+
+JsonWriter& JsonWriter::null() {
+  beforeValue();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter& JsonWriter::boolean(bool b) {
+  beforeValue();
+  out_ += b ? "true" : "false";
+  return *this;
+}
+
+JsonWriter& JsonWriter::integer(int64_t i) {
+  beforeValue();
+  writeInteger(out_, i);
+  return *this;
+}
+
+JsonWriter& JsonWriter::number(double d) { return value(JsonValue::number(d)); }
+
+JsonWriter& JsonWriter::string(std::string_view s) {
+  beforeValue();
+  writeString(out_, s);
+  return *this;
+}
+
+JsonWriter& JsonWriter::value(const JsonValue& v) {
+  switch (v.kind()) {
+    case JsonValue::Kind::Null: return null();
+    case JsonValue::Kind::Bool: return boolean(v.asBool());
+    case JsonValue::Kind::Number: {
+      beforeValue();
+      if (std::optional<int64_t> i = v.asInt64()) {  // exact integers (and integral doubles) print without exponent
+        writeInteger(out_, *i);
+      } else if (!std::isfinite(v.asDouble())) {
+        out_ += "null";  // JSON has no NaN/Inf
+      } else {
+        char buf[64];
+        auto r = std::to_chars(buf, buf + sizeof buf, v.asDouble());  // shortest round-trip form
+        out_.append(buf, r.ptr);
+      }
+      return *this;
+    }
+    case JsonValue::Kind::String: return string(v.asString());
+    case JsonValue::Kind::Array:
+      beginArray();
+      for (const JsonValue& item : v.items()) value(item);
+      return endArray();
+    case JsonValue::Kind::Object:
+      beginObject();
+      for (const auto& [k, member] : v.members()) key(k).value(member);
+      return endObject();
+  }
+  return *this;
+}
+
+JsonBuilder& JsonBuilder::add(JsonValue v) {
+  if (open_.empty()) {
+    root_ = std::move(v);
+  } else if (open_.back().isArray()) {
+    open_.back().push(std::move(v));
+  } else {
+    open_.back().set(std::move(keys_.back()), std::move(v));
+  }
+  return *this;
+}
+
+JsonBuilder& JsonBuilder::beginObject() {
+  open_.push_back(JsonValue::object());
+  keys_.emplace_back();
+  return *this;
+}
+
+JsonBuilder& JsonBuilder::beginArray() {
+  open_.push_back(JsonValue::array());
+  keys_.emplace_back();
+  return *this;
+}
+
+JsonBuilder& JsonBuilder::end() {
+  JsonValue done = std::move(open_.back());
+  open_.pop_back();
+  keys_.pop_back();
+  return add(std::move(done));
+}
+
+JsonBuilder& JsonBuilder::key(std::string_view k) {
+  keys_.back() = std::string(k);
+  return *this;
+}
 
 absl::StatusOr<JsonValue> parseJson(std::string_view text, std::string_view source) {
   return Parser(text, source).parseDocument();
@@ -480,7 +569,7 @@ absl::StatusOr<JsonValue> parseJson(std::string_view text, std::string_view sour
 
 std::string writeJson(const JsonValue& v, int indent) {
   std::string out;
-  writeValue(out, v, indent, 0);
+  JsonWriter(out, indent).value(v);
   return out;
 }
 

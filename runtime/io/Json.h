@@ -75,6 +75,65 @@ class JsonValue {
 // with "<source>:<line>:<column>: <problem>".
 absl::StatusOr<JsonValue> parseJson(std::string_view text, std::string_view source = "<json>");
 
+// Writes JSON text as it goes, in exactly writeJson's format, for documents too large to hold as
+// a JsonValue tree (a 100k-op plan's tree takes gigabytes where its text takes tens of megabytes).
+// Calls must nest as JSON does: a key before each value inside an object, none elsewhere.
+class JsonWriter {
+ public:
+  JsonWriter(std::string& out, int indent = -1) : out_(out), indent_(indent) {}
+
+  JsonWriter& beginObject() { return open('{'); }
+  JsonWriter& endObject() { return close('}'); }
+  JsonWriter& beginArray() { return open('['); }
+  JsonWriter& endArray() { return close(']'); }
+  JsonWriter& key(std::string_view k);
+  JsonWriter& null();
+  JsonWriter& boolean(bool b);
+  JsonWriter& integer(int64_t i);
+  // As JsonValue::number: integral values print as integers, non-finite ones as null.
+  JsonWriter& number(double d);
+  JsonWriter& string(std::string_view s);
+  JsonWriter& value(const JsonValue& v);
+
+ private:
+  JsonWriter& open(char bracket);
+  JsonWriter& close(char bracket);
+  void beforeValue();
+  void newline(size_t level);
+
+  std::string& out_;
+  int indent_;
+  std::vector<size_t> itemsPerLevel_;  // values written so far in each open container
+  bool afterKey_ = false;
+};
+
+// Builds a JsonValue through JsonWriter's calls, so that one function can write a document either
+// as text or as a tree. A repeated key replaces the earlier value, as JsonValue::set does.
+class JsonBuilder {
+ public:
+  JsonBuilder& beginObject();
+  JsonBuilder& endObject() { return end(); }
+  JsonBuilder& beginArray();
+  JsonBuilder& endArray() { return end(); }
+  JsonBuilder& key(std::string_view k);
+  JsonBuilder& null() { return add(JsonValue()); }
+  JsonBuilder& boolean(bool b) { return add(JsonValue::boolean(b)); }
+  JsonBuilder& integer(int64_t i) { return add(JsonValue::integer(i)); }
+  JsonBuilder& number(double d) { return add(JsonValue::number(d)); }
+  JsonBuilder& string(std::string_view s) { return add(JsonValue::string(std::string(s))); }
+  JsonBuilder& value(JsonValue v) { return add(std::move(v)); }
+
+  JsonValue take() { return std::move(root_); }
+
+ private:
+  JsonBuilder& add(JsonValue v);
+  JsonBuilder& end();
+
+  JsonValue root_;
+  std::vector<JsonValue> open_;    // containers begun and not yet ended
+  std::vector<std::string> keys_;  // per open container: the key of its next member
+};
+
 // Serialises. indent < 0: compact, no spaces (the form safetensors uses); indent >= 0: pretty
 // with that many spaces per level. Integers print exactly; other numbers print the shortest
 // decimal that round-trips; non-finite numbers (not representable in JSON) print as null.

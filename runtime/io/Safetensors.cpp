@@ -184,35 +184,36 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
     int ra = entryFor(a->tensor->dtype()).rank, rb = entryFor(b->tensor->dtype()).rank;
     return ra != rb ? ra > rb : a->name < b->name;
   });
-  JsonValue root = JsonValue::object();
+  std::set<std::string_view> keys;
+  for (const auto& [k, v] : metadata)
+    if (!keys.insert(k).second)
+      return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", k, "'"));
+  // Written in place after the 8-byte length: a bundle's metadata holds its whole plan, which is
+  // worth copying neither into a JSON tree nor from one string into another.
+  header.assign(8, '\0');
+  JsonWriter json(header);
+  json.beginObject();
   if (!metadata.empty()) {
-    JsonValue md = JsonValue::object();
-    std::set<std::string> keys;
-    for (const auto& [k, v] : metadata) {
-      if (!keys.insert(k).second)
-        return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", k, "'"));
-      md.set(k, JsonValue::string(v));
-    }
-    root.set("__metadata__", std::move(md));
+    json.key("__metadata__").beginObject();
+    for (const auto& [k, v] : metadata) json.key(k).string(v);
+    json.endObject();
   }
   uint64_t offset = 0;
   for (const NamedTensorRef* r : order) {
-    JsonValue shape = JsonValue::array();
-    for (int64_t d : r->tensor->shape()) shape.push(JsonValue::integer(d));
     uint64_t end = offset + r->tensor->nbytes();
-    root.set(r->name, JsonValue::object({
-                          {"dtype", JsonValue::string(std::string(safetensorsDTypeName(r->tensor->dtype())))},
-                          {"shape", std::move(shape)},
-                          {"data_offsets", JsonValue::array({JsonValue::integer(int64_t(offset)),
-                                                             JsonValue::integer(int64_t(end))})},
-                      }));
+    json.key(r->name).beginObject();
+    json.key("dtype").string(safetensorsDTypeName(r->tensor->dtype()));
+    json.key("shape").beginArray();
+    for (int64_t d : r->tensor->shape()) json.integer(d);
+    json.endArray();
+    json.key("data_offsets").beginArray().integer(int64_t(offset)).integer(int64_t(end)).endArray();
+    json.endObject();
     offset = end;
   }
-  std::string json = writeJson(root);
-  json.append((8 - json.size() % 8) % 8, ' ');  // 8-byte alignment of the data
-  header.clear();
-  for (int i = 0; i < 8; ++i) header += char((uint64_t(json.size()) >> (8 * i)) & 0xFF);
-  header += json;
+  json.endObject();
+  header.append((8 - (header.size() - 8) % 8) % 8, ' ');  // 8-byte alignment of the data
+  const uint64_t jsonBytes = header.size() - 8;
+  for (int i = 0; i < 8; ++i) header[i] = char((jsonBytes >> (8 * i)) & 0xFF);
   return absl::OkStatus();
 }
 

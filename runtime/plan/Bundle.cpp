@@ -15,56 +15,57 @@ constexpr const char* kFormatValue = "ampx";
 constexpr const char* kVersionKey = "ampc.version";
 constexpr const char* kPlanKey = "ampc.plan";
 
-JsonValue intArray(const std::vector<int64_t>& v) {
-  JsonValue a = JsonValue::array();
-  for (int64_t x : v) a.push(JsonValue::integer(x));
-  return a;
-}
-JsonValue idArray(const std::vector<int32_t>& v) {
-  return intArray(std::vector<int64_t>(v.begin(), v.end()));
+// The plan is written through one template, to text (JsonWriter) or to a tree (JsonBuilder).
+template <typename Out, typename Int>
+void writeInts(Out& out, const std::vector<Int>& v) {
+  out.beginArray();
+  for (Int x : v) out.integer(x);
+  out.endArray();
 }
 
 // Attributes are tagged so that kinds survive the round trip exactly (1 vs 1.0, [] of ints).
-JsonValue attrToJson(const AttrValue& value, const std::string& tensorName,
-                     std::vector<NamedTensorRef>* tensors) {
-  JsonValue out = JsonValue::object();
+template <typename Out>
+void writeAttr(Out& out, const AttrValue& value, const std::string& tensorName, std::vector<NamedTensorRef>* tensors) {
+  out.beginObject();
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int64_t>) out.set("i", JsonValue::integer(v));
-        else if constexpr (std::is_same_v<T, double>) out.set("f", JsonValue::number(v));
-        else if constexpr (std::is_same_v<T, bool>) out.set("b", JsonValue::boolean(v));
-        else if constexpr (std::is_same_v<T, std::string>) out.set("s", JsonValue::string(v));
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) out.set("ints", intArray(v));
+        if constexpr (std::is_same_v<T, int64_t>) out.key("i").integer(v);
+        else if constexpr (std::is_same_v<T, double>) out.key("f").number(v);
+        else if constexpr (std::is_same_v<T, bool>) out.key("b").boolean(v);
+        else if constexpr (std::is_same_v<T, std::string>) out.key("s").string(v);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) writeInts(out.key("ints"), v);
         else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          JsonValue a = JsonValue::array();
-          for (double x : v) a.push(JsonValue::number(x));
-          out.set("floats", std::move(a));
+          out.key("floats").beginArray();
+          for (double x : v) out.number(x);
+          out.endArray();
         } else {
           tensors->push_back({tensorName, &v});
-          out.set("tensor", JsonValue::string(tensorName));
+          out.key("tensor").string(tensorName);
         }
       },
       value);
-  return out;
+  out.endObject();
 }
 
-JsonValue pairArray(const std::vector<std::pair<int32_t, int32_t>>& pairs) {
-  JsonValue a = JsonValue::array();
-  for (const auto& [x, y] : pairs) a.push(idArray({x, y}));
-  return a;
+template <typename Out>
+void writePairs(Out& out, const std::vector<std::pair<int32_t, int32_t>>& pairs) {
+  out.beginArray();
+  for (const auto& [x, y] : pairs) out.beginArray().integer(x).integer(y).endArray();
+  out.endArray();
 }
 
-JsonValue layoutToJson(const MemoryLayout& layout) {
-  JsonValue o = JsonValue::object();
-  o.set("arena_bytes", JsonValue::integer(layout.arenaBytes));
-  o.set("alignment", JsonValue::integer(layout.alignment));
-  JsonValue offsets = JsonValue::array();
-  for (const auto& [id, offset] : layout.offsets) offsets.push(intArray({id, offset}));
-  o.set("offsets", std::move(offsets));
-  o.set("views", pairArray(layout.views));
-  o.set("in_place_updates", pairArray(layout.inPlaceUpdates));
-  return o;
+template <typename Out>
+void writeLayout(Out& out, const MemoryLayout& layout) {
+  out.beginObject();
+  out.key("arena_bytes").integer(layout.arenaBytes);
+  out.key("alignment").integer(layout.alignment);
+  out.key("offsets").beginArray();
+  for (const auto& [id, offset] : layout.offsets) out.beginArray().integer(id).integer(offset).endArray();
+  out.endArray();
+  writePairs(out.key("views"), layout.views);
+  writePairs(out.key("in_place_updates"), layout.inPlaceUpdates);
+  out.endObject();
 }
 
 // Error helper: "<source>: entry 'eval' step 3 (amp.matmul): <problem>".
@@ -239,101 +240,125 @@ absl::StatusOr<PlanStep> stepFromJson(const JsonValue& so, size_t numIds, const 
   return step;
 }
 
-JsonValue stepToJson(const PlanStep& step, const std::string& constPrefix, std::vector<NamedTensorRef>* tensors) {
-  JsonValue so = JsonValue::object();
-  so.set("op", JsonValue::string(step.op));
-  so.set("kind", JsonValue::string(std::string(stepKindName(stepKindOf(step.op)))));
-  so.set("operands", idArray(step.operands));
-  so.set("results", idArray(step.results));
-  JsonValue attrs = JsonValue::object();
-  for (const auto& [name, value] : step.attrs) attrs.set(name, attrToJson(value, constPrefix + "/" + name, tensors));
-  so.set("attrs", std::move(attrs));
-  if (!step.loc.empty()) so.set("loc", JsonValue::string(step.loc));
-  if (!step.phase.empty()) so.set("phase", JsonValue::string(step.phase));
+template <typename Out>
+void writeStep(Out& out, const PlanStep& step, const std::string& constPrefix, std::vector<NamedTensorRef>* tensors) {
+  out.beginObject();
+  out.key("op").string(step.op);
+  out.key("kind").string(stepKindName(stepKindOf(step.op)));
+  writeInts(out.key("operands"), step.operands);
+  writeInts(out.key("results"), step.results);
+  out.key("attrs").beginObject();
+  for (const auto& [name, value] : step.attrs) writeAttr(out.key(name), value, constPrefix + "/" + name, tensors);
+  out.endObject();
+  if (!step.loc.empty()) out.key("loc").string(step.loc);
+  if (!step.phase.empty()) out.key("phase").string(step.phase);
   if (step.op == "amp.fused") {
-    JsonValue body = JsonValue::array();
+    out.key("body").beginArray();
     for (size_t b = 0; b < step.body.size(); ++b)
-      body.push(stepToJson(step.body[b], absl::StrCat(constPrefix, "/body", b), tensors));
-    so.set("body", std::move(body));
-    JsonValue locals = JsonValue::array();
+      writeStep(out, step.body[b], absl::StrCat(constPrefix, "/body", b), tensors);
+    out.endArray();
+    out.key("locals").beginArray();
     for (const LocalValue& v : step.locals) {
-      JsonValue lo = JsonValue::object();
-      lo.set("dtype", JsonValue::string(std::string(dtypeName(v.dtype))));
-      lo.set("shape", intArray(v.shape));
-      locals.push(std::move(lo));
+      out.beginObject();
+      out.key("dtype").string(dtypeName(v.dtype));
+      writeInts(out.key("shape"), v.shape);
+      out.endObject();
     }
-    so.set("locals", std::move(locals));
-    so.set("yields", idArray(step.yields));
+    out.endArray();
+    writeInts(out.key("yields"), step.yields);
   }
-  return so;
+  out.endObject();
+}
+
+template <typename Out>
+void writePlan(Out& out, const Plan& plan, std::vector<NamedTensorRef>* tensors) {
+  out.beginObject();
+  out.key("version").integer(plan.version);
+  // A repeated metadata key keeps its first place and its last value (JsonValue::set's rule).
+  out.key("metadata").beginObject();
+  for (size_t i = 0; i < plan.metadata.size(); ++i) {
+    const std::string& k = plan.metadata[i].first;
+    bool seenBefore = false;
+    for (size_t j = 0; j < i && !seenBefore; ++j) seenBefore = plan.metadata[j].first == k;
+    if (seenBefore) continue;
+    const std::string* last = &plan.metadata[i].second;
+    for (size_t j = i + 1; j < plan.metadata.size(); ++j)
+      if (plan.metadata[j].first == k) last = &plan.metadata[j].second;
+    out.key(k).string(*last);
+  }
+  out.endObject();
+
+  out.key("buffers").beginArray();
+  for (const BufferDesc& b : plan.buffers) {
+    out.beginObject();
+    out.key("name").string(b.name);
+    out.key("kind").string(bufferKindName(b.kind));
+    out.key("dtype").string(dtypeName(b.dtype));
+    writeInts(out.key("shape"), b.shape);
+    if (b.init) {
+      out.key("init").beginObject();
+      out.key("kind").string(b.init->kind);
+      out.key("scale").number(b.init->scale);
+      out.key("seed").integer(b.init->seed);
+      if (!b.init->from.empty()) out.key("from").string(b.init->from);
+      if (b.init->stored) {
+        const std::string tensorName = "init/" + b.name;
+        tensors->push_back({tensorName, b.init->stored.get()});
+        out.key("tensor").string(tensorName);
+      }
+      out.endObject();
+    }
+    if (!b.shardOf.empty()) out.key("shard_of").string(b.shardOf);
+    out.endObject();
+  }
+  out.endArray();
+
+  out.key("entries").beginArray();
+  for (const EntryPoint& e : plan.entries) {
+    out.beginObject();
+    out.key("name").string(e.name);
+    writeInts(out.key("results"), e.results);
+    out.key("result_names").beginArray();
+    for (const std::string& n : e.resultNames) out.string(n);
+    out.endArray();
+    out.key("steps").beginArray();
+    for (size_t s = 0; s < e.steps.size(); ++s) writeStep(out, e.steps[s], absl::StrCat("const/", e.name, "/", s), tensors);
+    out.endArray();
+    out.key("updates").beginArray();
+    for (const auto& [from, to] : e.updates) out.beginArray().integer(from).integer(to).endArray();
+    out.endArray();
+    if (e.memory) writeLayout(out.key("memory"), *e.memory);
+    out.endObject();
+  }
+  out.endArray();
+  out.key("code").beginArray();
+  for (const CodeObject& c : plan.code) {
+    out.beginObject();
+    out.key("isa").string(c.isa);
+    out.key("sha256").string(c.sha256);
+    // "format" is written for the CUDA formats only, so plans of cpu bundles read as before.
+    if (c.format != "so") out.key("format").string(c.format);
+    out.key("tensor").string(c.tensorName());
+    out.key("bytes").integer(static_cast<int64_t>(c.bytes.size()));
+    out.endObject();
+  }
+  out.endArray();
+  out.endObject();
 }
 
 }  // namespace
 
 JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
-  JsonValue root = JsonValue::object();
-  root.set("version", JsonValue::integer(plan.version));
-  JsonValue meta = JsonValue::object();
-  for (const auto& [k, v] : plan.metadata) meta.set(k, JsonValue::string(v));
-  root.set("metadata", std::move(meta));
+  JsonBuilder builder;
+  writePlan(builder, plan, tensors);
+  return builder.take();
+}
 
-  JsonValue buffers = JsonValue::array();
-  for (const BufferDesc& b : plan.buffers) {
-    JsonValue o = JsonValue::object();
-    o.set("name", JsonValue::string(b.name));
-    o.set("kind", JsonValue::string(std::string(bufferKindName(b.kind))));
-    o.set("dtype", JsonValue::string(std::string(dtypeName(b.dtype))));
-    o.set("shape", intArray(b.shape));
-    if (b.init) {
-      JsonValue init = JsonValue::object();
-      init.set("kind", JsonValue::string(b.init->kind));
-      init.set("scale", JsonValue::number(b.init->scale));
-      init.set("seed", JsonValue::integer(b.init->seed));
-      if (!b.init->from.empty()) init.set("from", JsonValue::string(b.init->from));
-      if (b.init->stored) {
-        const std::string tensorName = "init/" + b.name;
-        tensors->push_back({tensorName, b.init->stored.get()});
-        init.set("tensor", JsonValue::string(tensorName));
-      }
-      o.set("init", std::move(init));
-    }
-    if (!b.shardOf.empty()) o.set("shard_of", JsonValue::string(b.shardOf));
-    buffers.push(std::move(o));
-  }
-  root.set("buffers", std::move(buffers));
-
-  JsonValue entries = JsonValue::array();
-  for (const EntryPoint& e : plan.entries) {
-    JsonValue eo = JsonValue::object();
-    eo.set("name", JsonValue::string(e.name));
-    eo.set("results", idArray(e.results));
-    JsonValue names = JsonValue::array();
-    for (const std::string& n : e.resultNames) names.push(JsonValue::string(n));
-    eo.set("result_names", std::move(names));
-    JsonValue steps = JsonValue::array();
-    for (size_t s = 0; s < e.steps.size(); ++s)
-      steps.push(stepToJson(e.steps[s], absl::StrCat("const/", e.name, "/", s), tensors));
-    eo.set("steps", std::move(steps));
-    JsonValue updates = JsonValue::array();
-    for (const auto& [from, to] : e.updates) updates.push(idArray({from, to}));
-    eo.set("updates", std::move(updates));
-    if (e.memory) eo.set("memory", layoutToJson(*e.memory));
-    entries.push(std::move(eo));
-  }
-  root.set("entries", std::move(entries));
-  JsonValue code = JsonValue::array();
-  for (const CodeObject& c : plan.code) {
-    JsonValue co = JsonValue::object();
-    co.set("isa", JsonValue::string(c.isa));
-    co.set("sha256", JsonValue::string(c.sha256));
-    // "format" is written for the CUDA formats only, so plans of cpu bundles read as before.
-    if (c.format != "so") co.set("format", JsonValue::string(c.format));
-    co.set("tensor", JsonValue::string(c.tensorName()));
-    co.set("bytes", JsonValue::integer(static_cast<int64_t>(c.bytes.size())));
-    code.push(std::move(co));
-  }
-  root.set("code", std::move(code));
-  return root;
+std::string planJsonText(const Plan& plan, std::vector<NamedTensorRef>* tensors, int indent) {
+  std::string text;
+  JsonWriter writer(text, indent);
+  writePlan(writer, plan, tensors);
+  return text;
 }
 
 // The initial values a buffer's init names: a tensor of the bundle, f32 of the buffer's shape,
@@ -495,7 +520,7 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
 
 absl::Status writeBundle(const std::string& path, const Plan& plan) {
   std::vector<NamedTensorRef> tensors;
-  JsonValue json = planToJson(plan, &tensors);
+  std::string planText = planJsonText(plan, &tensors);
   std::vector<Tensor> code;  // the code objects as u8 tensors (safetensors stores tensors only)
   code.reserve(plan.code.size());
   for (const CodeObject& c : plan.code) {
@@ -504,10 +529,12 @@ absl::Status writeBundle(const std::string& path, const Plan& plan) {
     tensors.push_back({c.tensorName(), &code.back()});
   }
   // The provenance tag comes first, at a fixed place in the file (ampc seals it: Provenance.h).
-  StringMap metadata = {{kAuthMetadataKey, unsealedTag()},
-                        {kFormatKey, kFormatValue},
-                        {kVersionKey, std::to_string(plan.version)},
-                        {kPlanKey, writeJson(json)}};
+  // Built by moves: an initializer list would copy the plan's text.
+  StringMap metadata;
+  metadata.emplace_back(kAuthMetadataKey, unsealedTag());
+  metadata.emplace_back(kFormatKey, kFormatValue);
+  metadata.emplace_back(kVersionKey, std::to_string(plan.version));
+  metadata.emplace_back(kPlanKey, std::move(planText));
   return writeSafetensors(path, tensors, metadata);
 }
 

@@ -17,6 +17,9 @@ namespace amp::rt {
 // JSON form of a plan. Tensor-valued attributes (amp.constant's value) are written as references
 // {"tensor": NAME} and their data goes to `tensors`.
 JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors);
+// The same document as JSON text, written without building the tree (writeJson's format; indent
+// as there): what bundles and `ampc --emit=plan` store.
+std::string planJsonText(const Plan& plan, std::vector<NamedTensorRef>* tensors, int indent = -1);
 // Inverse; tensor references are resolved against `tensors`. Every structural problem (unknown
 // op kind tag, buffer id out of range, dtype spelling, version mismatch) is an error naming
 // `source` and the entry/step concerned.

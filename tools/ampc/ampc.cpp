@@ -667,7 +667,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<::amp::rt::NamedTensorRef> tensors;
-    output->os() << ::amp::rt::writeJson(::amp::rt::planToJson(*plan, &tensors), 2) << "\n";
+    output->os() << ::amp::rt::planJsonText(*plan, &tensors, /*indent=*/2) << "\n";
     output->keep();
     return 0;
   }

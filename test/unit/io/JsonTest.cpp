@@ -73,6 +73,42 @@ TEST(IoJson, WriterCompactPrettyAndNumbers) {
   EXPECT_EQ(writeJson(JsonValue::number(-2.0)), "-2");
 }
 
+// JsonWriter writes what writeJson writes for the same document, and JsonBuilder builds the tree
+// (ampc writes plans through both; bundles must not change with the writer).
+TEST(IoJson, StreamingWriterAndBuilderMatchTheTree) {
+  std::string longText(100000, 'a');
+  longText[5] = '"';
+  longText[70000] = '\x01';
+  JsonValue tree = JsonValue::object();
+  tree.set("n", JsonValue::integer(-7));
+  tree.set("x", JsonValue::number(2.5));
+  tree.set("whole", JsonValue::number(3.0));
+  tree.set("inf", JsonValue::number(INFINITY));
+  tree.set("s", JsonValue::string("tab\there \"q\" \\"));
+  tree.set("long", JsonValue::string(longText));
+  tree.set("nested", JsonValue::array({JsonValue::array(), JsonValue::object(), JsonValue(),
+                                       JsonValue::object({{"k", JsonValue::boolean(false)}})}));
+  for (int indent : {-1, 0, 2}) {
+    std::string streamed;
+    JsonWriter w(streamed, indent);
+    w.beginObject();
+    w.key("n").integer(-7);
+    w.key("x").number(2.5);
+    w.key("whole").number(3.0);
+    w.key("inf").number(INFINITY);
+    w.key("s").string("tab\there \"q\" \\");
+    w.key("long").string(longText);
+    w.key("nested").beginArray().beginArray().endArray().beginObject().endObject().null();
+    w.beginObject().key("k").boolean(false).endObject().endArray();
+    w.endObject();
+    EXPECT_EQ(streamed, writeJson(tree, indent)) << "indent " << indent;
+  }
+  JsonBuilder b;
+  b.beginObject().key("a").integer(1).key("l").beginArray().string("s").number(0.5).endArray();
+  b.key("a").integer(2).endObject();  // a repeated key replaces in place, as JsonValue::set
+  EXPECT_EQ(writeJson(b.take()), R"({"a":2,"l":["s",0.5]})");
+}
+
 struct BadCase {
   const char* text;
   const char* where;  // expected "line:column"

@@ -100,6 +100,39 @@ TEST(Bundle, RejectsPlainSafetensors) {
   EXPECT_NE(r.status().message().find(path), std::string::npos);
 }
 
+// Bundles and --emit=plan store planJsonText; planToJson is its tree. Both name the same tensors.
+TEST(Bundle, PlanTextIsTheTreeWritten) {
+  Plan p = samplePlan();
+  PlanStep fused;
+  fused.op = "amp.fused";
+  fused.code = opCodeOf(fused.op);
+  fused.operands = {0};
+  fused.results = {3};
+  fused.phase = "forward";
+  fused.locals = {{DType::F32, {2, 4}}, {DType::F32, {2, 4}}};
+  PlanStep neg;
+  neg.op = "amp.neg";
+  neg.code = opCodeOf(neg.op);
+  neg.operands = {0};
+  neg.results = {1};
+  fused.body = {neg};
+  fused.yields = {1};
+  p.entries[0].steps.push_back(fused);
+  p.metadata.emplace_back("model", "renamed");  // a repeated key: first place, last value
+  for (int indent : {-1, 2}) {
+    std::vector<NamedTensorRef> fromTree, fromText;
+    std::string tree = writeJson(planToJson(p, &fromTree), indent);
+    EXPECT_EQ(planJsonText(p, &fromText, indent), tree);
+    ASSERT_EQ(fromText.size(), fromTree.size());
+    for (size_t i = 0; i < fromText.size(); ++i) {
+      EXPECT_EQ(fromText[i].name, fromTree[i].name);
+      EXPECT_EQ(fromText[i].tensor, fromTree[i].tensor);
+    }
+  }
+  std::vector<NamedTensorRef> tensors;
+  EXPECT_NE(planJsonText(p, &tensors).find(R"("metadata":{"model":"renamed","precision":"bf16"})"), std::string::npos);
+}
+
 TEST(Bundle, RejectsMissingFile) {
   auto r = readBundle(tempPath("does-not-exist.ampx"));
   ASSERT_FALSE(r.ok());
