@@ -79,6 +79,21 @@ class DryRunApi final : public GpuApi {
   size_t signaturesKnown() const { return signatures_.size(); }
   // By-value struct layouts the code object recorded.
   size_t structLayoutsKnown() const { return layouts_.size(); }
+  // A struct passed by value, from the code object's record: each pointer field is a
+  // rows x columns array of pointers to `pointee` bytes each.
+  struct StructLayout {
+    struct Field {
+      std::string name;
+      int64_t offset = 0, rows = 1, columns = 1, pointee = 1;
+    };
+    std::string name;
+    std::vector<Field> fields;
+  };
+  // The recorded struct of `bytes` bytes; null when none is.
+  const StructLayout* structLayoutOfSize(size_t bytes) const {
+    auto it = layouts_.find(bytes);
+    return it == layouts_.end() ? nullptr : &it->second;
+  }
   // cuBLASLt's workspace, as the driver allocates it when the device opens: 32 MiB on Hopper, 4
   // MiB before it. The dry run reserves it with the code object, in deviceBytesInUse.
   int64_t workspaceBytes() const { return gpu_.ccMajor >= 9 ? int64_t{32} << 20 : int64_t{4} << 20; }
@@ -130,16 +145,6 @@ class DryRunApi final : public GpuApi {
   std::map<std::string, std::vector<size_t>> signatures_;  // kernel -> parameter bytes, from the PTX
   std::map<std::string, std::vector<char>> scalar64_;      // kernel -> which parameters are one .u64/.b64/.s64
   std::map<std::string, std::vector<char>> byValue_;       // kernel -> which parameters are .b8 arrays (structs)
-  // A struct passed by value, from the code object's record: each pointer field is a
-  // rows x columns array of pointers to `pointee` bytes each.
-  struct StructLayout {
-    struct Field {
-      std::string name;
-      int64_t offset = 0, rows = 1, columns = 1, pointee = 1;
-    };
-    std::string name;
-    std::vector<Field> fields;
-  };
   std::map<size_t, StructLayout> layouts_;  // by the struct's size, unique among them
   std::vector<GemmPlan> gemms_;
   bool capturing_ = false;

@@ -3,13 +3,17 @@
 // records, kernels/ParamLayouts.cu), what a GPU refuses while a stream captures, and cuBLASLt's
 // workspace in its memory total.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/DryRunApi.h"
+#include "runtime/devices/cuda/kernels/ConvMath.h"
 #include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
+#include "runtime/devices/cuda/kernels/ReduceArgs.h"
+#include "runtime/devices/cuda/kernels/ShapeMath.h"
 #include "runtime/devices/cuda/kernels/TrainArgs.h"
 #include "test/unit/cuda/TestBundles.h"
 
@@ -97,6 +101,58 @@ TEST(DryRunChecks, PointersInsideStructArgumentsMustAddressLiveDeviceMemory) {
   std::memcpy(&args.step, &step, 8);
   std::memcpy(&args.out, &host, 8);
   expectRefusal(launchWith(api, "amp_optimizer_scalars", {&args}, argSizes), {"field out:"});
+}
+
+// The records come from NVRTC's layout of the structs (kernels/ParamLayouts.cu); the executor
+// fills the same structs as g++ lays them out. Every recorded size, offset and pointee must be the
+// host's own, or the dry run would follow (and a GPU would read) pointers the host never wrote.
+struct ExpectedField {
+  const char* name;
+  size_t offset;
+  int64_t rows, columns, pointee;
+};
+void expectLayout(const DryRunApi& api, size_t bytes, const std::string& name, const std::vector<ExpectedField>& fields) {
+  SCOPED_TRACE(name);
+  const DryRunApi::StructLayout* layout = api.structLayoutOfSize(bytes);
+  ASSERT_NE(layout, nullptr) << "no record of " << bytes << " bytes";
+  EXPECT_EQ(layout->name, name);
+  ASSERT_EQ(layout->fields.size(), fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const DryRunApi::StructLayout::Field& f = layout->fields[i];
+    EXPECT_EQ(f.name, fields[i].name);
+    EXPECT_EQ(f.offset, static_cast<int64_t>(fields[i].offset)) << f.name;
+    EXPECT_EQ(f.rows, fields[i].rows) << f.name;
+    EXPECT_EQ(f.columns, fields[i].columns) << f.name;
+    EXPECT_EQ(f.pointee, fields[i].pointee) << f.name;
+  }
+}
+
+template <int Depth>
+void expectTensorList(const DryRunApi& api) {
+  expectLayout(api, sizeof(AmpTensorList<Depth>), "AmpTensorList<" + std::to_string(Depth) + ">",
+               {{"ptr", offsetof(AmpTensorList<Depth>, ptr), Depth, amp_mt_capacity(Depth), 1}});
+}
+
+TEST(DryRunChecks, TheRecordedLayoutsAreTheHostsOwn) {
+  LOAD_OR_SKIP(plan, "mlp_sgd_clip_f16_sm_80");
+  DryRunApi api;
+  loadCode(api, *plan);
+  expectTensorList<1>(api);
+  expectTensorList<2>(api);
+  expectTensorList<4>(api);
+  expectTensorList<5>(api);
+  using A = AmpOptimizerArgs;
+  expectLayout(api, sizeof(A), "AmpOptimizerArgs",
+               {{"step", offsetof(A, step), 1, 1, sizeof(long long)},
+                {"lr", offsetof(A, lr), 1, 1, sizeof(float)},
+                {"foundInf", offsetof(A, foundInf), 1, 1, sizeof(float)},
+                {"scale", offsetof(A, scale), 1, 1, sizeof(float)},
+                {"norm", offsetof(A, norm), 1, 1, sizeof(float)},
+                {"out", offsetof(A, out), 1, 1, sizeof(AmpStepScalars)}});
+  expectLayout(api, sizeof(AmpReduceShape), "AmpReduceShape", {});
+  expectLayout(api, sizeof(AmpTransposeShape), "AmpTransposeShape", {});
+  expectLayout(api, sizeof(AmpConvShape), "AmpConvShape", {});
+  expectLayout(api, sizeof(AmpPoolShape), "AmpPoolShape", {});
 }
 
 // A by-value parameter no recorded layout describes is refused, not passed unchecked; a code
