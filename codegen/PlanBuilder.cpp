@@ -1,5 +1,9 @@
 #include "codegen/PlanBuilder.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "runtime/plan/MemoryPlan.h"
 
 #include "ir/AmpOps.h"
@@ -335,32 +339,43 @@ struct EntryLowering {
   }
 };
 
+// The IR's operations were allocated by many threads (the pass manager's), so their memory goes
+// back to those threads' malloc arenas, where the plan (built on this thread) cannot reuse it.
+void releaseFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
-FailureOr<rt::Plan> mlir::amp::buildPlan(ModuleOp module) {
+FailureOr<rt::Plan> mlir::amp::buildPlan(ModuleOp module, bool eraseLoweredFunctions) {
   rt::Plan plan;
   llvm::StringMap<int32_t> named;
   EntryLowering lowering{plan, named};
-  func::FuncOp model;
+  std::string modelName;
   llvm::StringSet<> entryNames;
-  for (auto f : module.getOps<func::FuncOp>()) {
+  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
     if (!f.isPublic()) continue;
     if (failed(verifyModel(f))) return failure();
     auto entryAttr = f->getAttrOfType<StringAttr>(AmpDialect::kEntryAttr);
     StringRef entry = entryAttr ? entryAttr.getValue() : StringRef("eval");
     if (!entryAttr) {
-      if (model)
+      if (!modelName.empty())
         return module.emitError("codegen: the module has more than one model function ('")
-               << model.getSymName() << "' and '" << f.getSymName()
-               << "'); other entry points need an amp.entry attribute";
-      model = f;
+               << modelName << "' and '" << f.getSymName() << "'); other entry points need an amp.entry attribute";
+      modelName = f.getSymName().str();
     }
     if (!entryNames.insert(entry).second)
       return f.emitError("codegen: a second function for entry point '") << entry << "'";
     if (failed(lowering.lower(f, entry))) return failure();
+    if (eraseLoweredFunctions) {
+      f.erase();
+      releaseFreedMemory();
+    }
   }
-  if (!model) return module.emitError("codegen: the module has no public model function");
-  plan.metadata.emplace_back("model", model.getSymName().str());
+  if (modelName.empty()) return module.emitError("codegen: the module has no public model function");
+  plan.metadata.emplace_back("model", modelName);
   if (auto target = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
     plan.metadata.emplace_back("target", target.getValue().str());
   // amp-plan-memory: every entry's arena layout, from the one planner devices validate it against.

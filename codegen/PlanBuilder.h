@@ -14,7 +14,10 @@ namespace mlir::amp {
 // amp.name ("loss", "found_inf"), "grad:<param>" for amp.grad_of, else "loss"/"output<i>";
 // results with amp.updates = NAME become write-backs into that param/state buffer.
 // Reports unsupported constructs as located errors and returns failure.
-FailureOr<::amp::rt::Plan> buildPlan(ModuleOp module);
+// eraseLoweredFunctions: erase each public function once lowered (and give the freed memory back
+// to the system), so that a large model's training IR and its plan are never both held whole;
+// for callers (ampc) that need the functions no more.
+FailureOr<::amp::rt::Plan> buildPlan(ModuleOp module, bool eraseLoweredFunctions = false);
 
 }  // namespace mlir::amp
 

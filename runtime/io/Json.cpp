@@ -400,6 +400,19 @@ class Parser {
 
 void writeString(std::string& out, std::string_view s) {
   out += '"';
+  appendJsonEscaped(out, s);
+  out += '"';
+}
+
+void writeInteger(std::string& out, int64_t i) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, i);
+  out.append(buf, r.ptr);
+}
+
+}  // namespace
+
+void appendJsonEscaped(std::string& out, std::string_view s) {
   size_t plainFrom = 0;  // characters that need no escape are appended a run at a time
   for (size_t at = 0; at < s.size(); ++at) {
     const unsigned char c = static_cast<unsigned char>(s[at]);
@@ -422,16 +435,17 @@ void writeString(std::string& out, std::string_view s) {
     }
   }
   out.append(s.data() + plainFrom, s.size() - plainFrom);
-  out += '"';
 }
 
-void writeInteger(std::string& out, int64_t i) {
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, i);
-  out.append(buf, r.ptr);
+size_t jsonEscapedSize(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != '"' && c != '\\') n += 1;
+    else if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') n += 2;
+    else n += 6;  // \u00XX
+  }
+  return n;
 }
-
-}  // namespace
 
 void JsonWriter::newline(size_t level) {
   if (indent_ < 0) return;
@@ -491,6 +505,12 @@ JsonWriter& JsonWriter::integer(int64_t i) {
 }
 
 JsonWriter& JsonWriter::number(double d) { return value(JsonValue::number(d)); }
+
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  beforeValue();
+  out_ += json;
+  return *this;
+}
 
 JsonWriter& JsonWriter::string(std::string_view s) {
   beforeValue();

@@ -94,6 +94,8 @@ class JsonWriter {
   JsonWriter& number(double d);
   JsonWriter& string(std::string_view s);
   JsonWriter& value(const JsonValue& v);
+  // A value already in JSON form, written as it is.
+  JsonWriter& raw(std::string_view json);
 
  private:
   JsonWriter& open(char bracket);
@@ -106,6 +108,10 @@ class JsonWriter {
   std::vector<size_t> itemsPerLevel_;  // values written so far in each open container
   bool afterKey_ = false;
 };
+
+// The characters of `s` as they stand inside a JSON string (without the quotes), and their count.
+void appendJsonEscaped(std::string& out, std::string_view s);
+size_t jsonEscapedSize(std::string_view s);
 
 // Builds a JsonValue through JsonWriter's calls, so that one function can write a document either
 // as text or as a tree. A repeated key replaces the earlier value, as JsonValue::set does.

@@ -168,9 +168,45 @@ absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path) {
 
 namespace {
 
-// The header (with its 8-byte length) and the order the tensors' data follows in.
+// The header: its JSON text, except that metadata values too large to copy (a bundle's plan) are
+// escaped only as the header is written, each at its place in `json`.
+struct Header {
+  std::string json;
+  std::vector<std::pair<size_t, const std::string*>> largeValues;  // (offset in json, value), in order
+  uint64_t padding = 0;  // spaces after the JSON: the data starts 8-byte aligned
+
+  uint64_t jsonBytes() const {
+    uint64_t n = json.size() + padding;
+    for (const auto& [at, value] : largeValues) n += jsonEscapedSize(*value);
+    return n;
+  }
+  // Passes the header's bytes, length first, to `sink` a piece at a time.
+  template <typename Sink>
+  absl::Status write(Sink&& sink) const {
+    const uint64_t n = jsonBytes();
+    char length[8];
+    for (int i = 0; i < 8; ++i) length[i] = char((n >> (8 * i)) & 0xFF);
+    if (absl::Status s = sink(std::string_view(length, 8)); !s.ok()) return s;
+    size_t from = 0;
+    std::string escaped;
+    for (const auto& [at, value] : largeValues) {
+      if (absl::Status s = sink(std::string_view(json).substr(from, at - from)); !s.ok()) return s;
+      constexpr size_t kChunk = 1 << 20;
+      for (size_t v = 0; v < value->size(); v += kChunk) {
+        escaped.clear();
+        appendJsonEscaped(escaped, std::string_view(*value).substr(v, kChunk));
+        if (absl::Status s = sink(escaped); !s.ok()) return s;
+      }
+      from = at;
+    }
+    if (absl::Status s = sink(std::string_view(json).substr(from)); !s.ok()) return s;
+    return sink(std::string(padding, ' '));
+  }
+};
+
+// The header and the order the tensors' data follows in.
 absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>& tensors,
-                     const StringMap& metadata, std::string& header,
+                     const StringMap& metadata, Header& header,
                      std::vector<const NamedTensorRef*>& order) {
   std::set<std::string> names;
   for (const NamedTensorRef& r : tensors) {
@@ -188,14 +224,19 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
   for (const auto& [k, v] : metadata)
     if (!keys.insert(k).second)
       return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", k, "'"));
-  // Written in place after the 8-byte length: a bundle's metadata holds its whole plan, which is
-  // worth copying neither into a JSON tree nor from one string into another.
-  header.assign(8, '\0');
-  JsonWriter json(header);
+  constexpr size_t kLargeValue = 1 << 16;
+  JsonWriter json(header.json);
   json.beginObject();
   if (!metadata.empty()) {
     json.key("__metadata__").beginObject();
-    for (const auto& [k, v] : metadata) json.key(k).string(v);
+    for (const auto& [k, v] : metadata) {
+      if (v.size() < kLargeValue) {
+        json.key(k).string(v);
+        continue;
+      }
+      json.key(k).raw("\"\"");
+      header.largeValues.emplace_back(header.json.size() - 1, &v);
+    }
     json.endObject();
   }
   uint64_t offset = 0;
@@ -211,9 +252,7 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
     offset = end;
   }
   json.endObject();
-  header.append((8 - (header.size() - 8) % 8) % 8, ' ');  // 8-byte alignment of the data
-  const uint64_t jsonBytes = header.size() - 8;
-  for (int i = 0; i < 8; ++i) header[i] = char((jsonBytes >> (8 * i)) & 0xFF);
+  header.padding = (8 - header.jsonBytes() % 8) % 8;
   return absl::OkStatus();
 }
 
@@ -221,9 +260,14 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
 
 absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>& tensors,
                                               const StringMap& metadata) {
-  std::string out;
+  Header header;
   std::vector<const NamedTensorRef*> order;
-  if (absl::Status s = prepare("safetensors", tensors, metadata, out, order); !s.ok()) return s;
+  if (absl::Status s = prepare("safetensors", tensors, metadata, header, order); !s.ok()) return s;
+  std::string out;
+  (void)header.write([&](std::string_view piece) {
+    out += piece;
+    return absl::OkStatus();
+  });
   for (const NamedTensorRef* r : order)
     out.append(reinterpret_cast<const char*>(r->tensor->data()), r->tensor->nbytes());
   return out;
@@ -231,12 +275,12 @@ absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>&
 
 absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
                               const StringMap& metadata) {
-  std::string header;
+  Header header;
   std::vector<const NamedTensorRef*> order;
   if (absl::Status s = prepare(path, tensors, metadata, header, order); !s.ok()) return s;
   absl::StatusOr<AtomicFile> f = AtomicFile::create(path);
   if (!f.ok()) return f.status();
-  if (absl::Status s = f->write(header); !s.ok()) return s;
+  if (absl::Status s = header.write([&](std::string_view piece) { return f->write(piece); }); !s.ok()) return s;
   for (const NamedTensorRef* r : order) {
     if (r->tensor->nbytes() == 0) continue;
     if (absl::Status s = f->write(r->tensor->data(), r->tensor->nbytes()); !s.ok()) return s;

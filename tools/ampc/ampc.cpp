@@ -625,7 +625,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (stage == Emit::Plan || stage == Emit::Bundle || stage == Emit::Kernels || stage == Emit::Cuda) {
-    auto plan = mlir::amp::buildPlan(*module);
+    auto plan = mlir::amp::buildPlan(*module, /*eraseLoweredFunctions=*/true);
     if (failed(plan)) return 1;
     for (auto& kv : meta) plan->metadata.push_back(kv);
     std::string kernels, cudaKernels;

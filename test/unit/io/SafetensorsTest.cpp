@@ -92,6 +92,35 @@ TEST(IoSafetensors, RoundTripsEveryDTypeBitwiseWithMetadata) {
   }
 }
 
+// Large metadata values (a bundle's plan) are escaped while the header is written, in chunks; the
+// bytes are those of the header written whole.
+TEST(IoSafetensors, LargeMetadataValuesWriteTheSameHeader) {
+  TempDir dir;
+  std::string plan = "{\"steps\":[";
+  while (plan.size() < (3u << 20)) plan += "{\"op\":\"amp.neg\",\"loc\":\"m.mlir:1:2\"},\t\x01\n";
+  plan += "]}";
+  Tensor t = patterned(DType::F32, {3}, 7);
+  std::vector<NamedTensorRef> refs = {{"w", &t}};
+  StringMap md = {{"small", "a\"b"}, {"plan", plan}, {"after", "z"}};
+  JsonValue root = JsonValue::object();
+  JsonValue meta = JsonValue::object();
+  for (const auto& [k, v] : md) meta.set(k, JsonValue::string(v));
+  root.set("__metadata__", std::move(meta));
+  root.set("w", JsonValue::object({{"dtype", JsonValue::string("F32")},
+                                   {"shape", JsonValue::array({JsonValue::integer(3)})},
+                                   {"data_offsets", JsonValue::array({JsonValue::integer(0), JsonValue::integer(12)})}}));
+  std::string json = writeJson(root);
+  json.append((8 - json.size() % 8) % 8, ' ');
+  std::string expected = le64(json.size()) + json + std::string(reinterpret_cast<const char*>(t.data()), 12);
+  EXPECT_EQ(*encodeSafetensors(refs, md), expected);
+  std::string path = dir.file("large.safetensors");
+  ASSERT_TRUE(writeSafetensors(path, refs, md).ok());
+  EXPECT_EQ(readBytes(path), expected);
+  absl::StatusOr<SafetensorsContents> back = readSafetensors(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->metadata, md);
+}
+
 TEST(IoSafetensors, ReadsAnyOffsetOrderAndPadding) {
   // Header entries need not be in offset order; trailing spaces pad the header.
   TempDir dir;
