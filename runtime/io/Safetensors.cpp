@@ -173,11 +173,14 @@ namespace {
 struct Header {
   std::string json;
   std::vector<std::pair<size_t, const std::string*>> largeValues;  // (offset in json, value), in order
+  const StreamedMetadataValue* streamed = nullptr;  // the last metadata value, at streamedAt
+  size_t streamedAt = 0;
   uint64_t padding = 0;  // spaces after the JSON: the data starts 8-byte aligned
 
   uint64_t jsonBytes() const {
     uint64_t n = json.size() + padding;
     for (const auto& [at, value] : largeValues) n += jsonEscapedSize(*value);
+    if (streamed) n += streamed->escapedSize;
     return n;
   }
   // Passes the header's bytes, length first, to `sink` a piece at a time.
@@ -189,15 +192,36 @@ struct Header {
     if (absl::Status s = sink(std::string_view(length, 8)); !s.ok()) return s;
     size_t from = 0;
     std::string escaped;
+    constexpr size_t kChunk = 1 << 20;
     for (const auto& [at, value] : largeValues) {
       if (absl::Status s = sink(std::string_view(json).substr(from, at - from)); !s.ok()) return s;
-      constexpr size_t kChunk = 1 << 20;
       for (size_t v = 0; v < value->size(); v += kChunk) {
         escaped.clear();
         appendJsonEscaped(escaped, std::string_view(*value).substr(v, kChunk));
         if (absl::Status s = sink(escaped); !s.ok()) return s;
       }
       from = at;
+    }
+    if (streamed) {
+      if (absl::Status s = sink(std::string_view(json).substr(from, streamedAt - from)); !s.ok()) return s;
+      absl::Status failed;
+      uint64_t written = 0;
+      auto flush = [&] {
+        written += escaped.size();
+        if (failed.ok()) failed = sink(escaped);
+        escaped.clear();
+      };
+      escaped.clear();
+      streamed->write([&](std::string_view piece) {
+        appendJsonEscaped(escaped, piece);
+        if (escaped.size() >= kChunk) flush();
+      });
+      flush();
+      if (!failed.ok()) return failed;
+      if (written != streamed->escapedSize)
+        return absl::InternalError(absl::StrCat("metadata '", streamed->key, "' was ", written,
+                                                " bytes escaped, not the ", streamed->escapedSize, " announced"));
+      from = streamedAt;
     }
     if (absl::Status s = sink(std::string_view(json).substr(from)); !s.ok()) return s;
     return sink(std::string(padding, ' '));
@@ -206,7 +230,7 @@ struct Header {
 
 // The header and the order the tensors' data follows in.
 absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>& tensors,
-                     const StringMap& metadata, Header& header,
+                     const StringMap& metadata, const StreamedMetadataValue* streamed, Header& header,
                      std::vector<const NamedTensorRef*>& order) {
   std::set<std::string> names;
   for (const NamedTensorRef& r : tensors) {
@@ -224,10 +248,12 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
   for (const auto& [k, v] : metadata)
     if (!keys.insert(k).second)
       return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", k, "'"));
+  if (streamed && !keys.insert(streamed->key).second)
+    return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate metadata key '", streamed->key, "'"));
   constexpr size_t kLargeValue = 1 << 16;
   JsonWriter json(header.json);
   json.beginObject();
-  if (!metadata.empty()) {
+  if (!metadata.empty() || streamed) {
     json.key("__metadata__").beginObject();
     for (const auto& [k, v] : metadata) {
       if (v.size() < kLargeValue) {
@@ -236,6 +262,11 @@ absl::Status prepare(const std::string& where, const std::vector<NamedTensorRef>
       }
       json.key(k).raw("\"\"");
       header.largeValues.emplace_back(header.json.size() - 1, &v);
+    }
+    if (streamed) {
+      json.key(streamed->key).raw("\"\"");
+      header.streamed = streamed;
+      header.streamedAt = header.json.size() - 1;
     }
     json.endObject();
   }
@@ -262,7 +293,7 @@ absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>&
                                               const StringMap& metadata) {
   Header header;
   std::vector<const NamedTensorRef*> order;
-  if (absl::Status s = prepare("safetensors", tensors, metadata, header, order); !s.ok()) return s;
+  if (absl::Status s = prepare("safetensors", tensors, metadata, nullptr, header, order); !s.ok()) return s;
   std::string out;
   (void)header.write([&](std::string_view piece) {
     out += piece;
@@ -273,11 +304,13 @@ absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>&
   return out;
 }
 
-absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
-                              const StringMap& metadata) {
+namespace {
+
+absl::Status writeFile(const std::string& path, const std::vector<NamedTensorRef>& tensors, const StringMap& metadata,
+                       const StreamedMetadataValue* streamed) {
   Header header;
   std::vector<const NamedTensorRef*> order;
-  if (absl::Status s = prepare(path, tensors, metadata, header, order); !s.ok()) return s;
+  if (absl::Status s = prepare(path, tensors, metadata, streamed, header, order); !s.ok()) return s;
   absl::StatusOr<AtomicFile> f = AtomicFile::create(path);
   if (!f.ok()) return f.status();
   if (absl::Status s = header.write([&](std::string_view piece) { return f->write(piece); }); !s.ok()) return s;
@@ -286,6 +319,18 @@ absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTe
     if (absl::Status s = f->write(r->tensor->data(), r->tensor->nbytes()); !s.ok()) return s;
   }
   return f->commit();
+}
+
+}  // namespace
+
+absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
+                              const StringMap& metadata) {
+  return writeFile(path, tensors, metadata, nullptr);
+}
+
+absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
+                              const StringMap& metadata, const StreamedMetadataValue& last) {
+  return writeFile(path, tensors, metadata, &last);
 }
 
 }  // namespace amp::rt

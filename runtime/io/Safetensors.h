@@ -18,6 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include <functional>
+#include <string_view>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/io/NamedTensor.h"
@@ -36,6 +39,16 @@ absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path);
 // Names must be non-empty, unique and not "__metadata__". Metadata keys must be unique.
 absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
                               const StringMap& metadata = {});
+// A last metadata value too large to hold in memory (a bundle's plan), produced in pieces while the
+// file is written: `write` passes the value's text to `piece`, in order. `escapedSize` is
+// jsonEscapedSize of the whole text (the header's length comes first in the file).
+struct StreamedMetadataValue {
+  std::string key;
+  uint64_t escapedSize = 0;
+  std::function<void(const std::function<void(std::string_view)>& piece)> write;
+};
+absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,
+                              const StringMap& metadata, const StreamedMetadataValue& last);
 // The same bytes writeSafetensors puts in a file (for tests and in-memory use).
 absl::StatusOr<std::string> encodeSafetensors(const std::vector<NamedTensorRef>& tensors,
                                               const StringMap& metadata = {});

@@ -1,6 +1,7 @@
 #include "runtime/plan/Bundle.h"
 
 #include <cmath>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Safetensors.h"
@@ -15,7 +16,27 @@ constexpr const char* kFormatValue = "ampx";
 constexpr const char* kVersionKey = "ampc.version";
 constexpr const char* kPlanKey = "ampc.plan";
 
-// The plan is written through one template, to text (JsonWriter) or to a tree (JsonBuilder).
+// The plan is written through one template, to text (JsonWriter), to text handed on in pieces
+// (PieceWriter) or to a tree (JsonBuilder). flushPoint marks where a piece may end.
+struct PieceBuffer {
+  std::string text;
+};
+class PieceWriter : private PieceBuffer, public JsonWriter {
+ public:
+  explicit PieceWriter(const std::function<void(std::string_view)>& piece) : JsonWriter(text), piece_(piece) {}
+  void flushPoint(size_t atLeast = 1 << 20) {
+    if (text.size() < atLeast) return;
+    piece_(text);
+    text.clear();
+  }
+
+ private:
+  const std::function<void(std::string_view)>& piece_;
+};
+void flushPoint(JsonWriter&) {}
+void flushPoint(JsonBuilder&) {}
+void flushPoint(PieceWriter& out) { out.flushPoint(); }
+
 template <typename Out, typename Int>
 void writeInts(Out& out, const std::vector<Int>& v) {
   out.beginArray();
@@ -310,6 +331,7 @@ void writePlan(Out& out, const Plan& plan, std::vector<NamedTensorRef>* tensors)
     }
     if (!b.shardOf.empty()) out.key("shard_of").string(b.shardOf);
     out.endObject();
+    flushPoint(out);
   }
   out.endArray();
 
@@ -322,7 +344,10 @@ void writePlan(Out& out, const Plan& plan, std::vector<NamedTensorRef>* tensors)
     for (const std::string& n : e.resultNames) out.string(n);
     out.endArray();
     out.key("steps").beginArray();
-    for (size_t s = 0; s < e.steps.size(); ++s) writeStep(out, e.steps[s], absl::StrCat("const/", e.name, "/", s), tensors);
+    for (size_t s = 0; s < e.steps.size(); ++s) {
+      writeStep(out, e.steps[s], absl::StrCat("const/", e.name, "/", s), tensors);
+      flushPoint(out);
+    }
     out.endArray();
     out.key("updates").beginArray();
     for (const auto& [from, to] : e.updates) out.beginArray().integer(from).integer(to).endArray();
@@ -352,6 +377,14 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
   JsonBuilder builder;
   writePlan(builder, plan, tensors);
   return builder.take();
+}
+
+// The compact plan text, passed to `piece` a piece at a time (about 1 MiB each).
+void writePlanInPieces(const Plan& plan, std::vector<NamedTensorRef>* tensors,
+                       const std::function<void(std::string_view)>& piece) {
+  PieceWriter writer(piece);
+  writePlan(writer, plan, tensors);
+  writer.flushPoint(/*atLeast=*/0);
 }
 
 std::string planJsonText(const Plan& plan, std::vector<NamedTensorRef>* tensors, int indent) {
@@ -519,8 +552,15 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
 }
 
 absl::Status writeBundle(const std::string& path, const Plan& plan) {
+  // The plan's text (hundreds of MB for a 100k-op model) is never held whole: written once to
+  // measure it (and list its tensors), then again into the file.
   std::vector<NamedTensorRef> tensors;
-  std::string planText = planJsonText(plan, &tensors);
+  StreamedMetadataValue planText{kPlanKey, 0, nullptr};
+  writePlanInPieces(plan, &tensors, [&](std::string_view piece) { planText.escapedSize += jsonEscapedSize(piece); });
+  planText.write = [&](const std::function<void(std::string_view)>& piece) {
+    std::vector<NamedTensorRef> again;
+    writePlanInPieces(plan, &again, piece);
+  };
   std::vector<Tensor> code;  // the code objects as u8 tensors (safetensors stores tensors only)
   code.reserve(plan.code.size());
   for (const CodeObject& c : plan.code) {
@@ -529,13 +569,10 @@ absl::Status writeBundle(const std::string& path, const Plan& plan) {
     tensors.push_back({c.tensorName(), &code.back()});
   }
   // The provenance tag comes first, at a fixed place in the file (ampc seals it: Provenance.h).
-  // Built by moves: an initializer list would copy the plan's text.
-  StringMap metadata;
-  metadata.emplace_back(kAuthMetadataKey, unsealedTag());
-  metadata.emplace_back(kFormatKey, kFormatValue);
-  metadata.emplace_back(kVersionKey, std::to_string(plan.version));
-  metadata.emplace_back(kPlanKey, std::move(planText));
-  return writeSafetensors(path, tensors, metadata);
+  StringMap metadata = {{kAuthMetadataKey, unsealedTag()},
+                        {kFormatKey, kFormatValue},
+                        {kVersionKey, std::to_string(plan.version)}};
+  return writeSafetensors(path, tensors, metadata, planText);
 }
 
 absl::StatusOr<Plan> readBundle(const std::string& path) {
