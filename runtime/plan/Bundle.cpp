@@ -23,7 +23,8 @@ struct PieceBuffer {
 };
 class PieceWriter : private PieceBuffer, public JsonWriter {
  public:
-  explicit PieceWriter(const std::function<void(std::string_view)>& piece) : JsonWriter(text), piece_(piece) {}
+  PieceWriter(const std::function<void(std::string_view)>& piece, int indent)
+      : JsonWriter(text, indent), piece_(piece) {}
   void flushPoint(size_t atLeast = 1 << 20) {
     if (text.size() < atLeast) return;
     piece_(text);
@@ -379,10 +380,9 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors) {
   return builder.take();
 }
 
-// The compact plan text, passed to `piece` a piece at a time (about 1 MiB each).
 void writePlanInPieces(const Plan& plan, std::vector<NamedTensorRef>* tensors,
-                       const std::function<void(std::string_view)>& piece) {
-  PieceWriter writer(piece);
+                       const std::function<void(std::string_view)>& piece, int indent) {
+  PieceWriter writer(piece, indent);
   writePlan(writer, plan, tensors);
   writer.flushPoint(/*atLeast=*/0);
 }

@@ -4,7 +4,9 @@
 #ifndef AMP_RUNTIME_PLAN_BUNDLE_H
 #define AMP_RUNTIME_PLAN_BUNDLE_H
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -20,6 +22,9 @@ JsonValue planToJson(const Plan& plan, std::vector<NamedTensorRef>* tensors);
 // The same document as JSON text, written without building the tree (writeJson's format; indent
 // as there): what bundles and `ampc --emit=plan` store.
 std::string planJsonText(const Plan& plan, std::vector<NamedTensorRef>* tensors, int indent = -1);
+// The same text passed to `piece` a piece at a time (about 1 MiB each), never held whole.
+void writePlanInPieces(const Plan& plan, std::vector<NamedTensorRef>* tensors,
+                       const std::function<void(std::string_view)>& piece, int indent = -1);
 // Inverse; tensor references are resolved against `tensors`. Every structural problem (unknown
 // op kind tag, buffer id out of range, dtype spelling, version mismatch) is an error naming
 // `source` and the entry/step concerned.

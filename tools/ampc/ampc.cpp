@@ -667,7 +667,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<::amp::rt::NamedTensorRef> tensors;
-    output->os() << ::amp::rt::planJsonText(*plan, &tensors, /*indent=*/2) << "\n";
+    ::amp::rt::writePlanInPieces(*plan, &tensors, [&](std::string_view piece) { output->os() << piece; }, /*indent=*/2);
+    output->os() << "\n";
     output->keep();
     return 0;
   }

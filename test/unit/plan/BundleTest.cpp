@@ -123,6 +123,11 @@ TEST(Bundle, PlanTextIsTheTreeWritten) {
     std::vector<NamedTensorRef> fromTree, fromText;
     std::string tree = writeJson(planToJson(p, &fromTree), indent);
     EXPECT_EQ(planJsonText(p, &fromText, indent), tree);
+    std::string pieces;
+    std::vector<NamedTensorRef> fromPieces;
+    writePlanInPieces(p, &fromPieces, [&](std::string_view piece) { pieces += piece; }, indent);
+    EXPECT_EQ(pieces, tree);
+    EXPECT_EQ(fromPieces.size(), fromTree.size());
     ASSERT_EQ(fromText.size(), fromTree.size());
     for (size_t i = 0; i < fromText.size(); ++i) {
       EXPECT_EQ(fromText[i].name, fromTree[i].name);
