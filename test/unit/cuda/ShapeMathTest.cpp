@@ -1,10 +1,12 @@
-// The index math and the Philox stream under the CUDA device's shape kernels
-// (runtime/devices/cuda/kernels/ShapeMath.h), compiled here as host C++ with -ffp-contract=off:
-// what ShapeKernelTest.cpp, which runs ShapeKernels.cu's own kernels through BlockEmulation, does
-// not pin on its own: embedding_grad's dependence on the token order and its row chunks,
-// out-of-range ids, transpose at larger ranks and its dim merging and refusals, Philox against
-// Random123's known answers and the reference's keying, and a dropout element whose uniform equals
-// the rate.
+// The arithmetic and index math of the CUDA device's embedding, embedding_grad, transpose, gelu_grad
+// and dropout kernels (runtime/devices/cuda/kernels/ShapeMath.h), compiled here as host C++ with
+// -ffp-contract=off and driven by host loops that do what the kernels in ShapeKernels.cu do, in
+// their order (embedding_grad's per-chunk, per-column walk over the tokens; dropout's one Philox
+// call per group of 4 elements), against the reference executor: every result bit for bit, in f32,
+// bf16 and f16 (transpose: every element size), with i64 and i32 ids, repeated ids, every
+// permutation of small ranks, infinities, NaN, signed zeros and subnormals, and dropout over rates,
+// seeds and steps whose high halves matter. On the GPU the same text runs through NVRTC with
+// --fmad=false; only gelu_grad's f64 erf/exp/tanh come from CUDA's math library there.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -214,6 +216,24 @@ std::vector<int64_t> randomIds(int64_t count, int64_t rows, std::mt19937& rng) {
 
 const Shape kIdShapes[] = {{}, {0}, {1}, {7}, {3, 4}, {2, 3, 5}};
 
+TEST(CudaShapeMath, EmbeddingMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(3);
+  for (DType t : kFloatTypes)
+    for (DType l : kIdTypes)
+      for (int64_t rows : {int64_t{1}, int64_t{5}, int64_t{300}})
+        for (int64_t dim : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{64}})
+          for (const Shape& idShape : kIdShapes) {
+            SCOPED_TRACE(testing::Message() << name(t) << " ids " << name(l) << shapeToString(idShape) << " V "
+                                            << rows << " D " << dim);
+            const Tensor table = randomBytes(t, {rows, dim}, rng);  // any bits, NaN payloads included
+            const Tensor ids = idTensor(l, idShape, randomIds(numElements(idShape), rows, rng));
+            Shape outShape = idShape;
+            outShape.push_back(dim);
+            const Tensor ref = reference("amp.embedding", {&table, &ids}, {}, {t, outShape});
+            expectSameBits(deviceEmbedding(table, ids), ref, "embedding");
+          }
+}
+
 // dy rows mixing magnitudes 1e7 apart, so a cell's sum depends on the order its tokens are added.
 Tensor orderSensitiveGrad(DType t, const Shape& shape, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -225,6 +245,28 @@ Tensor orderSensitiveGrad(DType t, const Shape& shape, std::mt19937& rng) {
     if (kind == 3 && t != DType::F32) v[i] *= 3000.0f;  // overflows f16 sums, not the f32 accumulator
   }
   return fromValues(t, shape, v);
+}
+
+TEST(CudaShapeMath, EmbeddingGradMatchesTheReferenceWithRepeatedIds) {
+  std::mt19937 rng(5);
+  for (DType t : kFloatTypes)
+    for (DType l : kIdTypes)
+      for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{17}, int64_t{100}})
+        for (int64_t dim : {int64_t{1}, int64_t{5}, int64_t{64}})
+          for (const Shape& idShape : kIdShapes) {
+            SCOPED_TRACE(testing::Message() << name(t) << " ids " << name(l) << shapeToString(idShape) << " V "
+                                            << rows << " D " << dim);
+            const int64_t tokens = numElements(idShape);
+            // Few distinct ids: most cells sum many tokens.
+            const Tensor ids = idTensor(l, idShape, randomIds(tokens, std::min<int64_t>(rows, 4), rng));
+            Shape gradShape = idShape;
+            gradShape.push_back(dim);
+            const Tensor dy = orderSensitiveGrad(t, gradShape, rng);
+            const Tensor ref = reference("amp.embedding_grad", {&ids, &dy}, {{"num_embeddings", rows}},
+                                         {t, {rows, dim}});
+            for (long long chunks : {1LL, 2LL, 3LL, 7LL, static_cast<long long>(rows) + 5})
+              expectSameBits(deviceEmbeddingGrad(ids, dy, rows, chunks), ref, "dtable", true);
+          }
 }
 
 // The data above is order sensitive: adding each cell's tokens in reverse would change bits, so the
@@ -307,6 +349,83 @@ void checkTranspose(const Tensor& x, const std::vector<int64_t>& perm) {
   for (size_t d = 0; d < perm.size(); ++d) outShape[d] = x.shape()[perm[d]];
   const Tensor ref = reference("amp.transpose", {&x}, {{"permutation", perm}}, {x.dtype(), outShape});
   expectSameBits(deviceTranspose(x, perm, s), ref, "transpose");
+}
+
+// amp.slice as the transpose kernel's gather from x + offset; amp.concat as one amp_concat_part
+// launch per operand: bit copies, against the reference, over ranks 1-4, steps and every axis.
+TEST(CudaShapeMath, SliceAndConcatMatchTheReference) {
+  std::mt19937 rng(29);
+  for (DType t : {DType::F32, DType::BF16, DType::I64, DType::U8})
+    for (int rank = 1; rank <= 4; ++rank)
+      for (int trial = 0; trial < 6; ++trial) {
+        Shape shape(rank);
+        for (auto& d : shape) d = 1 + static_cast<int64_t>(rng() % 5);
+        const Tensor x = randomBytes(t, shape, rng);
+        std::vector<int64_t> starts(rank), limits(rank), steps(rank);
+        Shape outShape(rank);
+        for (int d = 0; d < rank; ++d) {
+          starts[d] = static_cast<int64_t>(rng() % shape[d]);
+          limits[d] = starts[d] + 1 + static_cast<int64_t>(rng() % (shape[d] - starts[d]));
+          steps[d] = 1 + static_cast<int64_t>(rng() % 3);
+          outShape[d] = (limits[d] - starts[d] + steps[d] - 1) / steps[d];
+        }
+        SCOPED_TRACE(testing::Message() << name(t) << shapeToString(shape) << " starts " << shapeToString(starts)
+                                        << " limits " << shapeToString(limits) << " strides " << shapeToString(steps));
+        std::vector<long long> xs(shape.begin(), shape.end()), b(starts.begin(), starts.end()),
+            e(limits.begin(), limits.end()), st(steps.begin(), steps.end());
+        AmpTransposeShape sl;
+        long long offset = -1;
+        ASSERT_TRUE(amp_shp_slice_shape(&sl, rank, xs.data(), b.data(), e.data(), st.data(), &offset));
+        Tensor sliced(t, outShape);
+        ASSERT_EQ(sl.elements, sliced.numel());
+        const size_t es = dtypeSize(t);
+        for (long long o = 0; o < sl.elements; ++o)
+          std::memcpy(sliced.data() + o * es, x.data() + (offset + amp_shp_transpose_source(&sl, o)) * es, es);
+        expectSameBits(sliced, reference("amp.slice", {&x}, {{"starts", starts}, {"limits", limits}, {"strides", steps}},
+                                         {t, outShape}),
+                       "slice");
+        // Concatenate x with a second tensor along each axis.
+        for (int axis = 0; axis < rank; ++axis) {
+          Shape otherShape = shape;
+          otherShape[axis] = 1 + static_cast<int64_t>(rng() % 3);
+          const Tensor y = randomBytes(t, otherShape, rng);
+          Shape catShape = shape;
+          catShape[axis] += otherShape[axis];
+          long long inner = 1;
+          for (int d = axis + 1; d < rank; ++d) inner *= shape[d];
+          const long long row = catShape[axis] * inner;
+          Tensor cat(t, catShape);
+          long long at = 0;
+          for (const Tensor* part : {&x, &y}) {
+            const long long chunk = part->shape()[axis] * inner;
+            for (long long i = 0; i < part->numel(); ++i)
+              std::memcpy(cat.data() + amp_shp_concat_target(i, chunk, row, at) * es, part->data() + i * es, es);
+            at += chunk;
+          }
+          expectSameBits(cat, reference("amp.concat", {&x, &y}, {{"axis", int64_t{axis}}}, {t, catShape}), "concat");
+        }
+      }
+  // Out-of-range bounds are refused.
+  AmpTransposeShape sl;
+  long long offset = 0;
+  const long long shape[] = {4}, b[] = {3}, e[] = {5}, st[] = {1};
+  EXPECT_FALSE(amp_shp_slice_shape(&sl, 1, shape, b, e, st, &offset));
+}
+
+TEST(CudaShapeMath, TransposeMatchesTheReferenceForEveryPermutationOfSmallRanks) {
+  std::mt19937 rng(13);
+  const int64_t sizes[] = {1, 2, 3, 5};
+  for (DType t : kAnyTypes)
+    for (int rank = 0; rank <= 4; ++rank)
+      for (int trial = 0; trial < 3; ++trial) {
+        Shape shape(rank);
+        for (int64_t& d : shape) d = sizes[rng() % 4];
+        const Tensor x = randomBytes(t, shape, rng);
+        std::vector<int64_t> perm(rank);
+        std::iota(perm.begin(), perm.end(), 0);
+        do checkTranspose(x, perm);
+        while (std::next_permutation(perm.begin(), perm.end()));
+      }
 }
 
 TEST(CudaShapeMath, TransposeMatchesTheReferenceForLargerRanks) {
@@ -392,6 +511,28 @@ std::vector<float> geluInputs(DType t, std::mt19937& rng) {
   return v;
 }
 
+TEST(CudaShapeMath, GeluGradMatchesTheReferenceBitForBit) {
+  std::mt19937 rng(23);
+  for (DType t : kFloatTypes) {
+    const std::vector<float> xs = geluInputs(t, rng);
+    const int64_t n = static_cast<int64_t>(xs.size());
+    const Tensor x = fromValues(t, {n}, xs);
+    std::vector<float> random(xs);  // dy: the same values shuffled, and all ones
+    std::shuffle(random.begin(), random.end(), rng);
+    for (const std::vector<float>& dys : {std::vector<float>(xs.size(), 1.0f), random}) {
+      const Tensor dy = fromValues(t, {n}, dys);
+      for (const char* approx : {"", "none", "tanh"}) {
+        SCOPED_TRACE(testing::Message() << name(t) << " approximate '" << approx << "' dy "
+                                        << (dys[0] == 1.0f && dys[1] == 1.0f ? "ones" : "random"));
+        AttrMap attrs;
+        if (*approx) attrs.set("approximate", std::string(approx));
+        const Tensor ref = reference("amp.gelu_grad", {&x, &dy}, attrs, {t, {n}});
+        expectSameBits(deviceGeluGrad(x, dy, std::string(approx) == "tanh"), ref, "dx", true);
+      }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // amp.dropout
 //===----------------------------------------------------------------------===//
@@ -463,6 +604,28 @@ Tensor dropoutInput(DType t, const Shape& shape, std::mt19937& rng) {
   return fromValues(t, shape, v);
 }
 
+TEST(CudaShapeMath, DropoutMatchesTheReferenceForRatesSeedsAndSteps) {
+  std::mt19937 rng(37);
+  const double rates[] = {0.0, 1e-9, 0.1, 1.0 / 3.0, 0.5, 0.9, 0.99999999};
+  const int64_t seeds[] = {0, 7, -1, (int64_t{1} << 40) + 5, std::numeric_limits<int64_t>::min(),
+                           0x0123456789abcdefLL};
+  const int64_t steps[] = {0, 1, 999, (int64_t{1} << 32) + 3, -2};
+  const Shape shapes[] = {{}, {1}, {3}, {4}, {2, 513}};
+  for (DType t : kFloatTypes)
+    for (const Shape& shape : shapes) {
+      const Tensor x = dropoutInput(t, shape, rng);
+      for (double rate : rates)
+        for (int64_t seed : seeds)
+          for (int64_t step : steps) {
+            SCOPED_TRACE(testing::Message() << name(t) << shapeToString(shape) << " rate " << rate << " seed " << seed
+                                            << " step " << step);
+            const Tensor ref = reference("amp.dropout", {&x}, {{"rate", rate}, {"seed", seed}}, {t, shape}, step);
+            expectSameBits(deviceDropout(x, rate, seed, step), ref, "y", true);
+            if (HasFatalFailure()) return;
+          }
+    }
+}
+
 // A rate equal to an element's uniform keeps it (u >= p) and drops every element below it: rates
 // taken from the stream itself hit that tie, which random rates almost never do (2^-24).
 TEST(CudaShapeMath, DropoutKeepsAnElementWhoseUniformEqualsTheRate) {
@@ -481,6 +644,18 @@ TEST(CudaShapeMath, DropoutKeepsAnElementWhoseUniformEqualsTheRate) {
           expectSameBits(y, ref, "y", true);
           EXPECT_NE(loadAsF32(t, y.data(), k), 0.0f);
         }
+}
+
+// Both halves of the step reach the mask (a kernel that truncated the step to 32 bits would pass
+// only steps below 2^32), and rate 0 is the identity bit for bit.
+TEST(CudaShapeMath, DropoutMaskDependsOnTheWholeStep) {
+  std::mt19937 rng(41);
+  const Tensor x = dropoutInput(DType::F32, {4096}, rng);
+  const Tensor a = deviceDropout(x, 0.5, 7, 3), b = deviceDropout(x, 0.5, 7, 3 + (int64_t{1} << 32));
+  const Tensor c = deviceDropout(x, 0.5, 7, 4);
+  EXPECT_FALSE(a.bitwiseEquals(b));
+  EXPECT_FALSE(a.bitwiseEquals(c));
+  expectSameBits(deviceDropout(x, 0.0, 7, 3), x, "rate 0", true);
 }
 
 }  // namespace
