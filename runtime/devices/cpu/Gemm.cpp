@@ -70,6 +70,23 @@ void transposeF32(const float* in, float* out, int64_t rows, int64_t cols) {
     }
 }
 
+// out[n, k] = f32(in[k, n]) for a [rows, cols] matrix of a narrow float type: the widening and
+// the transposing copy in one pass, so a widened GEMM needs no [K, N] f32 copy of b besides the
+// transposed one. Rows are widened 32 at a time into a tile, then written transposed.
+void widenTransposed(DType t, const void* in, float* out, int64_t rows, int64_t cols, bool simd) {
+  constexpr int64_t kTile = 32;
+  alignas(64) float tile[kTile][kTile];
+  const size_t es = dtypeSize(t);
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t nr = std::min(rows - r0, kTile), nc = std::min(cols - c0, kTile);
+      for (int64_t r = 0; r < nr; ++r)
+        widenToF32(t, static_cast<const char*>(in) + size_t((r0 + r) * cols + c0) * es, tile[r], nc, simd);
+      for (int64_t c = 0; c < nc; ++c)
+        for (int64_t r = 0; r < nr; ++r) out[(c0 + c) * rows + r0 + r] = tile[r][c];
+    }
+}
+
 // Element counts are products of dims; a product past int64 is rejected rather than wrapped.
 bool checkedProduct(const Shape& dims, int64_t* out) {
   int64_t p = 1;
@@ -268,8 +285,10 @@ bool Gemm::Impl::build(const Problem& p, dt type) {
   if (widen) {
     offA = off;
     off += alignUp(size_t(numelA) * 4);
-    offB = off;
-    off += alignUp(size_t(numelB) * 4);
+    if (!transposeB) {  // a transposed b is widened straight into its transposed copy (offBT)
+      offB = off;
+      off += alignUp(size_t(numelB) * 4);
+    }
     offC = off;
     off += alignUp(size_t(numelC) * 4);
     if (p.bias) {
@@ -449,7 +468,7 @@ void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* sc
   char* pc = static_cast<char*>(c);
   if (im.widen) {  // exact: every f16/bf16/FP8 value is an f32
     widenToF32(im.dtype, a, reinterpret_cast<float*>(s + im.offA), im.numelA, im.simdConvert);
-    widenToF32(im.dtype, b, reinterpret_cast<float*>(s + im.offB), im.numelB, im.simdConvert);
+    if (!im.transposeB) widenToF32(im.dtype, b, reinterpret_cast<float*>(s + im.offB), im.numelB, im.simdConvert);
     pa = s + im.offA;
     pb = s + im.offB;
     pc = s + im.offC;
@@ -459,8 +478,9 @@ void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* sc
     }
   }
   if (im.transposeB) {
-    // pb is b as f32 [K, N] (the caller's, or its widened copy); the primitive reads [N, K].
-    transposeF32(reinterpret_cast<const float*>(pb), reinterpret_cast<float*>(s + im.offBT), im.K, im.N);
+    // The primitive reads b as f32 [N, K]: b [K, N] transposed, widened on the way where it is.
+    if (im.widen) widenTransposed(im.dtype, b, reinterpret_cast<float*>(s + im.offBT), im.K, im.N, im.simdConvert);
+    else transposeF32(reinterpret_cast<const float*>(pb), reinterpret_cast<float*>(s + im.offBT), im.K, im.N);
     pb = s + im.offBT;
   }
   {
