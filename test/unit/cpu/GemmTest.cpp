@@ -582,6 +582,29 @@ TEST(GemmTest, BelowAvx512TheWeightIsReadTransposedFromScratch) {
   checkAgainstReference({DType::F16, {256, 96}, {96, 80}}, CpuFeatures::host(), 45, "weights transposed in scratch");
   checkAgainstReference({DType::F32, {96, 200}, {96, 80}, true, false}, CpuFeatures::host(), 47,
                         "weights transposed in scratch");
+  // A widened b goes straight into its transposed copy: beyond the f32 GEMM's scratch (the same
+  // f32 primitive, so the same transposed b and oneDNN scratchpad) only the widened a and c.
+  for (DType t : {DType::F16, DType::BF16}) {
+    auto w = Gemm::create({t, {256, 96}, {96, 80}}, CpuFeatures::host());
+    ASSERT_TRUE(w.ok()) << w.status();
+    if ((*w)->implName().find("widened") == std::string::npos) continue;  // native bf16
+    EXPECT_NE((*w)->implName().find("weights transposed in scratch"), std::string::npos) << (*w)->implName();
+    EXPECT_EQ((*w)->scratchBytes(), (*probe)->scratchBytes() + size_t{256} * 96 * 4 + size_t{256} * 80 * 4)
+        << dtypeName(t);
+    // Bit for bit the f32 GEMM of the widened operands, rounded once (odd sizes: partial tiles).
+    const GemmDesc narrow{t, {200, 75}, {75, 33}}, wide{DType::F32, {200, 75}, {75, 33}};
+    const Tensor a = randomTensor(t, narrow.a, 51), b = randomTensor(t, narrow.b, 52);
+    Tensor a32(DType::F32, narrow.a), b32(DType::F32, narrow.b);
+    convertBuffer(t, a.data(), DType::F32, a32.data(), a.numel());
+    convertBuffer(t, b.data(), DType::F32, b32.data(), b.numel());
+    const RunResult got = runGemm(narrow, CpuFeatures::host(), a, b), f32 = runGemm(wide, CpuFeatures::host(), a32, b32);
+    ASSERT_EQ(got.out.numel(), f32.out.numel());
+    EXPECT_NE(got.impl.find("weights transposed in scratch"), std::string::npos) << got.impl;
+    Tensor rounded(t, f32.out.shape());
+    convertBuffer(DType::F32, f32.out.data(), t, rounded.data(), f32.out.numel());
+    EXPECT_EQ(std::memcmp(rounded.data(), got.out.data(), size_t(rounded.numel()) * 2), 0) << dtypeName(t);
+  }
+  checkAgainstReference({DType::BF16, {256, 96}, {96, 80}}, CpuFeatures::host(), 49, "weights transposed in scratch");
   // A transposed b, a batched b, or an M below 128: b is read in place.
   for (const GemmDesc& d : {GemmDesc{DType::F32, {256, 96}, {80, 96}, false, true},
                             GemmDesc{DType::F32, {2, 256, 96}, {2, 96, 80}},
