@@ -156,9 +156,12 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
   // No two arena buffers live at the same step share a byte: a sweep over steps that keeps the
   // live buffers ordered by offset, so each newcomer is checked against its two neighbours.
   std::vector<LiveRange> ranges;
-  for (int32_t id = 0; id < count; ++id)
+  mp.liveSteps.assign(count, {-1, -1});
+  for (int32_t id = 0; id < count; ++id) {
+    if (mp.offset[id] >= 0) mp.liveSteps[id] = {producer[id], last[id]};
     if (mp.offset[id] >= 0 && plan.buffers[id].byteSize() > 0)
       ranges.push_back({producer[id], last[id], mp.offset[id], mp.offset[id] + plan.buffers[id].byteSize(), id});
+  }
   std::sort(ranges.begin(), ranges.end(), [](const LiveRange& a, const LiveRange& b) { return a.start < b.start; });
   std::map<int64_t, const LiveRange*> live;  // by lo
   std::priority_queue<std::pair<int64_t, int64_t>, std::vector<std::pair<int64_t, int64_t>>, std::greater<>> ends;

@@ -247,6 +247,8 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
     if (mp.aliasOf[id] >= 0 || inPlaceSource[id] || external(static_cast<int32_t>(id))) continue;
     intervals.push_back({static_cast<int32_t>(id), def[id], last[id], alignUp(plan.buffers[id].byteSize())});
   }
+  mp.liveSteps.assign(count, {-1, -1});
+  for (const Interval& iv : intervals) mp.liveSteps[iv.id] = {iv.start, iv.end};
   if (intervals.size() <= kFirstFitMaxBuffers)
     placeFirstFitDecreasing(intervals, mp);
   else

@@ -29,6 +29,10 @@ struct MemoryPlan {
   int64_t arenaBytes = 0;
   // Sum of the temporaries' sizes: what an allocator without reuse would need.
   int64_t unplannedBytes = 0;
+  // Indexed by buffer id, for buffers with an offset: the steps [first, last] during which its
+  // arena bytes hold a value in use (through its views; entry results and update sources to the
+  // end of the call, step count). {-1, -1} for the others.
+  std::vector<std::pair<int64_t, int64_t>> liveSteps;
 };
 
 struct MemoryPlanOptions {

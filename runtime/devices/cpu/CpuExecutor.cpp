@@ -17,6 +17,7 @@
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/MemoryPlan.h"
 #include "runtime/plan/PlanValidation.h"
+#include "runtime/plan/StepScratch.h"
 
 namespace amp::rt {
 namespace cpu {
@@ -131,28 +132,26 @@ class CpuEntry final : public PreparedEntry {
     report_.inPlaceResults = static_cast<int64_t>(aliases_.size()) - report_.aliasSteps;
     report_.arenaBytes = memory.arenaBytes;
     report_.unplannedBytes = memory.unplannedBytes;
-    if (memory.arenaBytes > 0) {
-      arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(memory.arenaBytes))));
-      if (!arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a ", memory.arenaBytes, "-byte arena"));
-      std::memset(arena_.get(), 0, static_cast<size_t>(memory.arenaBytes));
+    // Each step's run-only scratch goes into arena bytes no buffer live at that step holds
+    // (runtime/plan/StepScratch.h); what the arena grows by for it counts as scratch.
+    std::vector<int64_t> scratchPerStep(steps_.size(), 0);
+    for (size_t s = 0; s < steps_.size(); ++s)
+      if (steps_[s]) {
+        scratchBytes_ += steps_[s]->scratchBytes();
+        scratchPerStep[s] = steps_[s]->sharedScratchBytes();
+      }
+    const StepScratch scratch = placeStepScratch(plan_, memory, scratchPerStep);
+    if (scratch.arenaBytes > 0) {
+      arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(scratch.arenaBytes))));
+      if (!arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a ", scratch.arenaBytes, "-byte arena"));
+      std::memset(arena_.get(), 0, static_cast<size_t>(scratch.arenaBytes));
     }
+    scratchBytes_ += scratch.arenaBytes - memory.arenaBytes;
     for (size_t id = 0; id < count; ++id)
       if (memory.offset[id] >= 0) ptr_[id] = arena_.get() + memory.offset[id];
     for (auto& [id, data] : constants_) ptr_[id] = data.data();
-    int64_t shared = 0;
-    for (const auto& step : steps_)
-      if (step) {
-        scratchBytes_ += step->scratchBytes();
-        shared = std::max(shared, step->sharedScratchBytes());
-      }
-    if (shared > 0) {
-      const size_t bytes = static_cast<size_t>((shared + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
-      sharedScratch_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, bytes)));
-      if (!sharedScratch_) return absl::ResourceExhaustedError("cannot allocate the GEMM scratch");
-      scratchBytes_ += static_cast<int64_t>(bytes);
-      for (const auto& step : steps_)
-        if (step) step->bindSharedScratch(sharedScratch_.get());
-    }
+    for (size_t s = 0; s < steps_.size(); ++s)
+      if (scratch.offset[s] >= 0) steps_[s]->bindSharedScratch(arena_.get() + scratch.offset[s]);
     report_.scratchBytes = scratchBytes_;
     return absl::OkStatus();
   }
@@ -222,7 +221,7 @@ class CpuEntry final : public PreparedEntry {
   std::vector<size_t> aliasStep_;                     // the step of each alias
   std::vector<std::pair<int32_t, int32_t>> inPlace_;  // (update source, persistent target)
   std::vector<std::pair<int32_t, std::vector<uint8_t>>> constants_;
-  std::unique_ptr<uint8_t, AlignedFree> arena_, sharedScratch_;
+  std::unique_ptr<uint8_t, AlignedFree> arena_;  // the entry's buffers and every step's scratch
   int64_t scratchBytes_ = 0;
   int64_t callStep_ = 0;
   Communicator* callCommunicator_ = nullptr;

@@ -52,9 +52,9 @@ inline void narrowRun(const float* y, DType t, uint8_t* base, int64_t i0, int64_
   convertBuffer(DType::F32, y, t, base + i0 * static_cast<int64_t>(dtypeSize(t)), n);
 }
 
-// Run-only f32 scratch of a step, carved out of the entry's shared scratch buffer (every step runs
-// alone, so the entry keeps one buffer sized for the largest request; CpuStep::sharedScratchBytes
-// and bindSharedScratch). Reserve at construction, bind before the first run.
+// Run-only f32 scratch of a step, in the arena bytes the entry gives the step's scratch
+// (CpuStep::sharedScratchBytes and bindSharedScratch). Reserve at construction, bind before the
+// first run.
 class SharedFloats {
  public:
   // Reserves n floats at a 64-byte aligned offset and returns that offset.

@@ -31,8 +31,9 @@ class CpuStep {
   // Bytes of per-step scratch the step keeps (oneDNN scratchpad, widening buffers).
   virtual int64_t scratchBytes() const { return 0; }
   // Scratch needed only inside run() (GEMM widening buffers, oneDNN's scratchpad). Steps run one
-  // at a time, so the entry gives every step the same 64-byte aligned buffer, sized for the
-  // largest request, before the first run.
+  // at a time, so before the first run the entry binds each step to 64-byte aligned arena bytes
+  // that no buffer live at that step holds (runtime/plan/StepScratch.h); their contents are
+  // anything at each run.
   virtual int64_t sharedScratchBytes() const { return 0; }
   virtual void bindSharedScratch(uint8_t* /*scratch*/) {}
 };
