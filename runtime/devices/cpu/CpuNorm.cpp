@@ -1,18 +1,18 @@
 // softmax / log_softmax (any axis), layer_norm, rms_norm and their gradients on the cpu device.
 // Every slice or group runs the reference's own f32 sequence (docs/reference-executor.md,
-// "Reductions and softmax", "Normalization", "Gradient ops"): softmax slices go through
-// softmaxSlice itself; norm statistics are sequential f32 sums in element order, rstd is
-// f32(1/sqrt(f64)) as the reference evaluates it; weight and bias gradients accumulate groups in
-// order, one column range per thread. Results are therefore bit for bit the reference's. Slices
-// and groups are independent, so they are split across threads; scratch is per slot, sized at
-// prepare.
+// "Reductions and softmax", "Normalization", "Gradient ops"): softmax slices are softmaxSlice's,
+// in its certified vector form (SoftmaxExact.h); norm statistics are sequential f32 sums in
+// element order, rstd is f32(1/sqrt(f64)) as the reference evaluates it; weight and bias
+// gradients accumulate groups in order, one column range per thread. Results are therefore bit for
+// bit the reference's. Slices and groups are independent, so they are split across threads;
+// scratch is per slot, sized at prepare.
 #include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
-#include "runtime/numerics/Softmax.h"
+#include "runtime/devices/cpu/SoftmaxExact.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -24,13 +24,14 @@ constexpr int64_t kWork = 16384;  // elements of work per thread before splittin
 
 class SoftmaxStep final : public CpuStep {
  public:
-  // Slices with inner > 1 are widened as tiles of [len, tile] so softmaxSlice runs on a strided
-  // f32 tile (stride = tile) and each slice sees exactly the reference's values.
+  // Every slice is softmaxSlice's, through SoftmaxExact.h's certified vector kernels (bit-exact,
+  // many slices a call): rows (inner = 1) in blocks of kSoftmaxRowBlock, widened as one run;
+  // slices with inner > 1 as tiles of [len, tile], widened, whose columns are the slices.
   SoftmaxStep(int32_t in, int32_t out, DType dtype, int64_t outer, int64_t len, int64_t inner, bool log)
       : in_(in), out_(out), dtype_(dtype), outer_(outer), len_(len), inner_(inner), log_(log) {
-    tile_ = inner_ == 1 ? 1 : std::min<int64_t>(inner_, 64);
+    tile_ = inner_ == 1 ? kSoftmaxRowBlock : std::min<int64_t>(inner_, 64);
     slots_ = scratchSlots();
-    per_ = 2 * len_ * tile_;
+    per_ = 2 * len_ * tile_ + softmaxScratchFloats(len_);
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -40,15 +41,18 @@ class SoftmaxStep final : public CpuStep {
     const uint8_t* x = ptr[in_];
     uint8_t* y = ptr[out_];
     if (len_ == 0) return absl::OkStatus();
+    const SoftmaxPath path = softmaxHostPath();
     if (inner_ == 1) {
       parallelChunks(outer_, std::max<int64_t>(1, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
         float* xs = shared_.at(scratch_) + slot * per_;
-        float* ys = xs + len_;
-        for (int64_t r = r0; r < r1; ++r) {
-          const float* xr = widenRun(dtype_, x, r * len_, len_, xs);
+        float* ys = xs + len_ * tile_;
+        float* work = ys + len_ * tile_;
+        for (int64_t r = r0; r < r1; r += tile_) {
+          const int64_t n = std::min(tile_, r1 - r);
+          const float* xr = widenRun(dtype_, x, r * len_, n * len_, xs);
           float* yr = dtype_ == DType::F32 ? reinterpret_cast<float*>(y) + r * len_ : ys;
-          softmaxSlice(xr, len_, 1, log_, yr);
-          if (dtype_ != DType::F32) narrowRun(yr, dtype_, y, r * len_, len_);
+          softmaxRows(path, xr, n, len_, log_, yr, work);
+          if (dtype_ != DType::F32) narrowRun(yr, dtype_, y, r * len_, n * len_);
         }
       });
       return absl::OkStatus();
@@ -58,13 +62,14 @@ class SoftmaxStep final : public CpuStep {
                    [&](int slot, int64_t t0, int64_t t1) {
                      float* xs = shared_.at(scratch_) + slot * per_;
                      float* ys = xs + len_ * tile_;
+                     float* work = ys + len_ * tile_;
                      for (int64_t t = t0; t < t1; ++t) {
                        const int64_t o = t / tilesPerOuter, i0 = (t % tilesPerOuter) * tile_;
                        const int64_t w = std::min(tile_, inner_ - i0);
                        const int64_t base = o * len_ * inner_ + i0;
                        for (int64_t j = 0; j < len_; ++j)
                          convertBuffer(dtype_, x + (base + j * inner_) * dtypeSize(dtype_), DType::F32, xs + j * w, w);
-                       for (int64_t i = 0; i < w; ++i) softmaxSlice(xs + i, len_, w, log_, ys + i);
+                       softmaxColumns(path, xs, len_, w, w, log_, ys, work);
                        for (int64_t j = 0; j < len_; ++j) narrowRun(ys + j * w, dtype_, y, base + j * inner_, w);
                      }
                    });
@@ -79,7 +84,7 @@ class SoftmaxStep final : public CpuStep {
   int64_t tile_ = 1, per_ = 0;
   int slots_ = 1;
   SharedFloats shared_;
-  int64_t scratch_ = 0;  // per slot: a widened tile and its result
+  int64_t scratch_ = 0;  // per slot: a widened tile, its result and the kernels' work tile
 };
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool log) {

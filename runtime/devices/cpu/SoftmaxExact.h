@@ -1,0 +1,50 @@
+// Softmax and log-softmax for the cpu device, bit-exact with the reference's softmaxSlice but
+// without libm's exp per element where the CPU has AVX2 + FMA or AVX-512.
+//
+// softmaxSlice computes m = max (in order, NaN skipped), e_j = f32(exp(f64(x_j - m))) with glibc,
+// s = the f32 sum of e_j in order j = 0, 1, ..., then e_j / s or (x_j - m) - f32(log s). The
+// vector paths run many slices at once, one per f32 lane, so every lane does exactly those
+// operations in that order (max_ps is the reference's `x > m ? x : m`, the sum stays sequential per
+// slice); only e^w is a polynomial (ExpNonPositiveSimd.h) whose f32 rounding is used where a bound
+// proves glibc's value rounds to the same bits, and recomputed with glibc elsewhere (NaN, or a
+// value within ~2^-48 of a rounding boundary: about one element in 10^7). Contiguous rows go
+// through a transposed tile of 8 (AVX2) or 16 (AVX-512) rows. SoftmaxExactTest checks every path
+// against softmaxSlice; docs/cpu-device.md ("Softmax without libm per element") has the method.
+#ifndef AMP_RUNTIME_DEVICES_CPU_SOFTMAXEXACT_H
+#define AMP_RUNTIME_DEVICES_CPU_SOFTMAXEXACT_H
+
+#include <cstdint>
+
+#include "runtime/schema/CpuFeatures.h"
+
+namespace amp::rt::cpu {
+
+// The code paths, lowest first. Scalar is softmaxSlice itself.
+enum class SoftmaxPath { Scalar, Avx2, Avx512 };
+
+// The fastest path `features` runs (AVX2 needs fma too; AVX-512 needs F, VL and DQ), and the one
+// for CpuFeatures::host() (which AMP_CPU_FEATURES lowers).
+SoftmaxPath softmaxBestPath(const CpuFeatures& features);
+SoftmaxPath softmaxHostPath();
+const char* softmaxPathName(SoftmaxPath path);
+
+// Rows per call that fill every lane of the widest path; callers batch rows in multiples of it.
+inline constexpr int64_t kSoftmaxRowBlock = 16;
+// f32 scratch the calls below need for slices of `len` values.
+inline int64_t softmaxScratchFloats(int64_t len) { return kSoftmaxRowBlock * len; }
+
+// softmaxSlice(x + r len, len, 1, log, y + r len) for r < rows, on `path` (which the caller
+// checked the host runs). y may be x. Returns how many e^w were computed with libm.
+int64_t softmaxRows(SoftmaxPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch);
+// softmaxSlice(x + c, len, stride, log, y + c) for c < width. y may be x.
+int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
+                       float* scratch);
+
+// For tests, on a vector path: e[i] the fast f32 e^w[i] whether or not certified, ok[i] = 1 where
+// the bound certifies it (any n). The polynomial alone on doubles (n a multiple of 8).
+void softmaxExpLanes(SoftmaxPath path, const float* w, float* e, uint8_t* ok, int64_t n);
+void softmaxApproxExp(SoftmaxPath path, const double* w, double* e, int64_t n);
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_SOFTMAXEXACT_H
