@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/numerics/SimdConvert.h"
+
 namespace amp::rt {
 namespace {
 
@@ -284,12 +286,8 @@ void storeFromF32(DType t, void* base, int64_t index, float value) {
   }
 }
 
-void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n) {
-  if (src == dst) {
-    std::memcpy(out, in, size_t(n) * dtypeSize(src));
-    return;
-  }
-  // Hot paths (f32 <-> f16/bf16 on every step): the dtype switch is outside the loop.
+void convertBufferScalar(DType src, const void* in, DType dst, void* out, int64_t n) {
+  // Hot paths (f32 <-> f16/bf16 on every step) first, so a short call pays no dtypeSize or switch.
   auto map = [n](const auto* from, auto* to, auto fn) {
     for (int64_t i = 0; i < n; ++i) to[i] = fn(from[i]);
   };
@@ -297,10 +295,14 @@ void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n) {
   auto* f32Out = static_cast<float*>(out);
   auto* u16Out = static_cast<uint16_t*>(out);
   const auto* u16In = static_cast<const uint16_t*>(in);
-  if (src == DType::F32 && dst == DType::F16) return map(f32In, u16Out, [](float x) { return f32ToF16(x); });
   if (src == DType::F32 && dst == DType::BF16) return map(f32In, u16Out, [](float x) { return f32ToBF16(x); });
-  if (src == DType::F16 && dst == DType::F32) return map(u16In, f32Out, [](uint16_t h) { return f16ToF32(h); });
   if (src == DType::BF16 && dst == DType::F32) return map(u16In, f32Out, [](uint16_t b) { return bf16ToF32(b); });
+  if (src == DType::F32 && dst == DType::F16) return map(f32In, u16Out, [](float x) { return f32ToF16(x); });
+  if (src == DType::F16 && dst == DType::F32) return map(u16In, f32Out, [](uint16_t h) { return f16ToF32(h); });
+  if (src == dst) {
+    std::memcpy(out, in, size_t(n) * dtypeSize(src));
+    return;
+  }
   if (src == DType::F32 && dst != DType::F64 && isFloat(dst)) {  // f32 -> FP8
     for (int64_t i = 0; i < n; ++i) storeFromF32(dst, out, i, f32In[i]);
     return;
@@ -310,6 +312,16 @@ void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n) {
     return;
   }
   for (int64_t i = 0; i < n; ++i) storeWide(dst, out, i, loadWide(src, in, i), src);
+}
+
+void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n) {
+  // f32 <-> f16/bf16 take SimdConvert's AVX2/F16C loops where the host has them (decided once);
+  // they are bit-identical to the scalar code, so only the speed depends on the machine.
+  if (src == DType::F32 && (dst == DType::BF16 || dst == DType::F16))
+    return narrowFromF32(static_cast<const float*>(in), dst, out, n, simdConvertOnHost());
+  if (dst == DType::F32 && (src == DType::BF16 || src == DType::F16))
+    return widenToF32(src, in, static_cast<float*>(out), n, simdConvertOnHost());
+  convertBufferScalar(src, in, dst, out, n);
 }
 
 }  // namespace amp::rt

@@ -52,7 +52,13 @@ void storeFromF32(DType t, void* base, int64_t index, float value);
 // f32 rounded to odd so they are not double-rounded. float->int truncates toward zero as C++ does,
 // and where C++ is undefined saturates to the type's range with NaN -> 0 (CUDA cvt.rzi.sat);
 // int->int narrowing wraps (two's complement); ->bool is value != 0. FP8 is non-saturating.
+// f32 <-> f16/bf16 run SimdConvert's vector loops when the host has AVX2 and F16C (the cpu
+// features AMP_CPU_FEATURES leaves, checked once); every result bit is the scalar code's.
 void convertBuffer(DType src, const void* in, DType dst, void* out, int64_t n);
+
+// convertBuffer on scalar code only (what it does on a host without AVX2+F16C): for tests and
+// for SimdConvert's own non-vector path.
+void convertBufferScalar(DType src, const void* in, DType dst, void* out, int64_t n);
 
 }  // namespace amp::rt
 

@@ -1,6 +1,7 @@
 #include "runtime/numerics/SimdConvert.h"
 
 #include "runtime/numerics/Convert.h"
+#include "runtime/schema/CpuFeatures.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -63,13 +64,25 @@ AMP_AVX2_F16C void f32ToBF16Simd(const float* in, uint16_t* out, int64_t n) {
 
 }  // namespace
 
+bool simdConvertOnHost() {
+#ifdef AMP_CONVERT_X86_SIMD
+  static const bool simd = [] {
+    const CpuFeatures& f = CpuFeatures::host();  // honours AMP_CPU_FEATURES, as the cpu device does
+    return f.avx2 && f.f16c;
+  }();
+  return simd;
+#else
+  return false;
+#endif
+}
+
 void widenToF32(DType from, const void* in, float* out, int64_t n, bool simd) {
 #ifdef AMP_CONVERT_X86_SIMD
   if (simd && from == DType::F16) return f16ToF32Simd(static_cast<const uint16_t*>(in), out, n);
   if (simd && from == DType::BF16) return bf16ToF32Simd(static_cast<const uint16_t*>(in), out, n);
 #endif
   (void)simd;
-  convertBuffer(from, in, DType::F32, out, n);
+  convertBufferScalar(from, in, DType::F32, out, n);
 }
 
 void narrowFromF32(const float* in, DType to, void* out, int64_t n, bool simd) {
@@ -78,7 +91,7 @@ void narrowFromF32(const float* in, DType to, void* out, int64_t n, bool simd) {
   if (simd && to == DType::BF16) return f32ToBF16Simd(in, static_cast<uint16_t*>(out), n);
 #endif
   (void)simd;
-  convertBuffer(DType::F32, in, to, out, n);
+  convertBufferScalar(DType::F32, in, to, out, n);
 }
 
 }  // namespace amp::rt

@@ -9,47 +9,140 @@
 namespace amp::rt::cpu {
 namespace {
 
+// Copies element runs of `es` bytes: dst[k] = src[k * stride] for k < n.
+inline void gatherRun(uint8_t* dst, const uint8_t* src, int64_t n, int64_t stride, size_t es) {
+  switch (es) {
+    case 4:
+      for (int64_t k = 0; k < n; ++k)
+        reinterpret_cast<uint32_t*>(dst)[k] = reinterpret_cast<const uint32_t*>(src)[k * stride];
+      break;
+    case 2:
+      for (int64_t k = 0; k < n; ++k)
+        reinterpret_cast<uint16_t*>(dst)[k] = reinterpret_cast<const uint16_t*>(src)[k * stride];
+      break;
+    default:
+      for (int64_t k = 0; k < n; ++k) std::memcpy(dst + k * es, src + k * stride * es, es);
+  }
+}
+
+// y[i * ldy + j] = x[i + j * ldx] for i < m, j < n: a transposed tile of T elements, small enough
+// (kTile x kTile) that both its rows and its columns stay in L1.
+template <typename T>
+inline void transposeTile(const T* x, int64_t ldx, T* y, int64_t ldy, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) y[i * ldy + j] = x[i + j * ldx];
+}
+
+// The output read as a strided view of the input (out dim d steps `strides[d]` input elements).
+// Dims of size 1 are dropped and neighbours that are one run in the input merged at construction,
+// so the run picks one of three shapes of copy:
+//  - the last dim has stride 1: rows are contiguous in the input too (e.g. [B,T,H,D] -> [B,H,T,D]):
+//    one memcpy per row;
+//  - some other dim p has stride 1 (a transpose of the last two dims, or [B,T,D] -> [B,D,T]):
+//    kTile x kTile tiles of (p, last), read along p and written along the last dim;
+//  - otherwise (8-byte and odd element sizes, or no stride-1 dim) a strided gather per row.
+// Pure data movement, so every variant is exact.
 class TransposeStep final : public CpuStep {
  public:
-  TransposeStep(int32_t in, int32_t out, size_t es, Shape outShape, std::vector<int64_t> strides)
-      : in_(in), out_(out), es_(es), shape_(std::move(outShape)), strides_(std::move(strides)) {}
-  absl::Status run(BufferPtrs ptr) override {
-    const int64_t n = numElements(shape_);
-    const size_t rank = shape_.size();
-    const int64_t inner = rank ? shape_.back() : 1, innerStride = rank ? strides_.back() : 1;
-    const int64_t rows = inner ? n / inner : 0;
-    const uint8_t* x = ptr[in_];
-    uint8_t* y = ptr[out_];
-    parallelFor(rows, 64, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        int64_t pos = 0, rem = r;  // source offset of row r's first element
-        for (size_t d = rank - 1; d-- > 0;) {
-          pos += (rem % shape_[d]) * strides_[d];
-          rem /= shape_[d];
-        }
-        uint8_t* dst = y + r * inner * es_;
-        switch (es_) {
-          case 4:
-            for (int64_t k = 0; k < inner; ++k)
-              reinterpret_cast<uint32_t*>(dst)[k] = reinterpret_cast<const uint32_t*>(x)[pos + k * innerStride];
-            break;
-          case 2:
-            for (int64_t k = 0; k < inner; ++k)
-              reinterpret_cast<uint16_t*>(dst)[k] = reinterpret_cast<const uint16_t*>(x)[pos + k * innerStride];
-            break;
-          default:
-            for (int64_t k = 0; k < inner; ++k) std::memcpy(dst + k * es_, x + (pos + k * innerStride) * es_, es_);
-        }
+  TransposeStep(int32_t in, int32_t out, size_t es, const Shape& outShape, const std::vector<int64_t>& strides)
+      : in_(in), out_(out), es_(es) {
+    for (size_t d = 0; d < outShape.size(); ++d) {
+      if (outShape[d] == 1) continue;
+      if (!shape_.empty() && strides_.back() == strides[d] * outShape[d]) {
+        shape_.back() *= outShape[d];  // one run of the input: merge
+        strides_.back() = strides[d];
+      } else {
+        shape_.push_back(outShape[d]);
+        strides_.push_back(strides[d]);
       }
-    });
+    }
+    if (shape_.empty()) {  // every dim of size 1 (or none): one element
+      shape_.push_back(1);
+      strides_.push_back(1);
+    }
+    outStrides_.assign(shape_.size(), 1);
+    for (size_t d = shape_.size(); d-- > 1;) outStrides_[d - 1] = outStrides_[d] * shape_[d];
+    for (size_t d = 0; d + 1 < shape_.size(); ++d)
+      if (strides_[d] == 1 && (es_ == 2 || es_ == 4)) tiledDim_ = static_cast<int>(d);
+  }
+
+  absl::Status run(BufferPtrs ptr) override {
+    for (int64_t s : shape_)
+      if (s == 0) return absl::OkStatus();
+    if (tiledDim_ >= 0) {
+      if (es_ == 4) tiled<uint32_t>(ptr); else tiled<uint16_t>(ptr);
+    } else {
+      rows(ptr);
+    }
     return absl::OkStatus();
   }
 
  private:
+  static constexpr int64_t kTile = 32;
+
+  // Input offset of the element at output index `index` over dims [0, rank) except `skip`, the
+  // last dim excluded too: `index` enumerates those dims in order.
+  int64_t inputOffset(int64_t index, int skip) const {
+    int64_t pos = 0;
+    for (size_t d = shape_.size() - 1; d-- > 0;) {
+      if (static_cast<int>(d) == skip) continue;
+      pos += (index % shape_[d]) * strides_[d];
+      index /= shape_[d];
+    }
+    return pos;
+  }
+  int64_t outputOffset(int64_t index, int skip) const {
+    int64_t pos = 0;
+    for (size_t d = shape_.size() - 1; d-- > 0;) {
+      if (static_cast<int>(d) == skip) continue;
+      pos += (index % shape_[d]) * outStrides_[d];
+      index /= shape_[d];
+    }
+    return pos;
+  }
+
+  void rows(BufferPtrs ptr) const {
+    const int64_t inner = shape_.back(), innerStride = strides_.back();
+    const int64_t rows = numElements(shape_) / inner;
+    const uint8_t* x = ptr[in_];
+    uint8_t* y = ptr[out_];
+    parallelFor(rows, std::max<int64_t>(1, 4096 / inner), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const uint8_t* src = x + inputOffset(r, -1) * es_;
+        uint8_t* dst = y + r * inner * es_;
+        if (innerStride == 1)
+          std::memcpy(dst, src, size_t(inner) * es_);
+        else
+          gatherRun(dst, src, inner, innerStride, es_);
+      }
+    });
+  }
+
+  template <typename T>
+  void tiled(BufferPtrs ptr) const {
+    const int p = tiledDim_;
+    const int64_t m = shape_[p], n = shape_.back(), ldx = strides_.back(), ldy = outStrides_[p];
+    const int64_t outer = numElements(shape_) / (m * n);
+    const int64_t stripes = (m + kTile - 1) / kTile;  // a task: kTile values of dim p, all of the last
+    const T* x = reinterpret_cast<const T*>(ptr[in_]);
+    T* y = reinterpret_cast<T*>(ptr[out_]);
+    parallelFor(outer * stripes, std::max<int64_t>(1, 4096 / (kTile * n)), [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t o = t / stripes, i0 = (t % stripes) * kTile, mi = std::min(kTile, m - i0);
+        const T* src = x + inputOffset(o, p) + i0;
+        T* dst = y + outputOffset(o, p) + i0 * ldy;
+        for (int64_t j0 = 0; j0 < n; j0 += kTile)
+          transposeTile(src + j0 * ldx, ldx, dst + j0, ldy, mi, std::min(kTile, n - j0));
+      }
+    });
+  }
+
   int32_t in_, out_;
   size_t es_;
-  Shape shape_;
-  std::vector<int64_t> strides_;  // source element stride of each output dim
+  Shape shape_;                          // the output's dims, size-1 dims dropped and runs merged
+  std::vector<int64_t> strides_;         // input element stride of each of those dims
+  std::vector<int64_t> outStrides_;      // output element stride of each
+  int tiledDim_ = -1;                    // a dim before the last with input stride 1, if any
 };
 
 class MatmulStep final : public CpuStep {

@@ -1,6 +1,8 @@
 // reduce_sum / reduce_mean / reduce_max over a contiguous run of dims, seen as [outer, R, inner].
 // Each output accumulates its R inputs in increasing order in f32, the reference's order, so
 // results match the reference bit for bit; non-contiguous dims fall back to the reference kernel.
+// Speed comes from converting whole blocks of inputs at once and from running independent
+// outputs' accumulations side by side, never from reordering one output's adds.
 #include <cmath>
 #include <limits>
 
@@ -11,6 +13,25 @@
 namespace amp::rt::cpu {
 namespace {
 
+// The reference's update of one accumulator by one input: a sum adds; a max takes the input when it
+// is larger or NaN (NaN propagates and sticks).
+template <bool IsMax>
+inline float accumulate(float acc, float v) {
+  if constexpr (IsMax) return (v > acc || v != v) ? v : acc;
+  else return acc + v;
+}
+
+// acc[l] (l < L) runs over rows[l][0..n) in order. The L chains are independent, so their adds
+// pipeline instead of waiting on one another; each chain's own order is the reference's.
+template <bool IsMax, int L>
+inline void accumulateRows(const float* const* rows, float* acc, int64_t n) {
+  float a[L];
+  for (int l = 0; l < L; ++l) a[l] = acc[l];
+  for (int64_t k = 0; k < n; ++k)
+    for (int l = 0; l < L; ++l) a[l] = accumulate<IsMax>(a[l], rows[l][k]);
+  for (int l = 0; l < L; ++l) acc[l] = a[l];
+}
+
 class ReduceStep final : public CpuStep {
  public:
   enum Kind { Sum, Mean, Max };
@@ -18,9 +39,100 @@ class ReduceStep final : public CpuStep {
       : kind_(kind), in_(in), out_(out), inType_(inType), outType_(outType), outer_(outer), r_(r), inner_(inner) {}
 
   absl::Status run(BufferPtrs ptr) override {
+    if (inner_ == 1) {
+      if (kind_ == Max) lastDim<true>(ptr); else lastDim<false>(ptr);
+    } else if (inner_ < kChunk) {
+      if (kind_ == Max) smallInner<true>(ptr); else smallInner<false>(ptr);
+    } else {
+      if (kind_ == Max) chunked<true>(ptr); else chunked<false>(ptr);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int64_t kChunk = 256;  // outputs per task where inner is large
+  static constexpr int64_t kTile = 1024;  // f32 elements of one converted block of inputs
+  static constexpr int kRows = 8;         // rows summed together over the last dim
+
+  float initial(bool isMax) const { return isMax ? -std::numeric_limits<float>::infinity() : 0.0f; }
+
+  // Mean's one division, then the rounding to the result type.
+  void finish(float* acc, int64_t n, uint8_t* out) const {
+    if (kind_ == Mean)
+      for (int64_t j = 0; j < n; ++j) acc[j] = acc[j] / static_cast<float>(r_);
+    convertBuffer(DType::F32, acc, outType_, out, n);
+  }
+
+  // inner == 1 (e.g. softmax's backward sum over the keys): output o reduces the contiguous row
+  // x[o, 0..r). kRows rows at a time, each converted to f32 a tile at a time (f32 is read in
+  // place), accumulated by interleaved chains.
+  template <bool IsMax>
+  void lastDim(BufferPtrs ptr) const {
     const size_t es = dtypeSize(inType_), eo = dtypeSize(outType_);
-    // Split the (outer, inner-chunk) grid across threads; every output is owned by one thread.
-    constexpr int64_t kChunk = 256;
+    const bool f32 = inType_ == DType::F32;
+    const int64_t groups = (outer_ + kRows - 1) / kRows;
+    parallelFor(groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kRows)), [&](int64_t begin, int64_t end) {
+      alignas(64) float tile[kRows][kTile];
+      float acc[kRows];
+      const float* rows[kRows];
+      for (int64_t g = begin; g < end; ++g) {
+        const int64_t o0 = g * kRows, nRows = std::min<int64_t>(kRows, outer_ - o0);
+        for (int l = 0; l < kRows; ++l) acc[l] = initial(IsMax);
+        for (int64_t k0 = 0; k0 < r_; k0 += kTile) {
+          const int64_t n = std::min(kTile, r_ - k0);
+          for (int64_t l = 0; l < nRows; ++l) {
+            const uint8_t* src = ptr[in_] + ((o0 + l) * r_ + k0) * es;
+            if (f32) {
+              rows[l] = reinterpret_cast<const float*>(src);
+            } else {
+              convertBuffer(inType_, src, DType::F32, tile[l], n);
+              rows[l] = tile[l];
+            }
+          }
+          if (nRows == kRows) {
+            accumulateRows<IsMax, kRows>(rows, acc, n);
+          } else {
+            for (int64_t l = 0; l < nRows; ++l) accumulateRows<IsMax, 1>(rows + l, acc + l, n);
+          }
+        }
+        finish(acc, nRows, ptr[out_] + o0 * eo);
+      }
+    });
+  }
+
+  // 1 < inner < kChunk: output (o, j) reduces x[o, 0..r, j]. Consecutive r rows of one outer are
+  // contiguous, so a whole block of them converts in one call; the adds run across j.
+  template <bool IsMax>
+  void smallInner(BufferPtrs ptr) const {
+    const size_t es = dtypeSize(inType_), eo = dtypeSize(outType_);
+    const bool f32 = inType_ == DType::F32;
+    const int64_t rowsPerTile = kTile / inner_;  // >= 4, as inner < kChunk
+    parallelFor(outer_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * inner_)), [&](int64_t begin, int64_t end) {
+      alignas(64) float tile[kTile];
+      alignas(64) float acc[kChunk];
+      for (int64_t o = begin; o < end; ++o) {
+        for (int64_t j = 0; j < inner_; ++j) acc[j] = initial(IsMax);
+        for (int64_t r0 = 0; r0 < r_; r0 += rowsPerTile) {
+          const int64_t nr = std::min(rowsPerTile, r_ - r0);
+          const uint8_t* src = ptr[in_] + (o * r_ + r0) * inner_ * es;
+          const float* block = reinterpret_cast<const float*>(src);
+          if (!f32) {
+            convertBuffer(inType_, src, DType::F32, tile, nr * inner_);
+            block = tile;
+          }
+          for (int64_t r = 0; r < nr; ++r)
+            for (int64_t j = 0; j < inner_; ++j) acc[j] = accumulate<IsMax>(acc[j], block[r * inner_ + j]);
+        }
+        finish(acc, inner_, ptr[out_] + o * inner_ * eo);
+      }
+    });
+  }
+
+  // inner >= kChunk: tasks own kChunk consecutive outputs of one outer; each r row of the chunk is
+  // converted and added across the chunk.
+  template <bool IsMax>
+  void chunked(BufferPtrs ptr) const {
+    const size_t es = dtypeSize(inType_), eo = dtypeSize(outType_);
     const int64_t chunksPerOuter = (inner_ + kChunk - 1) / kChunk;
     const int64_t tasks = outer_ * chunksPerOuter;
     parallelFor(tasks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kChunk)), [&](int64_t begin, int64_t end) {
@@ -28,25 +140,16 @@ class ReduceStep final : public CpuStep {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / chunksPerOuter, j0 = (t % chunksPerOuter) * kChunk;
         const int64_t n = std::min(kChunk, inner_ - j0);
-        for (int64_t j = 0; j < n; ++j) acc[j] = kind_ == Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int64_t j = 0; j < n; ++j) acc[j] = initial(IsMax);
         for (int64_t r = 0; r < r_; ++r) {
           convertBuffer(inType_, ptr[in_] + ((o * r_ + r) * inner_ + j0) * es, DType::F32, row, n);
-          if (kind_ == Max) {
-            for (int64_t j = 0; j < n; ++j)
-              if (row[j] > acc[j] || std::isnan(row[j])) acc[j] = row[j];  // NaN propagates and sticks
-          } else {
-            for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
-          }
+          for (int64_t j = 0; j < n; ++j) acc[j] = accumulate<IsMax>(acc[j], row[j]);
         }
-        if (kind_ == Mean)
-          for (int64_t j = 0; j < n; ++j) acc[j] = acc[j] / static_cast<float>(r_);
-        convertBuffer(DType::F32, acc, outType_, ptr[out_] + (o * inner_ + j0) * eo, n);
+        finish(acc, n, ptr[out_] + (o * inner_ + j0) * eo);
       }
     });
-    return absl::OkStatus();
   }
 
- private:
   Kind kind_;
   int32_t in_, out_;
   DType inType_, outType_;

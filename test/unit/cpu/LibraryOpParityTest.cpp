@@ -2,9 +2,12 @@
 // single-step plans: bit-identical results (NaN, infinities and signed zeros included where the
 // op's domain allows them) and no step on the reference fallback. Sizes are odd, and some are
 // large enough that the kernels split their work across threads.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <random>
+#include <string>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -410,6 +413,101 @@ TEST(CpuLibraryOpParity, ReductionsOverAnyDims) {
   }
   expectParity("amp.reduce_sum", {{DType::F32, {3, 0, 4}}}, {{DType::F32, {4}}}, {{"dims", std::vector<int64_t>{0, 1}}});
   expectParity("amp.reduce_mean", {{DType::BF16, {3, 0, 4}}}, {{DType::BF16, {0}}}, {{"dims", std::vector<int64_t>{0, 2}}});
+}
+
+// Values for reductions: normal values with NaN, +-inf, -0 and huge values sprinkled at prime
+// spacings, so that rows see a NaN before or after their maximum, inf + -inf, overflow to inf,
+// and others stay finite. Cycled over the tensor (1009 is prime, so rows start at varied phases).
+std::vector<double> reductionValues() {
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  std::vector<double> v(1009);
+  for (double& x : v) x = normal(rng);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i % 211 == 17) v[i] = NAN;
+    if (i % 307 == 40) v[i] = INFINITY;
+    if (i % 401 == 90) v[i] = -INFINITY;
+    if (i % 97 == 5) v[i] = -0.0;
+    if (i % 151 == 3) v[i] = 3.0e38;  // a few of these overflow an f32 sum
+  }
+  return v;
+}
+
+// The cpu kernel's shapes of reduction: over the last dim (inner == 1: rows summed eight at a
+// time, a group tail, rows longer than one converted tile), over a dim followed by a small inner
+// (< 256: blocks of rows converted at once), and over a dim followed by a large one.
+TEST(CpuLibraryOpParity, ReductionsOverTheLastDimAndSmallInners) {
+  const std::vector<double> values = reductionValues();
+  struct Case {
+    Shape in;
+    std::vector<int64_t> dims;
+  };
+  const Case cases[] = {
+      {{1001, 128}, {1}},      // softmax backward's sum: 8-row groups, a tail of one row, threads
+      {{37, 129}, {1}},        // a tail of five rows
+      {{3, 5, 2500}, {2}},     // rows spanning three tiles
+      {{5, 6, 7}, {1, 2}},     // last two dims reduced: inner == 1
+      {{13, 1}, {1}},          // r == 1
+      {{9, 0}, {1}},           // r == 0: sums are 0, means NaN
+      {{7, 700, 3}, {1}},      // inner 3: several blocks of rows per output
+      {{5, 1000, 2}, {1}},     // inner 2
+      {{4, 33, 255}, {1}},     // inner 255, the largest small inner
+      {{4, 9, 17}, {0}},       // outer 1, inner 153
+      {{3, 11, 256}, {1}},     // inner 256: the chunked kernel
+      {{2, 5, 600}, {1}},      // inner 600: a partial chunk
+  };
+  for (DType t : kFloats)
+    for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"})
+      for (const Case& c : cases) {
+        if (std::string(op) == "amp.reduce_max" && c.in.back() == 0) continue;  // the reference's error
+        for (bool keepdim : {false, true}) {
+          Shape out;
+          for (int64_t d = 0; d < int64_t(c.in.size()); ++d) {
+            const bool reduced = std::find(c.dims.begin(), c.dims.end(), d) != c.dims.end();
+            if (!reduced || keepdim) out.push_back(reduced ? 1 : c.in[d]);
+          }
+          SCOPED_TRACE(std::string(dtypeName(t)) + " " + shapeToString(c.in) + (keepdim ? " keepdim" : ""));
+          // A sum meeting inf - inf's NaN and an input NaN returns either (docs/numerics.md); a
+          // max picks its NaN by the reference's rule, so there every bit must match.
+          const bool anyNan = std::string(op) != "amp.reduce_max";
+          expectParity(op, {{t, c.in, values}}, {{t, out}}, {{"dims", c.dims}, {"keepdim", keepdim}}, true, 1, 0, anyNan);
+          expectParity(op, {{t, c.in}}, {{t, out}}, {{"dims", c.dims}, {"keepdim", keepdim}}, true, 5);
+        }
+      }
+}
+
+// Transposes of ranks 2..5 and element sizes 1, 2, 4 and 8: the head split/merge (contiguous
+// rows: memcpy), transposes of the last two dims and [B,T,D] -> [B,D,T] (tiles, with partial
+// tiles), size-1 dims (dropped), runs of dims that stay together (merged) and an empty tensor.
+TEST(CpuLibraryOpParity, TransposesOfEveryShapeOfCopy) {
+  struct Case {
+    Shape in;
+    std::vector<int64_t> perm;
+  };
+  const Case cases[] = {
+      {{33, 70}, {1, 0}},
+      {{65, 130}, {1, 0}},
+      {{1, 7}, {1, 0}},
+      {{3, 37, 45}, {0, 2, 1}},
+      {{3, 37, 45}, {2, 0, 1}},
+      {{3, 37, 45}, {1, 0, 2}},
+      {{4, 17, 3, 8}, {0, 2, 1, 3}},   // [B,T,H,D] -> [B,H,T,D]
+      {{4, 3, 17, 8}, {0, 2, 1, 3}},   // and back
+      {{4, 17, 3, 8}, {0, 2, 3, 1}},   // [B,T,H,D] -> [B,H,D,T]
+      {{2, 33, 1, 40}, {0, 3, 2, 1}},  // a size-1 dim between
+      {{5, 6, 7, 9}, {3, 2, 1, 0}},
+      {{2, 3, 4, 5, 6}, {0, 1, 4, 2, 3}},  // the last dim moves before a merged pair
+      {{2, 3, 4, 5, 6}, {4, 3, 0, 2, 1}},
+      {{3, 1, 5, 1, 2}, {4, 3, 2, 1, 0}},
+      {{3, 0, 5}, {2, 1, 0}},
+  };
+  for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::Bool, DType::F8E4M3FN})
+    for (const Case& c : cases) {
+      Shape out;
+      for (int64_t d : c.perm) out.push_back(c.in[d]);
+      SCOPED_TRACE(std::string(dtypeName(t)) + " " + shapeToString(c.in));
+      expectParity("amp.transpose", {{t, c.in}}, {{t, out}}, {{"permutation", c.perm}});
+    }
 }
 
 TEST(CpuLibraryOpParity, CompareOnIntegersBoolsAndF8) {
