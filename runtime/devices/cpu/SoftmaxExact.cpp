@@ -80,13 +80,15 @@ int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t st
       fallbacks += columns(x + c0, len, stride, log, y + c0);
     } else if (n == 1) {
       fallbacks += scalarSlice(x + c0, len, stride, log, y + c0);
-    } else {  // the last few slices, through a zero-padded [len, group] tile
+    } else {  // the last few slices, through zero-padded [len, group] tiles
+      float* in = scratch;
+      float* out = scratch + len * group;
       for (int64_t j = 0; j < len; ++j) {
-        std::memcpy(scratch + j * group, x + c0 + j * stride, n * sizeof(float));
-        std::fill(scratch + j * group + n, scratch + (j + 1) * group, 0.0f);
+        std::memcpy(in + j * group, x + c0 + j * stride, n * sizeof(float));
+        std::fill(in + j * group + n, in + (j + 1) * group, 0.0f);
       }
-      fallbacks += columns(scratch, len, group, log, scratch);
-      for (int64_t j = 0; j < len; ++j) std::memcpy(y + c0 + j * stride, scratch + j * group, n * sizeof(float));
+      fallbacks += columns(in, len, group, log, out);
+      for (int64_t j = 0; j < len; ++j) std::memcpy(y + c0 + j * stride, out + j * group, n * sizeof(float));
     }
   }
   return fallbacks;

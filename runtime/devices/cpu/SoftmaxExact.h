@@ -7,7 +7,9 @@
 // operations in that order (max_ps is the reference's `x > m ? x : m`, the sum stays sequential per
 // slice); only e^w is a polynomial (ExpNonPositiveSimd.h) whose f32 rounding is used where a bound
 // proves glibc's value rounds to the same bits, and recomputed with glibc elsewhere (NaN, or a
-// value within ~2^-48 of a rounding boundary: about one element in 10^7). Contiguous rows go
+// value within ~2^-48 of a rounding boundary: about one element in 10^7); a slice holding a NaN
+// runs softmaxSlice itself (which of two NaNs an f32 sum keeps is the compiler's operand order,
+// there and here: only the reference's own code is sure to match it). Contiguous rows go
 // through a transposed tile of 8 (AVX2) or 16 (AVX-512) rows. SoftmaxExactTest checks every path
 // against softmaxSlice; docs/cpu-device.md ("Softmax without libm per element") has the method.
 #ifndef AMP_RUNTIME_DEVICES_CPU_SOFTMAXEXACT_H
@@ -31,12 +33,12 @@ const char* softmaxPathName(SoftmaxPath path);
 // Rows per call that fill every lane of the widest path; callers batch rows in multiples of it.
 inline constexpr int64_t kSoftmaxRowBlock = 16;
 // f32 scratch the calls below need for slices of `len` values.
-inline int64_t softmaxScratchFloats(int64_t len) { return kSoftmaxRowBlock * len; }
+inline int64_t softmaxScratchFloats(int64_t len) { return 2 * kSoftmaxRowBlock * len; }
 
 // softmaxSlice(x + r len, len, 1, log, y + r len) for r < rows, on `path` (which the caller
 // checked the host runs). y may be x. Returns how many e^w were computed with libm.
 int64_t softmaxRows(SoftmaxPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch);
-// softmaxSlice(x + c, len, stride, log, y + c) for c < width. y may be x.
+// softmaxSlice(x + c, len, stride, log, y + c) for c < width. y must not overlap x.
 int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
                        float* scratch);
 

@@ -13,6 +13,7 @@ struct Avx2 {
   using V = __m256d;
   using M = __m256d;  // all-ones lanes
   static constexpr int kLanes = 4;
+  static constexpr unsigned kAllLanes = 0xf;
   static V set1(double a) { return _mm256_set1_pd(a); }
   static V load(const double* p) { return _mm256_loadu_pd(p); }
   static void store(double* p, V a) { _mm256_storeu_pd(p, a); }
@@ -49,6 +50,9 @@ struct Avx2 {
   static F fadd(F a, F b) { return _mm256_add_ps(a, b); }
   static F fsub(F a, F b) { return _mm256_sub_ps(a, b); }
   static F fdiv(F a, F b) { return _mm256_div_ps(a, b); }
+  static F fnan(F a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }  // all-ones lanes where a is NaN
+  static F forNaN(F nan, F a) { return _mm256_or_ps(nan, fnan(a)); }
+  static unsigned fbits(F nan) { return static_cast<unsigned>(_mm256_movemask_ps(nan)); }
   static V widenLo(F a) { return _mm256_cvtps_pd(_mm256_castps256_ps128(a)); }
   static V widenHi(F a) { return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)); }
   static F narrow(V lo, V hi) { return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)); }  // RNE

@@ -13,6 +13,7 @@ struct Avx512 {
   using V = __m512d;
   using M = __mmask8;
   static constexpr int kLanes = 8;
+  static constexpr unsigned kAllLanes = 0xff;
   static V set1(double a) { return _mm512_set1_pd(a); }
   static V load(const double* p) { return _mm512_loadu_pd(p); }
   static void store(double* p, V a) { _mm512_storeu_pd(p, a); }
@@ -44,6 +45,9 @@ struct Avx512 {
   static F fadd(F a, F b) { return _mm512_add_ps(a, b); }
   static F fsub(F a, F b) { return _mm512_sub_ps(a, b); }
   static F fdiv(F a, F b) { return _mm512_div_ps(a, b); }
+  static __mmask16 fnan(F a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }  // lanes where a is NaN
+  static __mmask16 forNaN(__mmask16 nan, F a) { return static_cast<__mmask16>(nan | fnan(a)); }
+  static unsigned fbits(__mmask16 nan) { return nan; }
   static V widenLo(F a) { return _mm512_cvtps_pd(_mm512_castps512_ps256(a)); }
   static V widenHi(F a) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(a, 1)); }
   static F narrow(V lo, V hi) {  // RNE

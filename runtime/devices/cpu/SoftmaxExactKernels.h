@@ -26,14 +26,15 @@ inline constexpr double kBoundPerE = 0x1p-48;
 inline constexpr double kUnderflow = -104.0;
 
 // Softmax (log = false) or log-softmax of `group` slices at once: slice c (c < group) is
-// x[c], x[c + stride], ..., len values; y has the same layout and may be x. Lane for lane the
-// reference's operations in its order (max, then e and the f32 sum j = 0, 1, ..., then the
-// division or the subtraction); each e the bound does not certify is recomputed as the reference
-// does. Returns how many were.
+// x[c], x[c + stride], ..., len values; y has the same layout and must not overlap x. Lane for
+// lane the reference's operations in its order (max, then e and the f32 sum j = 0, 1, ..., then
+// the division or the subtraction); each e the bound does not certify is recomputed as the
+// reference does, and a slice holding a NaN is softmaxSlice's own. Returns how many e came from
+// libm.
 int64_t columnsAvx2(const float* x, int64_t len, int64_t stride, bool log, float* y);
 int64_t columnsAvx512(const float* x, int64_t len, int64_t stride, bool log, float* y);
-// `rows` <= group consecutive rows of len values (row r at x + r len) through columnsX on a
-// transposed [len, group] tile (zero-padded lanes); y may be x.
+// `rows` <= group consecutive rows of len values (row r at x + r len) through columnsX on
+// transposed [len, group] tiles (zero-padded lanes; `tiles` holds 2 group len floats); y may be x.
 int64_t rowsAvx2(const float* x, int64_t rows, int64_t len, bool log, float* y, float* tile);
 int64_t rowsAvx512(const float* x, int64_t rows, int64_t len, bool log, float* y, float* tile);
 

@@ -13,6 +13,7 @@
 
 #include "runtime/devices/cpu/ExpNonPositiveSimd.h"
 #include "runtime/devices/cpu/SoftmaxExactKernels.h"
+#include "runtime/numerics/Softmax.h"
 
 namespace amp::rt::cpu::softmax_exact {
 namespace {
@@ -24,10 +25,14 @@ inline float referenceExp(float d) { return static_cast<float>(std::exp(double(d
 template <class S>
 inline typename S::V certifiedExp(typename S::V w, unsigned* ok) {
   using V = typename S::V;
+  const auto underflow = S::lt(w, S::set1(kUnderflow));
+  if (S::bits(underflow) == S::kAllLanes) {  // e.g. a masked block of attention scores
+    *ok = S::kAllLanes;
+    return S::set1(0.0);
+  }
   const V g = expNonPositive<S>(w);
   const V bound = S::mul(g, S::set1(kBoundPerE));
   const auto inPoly = S::both(S::le(S::set1(kUnderflow), w), S::le(w, S::set1(0.0)));  // NaN: neither
-  const auto underflow = S::lt(w, S::set1(kUnderflow));
   // Equal f32 bits at both ends (not ==, which would let -0 and +0 pass).
   *ok = S::bits(S::either(underflow, S::both(inPoly, S::sameF32(S::sub(g, bound), S::add(g, bound)))));
   return S::select(underflow, S::set1(0.0), g);
@@ -55,7 +60,12 @@ int64_t columns(const float* x, int64_t len, int64_t stride, bool log, float* y)
   using F = typename S::F;
   // max_ps(a, m) is a > m ? a : m, the reference's step: NaN skipped, the first of equal zeros kept.
   F m = S::fset1(-__builtin_inff());
-  for (int64_t j = 0; j < len; ++j) m = S::fmax(S::fload(x + j * stride), m);
+  auto hasNaN = S::fnan(m);
+  for (int64_t j = 0; j < len; ++j) {
+    const F v = S::fload(x + j * stride);
+    m = S::fmax(v, m);
+    hasNaN = S::forNaN(hasNaN, v);
+  }
   F s = S::fset1(0.0f);
   int64_t fallbacks = 0;
   for (int64_t j = 0; j < len; ++j) {
@@ -71,6 +81,13 @@ int64_t columns(const float* x, int64_t len, int64_t stride, bool log, float* y)
     for (int64_t j = 0; j < len; ++j) S::fstore(y + j * stride, S::fsub(S::fsub(S::fload(x + j * stride), m), l));
   } else {
     for (int64_t j = 0; j < len; ++j) S::fstore(y + j * stride, S::fdiv(S::fload(y + j * stride), s));
+  }
+  // Which NaN a sum of two different NaNs keeps depends on the operand order the compiler chose
+  // for an addition (commutative to it), here and in softmaxSlice: a slice holding a NaN is
+  // softmaxSlice's own, run again from x (which y does not overlap).
+  for (unsigned b = S::fbits(hasNaN); b != 0; b &= b - 1) {
+    softmaxSlice(x + __builtin_ctz(b), len, stride, log, y + __builtin_ctz(b));
+    fallbacks += len;
   }
   return fallbacks;
 }
@@ -92,21 +109,23 @@ inline void transpose8x8(const float* src, int64_t srcStride, float* dst, int64_
   }
 }
 
-// Rows through a transposed [len, G] tile (a data move: no value changes); padding lanes hold
-// zeros, a harmless softmax whose results are dropped.
+// Rows through transposed [len, G] tiles (data moves: no value changes); padding lanes hold
+// zeros, a harmless softmax whose results are dropped. `tiles` holds 2 G len floats.
 template <class S>
-int64_t rows(const float* x, int64_t nrows, int64_t len, bool log, float* y, float* tile) {
+int64_t rows(const float* x, int64_t nrows, int64_t len, bool log, float* y, float* tiles) {
   constexpr int G = S::kGroup;
+  float* in = tiles;
+  float* out = tiles + G * len;
   const int64_t fullJ = nrows == G ? len / 8 * 8 : 0;
   for (int64_t j = 0; j < fullJ; j += 8)
-    for (int b = 0; b < G; b += 8) transpose8x8(x + b * len + j, len, tile + j * G + b, G);
+    for (int b = 0; b < G; b += 8) transpose8x8(x + b * len + j, len, in + j * G + b, G);
   for (int64_t j = fullJ; j < len; ++j)
-    for (int r = 0; r < G; ++r) tile[j * G + r] = r < nrows ? x[r * len + j] : 0.0f;
-  const int64_t fallbacks = columns<S>(tile, len, G, log, tile);
+    for (int r = 0; r < G; ++r) in[j * G + r] = r < nrows ? x[r * len + j] : 0.0f;
+  const int64_t fallbacks = columns<S>(in, len, G, log, out);
   for (int64_t j = 0; j < fullJ; j += 8)
-    for (int b = 0; b < G; b += 8) transpose8x8(tile + j * G + b, G, y + b * len + j, len);
+    for (int b = 0; b < G; b += 8) transpose8x8(out + j * G + b, G, y + b * len + j, len);
   for (int64_t r = 0; r < nrows; ++r)
-    for (int64_t j = fullJ; j < len; ++j) y[r * len + j] = tile[j * G + r];
+    for (int64_t j = fullJ; j < len; ++j) y[r * len + j] = out[j * G + r];
   return fallbacks;
 }
 

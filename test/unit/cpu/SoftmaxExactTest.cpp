@@ -154,22 +154,21 @@ TEST(SoftmaxExact, StridedSlicesMatchSoftmaxSliceOnEveryPath) {
                                       (log ? " log" : "");
             cpu::softmaxColumns(path, x.data(), len, stride, width, log, got.data(), scratch.data());
             bad.compare(got.data(), want.data(), len * stride, where);  // the gaps stay untouched too
-            std::vector<float> inPlace = x;
-            for (int64_t j = 0; j < len; ++j)
-              for (int64_t c = width; c < stride; ++c) want[j * stride + c] = x[j * stride + c];
-            cpu::softmaxColumns(path, inPlace.data(), len, stride, width, log, inPlace.data(), scratch.data());
-            bad.compare(inPlace.data(), want.data(), len * stride, where + " (in place)");
           }
     EXPECT_EQ(bad.count, 0) << bad.first;
   }
 }
 
 // The reference's max skips NaN and keeps the first of equal zeros (max_ps(x, m) is that very
-// expression); a NaN's sign and payload then reach every result of its row, +inf - +inf makes one.
+// expression); a NaN's sign and payload reach every result of its row, +inf - +inf makes one, and
+// which of two different NaNs the sum keeps is the reference's code's own choice.
 TEST(SoftmaxExact, SignedZeroMaximaAndNaNKeepTheReferenceBits) {
-  const std::vector<std::vector<float>> rows = {{-0.0f, 0.0f},       {0.0f, -0.0f},          {NAN, -0.0f, 0.0f},
-                                                {-1.0f, -0.0f, 0.0f}, {-INFINITY, -INFINITY}, {INFINITY, 1.0f},
-                                                {INFINITY, INFINITY}, {NAN, 1.0f, NAN},       {-NAN, -INFINITY}};
+  const float payload = fromBits(0x7fc12345u), negPayload = fromBits(0xffc00001u), signaling = fromBits(0x7f800001u);
+  const std::vector<std::vector<float>> rows = {
+      {-0.0f, 0.0f},        {0.0f, -0.0f},           {NAN, -0.0f, 0.0f},       {-1.0f, -0.0f, 0.0f},
+      {-INFINITY, -INFINITY}, {INFINITY, 1.0f},      {INFINITY, INFINITY},     {NAN, 1.0f, NAN},
+      {-NAN, -INFINITY},    {NAN, -NAN, 1.0f},       {-NAN, 2.0f, NAN},        {INFINITY, NAN, INFINITY},
+      {1.0f, payload, negPayload}, {negPayload, payload}, {signaling, 1.0f, -NAN}, {INFINITY, -NAN, 3.0f}};
   for (SoftmaxPath path : pathsToTest(true))
     for (const auto& row : rows)
       for (bool log : {false, true}) {
