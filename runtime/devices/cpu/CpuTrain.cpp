@@ -10,8 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/ScalerMath.h"
+#include "runtime/numerics/SimdConvert.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::cpu {
@@ -28,6 +30,12 @@ void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
   if (from != to) std::memcpy(to, from, bytes);
 }
 
+// Whether the host runs SimdConvert's AVX2 + F16C loops (bit-identical to convertBuffer).
+bool hostSimdConvert() {
+  static const bool simd = CpuFeatures::host().avx2 && CpuFeatures::host().f16c;
+  return simd;
+}
+
 // What a fused update does to its gradient before stepping, and the weight copy it writes after:
 // the unscale of amp.unscale_check and the clip of amp.clip_grads (amp-fuse-grad-pipeline), and
 // the master rounded to 16 bits, block by block from the masters just updated, while in cache.
@@ -42,6 +50,8 @@ class UpdatePrologue {
     invScale_ = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
     coef_ = norm_ >= 0 ? clipCoefficient(scalarF32(ptr, norm_), maxNorm_) : 1.0f;
   }
+  // Whether apply() changes a gradient block (after begin()).
+  bool changesGradient() const { return (scale_ >= 0 && invScale_ != 1.0f) || norm_ >= 0; }
   // The f32 gradient block `g` (already widened) as the update steps with it.
   void apply(float* g, int64_t n) const {
     if (scale_ >= 0 && invScale_ != 1.0f)
@@ -49,10 +59,19 @@ class UpdatePrologue {
     if (norm_ >= 0)
       for (int64_t j = 0; j < n; ++j) g[j] = g[j] * coef_;
   }
+  // Elements [i0, i0 + n) of the stored gradient `g` of type `t` as the update steps with them:
+  // widened and apply()'d into `block` (512 floats), or g's own f32 elements when nothing changes
+  // them. The update reads element k before writing its outputs, so g may be one of them.
+  const float* gradientBlock(DType t, const uint8_t* g, int64_t i0, int64_t n, float* block) const {
+    if (t == DType::F32 && !changesGradient()) return reinterpret_cast<const float*>(g) + i0;
+    widenToF32(t, g + i0 * dtypeSize(t), block, n, hostSimdConvert());
+    apply(block, n);
+    return block;
+  }
   uint8_t* copyTarget(BufferPtrs ptr) const { return copy_ >= 0 ? ptr[copy_] : nullptr; }
   // Elements [i0, i0 + n) of the copy from the updated f32 masters `p` (no-op without a copy).
   void writeCopy(const float* p, uint8_t* copy, int64_t i0, int64_t n) const {
-    if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
+    if (copy) narrowFromF32(p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n, hostSimdConvert());
   }
 
  private:
@@ -316,13 +335,20 @@ class AdamStep final : public CpuStep {
     const double stepD = static_cast<double>(step);
     const double bc1 = 1.0 - std::pow(cfg_.beta1, stepD), bc2 = 1.0 - std::pow(cfg_.beta2, stepD);
     const double stepSize = lr / bc1, bc2Sqrt = std::pow(bc2, 0.5);
-    const float decay = f32(1.0 - lr * cfg_.wd), wdf = f32(cfg_.wd);
-    const float w = f32(1.0 - cfg_.beta1);
-    const bool smallWeight = std::fabs(w) < 0.5f;
-    const float oneMinusW = 1.0f - w;
-    const float b2 = f32(cfg_.beta2), c2 = f32(1.0 - cfg_.beta2);
-    const float bc2SqrtF = f32(bc2Sqrt), epsF = f32(cfg_.eps), negStepSize = f32(-stepSize);
-    const bool wd = cfg_.wd != 0.0, decoupled = cfg_.decoupled;
+    AdamCoefficients k;
+    k.decay = f32(1.0 - lr * cfg_.wd);
+    k.wd = f32(cfg_.wd);
+    k.w = f32(1.0 - cfg_.beta1);
+    k.smallWeight = std::fabs(k.w) < 0.5f;
+    k.oneMinusW = 1.0f - k.w;
+    k.b2 = f32(cfg_.beta2);
+    k.c2 = f32(1.0 - cfg_.beta2);
+    k.bc2Sqrt = f32(bc2Sqrt);
+    k.eps = f32(cfg_.eps);
+    k.negStepSize = f32(-stepSize);
+    k.weightDecay = cfg_.wd != 0.0;
+    k.decoupled = cfg_.decoupled;
+    const OptimizerPath path = optimizerHostPath();
     const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
     const float* min = reinterpret_cast<const float*>(ptr[in_[2]]);
     const float* vin = reinterpret_cast<const float*>(ptr[in_[3]]);
@@ -336,24 +362,8 @@ class AdamStep final : public CpuStep {
       alignas(64) float gb[512];
       for (int64_t i0 = begin; i0 < end; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, end - i0);
-        convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
-        prologue_.apply(gb, n);
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t k = i0 + j;
-          float gk = gb[j], pk = pin[k];
-          if (wd) {
-            if (decoupled) pk = pk * decay;
-            else gk = gk + wdf * pk;
-          }
-          const float mk0 = min[k];
-          const float diff = gk - mk0;
-          const float mk = smallWeight ? mk0 + w * diff : gk - diff * oneMinusW;
-          const float vk = vin[k] * b2 + c2 * gk * gk;
-          const float denom = std::sqrt(vk) / bc2SqrtF + epsF;
-          m[k] = mk;
-          v[k] = vk;
-          p[k] = pk + negStepSize * mk / denom;
-        }
+        const float* gk = prologue_.gradientBlock(gt, g, i0, n, gb);
+        adamUpdateBlock(path, k, {gk, pin + i0, min + i0, vin + i0, p + i0, m + i0, v + i0}, n);
         // The low-precision weight copy, from the block just updated while it is in cache.
         prologue_.writeCopy(p, copy, i0, n);
       }
@@ -387,9 +397,13 @@ class SgdStep final : public CpuStep {
       return absl::OkStatus();
     }
     prologue_.begin(ptr);
-    const float lr = scalarF32(ptr, in_[2]);
-    const float m = f32(momentum_), wdf = f32(wd_);
-    const bool wd = wd_ != 0.0, nesterov = nesterov_;
+    SgdCoefficients k;
+    k.lr = scalarF32(ptr, in_[2]);
+    k.momentum = f32(momentum_);
+    k.wd = f32(wd_);
+    k.weightDecay = wd_ != 0.0;
+    k.nesterov = nesterov_;
+    const OptimizerPath path = optimizerHostPath();
     const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
     const float* bin = hasBuffer ? reinterpret_cast<const float*>(ptr[in_[4]]) : nullptr;
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);
@@ -401,20 +415,8 @@ class SgdStep final : public CpuStep {
       alignas(64) float gb[512];
       for (int64_t i0 = begin; i0 < end; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, end - i0);
-        convertBuffer(gt, g + i0 * dtypeSize(gt), DType::F32, gb, n);
-        prologue_.apply(gb, n);
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t k = i0 + j;
-          float d = gb[j];
-          const float pk = pin[k];
-          if (wd) d = d + wdf * pk;
-          if (buf) {
-            const float bk = bin[k] * m + d;
-            buf[k] = bk;
-            d = nesterov ? d + m * bk : bk;
-          }
-          p[k] = pk - lr * d;
-        }
+        const float* gk = prologue_.gradientBlock(gt, g, i0, n, gb);
+        sgdUpdateBlock(path, k, {gk, pin + i0, bin ? bin + i0 : nullptr, p + i0, buf ? buf + i0 : nullptr}, n);
         // The low-precision weight copy, from the block just updated while it is in cache.
         prologue_.writeCopy(p, copy, i0, n);
       }
