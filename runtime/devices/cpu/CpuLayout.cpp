@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/TransposeTile.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -25,25 +26,20 @@ inline void gatherRun(uint8_t* dst, const uint8_t* src, int64_t n, int64_t strid
   }
 }
 
-// y[i * ldy + j] = x[i + j * ldx] for i < m, j < n: a transposed tile of T elements, small enough
-// (kTile x kTile) that both its rows and its columns stay in L1.
-template <typename T>
-inline void transposeTile(const T* x, int64_t ldx, T* y, int64_t ldy, int64_t m, int64_t n) {
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) y[i * ldy + j] = x[i + j * ldx];
-}
-
 // The output read as a strided view of the input (out dim d steps `strides[d]` input elements).
 // Dims of size 1 are dropped and neighbours that are one run in the input merged at construction,
 // so the run picks one of three shapes of copy:
 //  - the last dim has stride 1: rows are contiguous in the input too (e.g. [B,T,H,D] -> [B,H,T,D]):
 //    one memcpy per row;
 //  - some other dim p has stride 1 (a transpose of the last two dims, or [B,T,D] -> [B,D,T]):
-//    kTile x kTile tiles of (p, last), read along p and written along the last dim;
+//    kTile x kTile tiles of (p, last), transposed through registers in 8x8 (2-byte) or 4x4
+//    (4-byte) blocks (TransposeTile.h);
 //  - otherwise (8-byte and odd element sizes, or no stride-1 dim) a strided gather per row.
 // Pure data movement, so every variant is exact.
 class TransposeStep final : public CpuStep {
  public:
+  static constexpr size_t kMaxRank = 64;  // larger ranks stay on the reference (makeLayoutStep)
+
   TransposeStep(int32_t in, int32_t out, size_t es, const Shape& outShape, const std::vector<int64_t>& strides)
       : in_(in), out_(out), es_(es) {
     for (size_t d = 0; d < outShape.size(); ++d) {
@@ -101,19 +97,34 @@ class TransposeStep final : public CpuStep {
     return pos;
   }
 
+  // One output row (the last dim) at a time. Each task finds its first row's input offset by
+  // division, then steps an odometer over the outer dims from row to row.
   void rows(BufferPtrs ptr) const {
     const int64_t inner = shape_.back(), innerStride = strides_.back();
     const int64_t rows = numElements(shape_) / inner;
+    const int outerRank = static_cast<int>(shape_.size()) - 1;
     const uint8_t* x = ptr[in_];
     uint8_t* y = ptr[out_];
     parallelFor(rows, std::max<int64_t>(1, 4096 / inner), [&](int64_t begin, int64_t end) {
+      int64_t idx[kMaxRank];
+      int64_t pos = 0, rem = begin;
+      for (int d = outerRank; d-- > 0;) {
+        idx[d] = rem % shape_[d];
+        rem /= shape_[d];
+        pos += idx[d] * strides_[d];
+      }
       for (int64_t r = begin; r < end; ++r) {
-        const uint8_t* src = x + inputOffset(r, -1) * es_;
         uint8_t* dst = y + r * inner * es_;
         if (innerStride == 1)
-          std::memcpy(dst, src, size_t(inner) * es_);
+          transpose::copyRow(dst, x + pos * es_, size_t(inner) * es_);
         else
-          gatherRun(dst, src, inner, innerStride, es_);
+          gatherRun(dst, x + pos * es_, inner, innerStride, es_);
+        for (int d = outerRank; d-- > 0;) {  // next row: carry through the dims as needed
+          pos += strides_[d];
+          if (++idx[d] < shape_[d]) break;
+          pos -= strides_[d] * shape_[d];
+          idx[d] = 0;
+        }
       }
     });
   }
@@ -132,7 +143,7 @@ class TransposeStep final : public CpuStep {
         const T* src = x + inputOffset(o, p) + i0;
         T* dst = y + outputOffset(o, p) + i0 * ldy;
         for (int64_t j0 = 0; j0 < n; j0 += kTile)
-          transposeTile(src + j0 * ldx, ldx, dst + j0, ldy, mi, std::min(kTile, n - j0));
+          transpose::tile(src + j0 * ldx, ldx, dst + j0, ldy, mi, std::min(kTile, n - j0));
       }
     });
   }
@@ -187,7 +198,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
     strides[d] = inStrides[(*perm)[d]];
   }
   if (y.dtype != x.dtype || y.shape != outShape) return c.error(absl::StrCat("result must be ", shapeToString(outShape)));
-  if (rank == 0) return nullptr;
+  if (rank == 0 || rank > TransposeStep::kMaxRank) return nullptr;
   return std::unique_ptr<CpuStep>(new TransposeStep(c.step.operands[0], c.step.results[0], dtypeSize(x.dtype), outShape, strides));
 }
 

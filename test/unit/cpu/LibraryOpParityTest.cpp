@@ -500,6 +500,9 @@ TEST(CpuLibraryOpParity, TransposesOfEveryShapeOfCopy) {
       {{2, 3, 4, 5, 6}, {4, 3, 0, 2, 1}},
       {{3, 1, 5, 1, 2}, {4, 3, 2, 1, 0}},
       {{3, 0, 5}, {2, 1, 0}},
+      {{16, 128, 4, 32}, {0, 2, 1, 3}},  // GPT's head split: 64-byte bf16 rows, threads
+      {{16, 128, 4, 32}, {0, 2, 3, 1}},  // and its key transpose: whole register blocks
+      {{3, 67, 29}, {0, 2, 1}},          // blocks with ragged right and bottom edges
   };
   for (DType t : {DType::F32, DType::BF16, DType::F16, DType::I64, DType::Bool, DType::F8E4M3FN})
     for (const Case& c : cases) {
