@@ -197,6 +197,20 @@ LogicalResult BatchNormGradOp::verify() {
   return success();
 }
 
+LogicalResult SoftmaxGradOp::verify() {
+  auto y = getOutput().getType(), g = getGrad().getType();
+  if (y.getShape() != g.getShape())
+    return emitOpError("output and grad must have the same shape, got ") << y << " and " << g;
+  if (getAxis() < 0 || getAxis() >= y.getRank())
+    return emitOpError("axis ") << getAxis() << " is out of range for rank " << y.getRank();
+  // grad is widened exactly: its type is the output's, or bf16/f16 under an f32 output.
+  Type ye = y.getElementType(), ge = g.getElementType();
+  if (ge != ye && !(ye.isF32() && (ge.isBF16() || ge.isF16())))
+    return emitOpError("grad's element type must be the output's, or bf16/f16 under an f32 output, got ")
+           << g << " for " << y;
+  return success();
+}
+
 LogicalResult LayerNormGradOp::verify() {
   if (!(getEps().convertToDouble() > 0.0))
     return emitOpError("eps must be positive, got ") << getEps().convertToDouble();

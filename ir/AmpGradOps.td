@@ -146,6 +146,28 @@ def Amp_AvgPool2DGradOp : Amp_Op<"avg_pool2d_grad"> {
 // Normalisations
 //===----------------------------------------------------------------------===//
 
+def Amp_SoftmaxGradOp : Amp_Op<"softmax_grad", [AllTypesMatch<["output", "result"]>]> {
+  let summary = "Gradient of amp.softmax from its output: output * (grad - sum(grad * output))";
+  let description = [{
+    `output` is amp.softmax's result `y` and `grad` its cotangent `dy`, both of `y`'s shape; the
+    sum runs along `axis` (the forward op's). Per slice along `axis`, in element order:
+    `p_j = T(dy_j * y_j)`, `s = T(sum_j p_j)` (accumulated in f32 from +0, as amp.reduce_sum),
+    `result_j = T(y_j * T(dy_j - s))` with `T` the rounding to `y`'s element type: bit for bit the
+    amp.mul, amp.reduce_sum (keepdim), amp.sub and amp.mul it replaces, without their
+    intermediates. `grad` may have a narrower float type than `output` when every one of its
+    values is exactly one of `output`'s (bf16 or f16 under an f32 softmax): it is widened exactly,
+    so a cast of the cotangent need not be materialised.
+
+    ```mlir
+    %dx = amp.softmax_grad %y, %dy axis = 2 : tensor<4x8x8xf32>, tensor<4x8x8xbf16>
+    ```
+  }];
+  let arguments = (ins Amp_FloatTensor:$output, Amp_FloatTensor:$grad, I64Attr:$axis);
+  let results = (outs Amp_FloatTensor:$result);
+  let assemblyFormat = "$output `,` $grad `axis` `=` $axis attr-dict `:` type($output) `,` type($grad)";
+  let hasVerifier = 1;
+}
+
 def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor,
     AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.layer_norm: (d input, d weight, d bias)";

@@ -45,6 +45,7 @@
 #include "ir/AmpOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::amp {
 namespace {
@@ -346,10 +347,17 @@ LogicalResult vjpReduceMax(Vjp& v) {
   return success();
 }
 
+// One amp.softmax_grad (the mul, reduce_sum, sub and mul of y * (dy - sum(dy * y)) without their
+// intermediates). A cotangent that is an exact widening (bf16/f16 -> f32, the cast autocast puts
+// after an f32 softmax) is read in its own type, so the f32 copy is not needed either.
 LogicalResult vjpSoftmax(Vjp& v) {
   int64_t axis = cast<SoftmaxOp>(v.op).getAxis();
-  Value s = v.b.create<ReduceSumOp>(v.loc, v.mul(v.dy(), v.y()), ArrayRef<int64_t>{axis}, true);
-  v.set(0, v.mul(v.y(), v.sub(v.dy(), s)));
+  Value dy = v.dy();
+  if (auto widen = dy.getDefiningOp<CastOp>()) {
+    Type from = getElementTypeOrSelf(widen.getInput().getType()), to = getElementTypeOrSelf(dy.getType());
+    if (to.isF32() && (from.isBF16() || from.isF16())) dy = widen.getInput();
+  }
+  v.set(0, v.b.create<SoftmaxGradOp>(v.loc, v.y().getType(), v.y(), dy, v.b.getI64IntegerAttr(axis)));
   return success();
 }
 

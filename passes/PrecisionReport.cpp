@@ -194,6 +194,7 @@ int64_t mlir::amp::estimateFlops(Operation* op) {
     return out * k[0] * k[1];
   }
   if (isa<SoftmaxOp, LogSoftmaxOp>(op)) return 5 * out;
+  if (isa<SoftmaxGradOp>(op)) return 4 * out;  // the mul, sum, sub and mul of the chain it replaces
   if (isa<LayerNormOp>(op)) return 8 * out;
   if (isa<RmsNormOp>(op)) return 6 * out;
   // Training: sum, centred squares, normalise, scale and shift; inference: the last two.

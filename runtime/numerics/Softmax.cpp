@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/numerics/Convert.h"
+
 namespace amp::rt {
 
 void softmaxSlice(const float* x, int64_t len, int64_t stride, bool log, float* y) {
@@ -20,6 +22,19 @@ void softmaxSlice(const float* x, int64_t len, int64_t stride, bool log, float* 
   } else {
     for (int64_t j = 0; j < len; ++j) y[j * stride] = y[j * stride] / s;
   }
+}
+
+void softmaxGradSlice(const float* y, const float* dy, int64_t len, int64_t stride, DType t, float* dx) {
+  float s = 0.0f;
+  if (t == DType::F32) {  // every rounding below is the identity; spelled out, the loops vectorise
+    for (int64_t j = 0; j < len; ++j) s += dy[j * stride] * y[j * stride];
+    for (int64_t j = 0; j < len; ++j) dx[j * stride] = y[j * stride] * (dy[j * stride] - s);
+    return;
+  }
+  for (int64_t j = 0; j < len; ++j) s += roundToDType(t, dy[j * stride] * y[j * stride]);
+  s = roundToDType(t, s);
+  for (int64_t j = 0; j < len; ++j)
+    dx[j * stride] = roundToDType(t, y[j * stride] * roundToDType(t, dy[j * stride] - s));
 }
 
 }  // namespace amp::rt

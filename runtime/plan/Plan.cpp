@@ -42,7 +42,7 @@ StepKind stepKindOf(std::string_view op) {
   static constexpr std::string_view kLibrary[] = {
       "amp.matmul", "amp.linear", "amp.conv2d", "amp.conv2d_grad_input", "amp.conv2d_grad_weight",
       "amp.max_pool2d", "amp.avg_pool2d", "amp.max_pool2d_grad", "amp.avg_pool2d_grad", "amp.softmax",
-      "amp.log_softmax", "amp.layer_norm", "amp.layer_norm_grad", "amp.rms_norm", "amp.rms_norm_grad",
+      "amp.softmax_grad", "amp.log_softmax", "amp.layer_norm", "amp.layer_norm_grad", "amp.rms_norm", "amp.rms_norm_grad",
       "amp.batch_norm", "amp.batch_norm_grad",
       "amp.cross_entropy", "amp.cross_entropy_grad", "amp.mse_loss", "amp.reduce_sum", "amp.reduce_mean",
       "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout", "amp.gemm_epilogue"};

@@ -4,6 +4,7 @@
 // (-ffp-contract=off), one RNE rounding to the result type at the end.
 #include "runtime/reference/ReferenceGrad.h"
 #include "runtime/WindowGeometry.h"
+#include "runtime/numerics/Softmax.h"
 
 #include <cmath>
 #include <cstring>
@@ -142,6 +143,34 @@ absl::StatusOr<Tensor> evalGeluGrad(const OpCall& c) {
     x[i] = f32(double(dy[i]) * d);
   }
   return narrow(c.in(0).dtype(), c.in(0).shape(), x);
+}
+
+// amp.softmax_grad: per slice along `axis`, softmaxGradSlice (runtime/numerics/Softmax.h). grad
+// is read widened: its type is the output's, or bf16/f16 under an f32 output.
+absl::StatusOr<Tensor> evalSoftmaxGrad(const OpCall& c) {
+  REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
+  REF_RETURN_IF_ERROR(expectFloatOperand(c, 1));
+  REF_RETURN_IF_ERROR(expectShape(c, "grad", c.in(1).shape(), c.in(0).shape()));
+  const DType t = c.in(0).dtype(), g = c.in(1).dtype();
+  if (g != t && !(t == DType::F32 && (g == DType::BF16 || g == DType::F16)))
+    return c.error("grad must have the output's type, or bf16/f16 under an f32 output, got ", typeString(c.in(1)),
+                   " for ", typeString(c.in(0)));
+  REF_ASSIGN_OR_RETURN(int64_t axis, c.attrs.getInt(c.name, "axis"));
+  const Shape& s = c.in(0).shape();
+  if (axis < 0 || axis >= c.in(0).rank())
+    return c.error("attribute 'axis' = ", axis, " is out of range for ", typeString(c.in(0)));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= s[d];
+  for (int64_t d = axis + 1; d < c.in(0).rank(); ++d) inner *= s[d];
+  const int64_t len = s[axis];
+  std::vector<float> y = widen(c.in(0)), dy = widen(c.in(1)), dx(y.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * len * inner + i;
+      softmaxGradSlice(y.data() + base, dy.data() + base, len, inner, t, dx.data() + base);
+    }
+  return narrow(t, s, dx);
 }
 
 absl::StatusOr<Tensor> evalConv2dGradInput(const OpCall& c) {

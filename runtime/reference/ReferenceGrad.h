@@ -11,6 +11,7 @@ namespace amp::rt::ref {
 
 // Single-result gradient kernels.
 absl::StatusOr<Tensor> evalGeluGrad(const OpCall& c);
+absl::StatusOr<Tensor> evalSoftmaxGrad(const OpCall& c);
 absl::StatusOr<Tensor> evalConv2dGradInput(const OpCall& c);
 absl::StatusOr<Tensor> evalConv2dGradWeight(const OpCall& c);
 absl::StatusOr<Tensor> evalMaxPool2dGrad(const OpCall& c);

@@ -189,6 +189,7 @@ Kernels kernelFor(OpCode op) {
     case OpCode::Cast: return {evalCast};
     // Gradient ops (amp-autodiff).
     case OpCode::GeluGrad: return {evalGeluGrad};
+    case OpCode::SoftmaxGrad: return {evalSoftmaxGrad};
     case OpCode::Conv2DGradInput: return {evalConv2dGradInput};
     case OpCode::Conv2DGradWeight: return {evalConv2dGradWeight};
     case OpCode::MaxPool2DGrad: return {evalMaxPool2dGrad};

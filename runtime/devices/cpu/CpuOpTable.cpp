@@ -67,6 +67,8 @@ StepFactories factoriesFor(OpCode code) {
     case OpCode::RmsNormGrad:
     case OpCode::Softmax:
       return {makeNormStep};
+    case OpCode::SoftmaxGrad:
+      return {makeSoftmaxGradStep};
     case OpCode::Dropout:
     case OpCode::Embedding:
     case OpCode::EmbeddingGrad:

@@ -66,6 +66,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c);
 absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c);
 // softmax/log_softmax, layer_norm, rms_norm and their gradients (CpuNorm.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeNormStep(const StepContext& c);
+// softmax_grad (CpuSoftmaxGrad.cpp).
+absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmaxGradStep(const StepContext& c);
 // batch_norm, batch_norm_grad (CpuBatchNorm.cpp).
 absl::StatusOr<std::unique_ptr<CpuStep>> makeBatchNormStep(const StepContext& c);
 // embedding, embedding_grad, dropout (CpuEmbedding.cpp).

@@ -215,3 +215,36 @@ func.func @rms_norm_weight_element_type(%x: tensor<8x64xf16>, %g: tensor<64xbf16
   %0 = amp.rms_norm %x weight(%g : tensor<64xbf16>) : tensor<8x64xf16>
   return
 }
+
+// -----
+
+func.func @softmax_grad_axis(%y: tensor<4x10xf32>, %dy: tensor<4x10xf32>) {
+  // expected-error @+1 {{'amp.softmax_grad' op axis 2 is out of range for rank 2}}
+  %0 = amp.softmax_grad %y, %dy axis = 2 : tensor<4x10xf32>, tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_shapes(%y: tensor<4x10xf32>, %dy: tensor<4x9xf32>) {
+  // expected-error @+1 {{'amp.softmax_grad' op output and grad must have the same shape, got 'tensor<4x10xf32>' and 'tensor<4x9xf32>'}}
+  %0 = amp.softmax_grad %y, %dy axis = 1 : tensor<4x10xf32>, tensor<4x9xf32>
+  return
+}
+
+// -----
+
+// The cotangent is widened exactly: a type wider than the output's, or bf16 under f16, is refused.
+func.func @softmax_grad_wider_grad(%y: tensor<4x10xbf16>, %dy: tensor<4x10xf32>) {
+  // expected-error @+1 {{'amp.softmax_grad' op grad's element type must be the output's, or bf16/f16 under an f32 output}}
+  %0 = amp.softmax_grad %y, %dy axis = 1 : tensor<4x10xbf16>, tensor<4x10xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_bf16_under_f16(%y: tensor<4x10xf16>, %dy: tensor<4x10xbf16>) {
+  // expected-error @+1 {{'amp.softmax_grad' op grad's element type must be the output's, or bf16/f16 under an f32 output}}
+  %0 = amp.softmax_grad %y, %dy axis = 1 : tensor<4x10xf16>, tensor<4x10xbf16>
+  return
+}

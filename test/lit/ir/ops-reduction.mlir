@@ -110,3 +110,18 @@ func.func @rms_norm(%x: tensor<8x16x64xf32>, %g: tensor<64xf32>, %g2: tensor<16x
   // CHECK: return %[[R0]], %[[R1]], %[[R2]] : tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf16>
   return %0, %1, %2 : tensor<8x16x64xf32>, tensor<8x16x64xf32>, tensor<8x16x64xf16>
 }
+
+// -----
+
+// softmax_grad: the cotangent in the output's type, or bf16/f16 under an f32 output.
+// CHECK-LABEL: func.func @softmax_grad
+// CHECK: amp.softmax_grad %{{.*}}, %{{.*}} axis = 1 : tensor<4x10xf32>, tensor<4x10xbf16>
+// CHECK: amp.softmax_grad %{{.*}}, %{{.*}} axis = 0 : tensor<4x10xf16>, tensor<4x10xf16>
+func.func @softmax_grad(%y: tensor<4x10xf32>, %dy: tensor<4x10xbf16>, %h: tensor<4x10xf16>)
+    -> (tensor<4x10xf32>, tensor<4x10xf16>) {
+  %0 = amp.softmax_grad %y, %dy axis = 1 : tensor<4x10xf32>, tensor<4x10xbf16>
+  %1 = amp.softmax_grad %h, %h axis = 0 : tensor<4x10xf16>, tensor<4x10xf16>
+  return %0, %1 : tensor<4x10xf32>, tensor<4x10xf16>
+}
+// GENERIC-LABEL: sym_name = "softmax_grad"
+// GENERIC: "amp.softmax_grad"(%{{.*}}, %{{.*}}) <{axis = 1 : i64}> : (tensor<4x10xf32>, tensor<4x10xbf16>) -> tensor<4x10xf32>

@@ -1,5 +1,5 @@
 // amp-autodiff: the @train_step entry (docs/training-ir.md, "After amp-autodiff"), a few VJP
-// rules in detail, the cast VJP under a bf16 forward, fan-out accumulation and the error for an
+// rules in detail (softmax's amp.softmax_grad among them), the cast VJP under a bf16 forward, fan-out accumulation and the error for an
 // op without a rule. Numeric gradient checks of every rule: test/unit/autodiff.
 //
 // RUN: amp-opt --split-input-file --verify-diagnostics --amp-autodiff %s | FileCheck %s
@@ -118,6 +118,49 @@ func.func @bf16_linear_op(
   %y = amp.linear %xl, %wl, %bl {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "test input">} : tensor<2x3x4xbf16>, tensor<5x4xbf16>, tensor<5xbf16>
   %yf = amp.cast %y {amp.autocast_inserted} : tensor<2x3x5xbf16> to tensor<2x3x5xf32>
   %loss = amp.mse_loss %yf, %t {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "test input">} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Softmax: one amp.softmax_grad of the output and the cotangent (not the mul, reduce_sum, sub,
+// mul chain). Under an f32 softmax whose output is cast to bf16 (attention probabilities), the
+// cotangent is read as the bf16 value the backward matmul produced: no f32 copy of it.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME:    %[[S:[a-z0-9]+]]: tensor<2x4xf32>
+// CHECK:         %[[P:.*]] = amp.softmax %[[S]] axis = 1
+// CHECK:         %[[DP:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_b {{.*}} : tensor<2x3xbf16>, tensor<4x3xbf16>
+// CHECK-NOT:     amp.cast %[[DP]]
+// CHECK:         %[[DS:.*]] = amp.softmax_grad %[[P]], %[[DP]] axis = 1 {amp.precision = "f32", amp.reason = #amp.reason<backward, source = "amp.softmax">} : tensor<2x4xf32>, tensor<2x4xbf16>
+// CHECK:         return %{{.*}}, %[[DS]], %{{.*}} : tensor<f32>, tensor<2x4xf32>, tensor<4x3xf32>
+func.func @attention_softmax(
+    %s: tensor<2x4xf32> {amp.role = "param", amp.name = "s"},
+    %t: tensor<2x3xf32> {amp.role = "label", amp.name = "t"},
+    %v: tensor<4x3xf32> {amp.role = "param", amp.name = "v"}) -> tensor<f32> {
+  %p = amp.softmax %s axis = 1 {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "test input">} : tensor<2x4xf32>
+  %pl = amp.cast %p {amp.autocast_inserted} : tensor<2x4xf32> to tensor<2x4xbf16>
+  %vl = amp.cast %v {amp.autocast_inserted} : tensor<4x3xf32> to tensor<4x3xbf16>
+  %o = amp.matmul %pl, %vl {amp.precision = "bf16", amp.reason = #amp.reason<policy, policy = "pytorch", category = "lower_precision_fp", detail = "test input">} : tensor<2x4xbf16>, tensor<4x3xbf16>
+  %of = amp.cast %o {amp.autocast_inserted} : tensor<2x3xbf16> to tensor<2x3xf32>
+  %loss = amp.mse_loss %of, %t {amp.precision = "f32", amp.reason = #amp.reason<policy, policy = "pytorch", category = "fp32", detail = "test input">} : tensor<2x3xf32>, tensor<2x3xf32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// A bf16 softmax: its gradient is computed in bf16 from the bf16 cotangent (the same roundings
+// as the chain it replaces), along the forward op's axis.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         %[[P:.*]] = amp.softmax %{{.*}} axis = 0 : tensor<2x4xbf16>
+// CHECK:         %[[DP:.*]] = amp.mul %{{.*}}, %{{.*}} : tensor<2x4xbf16>, tensor<2x4xbf16>
+// CHECK:         %[[DS:.*]] = amp.softmax_grad %[[P]], %[[DP]] axis = 0 : tensor<2x4xbf16>, tensor<2x4xbf16>
+// CHECK:         amp.cast %[[DS]] : tensor<2x4xbf16> to tensor<2x4xf32>
+func.func @bf16_softmax(%s: tensor<2x4xf32> {amp.role = "param", amp.name = "s"}) -> tensor<f32> {
+  %sl = amp.cast %s {amp.autocast_inserted} : tensor<2x4xf32> to tensor<2x4xbf16>
+  %p = amp.softmax %sl axis = 0 : tensor<2x4xbf16>
+  %e = amp.exp %p : tensor<2x4xbf16>
+  %pf = amp.cast %e : tensor<2x4xbf16> to tensor<2x4xf32>
+  %loss = amp.reduce_sum %pf dims = [0, 1] : tensor<2x4xf32>
   return %loss : tensor<f32>
 }
 
