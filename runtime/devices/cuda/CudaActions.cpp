@@ -201,9 +201,7 @@ absl::StatusOr<size_t> ActionBuilder::lowerStep(size_t s) {
       case OpCode::ReduceSum:
       case OpCode::ReduceMean:
       case OpCode::ReduceMax: status = reduce(s); break;
-      case OpCode::SoftmaxGrad:
-        status = absl::UnimplementedError("amp.softmax_grad: no cuda kernel yet");
-        break;
+      case OpCode::SoftmaxGrad: status = softmaxGrad(s); break;
       case OpCode::Softmax:
       case OpCode::LogSoftmax:
       case OpCode::LayerNorm:

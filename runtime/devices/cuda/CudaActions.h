@@ -153,6 +153,7 @@ class ActionBuilder {
   absl::Status reduce(size_t s);
   absl::Status shapeKernels(size_t s);
   absl::Status normOp(size_t s);
+  absl::Status softmaxGrad(size_t s);
   absl::Status batchNorm(size_t s);
   absl::StatusOr<size_t> updates(size_t s);
   absl::StatusOr<KernelFn> kernel(const std::string& name);

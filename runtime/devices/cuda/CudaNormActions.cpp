@@ -122,6 +122,51 @@ absl::Status ActionBuilder::normOp(size_t s) {
   });
 }
 
+// softmax_grad (y, dy -> dx; axis): kernels/NormKernels.cu, one launch laid out as softmax's.
+// dy has y's type, or is bf16/f16 under an f32 y (amp_softmax_grad_f32_<G> widens it); dx may be
+// y's storage (the memory planner's in-place pair), which the kernel allows for. Checked as the
+// reference checks it: the kernel trusts the types and shapes.
+absl::Status ActionBuilder::softmaxGrad(size_t s) {
+  const PlanStep& step = entry_.steps[s];
+  if (step.operands.size() != 2 || step.results.size() != 1)
+    return absl::InvalidArgumentError("expected (output, grad) -> result");
+  const BufferDesc &y = plan_.buffers[step.operands[0]], &dy = plan_.buffers[step.operands[1]];
+  const BufferDesc& dx = plan_.buffers[step.results[0]];
+  auto type = floatSuffix(y.dtype), gradType = floatSuffix(dy.dtype);
+  if (!type || !gradType) return absl::InvalidArgumentError("output and grad must be f32, bf16 or f16");
+  if (dy.dtype != y.dtype && y.dtype != DType::F32)
+    return absl::InvalidArgumentError("grad must have the output's type, or be bf16/f16 under an f32 output");
+  if (dy.shape != y.shape || dx.shape != y.shape || dx.dtype != y.dtype)
+    return absl::InvalidArgumentError("grad and result must have the output's shape, the result its type");
+  auto axis = step.attrs.getInt(step.op, "axis");
+  if (!axis.ok()) return axis.status();
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  if (*axis < 0 || *axis >= rank) return absl::InvalidArgumentError("axis out of range");
+  long long outer = 1, inner = 1;
+  for (int64_t d = 0; d < *axis; ++d) outer *= y.shape[static_cast<size_t>(d)];
+  for (int64_t d = *axis + 1; d < rank; ++d) inner *= y.shape[static_cast<size_t>(d)];
+  const long long len = y.shape[static_cast<size_t>(*axis)];
+  if (len == 0 || outer * inner == 0) return absl::OkStatus();
+  std::string name = absl::StrCat("amp_softmax_grad_", *type);
+  if (dy.dtype != y.dtype) absl::StrAppend(&name, "_", *gradType);
+  auto fn = kernel(name);
+  if (!fn.ok()) return fn.status();
+  const long long units = inner == 1 ? outer : outer * ((inner + 255) / 256);
+  Action a = launch(name, s);
+  a.fn = *fn;
+  a.blocks = std::max<long long>(1, std::min<long long>(units, int64_t{8} * api_.info().multiprocessors));
+  a.threads = 256;
+  a.arg(device<const void>(ptr_[step.operands[0]]));
+  a.arg(device<const void>(ptr_[step.operands[1]]));
+  a.arg(device<void>(ptr_[step.results[0]]));
+  a.arg(outer);
+  a.arg(len);
+  a.arg(inner);
+  actions_.push_back(std::move(a));
+  ++report_.kernels;
+  return absl::OkStatus();
+}
+
 // batch_norm and batch_norm_grad: kernels/NormKernels.cu, one launch of 256-thread blocks, one
 // block per channel (grid-strided). Checked as the reference checks them, and the buffers' types
 // and shapes too: the kernel trusts them.

@@ -141,6 +141,51 @@ TEST(CudaExecutor, TheTransformerLowersAndReplays) {
   expectOneReplay(d.api->calls(), "sync");
 }
 
+// amp.softmax_grad is one kernel per step. The transformer's attention softmax runs in f32 under
+// bf16 training, so its gradient reads the bf16 cotangent widened (amp_softmax_grad_f32_bf16); the
+// op-parity sequence's is f32 throughout. The memory planner gives dx y's storage, so the dry run
+// checks the launch in place; an axis the kernel cannot take is refused before anything launches.
+TEST(CudaExecutor, EachSoftmaxGradientIsOneKernelOverItsOutput) {
+  const std::pair<const char*, const char*> cases[] = {{"transformer_lm_bf16_sm_90", "amp_softmax_grad_f32_bf16"},
+                                                       {"op_parity_sequence_bf16_sm_90", "amp_softmax_grad_f32"}};
+  for (const auto& [bundle, kernel] : cases) {
+    SCOPED_TRACE(bundle);
+    OPEN_OR_SKIP(d, bundle);
+    const EntryPoint* train = d.session->plan().findEntry("train_step");
+    ASSERT_NE(train, nullptr);
+    ASSERT_TRUE(train->memory.has_value());
+    // The buffer that owns `id`'s storage, through views (y may itself be a view of its softmax's
+    // input, when the softmax runs in place).
+    auto storage = [&](int32_t id) {
+      for (bool found = true; found;) {
+        found = false;
+        for (const auto& [view, of] : train->memory->views)
+          if (view == id) id = of, found = true;
+      }
+      return id;
+    };
+    int64_t steps = 0;
+    for (const PlanStep& st : train->steps) {
+      if (st.op != "amp.softmax_grad") continue;
+      ++steps;
+      EXPECT_EQ(storage(st.results[0]), storage(st.operands[0])) << "dx does not share y's storage";
+    }
+    EXPECT_EQ(steps, 1) << "one softmax, one gradient";
+    auto prepared = d.session->prepared("train_step");
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    int64_t launches = 0;
+    for (const std::string& a : (**prepared).report().actions) {  // "step N amp.softmax_grad: <kernel>"
+      const size_t at = a.find(" amp.softmax_grad: ");
+      if (at == std::string::npos) continue;
+      ++launches;
+      EXPECT_EQ(a.substr(at + 19), kernel) << a;
+    }
+    EXPECT_EQ(launches, 1);
+    ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
+    expectEditRefused(d.session->plan(), "amp.softmax_grad", "axis", int64_t{7});
+  }
+}
+
 // PyTorch's AMP recipe model: its MSE loss is a per-block tree of squares and a mean of the blocks.
 TEST(CudaExecutor, TheAmpRecipeMlpLowersWithItsMseLoss) {
   OPEN_OR_SKIP(d, "amp_recipe_mlp_f16_sm_90");

@@ -60,6 +60,8 @@ TEST_P(NvrtcExamples, EveryKernelCompilesAndPassesPtxas) {
                                       "amp_update_scale_kernel",  "amp_optimizer_scalars",
                                       "amp_mt_sum_squares_f32",   "amp_cross_entropy_count_i64",
                                       "amp_cross_entropy_count_i32"};
+  for (const char* t : {"f32", "bf16", "f16", "f32_bf16", "f32_f16"})  // amp.softmax_grad by y's and dy's types
+    library.push_back(std::string("amp_softmax_grad_") + t);
   for (const char* g : {"f32", "bf16", "f16"}) {
     library.push_back(std::string("amp_mt_unscale_check_") + g);
     for (const char* op : {"sum", "mean", "max"}) library.push_back(std::string("amp_reduce_") + op + "_" + g);

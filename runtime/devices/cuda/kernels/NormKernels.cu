@@ -1,6 +1,6 @@
-// The CUDA device's softmax and normalisation kernels: amp.softmax, amp.log_softmax, amp.layer_norm,
-// amp.layer_norm_grad, amp.rms_norm, amp.rms_norm_grad, amp.batch_norm and amp.batch_norm_grad, bit
-// for bit the reference executor's
+// The CUDA device's softmax and normalisation kernels: amp.softmax, amp.log_softmax,
+// amp.softmax_grad, amp.layer_norm, amp.layer_norm_grad, amp.rms_norm, amp.rms_norm_grad,
+// amp.batch_norm and amp.batch_norm_grad, bit for bit the reference executor's
 // results (arithmetic in NormMath.h). ampc appends this file, after NormMath.h, to the CUDA kernels
 // of every cuda bundle, behind the prelude's amp_ld_*/amp_st_* conversions
 // (codegen/emit/CudaFlavour.cpp).
@@ -16,15 +16,16 @@
 // (docs/numerics.md).
 //
 // Names end in the element type T (f32, bf16, f16) that every tensor operand and result of the op
-// shares; those are device pointers (void*) to dense row-major elements of type T, bf16 and f16 as
-// their 16-bit patterns. Values are loaded to f32, computed in f32 and rounded once to T on store.
+// shares (amp_softmax_grad_f32_<G>'s dy excepted); those are device pointers (void*) to dense
+// row-major elements of type T, bf16 and f16 as their 16-bit patterns. Values are loaded to f32,
+// computed in f32 and rounded once to T on store.
 // Scratch buffers are f32 device memory, need not be initialised and are only read by the launch
 // that follows on the same stream. Every kernel needs blockDim = (256, 1, 1) exactly and takes any
 // gridDim = (x >= 1, 1, 1): work units are grid-strided, so gridDim.x = min(units, 2^31 - 1) gives
 // every unit its own block (the unit count is given per kernel). No dynamic shared memory; static
-// shared memory per block: softmax and log_softmax 5124 bytes, layer_norm 2056, layer_norm_grad
-// 4112, rms_norm 2052, rms_norm_grad 2056, the *_affine kernels none, batch_norm 2056,
-// batch_norm_grad 4112. A kernel whose unit count is 0
+// shared memory per block: softmax and log_softmax 5124 bytes, softmax_grad 2052, layer_norm 2056,
+// layer_norm_grad 4112, rms_norm 2052, rms_norm_grad 2056, the *_affine kernels none, batch_norm
+// 2056, batch_norm_grad 4112. A kernel whose unit count is 0
 // may be skipped unless said otherwise.
 //
 // amp.softmax / amp.log_softmax (x; attribute axis): one launch.
@@ -35,6 +36,16 @@
 //     elements x[(o * len + j) * inner + i], j = 0 .. len - 1. Units: inner == 1: outer (one block
 //     per slice, all 256 threads on it); inner > 1: outer * ceil(inner / 256) (a block takes 256
 //     neighbouring slices of one o, one thread each). len == 0 writes nothing.
+//
+// amp.softmax_grad (y, dy; attribute axis): one launch.
+//   amp_softmax_grad_<T>(const void* y, const void* dy, void* dx, long long outer, long long len,
+//                        long long inner)
+//   amp_softmax_grad_f32_bf16, amp_softmax_grad_f32_f16 (same parameters): y and dx f32, dy bf16 /
+//     f16 (widened exactly; every rounding to T is then the identity).
+//     y, dy and dx have one shape; outer, len, inner, the slices and the units as amp_softmax_<T>.
+//     dx may be y itself (the memory planner runs the op in place): a slice's every y (and dy) is
+//     read for its sum before a barrier that no dx store of the slice precedes, and dx_j is then
+//     stored by the thread that has just read y_j and dy_j for it. len == 0 writes nothing.
 //
 // amp.layer_norm (x, [weight], [bias]; normalized_ndim, eps, has_weight, has_bias): one launch.
 //   amp_layer_norm_<T>(const void* x, const void* weight, const void* bias, void* y, long long groups,
@@ -170,6 +181,68 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
       const float v = amp_load<T>(x, base + j * inner);
       const float out = Log ? amp_nrm_log_softmax_out(v, max, lse) : amp_nrm_softmax_out(amp_nrm_exp(v, max), sumExp);
       amp_store<T>(y, base + j * inner, out);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// softmax_grad: the reference's softmaxGradSlice (runtime/numerics/Softmax.h), the amp.mul,
+// amp.reduce_sum (keepdim), amp.sub and amp.mul it replaces, each rounded to T. No dx store of a
+// slice comes before every load of the slice's y for its sum, so dx may overwrite y in place. The
+// arithmetic is here rather than in NormMath.h because it rounds to T between steps (amp_round,
+// the prelude's conversions).
+
+// p_j = T(fl(dy_j * y_j)), added in element order from +0.
+template <int T>
+__device__ __forceinline__ float amp_sg_term(float y, float dy) {
+  return amp_round<T>(dy * y);
+}
+
+// dx_j = T(fl(y_j * T(fl(dy_j - s)))); the outer rounding is the store's.
+template <int T>
+__device__ __forceinline__ float amp_sg_out(float y, float dy, float s) {
+  return y * amp_round<T>(dy - s);
+}
+
+// T types y and dx, G types dy (T, or bf16/f16 under an f32 T).
+template <int T, int G>
+__device__ void amp_nrm_softmax_grad(const void* y, const void* dy, void* dx, long long outer, long long len,
+                                     long long inner) {
+  __shared__ float chunks[2 * AMP_NRM_BLOCK];
+  __shared__ float sumShared;
+  if (inner == 1) {  // contiguous slices: the block shares each one
+    for (long long slice = blockIdx.x; slice < outer; slice += gridDim.x) {
+      const long long base = slice * len;
+      const float sum = amp_row_ordered_sum(len, chunks, [&](long long j) {
+        return amp_sg_term<T>(amp_load<T>(y, base + j), amp_load<G>(dy, base + j));
+      });
+      if (threadIdx.x == 0) sumShared = amp_round<T>(sum);
+      // Broadcasts s, and is the in-place barrier: every thread has loaded its y of the slice for
+      // the sum above, and no thread stores a dx of the slice before it.
+      __syncthreads();
+      const float s = sumShared;
+      for (long long j = threadIdx.x; j < len; j += AMP_NRM_BLOCK) {
+        const float yj = amp_load<T>(y, base + j);  // loaded before this thread's own dx_j replaces it
+        amp_store<T>(dx, base + j, amp_sg_out<T>(yj, amp_load<G>(dy, base + j), s));
+      }
+      __syncthreads();  // the next slice reuses the shared arrays
+    }
+    return;
+  }
+  // Strided slices: one thread each, the reference's two sequential loops; a slice is one thread's
+  // alone, so its loads for the sum precede its stores without a barrier.
+  const long long tiles = (inner + AMP_NRM_BLOCK - 1) / AMP_NRM_BLOCK;
+  for (long long unit = blockIdx.x; unit < outer * tiles; unit += gridDim.x) {
+    const long long i = unit % tiles * AMP_NRM_BLOCK + threadIdx.x;
+    if (i >= inner) continue;
+    const long long base = unit / tiles * len * inner + i;
+    float sum = 0.0f;
+    for (long long j = 0; j < len; ++j)
+      sum += amp_sg_term<T>(amp_load<T>(y, base + j * inner), amp_load<G>(dy, base + j * inner));
+    const float s = amp_round<T>(sum);
+    for (long long j = 0; j < len; ++j) {
+      const float yj = amp_load<T>(y, base + j * inner);
+      amp_store<T>(dx, base + j * inner, amp_sg_out<T>(yj, amp_load<G>(dy, base + j * inner), s));
     }
   }
 }
@@ -485,3 +558,16 @@ __device__ void amp_bn_backward(const void* x, const void* dy, const float* scal
 AMP_NRM_KERNELS(f32, 0)
 AMP_NRM_KERNELS(bf16, 1)
 AMP_NRM_KERNELS(f16, 2)
+
+// amp.softmax_grad by y's type T, then dy's type G where it is narrower (bf16/f16 under f32).
+#define AMP_SOFTMAX_GRAD_KERNEL(suffix, T, G)                                                                     \
+  extern "C" __global__ void __launch_bounds__(256)                                                                \
+      amp_softmax_grad_##suffix(const void* y, const void* dy, void* dx, long long outer, long long len,          \
+                                long long inner) {                                                                 \
+    amp_nrm_softmax_grad<T, G>(y, dy, dx, outer, len, inner);                                                      \
+  }
+AMP_SOFTMAX_GRAD_KERNEL(f32, 0, 0)
+AMP_SOFTMAX_GRAD_KERNEL(bf16, 1, 1)
+AMP_SOFTMAX_GRAD_KERNEL(f16, 2, 2)
+AMP_SOFTMAX_GRAD_KERNEL(f32_bf16, 0, 1)
+AMP_SOFTMAX_GRAD_KERNEL(f32_f16, 0, 2)
