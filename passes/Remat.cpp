@@ -84,11 +84,27 @@ struct Profile {
       for (Value r : op.getResults()) {
         if (!ownsStorage(r) || inPlace.contains(r)) continue;
         int64_t end = last.count(r) ? last[r] : pos[&op];  // an unread result lives at its step
-        delta[pos[&op]] += tensorBytes(r.getType());
+        // Written over its dying operand, the result adds no bytes at its own step.
+        const int64_t start = pos[&op] + (takesOperandStorage(op, r) ? 1 : 0);
+        if (start > end) continue;
+        delta[start] += tensorBytes(r.getType());
         delta[end + 1] -= tensorBytes(r.getType());
       }
     int64_t running = 0;
     for (int64_t k = 0; k < i; ++k) live[k] = running += delta[k];
+  }
+  // The memory planner's pairing (inPlacePairs, runtime/plan/MemoryPlan.h) for the ops amp-fuse
+  // leaves alone: softmax, log_softmax and softmax_grad write their result over operand 0 when
+  // that temporary, of the result's type, is read for the last time there. (Elementwise ops are
+  // paired too, but amp-fuse may fuse them later, and fused kernels are not: not counted.)
+  bool takesOperandStorage(Operation& op, Value r) const {
+    if (!isa<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp>(op) || r != op.getResult(0)) return false;
+    Value operand = op.getOperand(0);
+    Value o = owner(operand);
+    if (operand.getType() != r.getType() || !ownsStorage(o) || inPlace.contains(o)) return false;
+    if (llvm::count(op.getOperands(), operand) > 1) return false;
+    auto it = last.find(o);
+    return it != last.end() && it->second == pos.lookup(&op);
   }
   int64_t peakPosition() const {
     return std::max_element(live.begin(), live.end()) - live.begin();

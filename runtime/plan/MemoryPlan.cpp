@@ -61,7 +61,9 @@ std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& 
   if (isElementwise(op) && step.results.size() == 1) {
     for (size_t o = 0; o < step.operands.size(); ++o)
       if (same(0, static_cast<int>(o))) pairs.emplace_back(0, static_cast<int>(o));
-  } else if (op == "amp.softmax_grad") {  // every slice of the output is read before its result is written
+  } else if (op == "amp.softmax" || op == "amp.log_softmax" || op == "amp.softmax_grad") {
+    // Every device reads a slice's inputs (for its max and sum) before writing any of its results,
+    // and then element j before writing result j.
     if (same(0, 0)) pairs.emplace_back(0, 0);
   } else if (op == "amp.unscale_check" || op == "amp.clip_grads") {
     for (size_t r = 0; r + (op == "amp.unscale_check" ? 1 : 0) < step.results.size(); ++r)

@@ -48,8 +48,8 @@ MemoryPlanOptions constantsOutsideArena(const Plan& plan, const EntryPoint& entr
 // element i of the operand only before writing element i of the result. Elementwise math, casts
 // between types of one size and select pair their result with any same-typed operand; the
 // multi-tensor scaler and optimizer steps pair each result with the operand it updates;
-// amp.softmax_grad pairs its result with the softmax output it reads (a device reads each slice
-// of that output before writing the slice's result).
+// softmax, log_softmax and softmax_grad pair their result with operand 0 (every device reads a
+// slice's operands before writing any of its results, then element j before result j).
 std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& step);
 
 // Plans the temporaries of `entry`. A buffer lives from the step that writes it to the last step

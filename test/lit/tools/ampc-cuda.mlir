@@ -23,13 +23,14 @@
 // F16-CHECK:        for (long e = scalarFrom + first; e < 16384; e += stride) {
 // F16-CHECK:          const float v0 = amp_ld_f16(in0[i]);
 // F16-CHECK:          out0[i] = v3;
-// A masked f16 product: the mask and the scalars are read per lane, the result rounded to f16.
-// F16-CHECK-LABEL: amp_k{{[0-9a-f]+}}(const float* __restrict__ in0, const float* __restrict__ in1, const unsigned char* __restrict__ in2, const unsigned short* __restrict__ in3, const unsigned short* __restrict__ in4, unsigned short* __restrict__ out0) {
+// A masked f16 product (after the attention's amp.softmax_grad): the mask and the scalars are read
+// per lane, the result rounded to f16.
+// F16-CHECK-LABEL: amp_k{{[0-9a-f]+}}(const float* __restrict__ in0, const unsigned char* __restrict__ in1, const unsigned short* __restrict__ in2, const unsigned short* __restrict__ in3, unsigned short* __restrict__ out0) {
 // F16-CHECK:              const long j = i % 1024;
-// F16-CHECK:              const bool v2 = (in2[j] != 0);
-// F16-CHECK:              const float v3 = amp_ld_f16(in3[0]);
-// F16-CHECK:              const float v8 = amp_rn_f16(v7 * v4);  // amp.mul
-// F16-CHECK:              result0.x[t] = amp_st_f16(v8);
+// F16-CHECK:              const bool v1 = (in1[j] != 0);
+// F16-CHECK:              const float v2 = amp_ld_f16(in2[0]);
+// F16-CHECK:              const float v6 = amp_rn_f16(v5 * v3);  // amp.mul
+// F16-CHECK:              result0.x[t] = amp_st_f16(v6);
 // F16-CHECK:            ((uint2*)out0)[q] = result0.raw;
 
 // The bf16 MLP's backward: relu mask and bias gradient, one thread per column, rows in order.

@@ -281,5 +281,44 @@ TEST(MemoryLayout, LargeEntriesArePlacedInStepOrderSoundly) {
   EXPECT_LT(planned.arenaBytes, planned.unplannedBytes / 2) << planned.arenaBytes << " of " << planned.unplannedBytes;
 }
 
+// softmax, log_softmax and softmax_grad write their result over operand 0 when it dies there (every
+// device reads a slice before writing it); not when it is read later, and not over operand 1.
+TEST(MemoryPlan, SoftmaxAndItsGradientWriteOverADyingOperandZero) {
+  for (const char* op : {"amp.softmax", "amp.log_softmax", "amp.softmax_grad"}) {
+    for (bool readLater : {false, true}) {
+      SCOPED_TRACE(std::string(op) + (readLater ? ", operand read later" : ""));
+      Plan plan;
+      auto add = [&](std::string name, BufferKind kind) {
+        plan.buffers.push_back({std::move(name), DType::F32, {4, 8}, kind, std::nullopt});
+        return static_cast<int32_t>(plan.buffers.size() - 1);
+      };
+      const int32_t x = add("x", BufferKind::Input), a = add("a", BufferKind::Temp), b = add("b", BufferKind::Temp),
+                    c = add("c", BufferKind::Temp), d = add("d", BufferKind::Temp);
+      EntryPoint e;
+      e.name = "f";
+      auto step = [&](std::string name, std::vector<int32_t> in, int32_t out) {
+        PlanStep s;
+        s.op = std::move(name);
+        s.code = opCodeOf(s.op);
+        s.operands = std::move(in);
+        s.results = {out};
+        e.steps.push_back(std::move(s));
+      };
+      step("amp.neg", {x}, a);
+      step("amp.neg", {x}, b);
+      step(op, std::string(op) == "amp.softmax_grad" ? std::vector<int32_t>{a, b} : std::vector<int32_t>{a}, c);
+      step("amp.add", {c, readLater ? a : c}, d);
+      e.results = {d, b};
+      e.resultNames = {"d", "b"};
+      plan.entries.push_back(std::move(e));
+      const EntryPoint& entry = plan.entries[0];
+      const MemoryPlan planned = planMemory(plan, entry);
+      EXPECT_EQ(planned.aliasOf[c], readLater ? -1 : a);
+      auto adopted = adoptMemoryLayout(plan, entry, layoutOf(planned, entry));
+      EXPECT_TRUE(adopted.ok()) << adopted.status();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace amp::rt
