@@ -3,39 +3,14 @@
 // SoftmaxExact.cpp calls it only where the host has them.
 #include <immintrin.h>
 
+#include "runtime/devices/cpu/F64VecAvx512.h"
 #include "runtime/devices/cpu/SoftmaxExactSimd.h"
 
 namespace amp::rt::cpu::softmax_exact {
 namespace {
 
-struct Avx512 {
-  // f64 lanes, for e^w (the operations ExpNonPositiveSimd.h uses, and the certificate's).
-  using V = __m512d;
-  using M = __mmask8;
-  static constexpr int kLanes = 8;
-  static constexpr unsigned kAllLanes = 0xff;
-  static V set1(double a) { return _mm512_set1_pd(a); }
-  static V load(const double* p) { return _mm512_loadu_pd(p); }
-  static void store(double* p, V a) { _mm512_storeu_pd(p, a); }
-  static V add(V a, V b) { return _mm512_add_pd(a, b); }
-  static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
-  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
-  static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
-  static V fnma(V a, V b, V c) { return _mm512_fnmadd_pd(a, b, c); }  // c - a b
-  static M lt(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
-  static M le(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_LE_OQ); }
-  static M both(M a, M b) { return static_cast<M>(a & b); }
-  static M either(M a, M b) { return static_cast<M>(a | b); }
-  static V select(M m, V yes, V no) { return _mm512_mask_blend_pd(m, no, yes); }
-  static unsigned bits(M m) { return m; }
-  // Lanes whose two values round to the same f32 bit pattern (RNE, MXCSR, as the reference's cast).
-  static M sameF32(V a, V b) {
-    return _mm256_cmpeq_epi32_mask(_mm256_castps_si256(_mm512_cvtpd_ps(a)), _mm256_castps_si256(_mm512_cvtpd_ps(b)));
-  }
-  // p 2^k, k an integer in [-1022, 0]: vscalefpd, exact while the result is a normal double.
-  static V scaleByPow2(V p, V k, V /*u*/) { return _mm512_scalef_pd(p, k); }
-
-  // f32 lanes, one slice each.
+// f64 lanes (F64Avx512) for e^w and its certificate, f32 lanes one slice each.
+struct Avx512 : F64Avx512 {
   using F = __m512;
   static constexpr int kGroup = kAvx512Group;
   static F fset1(float a) { return _mm512_set1_ps(a); }
