@@ -201,8 +201,9 @@ LogicalResult SoftmaxGradOp::verify() {
   auto y = getOutput().getType(), g = getGrad().getType();
   if (y.getShape() != g.getShape())
     return emitOpError("output and grad must have the same shape, got ") << y << " and " << g;
-  if (getAxis() < 0 || getAxis() >= y.getRank())
-    return emitOpError("axis ") << getAxis() << " is out of range for rank " << y.getRank();
+  const int64_t axis = getAxisAttr().getInt();  // signed: getAxis() reads it as unsigned
+  if (axis < 0 || axis >= y.getRank())
+    return emitOpError("axis ") << axis << " is out of range for rank " << y.getRank();
   // grad is widened exactly: its type is the output's, or bf16/f16 under an f32 output.
   Type ye = y.getElementType(), ge = g.getElementType();
   if (ge != ye && !(ye.isF32() && (ge.isBF16() || ge.isF16())))

@@ -226,6 +226,14 @@ func.func @softmax_grad_axis(%y: tensor<4x10xf32>, %dy: tensor<4x10xf32>) {
 
 // -----
 
+func.func @softmax_grad_axis_negative(%y: tensor<4x10xf32>, %dy: tensor<4x10xf32>) {
+  // expected-error @+1 {{'amp.softmax_grad' op axis -1 is out of range for rank 2}}
+  %0 = amp.softmax_grad %y, %dy axis = -1 : tensor<4x10xf32>, tensor<4x10xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_grad_shapes(%y: tensor<4x10xf32>, %dy: tensor<4x9xf32>) {
   // expected-error @+1 {{'amp.softmax_grad' op output and grad must have the same shape, got 'tensor<4x10xf32>' and 'tensor<4x9xf32>'}}
   %0 = amp.softmax_grad %y, %dy axis = 1 : tensor<4x10xf32>, tensor<4x9xf32>
