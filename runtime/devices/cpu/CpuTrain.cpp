@@ -13,7 +13,6 @@
 #include "runtime/devices/cpu/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/ScalerMath.h"
-#include "runtime/numerics/SimdConvert.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::cpu {
@@ -28,12 +27,6 @@ bool isComputeFloat(DType t) { return t == DType::F32 || t == DType::F16 || t ==
 // Copies `bytes` from `from` to `to` unless they are the same storage (an in-place update).
 void passThrough(const uint8_t* from, uint8_t* to, size_t bytes) {
   if (from != to) std::memcpy(to, from, bytes);
-}
-
-// Whether the host runs SimdConvert's AVX2 + F16C loops (bit-identical to convertBuffer).
-bool hostSimdConvert() {
-  static const bool simd = CpuFeatures::host().avx2 && CpuFeatures::host().f16c;
-  return simd;
 }
 
 // What a fused update does to its gradient before stepping, and the weight copy it writes after:
@@ -64,14 +57,14 @@ class UpdatePrologue {
   // them. The update reads element k before writing its outputs, so g may be one of them.
   const float* gradientBlock(DType t, const uint8_t* g, int64_t i0, int64_t n, float* block) const {
     if (t == DType::F32 && !changesGradient()) return reinterpret_cast<const float*>(g) + i0;
-    widenToF32(t, g + i0 * dtypeSize(t), block, n, hostSimdConvert());
+    convertBuffer(t, g + i0 * dtypeSize(t), DType::F32, block, n);  // the host's vector loops
     apply(block, n);
     return block;
   }
   uint8_t* copyTarget(BufferPtrs ptr) const { return copy_ >= 0 ? ptr[copy_] : nullptr; }
   // Elements [i0, i0 + n) of the copy from the updated f32 masters `p` (no-op without a copy).
   void writeCopy(const float* p, uint8_t* copy, int64_t i0, int64_t n) const {
-    if (copy) narrowFromF32(p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n, hostSimdConvert());
+    if (copy) convertBuffer(DType::F32, p + i0, copyType_, copy + i0 * dtypeSize(copyType_), n);
   }
 
  private:
