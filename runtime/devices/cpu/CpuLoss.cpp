@@ -110,7 +110,7 @@ class CrossEntropyStep final : public CpuStep {
   void softmaxBlock(const uint8_t* logits, int64_t i0, int64_t rows, bool log) {
     const size_t es = dtypeSize(s_.logitsType);
     convertBuffer(s_.logitsType, logits + i0 * s_.c * es, DType::F32, row_.data(), rows * s_.c);
-    softmaxRows(softmaxHostPath(), row_.data(), rows, s_.c, log, p_.data(), work_.data());
+    softmaxRows(hostVectorPath(kSoftmaxNeeds), row_.data(), rows, s_.c, log, p_.data(), work_.data());
   }
 
   CrossEntropyShape s_;

@@ -41,7 +41,7 @@ class SoftmaxStep final : public CpuStep {
     const uint8_t* x = ptr[in_];
     uint8_t* y = ptr[out_];
     if (len_ == 0) return absl::OkStatus();
-    const SoftmaxPath path = softmaxHostPath();
+    const VectorPath path = hostVectorPath(kSoftmaxNeeds);
     if (inner_ == 1) {
       parallelChunks(outer_, std::max<int64_t>(1, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
         float* xs = shared_.at(scratch_) + slot * per_;

@@ -341,7 +341,7 @@ class AdamStep final : public CpuStep {
     k.negStepSize = f32(-stepSize);
     k.weightDecay = cfg_.wd != 0.0;
     k.decoupled = cfg_.decoupled;
-    const OptimizerPath path = optimizerHostPath();
+    const VectorPath path = hostVectorPath(kOptimizerNeeds);
     const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
     const float* min = reinterpret_cast<const float*>(ptr[in_[2]]);
     const float* vin = reinterpret_cast<const float*>(ptr[in_[3]]);
@@ -396,7 +396,7 @@ class SgdStep final : public CpuStep {
     k.wd = f32(wd_);
     k.weightDecay = wd_ != 0.0;
     k.nesterov = nesterov_;
-    const OptimizerPath path = optimizerHostPath();
+    const VectorPath path = hostVectorPath(kOptimizerNeeds);
     const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
     const float* bin = hasBuffer ? reinterpret_cast<const float*>(ptr[in_[4]]) : nullptr;
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);

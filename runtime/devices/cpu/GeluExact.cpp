@@ -29,11 +29,11 @@ float exactGeluGrad(float xf, float dyf) {
 using ForwardKernel = int64_t (*)(const float*, float*, int32_t*, int64_t);
 using GradKernel = int64_t (*)(const float*, const float*, float*, int32_t*, int64_t);
 
-ForwardKernel forwardKernel(GeluErfPath path) {
-  return path == GeluErfPath::Avx512 ? gelu_erf::forwardAvx512 : gelu_erf::forwardAvx2;
+ForwardKernel forwardKernel(VectorPath path) {
+  return path == VectorPath::Avx512 ? gelu_erf::forwardAvx512 : gelu_erf::forwardAvx2;
 }
-GradKernel gradKernel(GeluErfPath path) {
-  return path == GeluErfPath::Avx512 ? gelu_erf::gradAvx512 : gelu_erf::gradAvx2;
+GradKernel gradKernel(VectorPath path) {
+  return path == VectorPath::Avx512 ? gelu_erf::gradAvx512 : gelu_erf::gradAvx2;
 }
 
 // `in` itself, or its first m elements copied to `padded` and zero-filled to a multiple of kPad.
@@ -46,7 +46,7 @@ const float* padTo8(const float* in, int64_t m, float* padded) {
 
 // Results go to a chunk buffer first, so that y may alias x or dy: a rejected element's inputs are
 // still there to recompute it.
-int64_t forwardOn(GeluErfPath path, const float* x, float* y, int64_t n) {
+int64_t forwardOn(VectorPath path, const float* x, float* y, int64_t n) {
   const ForwardKernel kernel = forwardKernel(path);
   alignas(64) float xs[kChunk], fast[kChunk];
   int32_t rejected[kChunk];
@@ -61,7 +61,7 @@ int64_t forwardOn(GeluErfPath path, const float* x, float* y, int64_t n) {
   return fallbacks;
 }
 
-int64_t gradOn(GeluErfPath path, const float* x, const float* dy, float* y, int64_t n) {
+int64_t gradOn(VectorPath path, const float* x, const float* dy, float* y, int64_t n) {
   const GradKernel kernel = gradKernel(path);
   alignas(64) float xs[kChunk], ds[kChunk], fast[kChunk];
   int32_t rejected[kChunk];
@@ -76,55 +76,34 @@ int64_t gradOn(GeluErfPath path, const float* x, const float* dy, float* y, int6
   return fallbacks;
 }
 
-GeluErfPath hostPath() {
-  static const GeluErfPath path = geluErfBestPath(CpuFeatures::host());
-  return path;
-}
-
 }  // namespace
 
-GeluErfPath geluErfBestPath(const CpuFeatures& f) {
-#if defined(__x86_64__)
-  if (f.avx512f && f.avx512vl && f.avx512dq && f.avx2 && f.fma) return GeluErfPath::Avx512;
-  if (f.avx2 && f.fma) return GeluErfPath::Avx2;
-#endif
-  (void)f;
-  return GeluErfPath::Scalar;
-}
-
-const char* geluErfPathName(GeluErfPath path) {
-  switch (path) {
-    case GeluErfPath::Scalar: return "scalar";
-    case GeluErfPath::Avx2: return "avx2";
-    case GeluErfPath::Avx512: return "avx512";
-  }
-  return "?";
-}
-
-int64_t geluErfBlock(GeluErfPath path, const float* x, float* y, int64_t n) {
-  if (path != GeluErfPath::Scalar) return forwardOn(path, x, y, n);
+int64_t geluErfBlock(VectorPath path, const float* x, float* y, int64_t n) {
+  if (path != VectorPath::Scalar) return forwardOn(path, x, y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = exactGelu(x[i]);
   return n;
 }
 
-int64_t geluErfGradBlock(GeluErfPath path, const float* x, const float* dy, float* y, int64_t n) {
-  if (path != GeluErfPath::Scalar) return gradOn(path, x, dy, y, n);
+int64_t geluErfGradBlock(VectorPath path, const float* x, const float* dy, float* y, int64_t n) {
+  if (path != VectorPath::Scalar) return gradOn(path, x, dy, y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = exactGeluGrad(x[i], dy[i]);
   return n;
 }
 
-void geluErfBlock(const float* x, float* y, int64_t n) { geluErfBlock(hostPath(), x, y, n); }
+void geluErfBlock(const float* x, float* y, int64_t n) { geluErfBlock(hostVectorPath(kGeluErfNeeds), x, y, n); }
 
-void geluErfGradBlock(const float* x, const float* dy, float* y, int64_t n) { geluErfGradBlock(hostPath(), x, dy, y, n); }
+void geluErfGradBlock(const float* x, const float* dy, float* y, int64_t n) {
+  geluErfGradBlock(hostVectorPath(kGeluErfNeeds), x, dy, y, n);
+}
 
-GeluErfLane geluErfForwardLane(GeluErfPath path, float x) {
+GeluErfLane geluErfForwardLane(VectorPath path, float x) {
   alignas(64) float xs[kPad] = {x}, fast[kPad];
   int32_t rejected[kPad];
   const int64_t r = forwardKernel(path)(xs, fast, rejected, kPad);
   return {fast[0], !(r > 0 && rejected[0] == 0)};
 }
 
-GeluErfLane geluErfGradLane(GeluErfPath path, float x, float dy) {
+GeluErfLane geluErfGradLane(VectorPath path, float x, float dy) {
   alignas(64) float xs[kPad] = {x}, ds[kPad] = {dy}, fast[kPad];
   int32_t rejected[kPad];
   const int64_t r = gradKernel(path)(xs, ds, fast, rejected, kPad);
@@ -132,12 +111,12 @@ GeluErfLane geluErfGradLane(GeluErfPath path, float x, float dy) {
 }
 
 // n rounded up to whole vectors: callers pass buffers of such sizes.
-void geluErfApproxErfPlusOne(GeluErfPath path, const double* t, double* s, int64_t n) {
-  (path == GeluErfPath::Avx512 ? gelu_erf::erfPlusOneAvx512 : gelu_erf::erfPlusOneAvx2)(t, s, n);
+void geluErfApproxErfPlusOne(VectorPath path, const double* t, double* s, int64_t n) {
+  (path == VectorPath::Avx512 ? gelu_erf::erfPlusOneAvx512 : gelu_erf::erfPlusOneAvx2)(t, s, n);
 }
 
-void geluErfApproxExp(GeluErfPath path, const double* w, double* e, int64_t n) {
-  (path == GeluErfPath::Avx512 ? gelu_erf::expAvx512 : gelu_erf::expAvx2)(w, e, n);
+void geluErfApproxExp(VectorPath path, const double* w, double* e, int64_t n) {
+  (path == VectorPath::Avx512 ? gelu_erf::expAvx512 : gelu_erf::expAvx2)(w, e, n);
 }
 
 }  // namespace amp::rt::cpu

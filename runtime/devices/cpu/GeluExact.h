@@ -16,27 +16,24 @@
 
 #include <cstdint>
 
-#include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/VectorPath.h"
 
 namespace amp::rt::cpu {
 
-// The code paths, lowest first. Scalar is the reference's formula per element.
-enum class GeluErfPath { Scalar, Avx2, Avx512 };
+// What the vector paths need (GeluExactAvx2.cpp, GeluExactAvx512.cpp): fma on both, VL and DQ on
+// AVX-512. VectorPath::Scalar is the reference's formula per element.
+inline constexpr VectorPathNeeds kGeluErfNeeds{/*fma=*/true, /*avx512VlDq=*/true};
 
-// The fastest path `features` runs (AVX2 needs fma too; AVX-512 needs F, VL and DQ).
-GeluErfPath geluErfBestPath(const CpuFeatures& features);
-const char* geluErfPathName(GeluErfPath path);
-
-// y[i] = f32(0.5 x (1 + erf(x / sqrt 2))), x = x[i] widened to f64, on the best path for
-// CpuFeatures::host() (which AMP_CPU_FEATURES lowers). y may be x.
+// y[i] = f32(0.5 x (1 + erf(x / sqrt 2))), x = x[i] widened to f64, on
+// hostVectorPath(kGeluErfNeeds). y may be x.
 void geluErfBlock(const float* x, float* y, int64_t n);
 // y[i] = f32(dy[i] d(x[i])), d the reference's f64 derivative. y may be x or dy.
 void geluErfGradBlock(const float* x, const float* dy, float* y, int64_t n);
 
 // The same on a given path, which the caller checked the host runs (tests, the bench). They
 // return how many elements took the exact fallback.
-int64_t geluErfBlock(GeluErfPath path, const float* x, float* y, int64_t n);
-int64_t geluErfGradBlock(GeluErfPath path, const float* x, const float* dy, float* y, int64_t n);
+int64_t geluErfBlock(VectorPath path, const float* x, float* y, int64_t n);
+int64_t geluErfGradBlock(VectorPath path, const float* x, const float* dy, float* y, int64_t n);
 
 // For tests, on a vector path: one element's fast f32 value whether or not the bound certifies it,
 // and whether it does.
@@ -44,13 +41,13 @@ struct GeluErfLane {
   float fast;
   bool certified;
 };
-GeluErfLane geluErfForwardLane(GeluErfPath path, float x);
-GeluErfLane geluErfGradLane(GeluErfPath path, float x, float dy);
+GeluErfLane geluErfForwardLane(VectorPath path, float x);
+GeluErfLane geluErfGradLane(VectorPath path, float x, float dy);
 
 // For tests, on a vector path: the approximations of 1 + erf(t) and of e^w (-700 <= w <= 0) alone;
 // n a multiple of 8.
-void geluErfApproxErfPlusOne(GeluErfPath path, const double* t, double* s, int64_t n);
-void geluErfApproxExp(GeluErfPath path, const double* w, double* e, int64_t n);
+void geluErfApproxErfPlusOne(VectorPath path, const double* t, double* s, int64_t n);
+void geluErfApproxExp(VectorPath path, const double* w, double* e, int64_t n);
 
 }  // namespace amp::rt::cpu
 

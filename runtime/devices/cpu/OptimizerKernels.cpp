@@ -41,43 +41,20 @@ void sgdScalar(const SgdCoefficients& c, const SgdBlock& b, int64_t n) {
 
 }  // namespace
 
-OptimizerPath optimizerBestPath(const CpuFeatures& f) {
-#if defined(__x86_64__)
-  if (f.avx512f && f.avx2) return OptimizerPath::Avx512;
-  if (f.avx2) return OptimizerPath::Avx2;
-#endif
-  (void)f;
-  return OptimizerPath::Scalar;
-}
-
-OptimizerPath optimizerHostPath() {
-  static const OptimizerPath path = optimizerBestPath(CpuFeatures::host());
-  return path;
-}
-
-const char* optimizerPathName(OptimizerPath path) {
+void adamUpdateBlock(VectorPath path, const AdamCoefficients& c, const AdamBlock& b, int64_t n) {
   switch (path) {
-    case OptimizerPath::Scalar: return "scalar";
-    case OptimizerPath::Avx2: return "avx2";
-    case OptimizerPath::Avx512: return "avx512";
-  }
-  return "?";
-}
-
-void adamUpdateBlock(OptimizerPath path, const AdamCoefficients& c, const AdamBlock& b, int64_t n) {
-  switch (path) {
-    case OptimizerPath::Avx512: return optimizer_isa::adamAvx512(c, b, n);
-    case OptimizerPath::Avx2: return optimizer_isa::adamAvx2(c, b, n);
-    case OptimizerPath::Scalar: break;
+    case VectorPath::Avx512: return optimizer_isa::adamAvx512(c, b, n);
+    case VectorPath::Avx2: return optimizer_isa::adamAvx2(c, b, n);
+    case VectorPath::Scalar: break;
   }
   adamScalar(c, b, n);
 }
 
-void sgdUpdateBlock(OptimizerPath path, const SgdCoefficients& c, const SgdBlock& b, int64_t n) {
+void sgdUpdateBlock(VectorPath path, const SgdCoefficients& c, const SgdBlock& b, int64_t n) {
   switch (path) {
-    case OptimizerPath::Avx512: return optimizer_isa::sgdAvx512(c, b, n);
-    case OptimizerPath::Avx2: return optimizer_isa::sgdAvx2(c, b, n);
-    case OptimizerPath::Scalar: break;
+    case VectorPath::Avx512: return optimizer_isa::sgdAvx512(c, b, n);
+    case VectorPath::Avx2: return optimizer_isa::sgdAvx2(c, b, n);
+    case VectorPath::Scalar: break;
   }
   sgdScalar(c, b, n);
 }

@@ -11,18 +11,13 @@
 
 #include <cstdint>
 
-#include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/VectorPath.h"
 
 namespace amp::rt::cpu {
 
-// The code paths, lowest first.
-enum class OptimizerPath { Scalar, Avx2, Avx512 };
-
-// The fastest path `features` runs (AVX2 needs avx2; AVX-512 needs avx512f).
-OptimizerPath optimizerBestPath(const CpuFeatures& features);
-// optimizerBestPath(CpuFeatures::host()), detected once (AMP_CPU_FEATURES lowers it).
-OptimizerPath optimizerHostPath();
-const char* optimizerPathName(OptimizerPath path);
+// What the vector paths need (OptimizerAvx2.cpp, OptimizerAvx512.cpp): AVX2 and AVX-512 F alone,
+// nothing to fuse; callers take hostVectorPath(kOptimizerNeeds).
+inline constexpr VectorPathNeeds kOptimizerNeeds{/*fma=*/false, /*avx512VlDq=*/false};
 
 // Adam's f32 constants for one step, rounded from the step's f64 scalars as the reference does.
 struct AdamCoefficients {
@@ -70,8 +65,8 @@ struct SgdBlock {
 };
 
 // n elements on `path`, which the caller checked the host runs.
-void adamUpdateBlock(OptimizerPath path, const AdamCoefficients& c, const AdamBlock& b, int64_t n);
-void sgdUpdateBlock(OptimizerPath path, const SgdCoefficients& c, const SgdBlock& b, int64_t n);
+void adamUpdateBlock(VectorPath path, const AdamCoefficients& c, const AdamBlock& b, int64_t n);
+void sgdUpdateBlock(VectorPath path, const SgdCoefficients& c, const SgdBlock& b, int64_t n);
 
 // The vector paths' entry points (OptimizerAvx2.cpp, OptimizerAvx512.cpp, each compiled for its
 // ISA): call them only through the functions above.

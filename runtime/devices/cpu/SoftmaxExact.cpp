@@ -11,8 +11,8 @@ namespace {
 
 using softmax_exact::kMaxGroup;
 
-int groupOf(SoftmaxPath path) {
-  return path == SoftmaxPath::Avx512 ? softmax_exact::kAvx512Group : softmax_exact::kAvx2Group;
+int groupOf(VectorPath path) {
+  return path == VectorPath::Avx512 ? softmax_exact::kAvx512Group : softmax_exact::kAvx2Group;
 }
 
 // softmaxSlice, counting its libm exps.
@@ -23,32 +23,9 @@ int64_t scalarSlice(const float* x, int64_t len, int64_t stride, bool log, float
 
 }  // namespace
 
-SoftmaxPath softmaxBestPath(const CpuFeatures& f) {
-#if defined(__x86_64__)
-  if (f.avx512f && f.avx512vl && f.avx512dq && f.avx2 && f.fma) return SoftmaxPath::Avx512;
-  if (f.avx2 && f.fma) return SoftmaxPath::Avx2;
-#endif
-  (void)f;
-  return SoftmaxPath::Scalar;
-}
-
-SoftmaxPath softmaxHostPath() {
-  static const SoftmaxPath path = softmaxBestPath(CpuFeatures::host());
-  return path;
-}
-
-const char* softmaxPathName(SoftmaxPath path) {
-  switch (path) {
-    case SoftmaxPath::Scalar: return "scalar";
-    case SoftmaxPath::Avx2: return "avx2";
-    case SoftmaxPath::Avx512: return "avx512";
-  }
-  return "?";
-}
-
-int64_t softmaxRows(SoftmaxPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch) {
+int64_t softmaxRows(VectorPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch) {
   int64_t fallbacks = 0;
-  if (path == SoftmaxPath::Scalar) {
+  if (path == VectorPath::Scalar) {
     for (int64_t r = 0; r < rows; ++r) fallbacks += scalarSlice(x + r * len, len, 1, log, y + r * len);
     return fallbacks;
   }
@@ -59,20 +36,20 @@ int64_t softmaxRows(SoftmaxPath path, const float* x, int64_t rows, int64_t len,
       fallbacks += scalarSlice(x + r0 * len, len, 1, log, y + r0 * len);
       continue;
     }
-    fallbacks += (path == SoftmaxPath::Avx512 ? softmax_exact::rowsAvx512 : softmax_exact::rowsAvx2)(
+    fallbacks += (path == VectorPath::Avx512 ? softmax_exact::rowsAvx512 : softmax_exact::rowsAvx2)(
         x + r0 * len, n, len, log, y + r0 * len, scratch);
   }
   return fallbacks;
 }
 
-int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
+int64_t softmaxColumns(VectorPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
                        float* scratch) {
   int64_t fallbacks = 0;
-  if (path == SoftmaxPath::Scalar) {
+  if (path == VectorPath::Scalar) {
     for (int64_t c = 0; c < width; ++c) fallbacks += scalarSlice(x + c, len, stride, log, y + c);
     return fallbacks;
   }
-  const auto columns = path == SoftmaxPath::Avx512 ? softmax_exact::columnsAvx512 : softmax_exact::columnsAvx2;
+  const auto columns = path == VectorPath::Avx512 ? softmax_exact::columnsAvx512 : softmax_exact::columnsAvx2;
   const int64_t group = groupOf(path);
   for (int64_t c0 = 0; c0 < width; c0 += group) {
     const int64_t n = std::min(group, width - c0);
@@ -94,8 +71,8 @@ int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t st
   return fallbacks;
 }
 
-void softmaxExpLanes(SoftmaxPath path, const float* w, float* e, uint8_t* ok, int64_t n) {
-  const auto lanes = path == SoftmaxPath::Avx512 ? softmax_exact::expLanesAvx512 : softmax_exact::expLanesAvx2;
+void softmaxExpLanes(VectorPath path, const float* w, float* e, uint8_t* ok, int64_t n) {
+  const auto lanes = path == VectorPath::Avx512 ? softmax_exact::expLanesAvx512 : softmax_exact::expLanesAvx2;
   const int64_t group = groupOf(path);
   alignas(64) float ws[kMaxGroup], es[kMaxGroup];
   uint8_t oks[kMaxGroup];
@@ -109,8 +86,8 @@ void softmaxExpLanes(SoftmaxPath path, const float* w, float* e, uint8_t* ok, in
   std::memcpy(ok + whole, oks, n - whole);
 }
 
-void softmaxApproxExp(SoftmaxPath path, const double* w, double* e, int64_t n) {
-  (path == SoftmaxPath::Avx512 ? softmax_exact::approxExpAvx512 : softmax_exact::approxExpAvx2)(w, e, n);
+void softmaxApproxExp(VectorPath path, const double* w, double* e, int64_t n) {
+  (path == VectorPath::Avx512 ? softmax_exact::approxExpAvx512 : softmax_exact::approxExpAvx2)(w, e, n);
 }
 
 }  // namespace amp::rt::cpu

@@ -17,18 +17,14 @@
 
 #include <cstdint>
 
-#include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/VectorPath.h"
 
 namespace amp::rt::cpu {
 
-// The code paths, lowest first. Scalar is softmaxSlice itself.
-enum class SoftmaxPath { Scalar, Avx2, Avx512 };
-
-// The fastest path `features` runs (AVX2 needs fma too; AVX-512 needs F, VL and DQ), and the one
-// for CpuFeatures::host() (which AMP_CPU_FEATURES lowers).
-SoftmaxPath softmaxBestPath(const CpuFeatures& features);
-SoftmaxPath softmaxHostPath();
-const char* softmaxPathName(SoftmaxPath path);
+// What the vector paths need (SoftmaxExactAvx2.cpp, SoftmaxExactAvx512.cpp): fma on both, VL and
+// DQ on AVX-512; callers take hostVectorPath(kSoftmaxNeeds). VectorPath::Scalar is softmaxSlice
+// itself.
+inline constexpr VectorPathNeeds kSoftmaxNeeds{/*fma=*/true, /*avx512VlDq=*/true};
 
 // Rows per call that fill every lane of the widest path; callers batch rows in multiples of it.
 inline constexpr int64_t kSoftmaxRowBlock = 16;
@@ -37,15 +33,15 @@ inline int64_t softmaxScratchFloats(int64_t len) { return 2 * kSoftmaxRowBlock *
 
 // softmaxSlice(x + r len, len, 1, log, y + r len) for r < rows, on `path` (which the caller
 // checked the host runs). y may be x. Returns how many e^w were computed with libm.
-int64_t softmaxRows(SoftmaxPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch);
+int64_t softmaxRows(VectorPath path, const float* x, int64_t rows, int64_t len, bool log, float* y, float* scratch);
 // softmaxSlice(x + c, len, stride, log, y + c) for c < width. y must not overlap x.
-int64_t softmaxColumns(SoftmaxPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
+int64_t softmaxColumns(VectorPath path, const float* x, int64_t len, int64_t stride, int64_t width, bool log, float* y,
                        float* scratch);
 
 // For tests, on a vector path: e[i] the fast f32 e^w[i] whether or not certified, ok[i] = 1 where
 // the bound certifies it (any n). The polynomial alone on doubles (n a multiple of 8).
-void softmaxExpLanes(SoftmaxPath path, const float* w, float* e, uint8_t* ok, int64_t n);
-void softmaxApproxExp(SoftmaxPath path, const double* w, double* e, int64_t n);
+void softmaxExpLanes(VectorPath path, const float* w, float* e, uint8_t* ok, int64_t n);
+void softmaxApproxExp(VectorPath path, const double* w, double* e, int64_t n);
 
 }  // namespace amp::rt::cpu
 

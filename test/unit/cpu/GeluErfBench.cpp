@@ -12,7 +12,7 @@
 #include "runtime/devices/cpu/GeluExact.h"
 
 using amp::rt::CpuFeatures;
-using amp::rt::cpu::GeluErfPath;
+using amp::rt::cpu::VectorPath;
 
 namespace {
 
@@ -37,19 +37,19 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x(n), dy(n), y(n);
   for (int64_t i = 0; i < n; ++i) x[i] = normal(rng) * sigma, dy[i] = normal(rng);
-  const GeluErfPath best = amp::rt::cpu::geluErfBestPath(CpuFeatures::host());
+  const VectorPath best = amp::rt::cpu::hostVectorPath(amp::rt::cpu::kGeluErfNeeds);
   std::printf("exact GELU, %lld elements of N(0, %g^2), host %s\n", (long long)n, sigma, CpuFeatures::host().isaLevel().c_str());
   std::printf("%-8s %14s %14s %12s %12s\n", "path", "fwd ns/elem", "grad ns/elem", "fwd exact", "grad exact");
-  for (GeluErfPath path : {GeluErfPath::Scalar, GeluErfPath::Avx2, GeluErfPath::Avx512}) {
+  for (VectorPath path : {VectorPath::Scalar, VectorPath::Avx2, VectorPath::Avx512}) {
     if (static_cast<int>(path) > static_cast<int>(best)) {
-      std::printf("%-8s (not on this host)\n", amp::rt::cpu::geluErfPathName(path));
+      std::printf("%-8s (not on this host)\n", amp::rt::cpu::vectorPathName(path));
       continue;
     }
     int64_t fwdFallbacks = 0, gradFallbacks = 0;
     const double fwd = bestNsPerElement([&] { fwdFallbacks = amp::rt::cpu::geluErfBlock(path, x.data(), y.data(), n); }, n);
     const double grad = bestNsPerElement(
         [&] { gradFallbacks = amp::rt::cpu::geluErfGradBlock(path, x.data(), dy.data(), y.data(), n); }, n);
-    std::printf("%-8s %14.2f %14.2f %11.4f%% %11.4f%%\n", amp::rt::cpu::geluErfPathName(path), fwd, grad,
+    std::printf("%-8s %14.2f %14.2f %11.4f%% %11.4f%%\n", amp::rt::cpu::vectorPathName(path), fwd, grad,
                 100.0 * fwdFallbacks / n, 100.0 * gradFallbacks / n);
   }
   return 0;

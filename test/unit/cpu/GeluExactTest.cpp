@@ -22,17 +22,17 @@
 namespace amp::rt {
 namespace {
 
-using cpu::GeluErfPath;
+using cpu::VectorPath;
 
-std::vector<GeluErfPath> pathsToTest(bool vectorOnly) {
-  const GeluErfPath best = cpu::geluErfBestPath(CpuFeatures::host());
-  std::vector<GeluErfPath> paths;
-  for (GeluErfPath p : {GeluErfPath::Scalar, GeluErfPath::Avx2, GeluErfPath::Avx512}) {
-    if (vectorOnly && p == GeluErfPath::Scalar) continue;
+std::vector<VectorPath> pathsToTest(bool vectorOnly) {
+  const VectorPath best = cpu::bestVectorPath(CpuFeatures::host(), cpu::kGeluErfNeeds);
+  std::vector<VectorPath> paths;
+  for (VectorPath p : {VectorPath::Scalar, VectorPath::Avx2, VectorPath::Avx512}) {
+    if (vectorOnly && p == VectorPath::Scalar) continue;
     if (static_cast<int>(p) <= static_cast<int>(best))
       paths.push_back(p);
     else
-      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::geluErfPathName(p),
+      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::vectorPathName(p),
                   CpuFeatures::host().isaLevel().c_str());
   }
   return paths;
@@ -108,24 +108,24 @@ int64_t mismatches(const std::vector<float>& want, const std::vector<float>& got
 TEST(GeluExact, ForwardMatchesTheReferenceOnEveryPath) {
   const std::vector<float> x = sweepInputs();
   const std::vector<float> want = reference("amp.gelu", {x});
-  for (GeluErfPath path : pathsToTest(false)) {
-    SCOPED_TRACE(cpu::geluErfPathName(path));
+  for (VectorPath path : pathsToTest(false)) {
+    SCOPED_TRACE(cpu::vectorPathName(path));
     std::vector<float> y(x.size());
     const int64_t fallbacks = cpu::geluErfBlock(path, x.data(), y.data(), static_cast<int64_t>(x.size()));
     EXPECT_EQ(mismatches(want, y, x), 0);
-    std::printf("%s forward: %zu inputs, %lld exact fallbacks\n", cpu::geluErfPathName(path), x.size(), (long long)fallbacks);
+    std::printf("%s forward: %zu inputs, %lld exact fallbacks\n", cpu::vectorPathName(path), x.size(), (long long)fallbacks);
   }
 }
 
 TEST(GeluExact, GradientMatchesTheReferenceOnEveryPath) {
   const std::vector<float> x = sweepInputs(), dy = gradientsFor(x.size());
   const std::vector<float> want = reference("amp.gelu_grad", {x, dy});
-  for (GeluErfPath path : pathsToTest(false)) {
-    SCOPED_TRACE(cpu::geluErfPathName(path));
+  for (VectorPath path : pathsToTest(false)) {
+    SCOPED_TRACE(cpu::vectorPathName(path));
     std::vector<float> y(x.size());
     const int64_t fallbacks = cpu::geluErfGradBlock(path, x.data(), dy.data(), y.data(), static_cast<int64_t>(x.size()));
     EXPECT_EQ(mismatches(want, y, x), 0);
-    std::printf("%s gradient: %zu inputs, %lld exact fallbacks\n", cpu::geluErfPathName(path), x.size(), (long long)fallbacks);
+    std::printf("%s gradient: %zu inputs, %lld exact fallbacks\n", cpu::vectorPathName(path), x.size(), (long long)fallbacks);
   }
 }
 
@@ -137,8 +137,8 @@ TEST(GeluExact, TheBoundCheckIsWhatMakesTheFastValueExact) {
   for (float v = -9.0f; v < -4.0f; v += 1.0f / 4096) x.push_back(v);
   const std::vector<float> dy(x.size(), 1.0f);
   const std::vector<float> forward = reference("amp.gelu", {x}), grad = reference("amp.gelu_grad", {x, dy});
-  for (GeluErfPath path : pathsToTest(true)) {
-    SCOPED_TRACE(cpu::geluErfPathName(path));
+  for (VectorPath path : pathsToTest(true)) {
+    SCOPED_TRACE(cpu::vectorPathName(path));
     int64_t wrongForward = 0, wrongGrad = 0;
     float witness = NAN;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -151,7 +151,7 @@ TEST(GeluExact, TheBoundCheckIsWhatMakesTheFastValueExact) {
     }
     std::printf("%s: on [-9, -4) the unchecked fast value is wrong for %lld of %zu forward, %lld gradient "
                 "(e.g. gelu(%.9g)); the check rejected them all\n",
-                cpu::geluErfPathName(path), (long long)wrongForward, x.size(), (long long)wrongGrad, witness);
+                cpu::vectorPathName(path), (long long)wrongForward, x.size(), (long long)wrongGrad, witness);
     EXPECT_GT(wrongForward, 0);
     EXPECT_GT(wrongGrad, 0);
     ASSERT_FALSE(std::isnan(witness));
@@ -174,8 +174,8 @@ TEST(GeluExact, ApproximationErrorsStayWithinTheClaimedBounds) {
   w.resize(w.size() / 8 * 8);
   std::vector<long double> erfWant(t.size()), expWant(w.size());
   for (size_t i = 0; i < t.size(); ++i) erfWant[i] = 1.0L + erfl(t[i]), expWant[i] = expl(w[i]);
-  for (GeluErfPath path : pathsToTest(true)) {
-    SCOPED_TRACE(cpu::geluErfPathName(path));
+  for (VectorPath path : pathsToTest(true)) {
+    SCOPED_TRACE(cpu::vectorPathName(path));
     std::vector<double> s(t.size()), e(w.size());
     cpu::geluErfApproxErfPlusOne(path, t.data(), s.data(), static_cast<int64_t>(t.size()));
     cpu::geluErfApproxExp(path, w.data(), e.data(), static_cast<int64_t>(w.size()));
@@ -185,7 +185,7 @@ TEST(GeluExact, ApproximationErrorsStayWithinTheClaimedBounds) {
       expWorst = std::max(expWorst, std::fabs(e[i] - expWant[i]) / expWant[i]);
     }
     std::printf("%s over %zu points: |1 + erf - approx| <= 2^%.2f (claimed 2^%.0f), exp relative <= 2^%.2f (claimed 2^%.0f)\n",
-                cpu::geluErfPathName(path), t.size(), double(std::log2(erfWorst)), std::log2(cpu::gelu_erf::kErfPlusOneError),
+                cpu::vectorPathName(path), t.size(), double(std::log2(erfWorst)), std::log2(cpu::gelu_erf::kErfPlusOneError),
                 double(std::log2(expWorst)), std::log2(cpu::gelu_erf::kExpError));
     EXPECT_LE(erfWorst, cpu::gelu_erf::kErfPlusOneError / 4);
     EXPECT_LE(expWorst, cpu::gelu_erf::kExpError / 4);
@@ -201,11 +201,11 @@ TEST(GeluExact, TheExactFallbackIsRareOnNormalActivations) {
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> x(n), dy(n), y(n);
     for (int64_t i = 0; i < n; ++i) x[i] = normal(rng) * sigma, dy[i] = normal(rng) * 1e-3f;
-    for (GeluErfPath path : pathsToTest(true)) {
+    for (VectorPath path : pathsToTest(true)) {
       const int64_t forward = cpu::geluErfBlock(path, x.data(), y.data(), n);
       const int64_t grad = cpu::geluErfGradBlock(path, x.data(), dy.data(), y.data(), n);
       std::printf("%s exact fallbacks on N(0, %g^2) inputs: forward %lld, gradient %lld of %lld\n",
-                  cpu::geluErfPathName(path), sigma, (long long)forward, (long long)grad, (long long)n);
+                  cpu::vectorPathName(path), sigma, (long long)forward, (long long)grad, (long long)n);
       EXPECT_LT(forward, sigma == 1.0f ? n / 1000 : n / 100);
       EXPECT_LT(grad, sigma == 1.0f ? n / 1000 : n / 100);
     }
@@ -214,15 +214,15 @@ TEST(GeluExact, TheExactFallbackIsRareOnNormalActivations) {
 
 TEST(GeluExact, InPlaceReadsEachElementBeforeWritingIt) {
   std::vector<float> x = {-8.0f, -3.0f, -0.5f, 0.0f, 0.25f, 1.0f, 4.0f, NAN, -INFINITY, 40.0f, -7.25f};
-  for (GeluErfPath path : pathsToTest(false)) {
+  for (VectorPath path : pathsToTest(false)) {
     std::vector<float> copy = x, y(x.size()), inPlace = x;
     cpu::geluErfBlock(path, copy.data(), y.data(), static_cast<int64_t>(x.size()));
     cpu::geluErfBlock(path, inPlace.data(), inPlace.data(), static_cast<int64_t>(x.size()));
-    EXPECT_EQ(std::memcmp(inPlace.data(), y.data(), x.size() * sizeof(float)), 0) << cpu::geluErfPathName(path);
+    EXPECT_EQ(std::memcmp(inPlace.data(), y.data(), x.size() * sizeof(float)), 0) << cpu::vectorPathName(path);
     std::vector<float> dy(x.size(), 0.5f), g(x.size()), gInPlace = dy;
     cpu::geluErfGradBlock(path, copy.data(), dy.data(), g.data(), static_cast<int64_t>(x.size()));
     cpu::geluErfGradBlock(path, copy.data(), gInPlace.data(), gInPlace.data(), static_cast<int64_t>(x.size()));
-    EXPECT_EQ(std::memcmp(gInPlace.data(), g.data(), x.size() * sizeof(float)), 0) << cpu::geluErfPathName(path);
+    EXPECT_EQ(std::memcmp(gInPlace.data(), g.data(), x.size() * sizeof(float)), 0) << cpu::vectorPathName(path);
   }
 }
 

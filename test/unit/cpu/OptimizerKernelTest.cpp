@@ -25,20 +25,20 @@ namespace {
 
 using cpu::AdamBlock;
 using cpu::AdamCoefficients;
-using cpu::OptimizerPath;
 using cpu::SgdBlock;
 using cpu::SgdCoefficients;
+using cpu::VectorPath;
 
 const int64_t kSizes[] = {0, 1, 7, 15, 16, 17, 511, 512, 513, 4097};
 
-std::vector<OptimizerPath> vectorPaths() {
-  const OptimizerPath best = cpu::optimizerBestPath(CpuFeatures::host());
-  std::vector<OptimizerPath> paths;
-  for (OptimizerPath p : {OptimizerPath::Avx2, OptimizerPath::Avx512}) {
+std::vector<VectorPath> vectorPaths() {
+  const VectorPath best = cpu::bestVectorPath(CpuFeatures::host(), cpu::kOptimizerNeeds);
+  std::vector<VectorPath> paths;
+  for (VectorPath p : {VectorPath::Avx2, VectorPath::Avx512}) {
     if (static_cast<int>(p) <= static_cast<int>(best))
       paths.push_back(p);
     else
-      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::optimizerPathName(p),
+      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::vectorPathName(p),
                   CpuFeatures::host().isaLevel().c_str());
   }
   return paths;
@@ -162,7 +162,7 @@ AdamState adamInputs(Draw how, int64_t n, std::mt19937& rng) {
 
 // Runs Adam on `path` out of place (into fresh outputs) or in place (on copies of the inputs),
 // from element `offset` on (so the vectors start unaligned), and returns the block's new state.
-AdamState runAdam(OptimizerPath path, const AdamCoefficients& c, const AdamState& in, int64_t offset, bool inPlace) {
+AdamState runAdam(VectorPath path, const AdamCoefficients& c, const AdamState& in, int64_t offset, bool inPlace) {
   const int64_t n = static_cast<int64_t>(in.g.size()) - offset;
   AdamState out = in;
   if (!inPlace) {
@@ -181,17 +181,17 @@ TEST(OptimizerKernel, AdamVectorPathsGiveTheScalarBits) {
   std::mt19937 rng(7);
   const std::vector<AdamCoefficients> configs = adamConfigs();
   int64_t compared = 0;
-  for (OptimizerPath path : vectorPaths())
+  for (VectorPath path : vectorPaths())
     for (int64_t n : kSizes)
       for (size_t ci = 0; ci < configs.size(); ++ci)
         for (Draw how : kDraws)
           for (int64_t offset : {0, 1})
             for (bool inPlace : {false, true}) {
               const AdamCoefficients& c = configs[ci];
-              SCOPED_TRACE(testing::Message() << cpu::optimizerPathName(path) << " n=" << n << " config " << ci << ", "
+              SCOPED_TRACE(testing::Message() << cpu::vectorPathName(path) << " n=" << n << " config " << ci << ", "
                                               << drawName(how) << ", offset " << offset << (inPlace ? ", in place" : ""));
               const AdamState in = adamInputs(how, n + offset, rng);
-              const AdamState want = runAdam(OptimizerPath::Scalar, c, in, offset, false);
+              const AdamState want = runAdam(VectorPath::Scalar, c, in, offset, false);
               const AdamState got = runAdam(path, c, in, offset, inPlace);
               const bool anyNaN = how == Draw::AnyNaNs;
               EXPECT_SAME_BITS(want.p, got.p, anyNaN, "param");
@@ -208,8 +208,8 @@ TEST(OptimizerKernel, AdamScalarInPlaceIsOutOfPlace) {
   std::mt19937 rng(8);
   for (const AdamCoefficients& c : adamConfigs()) {
     const AdamState in = adamInputs(Draw::AnyNaNs, 1000, rng);
-    const AdamState want = runAdam(OptimizerPath::Scalar, c, in, 0, false);
-    const AdamState got = runAdam(OptimizerPath::Scalar, c, in, 0, true);
+    const AdamState want = runAdam(VectorPath::Scalar, c, in, 0, false);
+    const AdamState got = runAdam(VectorPath::Scalar, c, in, 0, true);
     EXPECT_SAME_BITS(want.p, got.p, false, "param");
     EXPECT_SAME_BITS(want.m, got.m, false, "exp_avg");
     EXPECT_SAME_BITS(want.v, got.v, false, "exp_avg_sq");
@@ -237,7 +237,7 @@ std::vector<SgdCoefficients> sgdConfigs() {
   return configs;
 }
 
-SgdState runSgd(OptimizerPath path, const SgdCoefficients& c, const SgdState& in, int64_t offset, bool inPlace) {
+SgdState runSgd(VectorPath path, const SgdCoefficients& c, const SgdState& in, int64_t offset, bool inPlace) {
   const int64_t n = static_cast<int64_t>(in.g.size()) - offset;
   const bool momentum = c.momentum != 0.0f;
   SgdState out = in;
@@ -254,16 +254,16 @@ SgdState runSgd(OptimizerPath path, const SgdCoefficients& c, const SgdState& in
 TEST(OptimizerKernel, SgdVectorPathsGiveTheScalarBits) {
   std::mt19937 rng(9);
   const std::vector<SgdCoefficients> configs = sgdConfigs();
-  for (OptimizerPath path : vectorPaths())
+  for (VectorPath path : vectorPaths())
     for (int64_t n : kSizes)
       for (size_t ci = 0; ci < configs.size(); ++ci)
         for (Draw how : kDraws)
           for (int64_t offset : {0, 1})
             for (bool inPlace : {false, true}) {
-              SCOPED_TRACE(testing::Message() << cpu::optimizerPathName(path) << " n=" << n << " config " << ci << ", "
+              SCOPED_TRACE(testing::Message() << cpu::vectorPathName(path) << " n=" << n << " config " << ci << ", "
                                               << drawName(how) << ", offset " << offset << (inPlace ? ", in place" : ""));
               const SgdState in = sgdInputs(how, n + offset, rng);
-              const SgdState want = runSgd(OptimizerPath::Scalar, configs[ci], in, offset, false);
+              const SgdState want = runSgd(VectorPath::Scalar, configs[ci], in, offset, false);
               const SgdState got = runSgd(path, configs[ci], in, offset, inPlace);
               const bool anyNaN = how == Draw::AnyNaNs;
               EXPECT_SAME_BITS(want.p, got.p, anyNaN, "param");
@@ -275,8 +275,8 @@ TEST(OptimizerKernel, SgdScalarInPlaceIsOutOfPlace) {
   std::mt19937 rng(10);
   for (const SgdCoefficients& c : sgdConfigs()) {
     const SgdState in = sgdInputs(Draw::AnyNaNs, 1000, rng);
-    const SgdState want = runSgd(OptimizerPath::Scalar, c, in, 0, false);
-    const SgdState got = runSgd(OptimizerPath::Scalar, c, in, 0, true);
+    const SgdState want = runSgd(VectorPath::Scalar, c, in, 0, false);
+    const SgdState got = runSgd(VectorPath::Scalar, c, in, 0, true);
     EXPECT_SAME_BITS(want.p, got.p, false, "param");
     EXPECT_SAME_BITS(want.buf, got.buf, false, "momentum_buffer");
   }
@@ -287,15 +287,15 @@ TEST(OptimizerKernel, SgdScalarInPlaceIsOutOfPlace) {
 TEST(OptimizerKernel, EveryPathUpdatesEveryElement) {
   std::mt19937 rng(11);
   const AdamCoefficients c = adamCoefficients(0.9, 0.999, 1e-8, 0.01, true, 3, 1e-2f);
-  std::vector<OptimizerPath> paths = vectorPaths();
-  paths.insert(paths.begin(), OptimizerPath::Scalar);
-  for (OptimizerPath path : paths) {
+  std::vector<VectorPath> paths = vectorPaths();
+  paths.insert(paths.begin(), VectorPath::Scalar);
+  for (VectorPath path : paths) {
     AdamState in;
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (int k = 0; k < 517; ++k)
       in.g.push_back(normal(rng)), in.p.push_back(normal(rng)), in.m.push_back(0.0f), in.v.push_back(0.0f);
     const AdamState got = runAdam(path, c, in, 0, false);
-    for (int k = 0; k < 517; ++k) ASSERT_NE(got.p[k], in.p[k]) << cpu::optimizerPathName(path) << " element " << k;
+    for (int k = 0; k < 517; ++k) ASSERT_NE(got.p[k], in.p[k]) << cpu::vectorPathName(path) << " element " << k;
   }
 }
 
@@ -305,7 +305,7 @@ using parity::expectParity;
 using parity::Operand;
 
 TEST(OptimizerKernel, UpdateStepsMatchTheReference) {
-  std::printf("host path: %s\n", cpu::optimizerPathName(cpu::optimizerHostPath()));
+  std::printf("host path: %s\n", cpu::vectorPathName(cpu::hostVectorPath(cpu::kOptimizerNeeds)));
   for (DType g : {DType::F32, DType::BF16, DType::F16})
     for (int64_t n : {1, 7, 17, 513, 4097})
       for (bool decoupled : {false, true}) {

@@ -22,17 +22,17 @@
 namespace amp::rt {
 namespace {
 
-using cpu::SoftmaxPath;
+using cpu::VectorPath;
 
-std::vector<SoftmaxPath> pathsToTest(bool vectorOnly) {
-  const SoftmaxPath best = cpu::softmaxBestPath(CpuFeatures::host());
-  std::vector<SoftmaxPath> paths;
-  for (SoftmaxPath p : {SoftmaxPath::Scalar, SoftmaxPath::Avx2, SoftmaxPath::Avx512}) {
-    if (vectorOnly && p == SoftmaxPath::Scalar) continue;
+std::vector<VectorPath> pathsToTest(bool vectorOnly) {
+  const VectorPath best = cpu::bestVectorPath(CpuFeatures::host(), cpu::kSoftmaxNeeds);
+  std::vector<VectorPath> paths;
+  for (VectorPath p : {VectorPath::Scalar, VectorPath::Avx2, VectorPath::Avx512}) {
+    if (vectorOnly && p == VectorPath::Scalar) continue;
     if (static_cast<int>(p) <= static_cast<int>(best))
       paths.push_back(p);
     else
-      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::softmaxPathName(p),
+      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::vectorPathName(p),
                   CpuFeatures::host().isaLevel().c_str());
   }
   return paths;
@@ -111,7 +111,7 @@ struct Mismatch {
 TEST(SoftmaxExact, RowsMatchSoftmaxSliceOnEveryPath) {
   const int64_t rowCounts[] = {1, 2, 5, 16, 19, 37};
   int64_t checked = 0;
-  for (SoftmaxPath path : pathsToTest(false)) {
+  for (VectorPath path : pathsToTest(false)) {
     Mismatch bad;
     std::mt19937 rng(11);
     for (int64_t len : kLens)
@@ -122,7 +122,7 @@ TEST(SoftmaxExact, RowsMatchSoftmaxSliceOnEveryPath) {
             std::vector<float> scratch(cpu::softmaxScratchFloats(len));
             for (int64_t r = 0; r < rows; ++r) fillSlice(kind, rng, x.data() + r * len, len, 1, r);
             for (int64_t r = 0; r < rows; ++r) softmaxSlice(x.data() + r * len, len, 1, log, want.data() + r * len);
-            const std::string where = std::string(cpu::softmaxPathName(path)) + " " + kindName(kind) +
+            const std::string where = std::string(cpu::vectorPathName(path)) + " " + kindName(kind) +
                                       " rows=" + std::to_string(rows) + " len=" + std::to_string(len) +
                                       (log ? " log" : "");
             cpu::softmaxRows(path, x.data(), rows, len, log, got.data(), scratch.data());
@@ -138,7 +138,7 @@ TEST(SoftmaxExact, RowsMatchSoftmaxSliceOnEveryPath) {
 
 TEST(SoftmaxExact, StridedSlicesMatchSoftmaxSliceOnEveryPath) {
   const int64_t widths[] = {1, 2, 3, 8, 15, 16, 17, 40, 64};
-  for (SoftmaxPath path : pathsToTest(false)) {
+  for (VectorPath path : pathsToTest(false)) {
     Mismatch bad;
     std::mt19937 rng(12);
     for (int64_t len : kLens)
@@ -149,7 +149,7 @@ TEST(SoftmaxExact, StridedSlicesMatchSoftmaxSliceOnEveryPath) {
             std::vector<float> scratch(cpu::softmaxScratchFloats(len));
             for (int64_t c = 0; c < stride; ++c) fillSlice(kKinds[(c + len) % 9], rng, x.data() + c, len, stride, c);
             for (int64_t c = 0; c < width; ++c) softmaxSlice(x.data() + c, len, stride, log, want.data() + c);
-            const std::string where = std::string(cpu::softmaxPathName(path)) + " width=" + std::to_string(width) +
+            const std::string where = std::string(cpu::vectorPathName(path)) + " width=" + std::to_string(width) +
                                       " stride=" + std::to_string(stride) + " len=" + std::to_string(len) +
                                       (log ? " log" : "");
             cpu::softmaxColumns(path, x.data(), len, stride, width, log, got.data(), scratch.data());
@@ -169,7 +169,7 @@ TEST(SoftmaxExact, SignedZeroMaximaAndNaNKeepTheReferenceBits) {
       {-INFINITY, -INFINITY}, {INFINITY, 1.0f},      {INFINITY, INFINITY},     {NAN, 1.0f, NAN},
       {-NAN, -INFINITY},    {NAN, -NAN, 1.0f},       {-NAN, 2.0f, NAN},        {INFINITY, NAN, INFINITY},
       {1.0f, payload, negPayload}, {negPayload, payload}, {signaling, 1.0f, -NAN}, {INFINITY, -NAN, 3.0f}};
-  for (SoftmaxPath path : pathsToTest(true))
+  for (VectorPath path : pathsToTest(true))
     for (const auto& row : rows)
       for (bool log : {false, true}) {
         const int64_t len = static_cast<int64_t>(row.size());
@@ -178,7 +178,7 @@ TEST(SoftmaxExact, SignedZeroMaximaAndNaNKeepTheReferenceBits) {
         for (int r = 0; r < 16; ++r) softmaxSlice(x.data() + r * len, len, 1, log, want.data() + r * len);
         cpu::softmaxRows(path, x.data(), 16, len, log, got.data(), scratch.data());
         Mismatch bad;
-        bad.compare(got.data(), want.data(), 16 * len, std::string(cpu::softmaxPathName(path)) + (log ? " log" : ""));
+        bad.compare(got.data(), want.data(), 16 * len, std::string(cpu::vectorPathName(path)) + (log ? " log" : ""));
         EXPECT_EQ(bad.count, 0) << bad.first;
       }
 }
@@ -193,7 +193,7 @@ TEST(SoftmaxExact, EveryCertifiedExpIsLibms) {
   for (float v : {0.0f, -0.0f, -INFINITY, NAN, -NAN, -1e9f, -3.4e38f, -1e-45f}) w.push_back(v);
   w.insert(w.end(), std::begin(kNearTies), std::end(kNearTies));
   const int64_t n = static_cast<int64_t>(w.size());
-  for (SoftmaxPath path : pathsToTest(true)) {
+  for (VectorPath path : pathsToTest(true)) {
     std::vector<float> e(n);
     std::vector<uint8_t> ok(n);
     cpu::softmaxExpLanes(path, w.data(), e.data(), ok.data(), n);
@@ -206,11 +206,11 @@ TEST(SoftmaxExact, EveryCertifiedExpIsLibms) {
       }
       open += !ok[i];
       if (ok[i] && bitsOf(e[i]) != bitsOf(want) && wrong++ < 5)
-        ADD_FAILURE() << cpu::softmaxPathName(path) << ": w = " << std::hexfloat << w[i] << " certified " << e[i]
+        ADD_FAILURE() << cpu::vectorPathName(path) << ": w = " << std::hexfloat << w[i] << " certified " << e[i]
                       << ", glibc gives " << want;
     }
     EXPECT_EQ(wrong, 0);
-    std::printf("%s: %lld of %lld e^w left to libm\n", cpu::softmaxPathName(path), static_cast<long long>(open),
+    std::printf("%s: %lld of %lld e^w left to libm\n", cpu::vectorPathName(path), static_cast<long long>(open),
                 static_cast<long long>(n));
   }
 }
@@ -225,12 +225,12 @@ TEST(SoftmaxExact, NearTiesAreLeftToLibm) {
     const double mid = (double(down) + double(other)) / 2;
     EXPECT_LE(std::fabs(e - mid), 2 * cpu::softmax_exact::kBoundPerE * e) << std::hexfloat << w;
   }
-  for (SoftmaxPath path : pathsToTest(true)) {
+  for (VectorPath path : pathsToTest(true)) {
     std::vector<float> e(26);
     std::vector<uint8_t> ok(26);
     cpu::softmaxExpLanes(path, kNearTies, e.data(), ok.data(), 26);
     for (int i = 0; i < 26; ++i)
-      EXPECT_FALSE(ok[i]) << cpu::softmaxPathName(path) << ": w = " << std::hexfloat << kNearTies[i] << " was certified";
+      EXPECT_FALSE(ok[i]) << cpu::vectorPathName(path) << ": w = " << std::hexfloat << kNearTies[i] << " was certified";
   }
 }
 
@@ -240,7 +240,7 @@ TEST(SoftmaxExact, ApproximationErrorStaysWithinTheClaimedBound) {
   std::vector<double> w;
   for (uint32_t b = 0x80000000u; fromBits(b) >= -104.0f; b += 1u << 8) w.push_back(fromBits(b));
   while (w.size() % 8) w.push_back(0.0);
-  for (SoftmaxPath path : pathsToTest(true)) {
+  for (VectorPath path : pathsToTest(true)) {
     std::vector<double> e(w.size());
     cpu::softmaxApproxExp(path, w.data(), e.data(), static_cast<int64_t>(w.size()));
     long double worst = 0;
@@ -248,7 +248,7 @@ TEST(SoftmaxExact, ApproximationErrorStaysWithinTheClaimedBound) {
       const long double want = expl(static_cast<long double>(w[i]));
       worst = std::max(worst, fabsl((static_cast<long double>(e[i]) - want) / want));
     }
-    std::printf("%s: worst relative error of e^w on [-104, 0]: 2^%.1f (claimed 2^%.0f)\n", cpu::softmaxPathName(path),
+    std::printf("%s: worst relative error of e^w on [-104, 0]: 2^%.1f (claimed 2^%.0f)\n", cpu::vectorPathName(path),
                 std::log2(static_cast<double>(worst)), std::log2(cpu::softmax_exact::kExpError));
     EXPECT_LE(static_cast<double>(worst), cpu::softmax_exact::kExpError / 4);
   }
@@ -265,10 +265,10 @@ TEST(SoftmaxExact, FallbackIsRare) {
       gauss[r * len + j] = normal(rng);
       attention[r * len + j] = j > r % len ? -INFINITY : 3.0f * normal(rng);
     }
-  for (SoftmaxPath path : pathsToTest(true))
+  for (VectorPath path : pathsToTest(true))
     for (const auto* data : {&gauss, &attention}) {
       const int64_t fallbacks = cpu::softmaxRows(path, data->data(), rows, len, false, y.data(), scratch.data());
-      std::printf("%s, %s: %lld of %lld e^w from libm\n", cpu::softmaxPathName(path),
+      std::printf("%s, %s: %lld of %lld e^w from libm\n", cpu::vectorPathName(path),
                   data == &gauss ? "N(0,1) rows" : "masked attention rows", static_cast<long long>(fallbacks),
                   static_cast<long long>(rows * len));
       EXPECT_LE(fallbacks, rows * len / 100000);
