@@ -4,12 +4,14 @@
 // when the executor aliased the results to the persistent buffers; a step with found_inf set
 // writes nothing then (and copies its inputs through otherwise). The element formulas are the
 // reference executor's, in the same order, so results match it bit for bit (-ffp-contract=off).
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/NonFiniteScan.h"
 #include "runtime/devices/cpu/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/ScalerMath.h"
@@ -123,16 +125,24 @@ class UnscaleCheckStep final : public CpuStep {
 
 // amp.grad_stats: one read of every gradient as stored gives found_inf and, with a norm result,
 // the sum of squares of each unscaled value in element order, as global_norm's contract says.
-// That order runs each tensor on one thread, so the threads take whole tensors.
+// That order runs each tensor on one thread, so the threads take whole tensors. Without a norm
+// the check alone has no order: it scans the stored bits in place (NonFiniteScan.h), the
+// gradients cut into equal pieces that the threads share evenly.
 class GradStatsStep final : public CpuStep {
  public:
   GradStatsStep(std::vector<int32_t> grads, std::vector<DType> types, std::vector<int64_t> sizes, int32_t scale,
                 int32_t foundInf, int32_t norm)
       : grads_(std::move(grads)), types_(std::move(types)), sizes_(std::move(sizes)), scale_(scale),
-        foundInf_(foundInf), norm_(norm), sums_(grads_.size(), 0.0f) {}
+        foundInf_(foundInf), norm_(norm), sums_(grads_.size(), 0.0f) {
+    for (size_t t = 0; t < sizes_.size(); ++t) {
+      for (int64_t i0 = 0; i0 < sizes_[t]; i0 += kPiece)
+        pieces_.push_back({static_cast<int32_t>(t), i0, std::min(kPiece, sizes_[t] - i0)});
+      elements_ += sizes_[t];
+    }
+  }
   absl::Status run(BufferPtrs ptr) override {
+    if (norm_ < 0) return checkOnly(ptr);
     const float inv = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
-    const bool withNorm = norm_ >= 0;
     int found = 0;
     const int64_t count = static_cast<int64_t>(grads_.size());
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : found)
@@ -146,7 +156,6 @@ class GradStatsStep final : public CpuStep {
         const int64_t n = std::min<int64_t>(512, sizes_[t] - i0);
         convertBuffer(types_[t], in + i0 * es, DType::F32, v, n);
         for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
-        if (!withNorm) continue;
         for (int64_t k = 0; k < n; ++k) {
           const float u = unscaled(v[k], inv);
           sum += u * u;
@@ -156,23 +165,47 @@ class GradStatsStep final : public CpuStep {
       found |= local ? 1 : 0;
     }
     *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
-    if (withNorm) {
-      float total = 0.0f;
-      for (float sum : sums_) {
-        const float norm = std::sqrt(sum);
-        total += norm * norm;
-      }
-      *reinterpret_cast<float*>(ptr[norm_]) = std::sqrt(total);
+    float total = 0.0f;
+    for (float sum : sums_) {
+      const float norm = std::sqrt(sum);
+      total += norm * norm;
     }
+    *reinterpret_cast<float*>(ptr[norm_]) = std::sqrt(total);
     return absl::OkStatus();
   }
 
  private:
+  static constexpr int64_t kPiece = 32768;  // elements of one piece of the order-free check
+
+  // found_inf alone: any non-finite element in any gradient (the scale cannot make one finite).
+  absl::Status checkOnly(BufferPtrs ptr) {
+    std::atomic<bool> found{false};
+    auto scan = [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end && !found.load(std::memory_order_relaxed); ++p) {
+        const Piece& piece = pieces_[static_cast<size_t>(p)];
+        const DType t = types_[static_cast<size_t>(piece.tensor)];
+        const uint8_t* data = ptr[grads_[static_cast<size_t>(piece.tensor)]] + piece.begin * dtypeSize(t);
+        if (anyNonFinite(t, data, piece.n)) found.store(true, std::memory_order_relaxed);
+      }
+    };
+    const int64_t count = static_cast<int64_t>(pieces_.size());
+    if (elements_ < 2 * kPiece) scan(0, count);
+    else parallelFor(count, 1, scan);
+    *reinterpret_cast<float*>(ptr[foundInf_]) = found.load() ? 1.0f : 0.0f;
+    return absl::OkStatus();
+  }
+
+  struct Piece {
+    int32_t tensor;
+    int64_t begin, n;
+  };
   std::vector<int32_t> grads_;
   std::vector<DType> types_;
   std::vector<int64_t> sizes_;
   int32_t scale_, foundInf_, norm_;
   std::vector<float> sums_;  // per tensor, written by the thread that owns it
+  std::vector<Piece> pieces_;  // the gradients in kPiece-element pieces, tensor by tensor
+  int64_t elements_ = 0;
 };
 
 class UpdateScaleStep final : public CpuStep {
