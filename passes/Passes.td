@@ -292,7 +292,8 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     view of its operand). At the peak, a value made by a cheap op (a cast, elementwise math, a
     transpose or a broadcast) and read again after the peak is recomputed just before that later
     reader, from operands that are alive there anyway, so recomputing extends no other lifetime.
-    A value not read before the peak is simply made later (no recompute). Cheapest first: casts,
+    A value not read before the peak is simply made later (no recompute, whatever op makes it) when
+    the operands it then keeps alive longer are smaller than it. Cheapest first: casts,
     then elementwise math, then copies; among equals, the most bytes. Recompute runs the same op
     on the same operands, so results are bitwise unchanged. The clones carry the location
     `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
@@ -302,11 +303,19 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     only a budget recomputes softmax, layer and RMS norms, GEMMs, convolutions and batch norms (a
     conv -> batch_norm -> relu block; an attention's scores from its Q and K), through chains of up
     to 8 ops. Dropout and reductions are never recomputed.
+
+    With `fusion-aware` (what the pipeline sets when amp-fuse runs after it), the estimate sees
+    the step as amp-fuse will leave it: an elementwise value read only inside its fused region
+    takes no memory, a region makes its results and reads its inputs at its last op, and a relu
+    folded into its linear layer shares the layer's result.
   }];
   let options = [
     Option<"autoRemat", "auto", "bool", /*default=*/"false", "Recompute while the estimated peak falls">,
     Option<"budget", "budget", "int64_t", /*default=*/"0",
            "Bytes (arguments + live temporaries) to stay under; 0 = no budget">,
+    Option<"fusionAware", "fusion-aware", "bool", /*default=*/"false",
+           "Estimate as amp-fuse will leave the step: values read only inside their fused region are "
+           "never stored, and a region reads its inputs where it is placed">,
   ];
   let dependentDialects = ["::mlir::amp::AmpDialect"];
 }

@@ -72,6 +72,7 @@ void buildAmpFusionStage(OpPassManager& pm, const AmpPipelineOptions& options) {
     AmpRematPassOptions remat;
     remat.autoRemat = options.remat;
     remat.budget = options.memoryBudget;
+    remat.fusionAware = options.fuse;
     pm.addNestedPass<func::FuncOp>(createAmpRematPass(remat));
   }
   if (options.fuse) {

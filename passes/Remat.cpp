@@ -10,6 +10,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "passes/FusionGroups.h"
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
 
@@ -46,11 +47,15 @@ constexpr int kBudgetMaxCost = 4;
 constexpr int kMaxChainDepth = 8;
 
 // The step in program order: positions, and for every value that owns storage (a reshape is a
-// view of its operand) its bytes and the position of its last reader.
+// view of its operand) its bytes and the position of its last reader. Fusion-aware, it sees the
+// step as amp-fuse will leave it: a fused group's members run at the group's anchor, values read
+// only inside their group take no memory, and a relu folded into its linear layer runs with it.
 struct Profile {
-  llvm::DenseMap<Operation*, int64_t> pos;
-  llvm::DenseMap<Value, int64_t> last;  // keyed by storage owner
-  SmallVector<int64_t> live;            // bytes of temporaries alive at each position
+  llvm::DenseMap<Operation*, int64_t> pos;    // where an op runs
+  llvm::DenseMap<Operation*, int64_t> order;  // block order (members of a group share a position)
+  llvm::DenseMap<Value, int64_t> last;        // keyed by storage owner
+  llvm::DenseSet<Value> fusedAway;            // never stored: read only inside a fused region
+  SmallVector<int64_t> live;                  // bytes of temporaries alive at each position
   int64_t arguments = 0;
 
   static Value owner(Value v) {
@@ -61,28 +66,30 @@ struct Profile {
     Operation* def = v.getDefiningOp();
     return def && !isa<ReshapeOp, ConstantOp>(def) && tensorBytes(v.getType()) > 0;
   }
+  bool stored(Value v) const { return ownsStorage(v) && !fusedAway.contains(v); }
 
   // Values the step returns as updates of params and state: written into that storage in place.
   llvm::DenseSet<Value> inPlace;
 
-  explicit Profile(func::FuncOp f) {
+  Profile(func::FuncOp f, bool fusionAware) {
     Block& block = f.getBody().front();
     for (BlockArgument a : block.getArguments()) arguments += tensorBytes(a.getType());
     Operation* ret = block.getTerminator();
     for (unsigned r = 0; r < ret->getNumOperands() && r < f.getNumResults(); ++r)
       if (f.getResultAttr(r, AmpDialect::kUpdatesAttr)) inPlace.insert(ret->getOperand(r));
     int64_t i = 0;
-    for (Operation& op : block) pos[&op] = i++;
+    for (Operation& op : block) order[&op] = pos[&op] = i++;
+    if (fusionAware) seeFusion(block);
     live.assign(i + 1, 0);
     for (Operation& op : block)
       for (Value operand : op.getOperands()) {
         Value o = owner(operand);
-        if (ownsStorage(o)) last[o] = std::max(last.lookup(o), pos[&op]);
+        if (stored(o)) last[o] = std::max(last.lookup(o), pos[&op]);
       }
     SmallVector<int64_t> delta(i + 2, 0);
     for (Operation& op : block)
       for (Value r : op.getResults()) {
-        if (!ownsStorage(r) || inPlace.contains(r)) continue;
+        if (!stored(r) || inPlace.contains(r)) continue;
         int64_t end = last.count(r) ? last[r] : pos[&op];  // an unread result lives at its step
         // Written over its dying operand, the result adds no bytes at its own step.
         const int64_t start = pos[&op] + (takesOperandStorage(op, r) ? 1 : 0);
@@ -93,6 +100,31 @@ struct Profile {
     int64_t running = 0;
     for (int64_t k = 0; k < i; ++k) live[k] = running += delta[k];
   }
+
+  void seeFusion(Block& block) {
+    FusionGroups plan = planFusionGroups(block);
+    for (const FusionGroup& g : plan.groups) {
+      if (g.ops.size() < 2) continue;
+      const size_t id = plan.groupOf.lookup(g.ops.front());
+      const int64_t at = pos.lookup(g.anchor());
+      for (Operation* op : g.ops) {
+        pos[op] = at;
+        Value r = op->getResult(0);
+        if (llvm::all_of(r.getUsers(), [&](Operation* user) {
+              auto it = plan.groupOf.find(user);
+              return it != plan.groupOf.end() && it->second == id;
+            }))
+          fusedAway.insert(r);
+      }
+    }
+    for (Operation& op : block)
+      if (auto linear = dyn_cast<LinearOp>(&op))
+        if (Operation* relu = reluFoldableInto(linear)) {
+          fusedAway.insert(linear.getResult());
+          pos[relu] = pos.lookup(&op);
+        }
+  }
+
   // The memory planner's pairing (inPlacePairs, runtime/plan/MemoryPlan.h) for the ops amp-fuse
   // leaves alone: softmax, log_softmax and softmax_grad write their result over operand 0 when
   // that temporary, of the result's type, is read for the last time there. (Elementwise ops are
@@ -101,7 +133,7 @@ struct Profile {
     if (!isa<SoftmaxOp, LogSoftmaxOp, SoftmaxGradOp>(op) || r != op.getResult(0)) return false;
     Value operand = op.getOperand(0);
     Value o = owner(operand);
-    if (operand.getType() != r.getType() || !ownsStorage(o) || inPlace.contains(o)) return false;
+    if (operand.getType() != r.getType() || !stored(o) || inPlace.contains(o)) return false;
     if (llvm::count(op.getOperands(), operand) > 1) return false;
     auto it = last.find(o);
     return it != last.end() && it->second == pos.lookup(&op);
@@ -114,7 +146,7 @@ struct Profile {
     SmallVector<Value> out;
     for (Operation& op : block)
       for (Value r : op.getResults())
-        if (ownsStorage(r) && !inPlace.contains(r) && pos.lookup(&op) <= at &&
+        if (stored(r) && !inPlace.contains(r) && pos.lookup(&op) <= at &&
             (last.count(r) ? last.lookup(r) : pos.lookup(&op)) >= at)
           out.push_back(r);
     llvm::stable_sort(out, [](Value a, Value b) { return tensorBytes(a.getType()) > tensorBytes(b.getType()); });
@@ -139,7 +171,9 @@ bool recomputable(const Profile& p, Value v, int64_t at, int maxCost, int depth,
   Operation* def = v.getDefiningOp();
   if (!def || isa<ConstantOp>(def)) return true;
   Value storage = Profile::owner(v);
-  if (!Profile::ownsStorage(storage) || p.last.lookup(storage) >= at) return true;
+  // A value fused away is never stored: a reader outside its region must recompute it.
+  if (!p.fusedAway.contains(storage) && (!Profile::ownsStorage(storage) || p.last.lookup(storage) >= at))
+    return true;
   std::optional<int> c = recomputeCost(def);
   if (!c || *c > maxCost || depth >= kMaxChainDepth) return false;
   for (Value operand : def->getOperands())
@@ -162,7 +196,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     Block& block = f.getBody().front();
     const int64_t limit = 4 * static_cast<int64_t>(block.getOperations().size());
     for (int64_t iteration = 0;; ++iteration) {
-      Profile p(f);
+      Profile p(f, fusionAware);
       const int64_t peak = p.peakPosition();
       const int64_t total = p.arguments + p.live[peak];
       if (budget > 0 && total <= budget) return;
@@ -199,12 +233,13 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     const int maxCost = budget > 0 ? kBudgetMaxCost : kAutoMaxCost;
     std::optional<Candidate> best;
     for (Operation& op : block) {
-      const int64_t def = p.pos.lookup(&op);
-      if (def >= peak) break;
+      // Not a break: a fused group's members run at its anchor, later than the ops between them.
+      if (p.pos.lookup(&op) >= peak) continue;
+      // Moving an op costs nothing, whatever it computes; recomputing it costs at most maxCost.
       std::optional<int> cost = recomputeCost(&op);
-      if (!cost || *cost > maxCost || isa<ReshapeOp>(op) || op.getNumResults() != 1) continue;
+      if (!cost || isa<ReshapeOp>(op) || op.getNumResults() != 1) continue;
       Value v = op.getResult(0);
-      if (!Profile::ownsStorage(v) || !p.last.count(v) || p.last.lookup(v) <= peak) continue;
+      if (!p.stored(v) || !p.last.count(v) || p.last.lookup(v) <= peak) continue;
       Operation* firstLate = nullptr;
       bool early = false, unsplittable = false;
       for (OpOperand& use : v.getUses()) {
@@ -214,23 +249,49 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         // alive past the peak): recomputing would not free it there.
         if (at == peak || (at < peak && isa<ReshapeOp>(user))) unsplittable = true;
         if (at < peak) early = true;
-        else if (at > peak && (!firstLate || at < p.pos.lookup(firstLate))) firstLate = user;
+        else if (at > peak && (!firstLate || std::make_pair(at, p.order.lookup(user)) <
+                                                 std::make_pair(p.pos.lookup(firstLate), p.order.lookup(firstLate))))
+          firstLate = user;
       }
       if (unsplittable || !firstLate) continue;
       const int64_t insertAt = p.pos.lookup(firstLate);
+      const int64_t bytes = tensorBytes(v.getType());
+      if (!early) {
+        // Made later instead: its operands then live until firstLate. Where they die earlier today,
+        // they stay alive only where the value itself is alive now, so the move pays when they are
+        // smaller than it (dP = dO Vt made before a recomputed softmax that its own reader waits for).
+        std::optional<int64_t> extended = extendedBytes(p, op, insertAt);
+        if (!extended || *extended >= bytes) continue;
+        Candidate c{&op, firstLate, /*move=*/true, {&op}, /*cost=*/-1, bytes - *extended};
+        if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+        continue;
+      }
+      if (*cost > maxCost) continue;
       llvm::SetVector<Operation*> chain;
-      int chainCost = early ? *cost : -1;
+      int chainCost = *cost;
       bool ok = true;
       for (Value operand : op.getOperands())
         ok = ok && recomputable(p, operand, insertAt, maxCost, 1, chain, chainCost);
-      // Moving the op later is free only when its operands need no recompute.
-      if (!ok || (!early && !chain.empty())) continue;
+      if (!ok) continue;
       chain.insert(&op);
-      Candidate c{&op, firstLate, !early, SmallVector<Operation*>(chain.begin(), chain.end()), chainCost,
-                  tensorBytes(v.getType())};
+      Candidate c{&op, firstLate, /*move=*/false, SmallVector<Operation*>(chain.begin(), chain.end()), chainCost, bytes};
       if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
     }
     return best;
+  }
+
+  // The bytes of `op`'s operands that die before `at` today and would live until `at` if `op` ran
+  // there; nothing when an operand is never stored (read inside a fused region: it cannot wait).
+  static std::optional<int64_t> extendedBytes(const Profile& p, Operation& op, int64_t at) {
+    int64_t extended = 0;
+    llvm::SmallDenseSet<Value> seen;
+    for (Value operand : op.getOperands()) {
+      Value o = Profile::owner(operand);
+      if (p.fusedAway.contains(o)) return std::nullopt;
+      if (p.stored(o) && !p.inPlace.contains(o) && p.last.lookup(o) < at && seen.insert(o).second)
+        extended += tensorBytes(o.getType());
+    }
+    return extended;
   }
 
   static void apply(const Candidate& c) {
