@@ -24,6 +24,10 @@ build/bin/amp-bench-gemm (its JSON printed as a table), followed by
       MLP's f32 step needs >= 0.85
   G1  every forward GEMM >= 0.85 of peak where the matching backward (dx) GEMM is
 
+and, for the activation-dominated models (bench/memory_targets.py), M1 bf16 peak <= 0.6x f32 peak
+and M2 amp-remat: under --memory-budget the bf16 peak <= 0.5x the unconstrained one at <= 1.35x
+the step time, losses bit for bit.
+
 Numbers are medians of one run on a possibly busy machine: the load average is printed with them.
 """
 import argparse
@@ -40,6 +44,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import ampc_step  # noqa: E402
 import ampc_compile  # noqa: E402
+import memory_targets  # noqa: E402
 
 RELEVANT_FLAGS = ["sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512bw", "avx512vl",
                   "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
@@ -392,6 +397,31 @@ def gemm_report(bindir, threads):
 # ---------------------------------------------------------------------------------------------
 
 
+def memory_report(args, tools, steps_for, all_results, summary):
+    """M1 and M2 (bench/memory_targets.py) for the activation-dominated models among --models."""
+    models = [m for m in args.models.split(",") if m in memory_targets.ACTIVATION_DOMINATED]
+    if not models:
+        return
+    print("\n=== memory of the activation-dominated models (M1: bf16 vs f32 peak; M2: amp-remat under "
+          "--memory-budget, bf16) ===")
+    for model_id in models:
+        result = all_results["models"].setdefault(model_id, {"ours": [], "pytorch": {}, "targets": []})
+        targets = []
+        m1 = memory_targets.bf16_against_f32(result["ours"])
+        targets.append(("M1",) + (m1 if m1 else ("N/A", "no cpu f32 and bf16 runs of ours")))
+        try:
+            status, text, details = memory_targets.remat_under_budget(
+                tools, model_id, steps_for("cpu", model_id), args.ampc_arg, args.torch_python)
+        except (ValueError, OSError) as e:
+            status, text, details = "N/A", str(e)[:300], {}
+        targets.append(("M2", status, text))
+        result["remat"] = details
+        for tid, status, msg in targets:
+            print("  %-4s %-4s %-26s %s" % (tid, status, model_id, msg))
+            summary.append((model_id, tid, status, msg))
+            result["targets"].append({"id": tid, "status": status, "text": msg})
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
@@ -484,6 +514,9 @@ def main():
             summary.append((model_id, tid, status, msg))
         all_results["models"][model_id] = {"ours": ours, "pytorch": torch_steps,
                                            "targets": [{"id": t, "status": s, "text": m} for t, s, m in targets]}
+
+    if tools and cpu_ok:
+        memory_report(args, tools, steps_for, all_results, summary)
 
     if "compile" not in skip:
         sizes = [n for n in (1000, 10000, 100000) if n <= max_ops]
