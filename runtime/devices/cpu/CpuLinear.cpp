@@ -11,30 +11,14 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/ReluBits.h"
 
 namespace amp::rt::cpu {
 namespace {
 
-// relu on the bits of n elements, as amp.relu computes it: negative values and -0 become +0, NaN
-// (of either sign) and everything else stay. `Bits` is the storage type, `kInf` the largest
-// magnitude that is not a NaN (the infinity).
-template <typename Bits, Bits kSign, Bits kInf>
-void reluBits(Bits* v, int64_t n) {
-  parallelFor(n, 16384, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const Bits b = v[i];
-      const bool negative = (b & kSign) != 0 && static_cast<Bits>(b & static_cast<Bits>(~kSign)) <= kInf;
-      v[i] = negative ? Bits{0} : b;
-    }
-  });
-}
-
+// relu on the bits of the n rounded results (ReluBits.h), split across the threads.
 void reluInPlace(DType t, uint8_t* data, int64_t n) {
-  switch (t) {
-    case DType::F32: reluBits<uint32_t, 0x80000000u, 0x7f800000u>(reinterpret_cast<uint32_t*>(data), n); break;
-    case DType::BF16: reluBits<uint16_t, 0x8000u, 0x7f80u>(reinterpret_cast<uint16_t*>(data), n); break;
-    default: reluBits<uint16_t, 0x8000u, 0x7c00u>(reinterpret_cast<uint16_t*>(data), n); break;  // f16
-  }
+  parallelFor(n, 16384, [&](int64_t begin, int64_t end) { reluBitsInPlace(t, data, begin, end); });
 }
 
 class LinearStep final : public CpuStep {
