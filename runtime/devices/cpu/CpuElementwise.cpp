@@ -5,10 +5,12 @@
 // for bit the reference's; this file is compiled with -ffp-contract=off for that reason.
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuGelu.h"
 #include "runtime/devices/cpu/GeluExact.h"
+#include "runtime/devices/cpu/HalfTable.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/numerics/Convert.h"
 
@@ -165,16 +167,47 @@ void applyMath(Math op, const float* a, const float* b, float* y, int64_t n) {
   }
 }
 
+// Unary math that calls libm or a certified polynomial per element: over bf16/f16, a table.
+bool worthATable(Math op) {
+  switch (op) {
+    case Math::Exp: case Math::Log: case Math::Rsqrt: case Math::Tanh: case Math::Erf: case Math::Sigmoid:
+    case Math::Silu: case Math::Gelu: case Math::GeluTanh: return true;
+    default: return false;
+  }
+}
+
+// The 16-bit results of `op` for every input of `dtype`, by applyMath itself (HalfTable.h).
+const uint16_t* mathTable(Math op, DType dtype) {
+  return static_cast<const uint16_t*>(halfTable(absl::StrCat("math.", static_cast<int>(op)), dtype, sizeof(uint16_t),
+                                                [&](const float* x, void* out) {
+                                                  std::vector<float> y(kHalfInputs);
+                                                  applyMath(op, x, nullptr, y.data(), kHalfInputs);
+                                                  convertBuffer(DType::F32, y.data(), dtype, out, kHalfInputs);
+                                                }));
+}
+
 class MathStep final : public CpuStep {
  public:
   MathStep(Math op, std::vector<Input> in, int32_t out, DType outType, int64_t n)
-      : op_(op), in_(std::move(in)), out_(out), outType_(outType), n_(n) {}
+      : op_(op), in_(std::move(in)), out_(out), outType_(outType), n_(n) {
+    if (in_.size() == 1 && in_[0].bcast.kind == Broadcast::Full && in_[0].dtype == outType_ &&
+        hasHalfTable(outType_) && worthATable(op_))
+      table_ = mathTable(op_, outType_);
+  }
   bool elementwiseInPlace() const override {
     for (const Input& i : in_)
       if (i.bcast.kind != Broadcast::Full) return false;
     return true;
   }
   absl::Status run(BufferPtrs ptr) override {
+    if (table_) {
+      const auto* x = reinterpret_cast<const uint16_t*>(ptr[in_[0].id]);
+      auto* y = reinterpret_cast<uint16_t*>(ptr[out_]);  // may be x: each element is read first
+      parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = table_[x[i]];
+      });
+      return absl::OkStatus();
+    }
     const size_t es = dtypeSize(outType_);
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
       alignas(64) float a[kBlock], b[kBlock], y[kBlock];
@@ -195,6 +228,7 @@ class MathStep final : public CpuStep {
   int32_t out_;
   DType outType_;
   int64_t n_;
+  const uint16_t* table_ = nullptr;  // 16-bit in and out, expensive op: its results by input bits
 };
 
 class CastStep final : public CpuStep {

@@ -68,11 +68,7 @@ inline bool certain(double value, double bound) {
 
 double exactGelu(double x) { return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x))); }
 
-double exactGeluGrad(double v, double dy) {
-  const double t = std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v));
-  const double d = 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * v * v);
-  return dy * d;
-}
+double exactGeluGrad(double v, double dy) { return dy * geluTanhDerivative(v); }
 
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 void geluChunk(const float* x, double* value, double* bound, int64_t n) {
@@ -110,6 +106,11 @@ void geluGradChunk(const float* x, const float* dy, double* value, double* bound
 }
 
 }  // namespace
+
+double geluTanhDerivative(double v) {
+  const double t = std::tanh(kSqrt2OverPi * (v + 0.044715 * v * v * v));
+  return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * kSqrt2OverPi * (1.0 + 3.0 * 0.044715 * v * v);
+}
 
 // y may be x (an in-place step): each element is read before it is written.
 void geluTanhBlock(const float* x, float* y, int64_t n) {

@@ -23,6 +23,9 @@ void geluTanhBlock(const float* x, float* y, int64_t n);
 // y[i] = f32(dy[i] * g'(x[i])) with the reference's f64 expression for g' (the tanh GELU).
 void geluTanhGradBlock(const float* x, const float* dy, float* y, int64_t n);
 
+// The reference's f64 derivative g'(x) of the tanh GELU, term for term.
+double geluTanhDerivative(double x);
+
 // Elements of the last call on this thread that took the exact path (for tests and tuning).
 int64_t geluExactFallbacks();
 

@@ -4,10 +4,12 @@
 // - mse_loss: fl(sum fl(d*d) / n), d = fl(p - t), one sequential f32 sum in row-major order (the
 //   order is the contract, so the sum runs on one thread; the widening is blocked).
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuGelu.h"
 #include "runtime/devices/cpu/GeluExact.h"
+#include "runtime/devices/cpu/HalfTable.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 
@@ -26,16 +28,43 @@ void geluGradBlock(bool tanhApprox, const float* x, const float* dy, float* y, i
   }
 }
 
+// For bf16/f16 x: the reference's f64 derivative of every input (HalfTable.h), so that an element
+// is f32(dy d[x]) with one f64 product, the reference's own last operation.
+const double* derivativeTable(bool tanhApprox, DType dtype) {
+  return static_cast<const double*>(halfTable(tanhApprox ? "gelu_grad.tanh" : "gelu_grad.erf", dtype, sizeof(double),
+                                              [&](const float* x, void* out) {
+                                                auto* d = static_cast<double*>(out);
+                                                for (int64_t i = 0; i < kHalfInputs; ++i)
+                                                  d[i] = tanhApprox ? geluTanhDerivative(x[i]) : geluErfDerivative(x[i]);
+                                              }));
+}
+
 class GeluGradStep final : public CpuStep {
  public:
   GeluGradStep(int32_t x, int32_t dy, int32_t out, DType dtype, int64_t n, bool tanhApprox)
-      : x_(x), dy_(dy), out_(out), dtype_(dtype), n_(n), tanh_(tanhApprox) {}
+      : x_(x), dy_(dy), out_(out), dtype_(dtype), n_(n), tanh_(tanhApprox),
+        derivative_(hasHalfTable(dtype) ? derivativeTable(tanhApprox, dtype) : nullptr) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
     const uint8_t* x = ptr[x_];
     const uint8_t* dy = ptr[dy_];
     uint8_t* y = ptr[out_];
     const int64_t blocks = (n_ + kBlock - 1) / kBlock;
+    if (derivative_) {
+      parallelFor(blocks, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
+        alignas(64) float ds[kBlock], ys[kBlock];
+        alignas(64) uint16_t xs[kBlock];
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t i0 = b * kBlock, m = std::min(kBlock, n_ - i0);
+          // Copied first: y may be x or dy.
+          std::memcpy(xs, x + i0 * 2, static_cast<size_t>(m) * 2);
+          const float* d = widenRun(dtype_, dy, i0, m, ds);
+          for (int64_t k = 0; k < m; ++k) ys[k] = static_cast<float>(double(d[k]) * derivative_[xs[k]]);
+          narrowRun(ys, dtype_, y, i0, m);
+        }
+      });
+      return absl::OkStatus();
+    }
     parallelFor(blocks, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
       alignas(64) float xs[kBlock], ds[kBlock], ys[kBlock];
       for (int64_t b = b0; b < b1; ++b) {
@@ -52,6 +81,7 @@ class GeluGradStep final : public CpuStep {
   DType dtype_;
   int64_t n_;
   bool tanh_;
+  const double* derivative_;  // bf16/f16: d(x) by x's bits
 };
 
 class MseLossStep final : public CpuStep {

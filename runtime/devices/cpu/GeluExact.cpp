@@ -7,6 +7,10 @@
 #include "runtime/devices/cpu/GeluExactKernels.h"
 
 namespace amp::rt::cpu {
+double geluErfDerivative(double v) {
+  return 0.5 * (1.0 + std::erf(v * gelu_erf::kSqrt1_2)) + v * gelu_erf::kInvSqrt2Pi * std::exp(-0.5 * v * v);
+}
+
 namespace {
 
 using gelu_erf::kInvSqrt2Pi;
@@ -20,11 +24,7 @@ float exactGelu(float xf) {
   const double x = xf;
   return static_cast<float>(0.5 * x * (1.0 + std::erf(x * kSqrt1_2)));
 }
-float exactGeluGrad(float xf, float dyf) {
-  const double v = xf;
-  const double d = 0.5 * (1.0 + std::erf(v * kSqrt1_2)) + v * kInvSqrt2Pi * std::exp(-0.5 * v * v);
-  return static_cast<float>(double(dyf) * d);
-}
+float exactGeluGrad(float xf, float dyf) { return static_cast<float>(double(dyf) * geluErfDerivative(xf)); }
 
 using ForwardKernel = int64_t (*)(const float*, float*, int32_t*, int64_t);
 using GradKernel = int64_t (*)(const float*, const float*, float*, int32_t*, int64_t);

@@ -30,6 +30,10 @@ void geluErfBlock(const float* x, float* y, int64_t n);
 // y[i] = f32(dy[i] d(x[i])), d the reference's f64 derivative. y may be x or dy.
 void geluErfGradBlock(const float* x, const float* dy, float* y, int64_t n);
 
+// The reference's f64 derivative d(x) (gelu_grad is f32(dy d(x))), term for term: the exact path,
+// and the table the cpu device keeps for bf16/f16 inputs.
+double geluErfDerivative(double x);
+
 // The same on a given path, which the caller checked the host runs (tests, the bench). They
 // return how many elements took the exact fallback.
 int64_t geluErfBlock(VectorPath path, const float* x, float* y, int64_t n);
