@@ -247,7 +247,9 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         const int64_t at = p.pos.lookup(user);
         // Read at the peak itself, or through a view made before it (which keeps the storage
         // alive past the peak): recomputing would not free it there.
-        if (at == peak || (at < peak && isa<ReshapeOp>(user))) unsplittable = true;
+        // Returned: alive to the end of the step whatever happens to its other readers.
+        if (at == peak || (at < peak && isa<ReshapeOp>(user)) || user->hasTrait<OpTrait::IsTerminator>())
+          unsplittable = true;
         if (at < peak) early = true;
         else if (at > peak && (!firstLate || std::make_pair(at, p.order.lookup(user)) <
                                                  std::make_pair(p.pos.lookup(firstLate), p.order.lookup(firstLate))))

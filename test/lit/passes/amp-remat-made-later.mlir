@@ -23,3 +23,21 @@ func.func @made_later(%x: tensor<32x32xf32> {amp.role = "input", amp.name = "x"}
   %w = amp.add %p, %sb : tensor<32x64xf32>, tensor<32x64xf32>
   return %w : tensor<32x64xf32>
 }
+
+// A returned value lives to the end of the step: neither moved nor recomputed for its other readers.
+// AUTO-CHECK-LABEL: func.func @returned
+// AUTO-CHECK:      %[[P:.*]] = amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>, tensor<32x64xf32>
+// AUTO-CHECK-NEXT: amp.matmul %{{.*}}, %{{.*}} : tensor<64x64xf32>
+// AUTO-CHECK-NOT:  amp.matmul %{{.*}}, %{{.*}} : tensor<32x32xf32>, tensor<32x64xf32>
+// AUTO-CHECK:      return
+func.func @returned(%x: tensor<32x32xf32> {amp.role = "input", amp.name = "x"},
+                    %k: tensor<32x64xf32> {amp.role = "param", amp.name = "k"},
+                    %c: tensor<64x64xf32> {amp.role = "input", amp.name = "c"})
+    -> (tensor<32x64xf32>, tensor<32x64xf32>) attributes {amp.entry = "train_step"} {
+  %p = amp.matmul %x, %k : tensor<32x32xf32>, tensor<32x64xf32>
+  %big = amp.matmul %c, %c : tensor<64x64xf32>, tensor<64x64xf32>
+  %s = amp.reduce_sum %big dims = [0, 1] : tensor<64x64xf32>
+  %sb = amp.broadcast_to %s : tensor<f32> -> tensor<32x64xf32>
+  %w = amp.add %p, %sb : tensor<32x64xf32>, tensor<32x64xf32>
+  return %w, %p : tensor<32x64xf32>, tensor<32x64xf32>
+}
