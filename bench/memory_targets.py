@@ -65,7 +65,8 @@ def remat_under_budget(tools, model_id, steps, ampc_args=(), torch_python="/usr/
     budget_bundle = os.path.join(tools.workdir, model_id + "_bf16_budget.ampx")
     p, _, cmd = tools.compile(mlir, budget_bundle, "bf16", flags + ["--memory-budget=%d" % budget])
     if p.returncode != 0:
-        reason = next((line for line in (p.stderr or p.stdout).splitlines() if "error" in line), "ampc failed")
+        lines = (p.stderr or p.stdout).strip().splitlines()
+        reason = next((line for line in lines if "error" in line), lines[-1] if lines else "ampc failed")
         persistent = base.get("persistent_bytes")
         share = (" Persistent buffers (f32 masters, optimizer moments, inputs) are %d B = %.2f of the "
                  "unconstrained peak %d B: no recompute frees them." % (persistent, persistent / peak, peak)
