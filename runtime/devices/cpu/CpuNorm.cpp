@@ -128,6 +128,45 @@ inline float rmsRstd(const float* x, int64_t n, float nf, double eps) {
   return static_cast<float>(1.0 / std::sqrt(double(sq / nf) + eps));
 }
 
+// kRows groups at once: each group's sums are the same sequential chains in element order, but
+// kRows independent chains that the core runs side by side, instead of one add latency per
+// element of one group. Only whole blocks of kRows groups take this path (the rows are read in
+// place for f32); a shorter tail goes group by group.
+constexpr int64_t kRows = 8;
+
+template <typename Term>
+inline void rowSums(int64_t n, float* sums, Term term) {
+  float s[kRows] = {};
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t r = 0; r < kRows; ++r) s[r] += term(r, j);
+  for (int64_t r = 0; r < kRows; ++r) sums[r] = s[r];
+}
+
+// layerStats / rmsRstd of kRows consecutive groups of x (n elements each).
+inline void normStatsRows(bool rms, const float* x, int64_t n, float nf, double eps, float* mean, float* rstd) {
+  float sq[kRows];
+  if (rms) {
+    rowSums(n, sq, [&](int64_t r, int64_t j) { return x[r * n + j] * x[r * n + j]; });
+    for (int64_t r = 0; r < kRows; ++r) mean[r] = 0.0f, rstd[r] = static_cast<float>(1.0 / std::sqrt(double(sq[r] / nf) + eps));
+    return;
+  }
+  float sum[kRows];
+  rowSums(n, sum, [&](int64_t r, int64_t j) { return x[r * n + j]; });
+  for (int64_t r = 0; r < kRows; ++r) mean[r] = sum[r] / nf;
+  rowSums(n, sq, [&](int64_t r, int64_t j) { return (x[r * n + j] - mean[r]) * (x[r * n + j] - mean[r]); });
+  for (int64_t r = 0; r < kRows; ++r) rstd[r] = static_cast<float>(1.0 / std::sqrt(double(sq[r] / nf) + eps));
+}
+
+// The same for one group.
+inline void normStats(bool rms, const float* x, int64_t n, float nf, double eps, float* mean, float* rstd) {
+  if (rms) {
+    *mean = 0.0f, *rstd = rmsRstd(x, n, nf, eps);
+    return;
+  }
+  const LayerStats st = layerStats(x, n, nf, eps);
+  *mean = st.mean, *rstd = st.rstd;
+}
+
 // The shape of a norm step: `groups` groups of `n` trailing elements.
 struct NormShape {
   DType dtype;
@@ -143,7 +182,7 @@ class NormStep final : public CpuStep {
   NormStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t b, int32_t y)
       : rms_(rms), s_(s), x_(x), w_(w), b_(b), y_(y) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 2 * s_.n);
+    scratch_ = shared_.reserve(slots_ * 2 * kRows * s_.n);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     bbuf_ = shared_.reserve(b_ >= 0 ? s_.n : 0);
   }
@@ -158,25 +197,32 @@ class NormStep final : public CpuStep {
     const uint8_t* x = ptr[x_];
     uint8_t* y = ptr[y_];
     const bool f32 = s_.dtype == DType::F32;
-    parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
+    parallelChunks(s_.groups, std::max<int64_t>(kRows, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * 2 * n;
-                     float* ys = xs + n;
-                     for (int64_t g = g0; g < g1; ++g) {
-                       const float* xg = widenRun(s_.dtype, x, g * n, n, xs);
+                     float* xs = shared_.at(scratch_) + slot * 2 * kRows * n;
+                     float* ys = xs + kRows * n;
+                     for (int64_t g = g0; g < g1;) {
+                       const int64_t rows = g1 - g >= kRows ? kRows : 1;
+                       const float* xg = widenRun(s_.dtype, x, g * n, rows * n, xs);
                        float* yg = f32 ? reinterpret_cast<float*>(y) + g * n : ys;
-                       if (rms_) {
-                         const float rstd = rmsRstd(xg, n, nf, s_.eps);
-                         for (int64_t j = 0; j < n; ++j) yg[j] = xg[j] * rstd;
-                       } else {
-                         const LayerStats st = layerStats(xg, n, nf, s_.eps);
-                         for (int64_t j = 0; j < n; ++j) yg[j] = (xg[j] - st.mean) * st.rstd;
+                       float mean[kRows], rstd[kRows];
+                       if (rows == kRows) normStatsRows(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       else normStats(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       for (int64_t r = 0; r < rows; ++r) {
+                         const float* xr = xg + r * n;
+                         float* yr = yg + r * n;
+                         if (rms_) {
+                           for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] * rstd[r];
+                         } else {
+                           for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mean[r]) * rstd[r];
+                         }
+                         if (w)
+                           for (int64_t j = 0; j < n; ++j) yr[j] = yr[j] * w[j];
+                         if (b)
+                           for (int64_t j = 0; j < n; ++j) yr[j] = yr[j] + b[j];
                        }
-                       if (w)
-                         for (int64_t j = 0; j < n; ++j) yg[j] = yg[j] * w[j];
-                       if (b)
-                         for (int64_t j = 0; j < n; ++j) yg[j] = yg[j] + b[j];
-                       if (!f32) narrowRun(yg, s_.dtype, y, g * n, n);
+                       if (!f32) narrowRun(yg, s_.dtype, y, g * n, rows * n);
+                       g += rows;
                      }
                    });
     return absl::OkStatus();
@@ -188,7 +234,7 @@ class NormStep final : public CpuStep {
   int32_t x_, w_, b_, y_;
   int slots_ = 1;
   SharedFloats shared_;
-  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per-slot rows; the widened weight and bias
+  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per-slot kRows rows in and out; the widened weight and bias
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -200,7 +246,7 @@ class NormGradStep final : public CpuStep {
   NormGradStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t dy, int32_t dx, int32_t dw, int32_t db)
       : rms_(rms), s_(s), x_(x), w_(w), dy_(dy), dx_(dx), dw_(dw), db_(db) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 5 * s_.n);
+    scratch_ = shared_.reserve(slots_ * 5 * kRows * s_.n);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     mean_ = shared_.reserve(s_.groups);
     rstd_ = shared_.reserve(s_.groups);
@@ -222,47 +268,63 @@ class NormGradStep final : public CpuStep {
     float* meanBuf = shared_.at(mean_);
     float* rstdBuf = shared_.at(rstd_);
     // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop).
-    parallelChunks(s_.groups, std::max<int64_t>(1, kWork / std::max<int64_t>(n, 1)), slots_,
+    parallelChunks(s_.groups, std::max<int64_t>(kRows, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * 5 * n;
-                     float* dys = xs + n;
-                     float* xhat = dys + n;
-                     float* gs = xhat + n;
-                     float* dxs = gs + n;
-                     for (int64_t grp = g0; grp < g1; ++grp) {
-                       const float* xg = widenRun(t, x, grp * n, n, xs);
-                       const float* dyg = widenRun(t, dy, grp * n, n, dys);
+                     float* xs = shared_.at(scratch_) + slot * 5 * kRows * n;
+                     float* dys = xs + kRows * n;
+                     float* xhat = dys + kRows * n;
+                     float* gs = xhat + kRows * n;
+                     float* dxs = gs + kRows * n;
+                     for (int64_t grp = g0; grp < g1;) {
+                       const int64_t rows = g1 - grp >= kRows ? kRows : 1;
+                       const float* xg = widenRun(t, x, grp * n, rows * n, xs);
+                       const float* dyg = widenRun(t, dy, grp * n, rows * n, dys);
                        float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
-                       float mean = 0.0f, rstd;
-                       if (rms_) {
-                         rstd = rmsRstd(xg, n, nf, s_.eps);
-                         for (int64_t j = 0; j < n; ++j) xhat[j] = xg[j] * rstd;
+                       float* mean = meanBuf + grp;
+                       float* rstd = rstdBuf + grp;
+                       if (rows == kRows) normStatsRows(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       else normStats(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       for (int64_t r = 0; r < rows; ++r) {
+                         const float* xr = xg + r * n;
+                         const float* dyr = dyg + r * n;
+                         float* xh = xhat + r * n;
+                         float* gr = gs + r * n;
+                         if (rms_) {
+                           for (int64_t j = 0; j < n; ++j) xh[j] = xr[j] * rstd[r];
+                         } else {
+                           for (int64_t j = 0; j < n; ++j) xh[j] = (xr[j] - mean[r]) * rstd[r];
+                         }
+                         if (w) {
+                           for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j] * w[j];
+                         } else {
+                           for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j];
+                         }
+                       }
+                       float sg[kRows], sgx[kRows];
+                       if (rows == kRows) {
+                         rowSums(n, sg, [&](int64_t r, int64_t j) { return gs[r * n + j]; });
+                         rowSums(n, sgx, [&](int64_t r, int64_t j) { return gs[r * n + j] * xhat[r * n + j]; });
                        } else {
-                         const LayerStats st = layerStats(xg, n, nf, s_.eps);
-                         mean = st.mean;
-                         rstd = st.rstd;
-                         for (int64_t j = 0; j < n; ++j) xhat[j] = (xg[j] - mean) * rstd;
+                         sg[0] = sgx[0] = 0.0f;
+                         for (int64_t j = 0; j < n; ++j) {
+                           sg[0] += gs[j];
+                           sgx[0] += gs[j] * xhat[j];
+                         }
                        }
-                       meanBuf[grp] = mean;
-                       rstdBuf[grp] = rstd;
-                       if (w) {
-                         for (int64_t j = 0; j < n; ++j) gs[j] = dyg[j] * w[j];
-                       } else {
-                         for (int64_t j = 0; j < n; ++j) gs[j] = dyg[j];
+                       for (int64_t r = 0; r < rows; ++r) {
+                         const float* gr = gs + r * n;
+                         const float* xh = xhat + r * n;
+                         float* dxr = dxg + r * n;
+                         const float mgx = sgx[r] / nf;
+                         if (rms_) {
+                           for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * (gr[j] - xh[j] * mgx);
+                         } else {
+                           const float mg = sg[r] / nf;
+                           for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * ((gr[j] - mg) - xh[j] * mgx);
+                         }
                        }
-                       float sg = 0.0f, sgx = 0.0f;
-                       for (int64_t j = 0; j < n; ++j) {
-                         sg += gs[j];
-                         sgx += gs[j] * xhat[j];
-                       }
-                       const float mgx = sgx / nf;
-                       if (rms_) {
-                         for (int64_t j = 0; j < n; ++j) dxg[j] = rstd * (gs[j] - xhat[j] * mgx);
-                       } else {
-                         const float mg = sg / nf;
-                         for (int64_t j = 0; j < n; ++j) dxg[j] = rstd * ((gs[j] - mg) - xhat[j] * mgx);
-                       }
-                       if (!f32) narrowRun(dxg, t, dx, grp * n, n);
+                       if (!f32) narrowRun(dxg, t, dx, grp * n, rows * n);
+                       grp += rows;
                      }
                    });
     // Pass 2, columns in parallel: dweight_j = sum over groups (in order) of fl(dy_j * xhat_j),
@@ -271,7 +333,7 @@ class NormGradStep final : public CpuStep {
     const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
     parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
       const int64_t m = j1 - j0;
-      float* xs = shared_.at(scratch_) + slot * 5 * n;
+      float* xs = shared_.at(scratch_) + slot * 5 * kRows * n;
       float* dys = xs + m;
       float* dwa = shared_.at(dwAcc_) + j0;
       float* dba = shared_.at(dbAcc_) + j0;
