@@ -17,18 +17,9 @@ namespace {
 
 using parity::expectParity;
 using parity::Operand;
+using parity::every16BitValue;
 
 const AttrMap kTanh = {{"approximate", std::string("tanh")}};
-
-// Every value of a 16-bit float format, as doubles (NaNs and infinities included).
-std::vector<double> every16BitValue(DType t) {
-  std::vector<double> values;
-  for (uint32_t bits = 0; bits < 65536; ++bits) {
-    const uint16_t b = static_cast<uint16_t>(bits);
-    values.push_back(loadAsF32(t, &b, 0));
-  }
-  return values;
-}
 
 std::vector<double> randomF32(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -16,15 +16,7 @@ namespace amp::rt {
 namespace {
 
 using parity::expectParity;
-
-std::vector<double> every16BitValue(DType t) {
-  std::vector<double> values;
-  for (uint32_t bits = 0; bits < 65536; ++bits) {
-    const uint16_t b = static_cast<uint16_t>(bits);
-    values.push_back(loadAsF32(t, &b, 0));
-  }
-  return values;
-}
+using parity::every16BitValue;
 
 TEST(HalfTable, UnaryOpsGiveTheReferenceBitsOnEvery16BitValue) {
   for (DType t : {DType::BF16, DType::F16})

@@ -131,6 +131,16 @@ inline void expectParity(const std::string& op, const std::vector<Operand>& oper
   }
 }
 
+// Every value of a 16-bit float format, in the order of its bit patterns (NaNs, infinities,
+// subnormals and signed zeros included), as doubles for Operand::values.
+inline std::vector<double> every16BitValue(DType t) {
+  std::vector<double> values;
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const uint16_t b = static_cast<uint16_t>(bits);
+    values.push_back(loadAsF32(t, &b, 0));
+  }
+  return values;
+}
 
 // One unit in the last place of `t` at magnitude |v| (subnormal spacing below the normal range).
 inline double ulpOf(DType t, double v) {
