@@ -14,6 +14,7 @@
 #include "dnnl.hpp"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/SimdConvert.h"
+#include "runtime/devices/cpu/TransposeTile.h"
 
 namespace amp::rt::cpu {
 
@@ -60,31 +61,68 @@ std::string typeString(DType t, const Shape& s) { return absl::StrCat(std::strin
 
 // out[n, k] = in[k, n] for an f32 [rows, cols] matrix, in 32x32 tiles so that both sides stream
 // through cache lines.
+// The transposing copies below: register blocks (TransposeTile.h, bit moves only), column tiles
+// split across threads when the copy is large enough to pay for a parallel region (as the conversions).
+constexpr int64_t kTransposeTile = 32;
+constexpr int64_t kParallelCopyElements = int64_t{1} << 16;
+
 void transposeF32(const float* in, float* out, int64_t rows, int64_t cols) {
-  constexpr int64_t kTile = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+  const int64_t colTiles = (cols + kTransposeTile - 1) / kTransposeTile;
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelCopyElements)
+  for (int64_t t = 0; t < colTiles; ++t) {
+    const int64_t c0 = t * kTransposeTile, nc = std::min(cols - c0, kTransposeTile);
+    for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
+      const int64_t nr = std::min(rows - r0, kTransposeTile);
+      // out[c * rows + r] = in[r * cols + c]
+      transpose::tile(reinterpret_cast<const uint32_t*>(in + r0 * cols + c0), cols,
+                      reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, nc, nr);
     }
+  }
+}
+
+// Widening and narrowing convert each element alone, so any split across threads gives the same
+// bits; pieces of kConvertPiece elements, threads only for large copies.
+constexpr int64_t kConvertPiece = int64_t{1} << 14;
+
+void widenAcrossThreads(DType t, const void* in, float* out, int64_t n, bool simd) {
+  const size_t es = dtypeSize(t);
+  const int64_t pieces = (n + kConvertPiece - 1) / kConvertPiece;
+#pragma omp parallel for schedule(static) if (n >= kParallelCopyElements)
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t b = p * kConvertPiece;
+    widenToF32(t, static_cast<const char*>(in) + size_t(b) * es, out + b, std::min(kConvertPiece, n - b), simd);
+  }
+}
+
+void narrowAcrossThreads(const float* in, DType t, void* out, int64_t n, bool simd) {
+  const size_t es = dtypeSize(t);
+  const int64_t pieces = (n + kConvertPiece - 1) / kConvertPiece;
+#pragma omp parallel for schedule(static) if (n >= kParallelCopyElements)
+  for (int64_t p = 0; p < pieces; ++p) {
+    const int64_t b = p * kConvertPiece;
+    narrowFromF32(in + b, t, static_cast<char*>(out) + size_t(b) * es, std::min(kConvertPiece, n - b), simd);
+  }
 }
 
 // out[n, k] = f32(in[k, n]) for a [rows, cols] matrix of a narrow float type: the widening and
 // the transposing copy in one pass, so a widened GEMM needs no [K, N] f32 copy of b besides the
 // transposed one. Rows are widened 32 at a time into a tile, then written transposed.
 void widenTransposed(DType t, const void* in, float* out, int64_t rows, int64_t cols, bool simd) {
-  constexpr int64_t kTile = 32;
-  alignas(64) float tile[kTile][kTile];
   const size_t es = dtypeSize(t);
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t nr = std::min(rows - r0, kTile), nc = std::min(cols - c0, kTile);
+  const int64_t colTiles = (cols + kTransposeTile - 1) / kTransposeTile;
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelCopyElements)
+  for (int64_t ct = 0; ct < colTiles; ++ct) {
+    alignas(64) float tile[kTransposeTile][kTransposeTile];
+    const int64_t c0 = ct * kTransposeTile, nc = std::min(cols - c0, kTransposeTile);
+    for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
+      const int64_t nr = std::min(rows - r0, kTransposeTile);
       for (int64_t r = 0; r < nr; ++r)
         widenToF32(t, static_cast<const char*>(in) + size_t((r0 + r) * cols + c0) * es, tile[r], nc, simd);
-      for (int64_t c = 0; c < nc; ++c)
-        for (int64_t r = 0; r < nr; ++r) out[(c0 + c) * rows + r0 + r] = tile[r][c];
+      // out[c * rows + r] = tile[r][c]
+      transpose::tile(reinterpret_cast<const uint32_t*>(&tile[0][0]), kTransposeTile,
+                      reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, nc, nr);
     }
+  }
 }
 
 // Element counts are products of dims; a product past int64 is rejected rather than wrapped.
@@ -467,8 +505,8 @@ void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* sc
   const char* pb = static_cast<const char*>(b);
   char* pc = static_cast<char*>(c);
   if (im.widen) {  // exact: every f16/bf16/FP8 value is an f32
-    widenToF32(im.dtype, a, reinterpret_cast<float*>(s + im.offA), im.numelA, im.simdConvert);
-    if (!im.transposeB) widenToF32(im.dtype, b, reinterpret_cast<float*>(s + im.offB), im.numelB, im.simdConvert);
+    widenAcrossThreads(im.dtype, a, reinterpret_cast<float*>(s + im.offA), im.numelA, im.simdConvert);
+    if (!im.transposeB) widenAcrossThreads(im.dtype, b, reinterpret_cast<float*>(s + im.offB), im.numelB, im.simdConvert);
     pa = s + im.offA;
     pb = s + im.offB;
     pc = s + im.offC;
@@ -508,7 +546,7 @@ void Gemm::run(const void* a, const void* b, const void* bias, void* c, void* sc
     if (st != dnnl_success) die("dnnl_stream_wait", st);
   }
   // The one RNE rounding of each result element.
-  if (im.widen) narrowFromF32(reinterpret_cast<const float*>(s + im.offC), im.dtype, c, im.numelC, im.simdConvert);
+  if (im.widen) narrowAcrossThreads(reinterpret_cast<const float*>(s + im.offC), im.dtype, c, im.numelC, im.simdConvert);
 }
 
 }  // namespace amp::rt::cpu
