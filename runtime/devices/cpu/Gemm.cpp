@@ -14,6 +14,7 @@
 #include "dnnl.hpp"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/SimdConvert.h"
+#include "runtime/devices/cpu/Parallel.inc"
 #include "runtime/devices/cpu/TransposeTile.h"
 
 namespace amp::rt::cpu {
@@ -59,49 +60,39 @@ namespace {
 // Debian's Abseil has its own string_view, so dtype names go through std::string.
 std::string typeString(DType t, const Shape& s) { return absl::StrCat(std::string(dtypeName(t)), shapeToString(s)); }
 
-// out[n, k] = in[k, n] for an f32 [rows, cols] matrix, in 32x32 tiles so that both sides stream
-// through cache lines.
-// The transposing copies below: register blocks (TransposeTile.h, bit moves only), column tiles
-// split across threads when the copy is large enough to pay for a parallel region (as the conversions).
+// The copies around a GEMM call move bits or convert each element alone, so any split across
+// threads gives the same bits; they take the threads (parallelFor) from 64K elements on.
 constexpr int64_t kTransposeTile = 32;
-constexpr int64_t kParallelCopyElements = int64_t{1} << 16;
+constexpr int64_t kParallelGrain = int64_t{1} << 15;  // elements: parallel from two of these
 
+// Column tiles of a [rows, cols] copy per parallelFor grain.
+int64_t tileGrain(int64_t rows) { return std::max<int64_t>(1, kParallelGrain / (kTransposeTile * std::max<int64_t>(rows, 1))); }
+
+// out[n, k] = in[k, n] for an f32 [rows, cols] matrix, in 32x32 tiles of register blocks
+// (TransposeTile.h) so that both sides stream through cache lines.
 void transposeF32(const float* in, float* out, int64_t rows, int64_t cols) {
   const int64_t colTiles = (cols + kTransposeTile - 1) / kTransposeTile;
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelCopyElements)
-  for (int64_t t = 0; t < colTiles; ++t) {
-    const int64_t c0 = t * kTransposeTile, nc = std::min(cols - c0, kTransposeTile);
-    for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
-      const int64_t nr = std::min(rows - r0, kTransposeTile);
-      // out[c * rows + r] = in[r * cols + c]
-      transpose::tile(reinterpret_cast<const uint32_t*>(in + r0 * cols + c0), cols,
-                      reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, nc, nr);
-    }
-  }
+  parallelFor(colTiles, tileGrain(rows), [&](int64_t t0, int64_t t1) {
+    for (int64_t c0 = t0 * kTransposeTile; c0 < std::min(cols, t1 * kTransposeTile); c0 += kTransposeTile)
+      for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile)  // out[c * rows + r] = in[r * cols + c]
+        transpose::tile(reinterpret_cast<const uint32_t*>(in + r0 * cols + c0), cols,
+                        reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, std::min(cols - c0, kTransposeTile),
+                        std::min(rows - r0, kTransposeTile));
+  });
 }
-
-// Widening and narrowing convert each element alone, so any split across threads gives the same
-// bits; pieces of kConvertPiece elements, threads only for large copies.
-constexpr int64_t kConvertPiece = int64_t{1} << 14;
 
 void widenAcrossThreads(DType t, const void* in, float* out, int64_t n, bool simd) {
   const size_t es = dtypeSize(t);
-  const int64_t pieces = (n + kConvertPiece - 1) / kConvertPiece;
-#pragma omp parallel for schedule(static) if (n >= kParallelCopyElements)
-  for (int64_t p = 0; p < pieces; ++p) {
-    const int64_t b = p * kConvertPiece;
-    widenToF32(t, static_cast<const char*>(in) + size_t(b) * es, out + b, std::min(kConvertPiece, n - b), simd);
-  }
+  parallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    widenToF32(t, static_cast<const char*>(in) + size_t(b) * es, out + b, e - b, simd);
+  });
 }
 
 void narrowAcrossThreads(const float* in, DType t, void* out, int64_t n, bool simd) {
   const size_t es = dtypeSize(t);
-  const int64_t pieces = (n + kConvertPiece - 1) / kConvertPiece;
-#pragma omp parallel for schedule(static) if (n >= kParallelCopyElements)
-  for (int64_t p = 0; p < pieces; ++p) {
-    const int64_t b = p * kConvertPiece;
-    narrowFromF32(in + b, t, static_cast<char*>(out) + size_t(b) * es, std::min(kConvertPiece, n - b), simd);
-  }
+  parallelFor(n, kParallelGrain, [&](int64_t b, int64_t e) {
+    narrowFromF32(in + b, t, static_cast<char*>(out) + size_t(b) * es, e - b, simd);
+  });
 }
 
 // out[n, k] = f32(in[k, n]) for a [rows, cols] matrix of a narrow float type: the widening and
@@ -110,19 +101,20 @@ void narrowAcrossThreads(const float* in, DType t, void* out, int64_t n, bool si
 void widenTransposed(DType t, const void* in, float* out, int64_t rows, int64_t cols, bool simd) {
   const size_t es = dtypeSize(t);
   const int64_t colTiles = (cols + kTransposeTile - 1) / kTransposeTile;
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelCopyElements)
-  for (int64_t ct = 0; ct < colTiles; ++ct) {
+  parallelFor(colTiles, tileGrain(rows), [&](int64_t t0, int64_t t1) {
     alignas(64) float tile[kTransposeTile][kTransposeTile];
-    const int64_t c0 = ct * kTransposeTile, nc = std::min(cols - c0, kTransposeTile);
-    for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
-      const int64_t nr = std::min(rows - r0, kTransposeTile);
-      for (int64_t r = 0; r < nr; ++r)
-        widenToF32(t, static_cast<const char*>(in) + size_t((r0 + r) * cols + c0) * es, tile[r], nc, simd);
-      // out[c * rows + r] = tile[r][c]
-      transpose::tile(reinterpret_cast<const uint32_t*>(&tile[0][0]), kTransposeTile,
-                      reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, nc, nr);
+    for (int64_t c0 = t0 * kTransposeTile; c0 < std::min(cols, t1 * kTransposeTile); c0 += kTransposeTile) {
+      const int64_t nc = std::min(cols - c0, kTransposeTile);
+      for (int64_t r0 = 0; r0 < rows; r0 += kTransposeTile) {
+        const int64_t nr = std::min(rows - r0, kTransposeTile);
+        for (int64_t r = 0; r < nr; ++r)
+          widenToF32(t, static_cast<const char*>(in) + size_t((r0 + r) * cols + c0) * es, tile[r], nc, simd);
+        // out[c * rows + r] = tile[r][c]
+        transpose::tile(reinterpret_cast<const uint32_t*>(&tile[0][0]), kTransposeTile,
+                        reinterpret_cast<uint32_t*>(out + c0 * rows + r0), rows, nc, nr);
+      }
     }
-  }
+  });
 }
 
 // Element counts are products of dims; a product past int64 is rejected rather than wrapped.
