@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/unit/cpu/HostVectorPaths.h"
 #include "runtime/devices/cpu/GeluExact.h"
 #include "runtime/devices/cpu/GeluExactKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -24,19 +25,7 @@ namespace {
 
 using cpu::VectorPath;
 
-std::vector<VectorPath> pathsToTest(bool vectorOnly) {
-  const VectorPath best = cpu::bestVectorPath(CpuFeatures::host(), cpu::kGeluErfNeeds);
-  std::vector<VectorPath> paths;
-  for (VectorPath p : {VectorPath::Scalar, VectorPath::Avx2, VectorPath::Avx512}) {
-    if (vectorOnly && p == VectorPath::Scalar) continue;
-    if (static_cast<int>(p) <= static_cast<int>(best))
-      paths.push_back(p);
-    else
-      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::vectorPathName(p),
-                  CpuFeatures::host().isaLevel().c_str());
-  }
-  return paths;
-}
+std::vector<VectorPath> pathsToTest(bool vectorOnly) { return hostVectorPathsToTest(cpu::kGeluErfNeeds, vectorOnly); }
 
 float fromBits(uint32_t u) {
   float f;

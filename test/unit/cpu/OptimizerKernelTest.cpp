@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "test/unit/cpu/HostVectorPaths.h"
 #include "runtime/devices/cpu/OptimizerKernels.h"
 #include "test/unit/cpu/ParityUtil.h"
 
@@ -31,18 +32,7 @@ using cpu::VectorPath;
 
 const int64_t kSizes[] = {0, 1, 7, 15, 16, 17, 511, 512, 513, 4097};
 
-std::vector<VectorPath> vectorPaths() {
-  const VectorPath best = cpu::bestVectorPath(CpuFeatures::host(), cpu::kOptimizerNeeds);
-  std::vector<VectorPath> paths;
-  for (VectorPath p : {VectorPath::Avx2, VectorPath::Avx512}) {
-    if (static_cast<int>(p) <= static_cast<int>(best))
-      paths.push_back(p);
-    else
-      std::printf("skipped: the %s path (this host, as AMP_CPU_FEATURES leaves it, is %s)\n", cpu::vectorPathName(p),
-                  CpuFeatures::host().isaLevel().c_str());
-  }
-  return paths;
-}
+std::vector<VectorPath> vectorPaths() { return hostVectorPathsToTest(cpu::kOptimizerNeeds, true); }
 
 float fromBits(uint32_t u) {
   float f;
