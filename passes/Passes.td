@@ -290,17 +290,20 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     Estimates the step's memory in program order: every argument (params, state, inputs) for the
     whole step, plus each temporary from the op that makes it to its last reader (a reshape is a
     view of its operand). At the peak, a value made by a cheap op (a cast, elementwise math, a
-    transpose or a broadcast) and read again after the peak is recomputed just before that later
-    reader, from operands that are alive there anyway, so recomputing extends no other lifetime.
+    transpose, a broadcast, a softmax or a norm) and read again after the peak is recomputed just
+    before that later reader, from operands that are alive there anyway (or recomputed too), so
+    recomputing extends no other lifetime; failing that, from a smaller stored operand kept alive
+    until the reader (a bf16 attention's f32 probabilities from its bf16 scores), a change that is
+    undone when the step's estimate grows.
     A value not read before the peak is simply made later (no recompute, whatever op makes it) when
     the operands it then keeps alive longer are smaller than it. Cheapest first: casts,
-    then elementwise math, then copies; among equals, the most bytes. Recompute runs the same op
+    then elementwise math, then copies, then softmax and norms; among equals, the most bytes. Recompute runs the same op
     on the same operands, so results are bitwise unchanged. The clones carry the location
     `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
 
     `auto` recomputes while the peak falls. `budget` (bytes, > 0) stops once the estimate is at most
     the budget, and is an error, naming the smallest estimate reached, when no candidate is left;
-    only a budget recomputes softmax, layer and RMS norms, GEMMs, convolutions and batch norms (a
+    only a budget recomputes GEMMs, convolutions and batch norms (a
     conv -> batch_norm -> relu block; an attention's scores from its Q and K), through chains of up
     to 8 ops. Dropout and reductions are never recomputed.
 

@@ -41,8 +41,9 @@ std::optional<int> recomputeCost(Operation* op) {
   return std::nullopt;
 }
 
-// `auto` stays with what costs one pass over memory; a budget may recompute GEMMs.
-constexpr int kAutoMaxCost = 2;
+// `auto` stays with what costs one pass over memory (a softmax or norm: one over each row); a
+// budget may recompute GEMMs.
+constexpr int kAutoMaxCost = 3;
 constexpr int kBudgetMaxCost = 4;
 constexpr int kMaxChainDepth = 8;
 
@@ -160,14 +161,17 @@ struct Candidate {
   bool move = false;                // no reader before the peak: make the value later instead
   SmallVector<Operation*> chain;     // ops to clone before firstLate, operands first, op last
   int cost = 0;
-  int64_t bytes = 0;
+  int64_t bytes = 0;                 // freed at the peak: the value's bytes, less the kept ones
+  bool keeps = false;                // keeps a value alive longer (recomputable's `kept`)
 };
 
 // Appends to `chain` what must be recomputed at position `at` for `v` to be available there:
 // nothing when it is an argument, a constant or alive there anyway; else its cheap producer, after
-// that producer's own operands. False when something on the way cannot be recomputed.
+// that producer's own operands. With `kept`, a stored value whose producer is too dear to recompute
+// is kept alive until `at` instead (added to `kept`): a softmax recomputed from the bf16 scores
+// of its attention, which are half its f32 result. False when something on the way can be neither.
 bool recomputable(const Profile& p, Value v, int64_t at, int maxCost, int depth, llvm::SetVector<Operation*>& chain,
-                  int& cost) {
+                  int& cost, llvm::SetVector<Value>* kept) {
   Operation* def = v.getDefiningOp();
   if (!def || isa<ConstantOp>(def)) return true;
   Value storage = Profile::owner(v);
@@ -175,9 +179,13 @@ bool recomputable(const Profile& p, Value v, int64_t at, int maxCost, int depth,
   if (!p.fusedAway.contains(storage) && (!Profile::ownsStorage(storage) || p.last.lookup(storage) >= at))
     return true;
   std::optional<int> c = recomputeCost(def);
-  if (!c || *c > maxCost || depth >= kMaxChainDepth) return false;
+  if (!c || *c > maxCost || depth >= kMaxChainDepth) {
+    if (!kept || !p.stored(storage) || p.inPlace.contains(storage)) return false;
+    kept->insert(storage);
+    return true;
+  }
   for (Value operand : def->getOperands())
-    if (!recomputable(p, operand, at, maxCost, depth + 1, chain, cost)) return false;
+    if (!recomputable(p, operand, at, maxCost, depth + 1, chain, cost, kept)) return false;
   cost = std::max(cost, *c);
   chain.insert(def);
   return true;
@@ -223,9 +231,23 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         }
         return;
       }
-      apply(*best);
+      SmallVector<Operation*> clones = apply(*best);
+      // A kept value lives longer than before, so the peak may move there: keep the change only
+      // when the step's estimate does not grow.
+      if (best->keeps) {
+        Profile after(f, fusionAware);
+        if (after.arguments + after.live[after.peakPosition()] > total) {
+          revert(*best, clones);
+          rejected.insert(best->op);
+          continue;
+        }
+      }
+      rejected.clear();
     }
   }
+
+  // Recomputes whose kept values made the estimate grow, until another change is made.
+  llvm::DenseSet<Operation*> rejected;
 
   // The cheapest value alive across the peak whose later readers can recompute it, from operands
   // alive there anyway or themselves recomputed.
@@ -268,16 +290,25 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
         continue;
       }
-      if (*cost > maxCost) continue;
-      llvm::SetVector<Operation*> chain;
-      int chainCost = *cost;
-      bool ok = true;
-      for (Value operand : op.getOperands())
-        ok = ok && recomputable(p, operand, insertAt, maxCost, 1, chain, chainCost);
-      if (!ok) continue;
-      chain.insert(&op);
-      Candidate c{&op, firstLate, /*move=*/false, SmallVector<Operation*>(chain.begin(), chain.end()), chainCost, bytes};
-      if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+      if (*cost > maxCost || rejected.contains(&op)) continue;
+      // From values alive at firstLate anyway; failing that, from narrower ones kept alive until then.
+      for (bool keep : {false, true}) {
+        llvm::SetVector<Operation*> chain;
+        llvm::SetVector<Value> kept;
+        int chainCost = *cost;
+        bool ok = true;
+        for (Value operand : op.getOperands())
+          ok = ok && recomputable(p, operand, insertAt, maxCost, 1, chain, chainCost, keep ? &kept : nullptr);
+        if (!ok) continue;
+        int64_t keptBytes = 0;
+        for (Value k : kept) keptBytes += tensorBytes(k.getType());
+        if (keptBytes >= bytes) break;
+        chain.insert(&op);
+        Candidate c{&op, firstLate, /*move=*/false, SmallVector<Operation*>(chain.begin(), chain.end()),
+                    chainCost, bytes - keptBytes, /*keeps=*/!kept.empty()};
+        if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+        break;
+      }
     }
     return best;
   }
@@ -296,11 +327,13 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     return extended;
   }
 
-  static void apply(const Candidate& c) {
+  // Applies `c`; returns the clones it made, operands first.
+  static SmallVector<Operation*> apply(const Candidate& c) {
     Block* block = c.op->getBlock();
+    SmallVector<Operation*> clones;
     if (c.move) {
       c.op->moveBefore(c.firstLate);
-      return;
+      return clones;
     }
     OpBuilder b(c.op->getContext());
     b.setInsertionPoint(c.firstLate);
@@ -308,6 +341,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     Operation* clone = nullptr;
     for (Operation* op : c.chain) {
       clone = b.clone(*op, map);
+      clones.push_back(clone);
       clone->setLoc(NameLoc::get(b.getStringAttr("amp.remat"), op->getLoc()));
     }
     Operation* firstLate = c.firstLate;
@@ -315,6 +349,13 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       Operation* user = block->findAncestorOpInBlock(*use.getOwner());
       return user == firstLate || firstLate->isBeforeInBlock(user);
     });
+    return clones;
+  }
+
+  // Undoes apply(c) of a recompute: the later readers read the original again.
+  static void revert(const Candidate& c, ArrayRef<Operation*> clones) {
+    clones.back()->getResult(0).replaceAllUsesWith(c.op->getResult(0));
+    for (Operation* clone : llvm::reverse(clones)) clone->erase();
   }
 };
 
