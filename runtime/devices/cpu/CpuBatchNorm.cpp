@@ -1,12 +1,13 @@
-// amp.batch_norm and amp.batch_norm_grad on the cpu device. Channels are independent, so they are
-// split across threads; within a channel every sum runs the reference's own f32 sequence
-// (ReferenceBatchNorm.cpp, docs/reference-executor.md "batch_norm": its M elements n-major, then
-// h, then w; invstd = f32(1/sqrt(f64)); the same expressions in the same order), so the results
-// are the reference's bits. A channel is gathered into per-slot f32 scratch (M floats for x, M
-// for dy or y), sized at prepare.
+// amp.batch_norm and amp.batch_norm_grad on the cpu device. Every sum of a channel runs the
+// reference's own f32 sequence (ReferenceBatchNorm.cpp, docs/reference-executor.md "batch_norm":
+// its M elements n-major, then h, then w; invstd = f32(1/sqrt(f64)); the same expressions in the
+// same order), so the results are the reference's bits. Channels are independent: blocks of up to
+// kLanes channels are split across threads, and within a block each channel is one vector lane
+// (ChannelLanes.h), its M elements gathered as f32 into per-slot scratch sized at prepare.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/ChannelLanes.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 
@@ -21,39 +22,46 @@ struct BnShape {
   int64_t M() const { return N * S; }
 };
 
-// Channel c of x (or dy) as M contiguous f32 values, n-major.
-void gatherChannel(const BnShape& s, const uint8_t* base, int64_t c, float* out) {
-  for (int64_t n = 0; n < s.N; ++n)
-    convertBuffer(s.dtype, base + (n * s.C + c) * s.S * static_cast<int64_t>(dtypeSize(s.dtype)), DType::F32,
-                  out + n * s.S, s.S);
-}
+// Per lane: the statistics amp.batch_norm normalises channel c0 + l with, and `sq` the centred
+// sum of squares in training mode (else +0). The reference's sequence exactly, one lane per
+// channel of the block; xT is the block gathered by gatherLanes.
+struct LaneStats {
+  alignas(64) float mean[kLanes];
+  alignas(64) float invstd[kLanes];
+  alignas(64) float sq[kLanes];
+};
 
-void scatterChannel(const BnShape& s, const float* in, int64_t c, uint8_t* base) {
-  for (int64_t n = 0; n < s.N; ++n) narrowRun(in + n * s.S, s.dtype, base, (n * s.C + c) * s.S, s.S);
-}
-
-// mean and invstd of channel c as amp.batch_norm normalises with them; `sq` the centred sum of
-// squares in training mode. The reference's sequence exactly.
-void channelStats(const BnShape& s, const float* xc, const float* runningMean, const float* runningVar, int64_t c,
-                  float& mean, float& invstd, float& sq) {
+LaneStats laneStats(const BnShape& s, const float* xT, const float* runningMean, const float* runningVar,
+                    ChannelBlock blk) {
   const int64_t M = s.M();
-  float var;
-  sq = 0.0f;
+  LaneStats st;
+  alignas(64) float var[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) st.sq[l] = 0.0f;
   if (s.training) {
     const float mf = static_cast<float>(M);
-    float sum = 0.0f;
-    for (int64_t k = 0; k < M; ++k) sum += xc[k];
-    mean = sum / mf;
-    for (int64_t k = 0; k < M; ++k) {
-      const float d = xc[k] - mean;
-      sq += d * d;
-    }
-    var = sq / mf;
+    alignas(64) float sum[kLanes] = {};
+    for (int64_t k = 0; k < M; ++k)
+      for (int64_t l = 0; l < kLanes; ++l) sum[l] += xT[k * kLanes + l];
+    for (int64_t l = 0; l < kLanes; ++l) st.mean[l] = sum[l] / mf;
+    for (int64_t k = 0; k < M; ++k)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const float d = xT[k * kLanes + l] - st.mean[l];
+        st.sq[l] += d * d;
+      }
+    for (int64_t l = 0; l < kLanes; ++l) var[l] = st.sq[l] / mf;
   } else {
-    mean = runningMean[c];
-    var = runningVar[c];
+    for (int64_t l = 0; l < kLanes; ++l) {
+      st.mean[l] = l < blk.width ? runningMean[blk.c0 + l] : 0.0f;
+      var[l] = l < blk.width ? runningVar[blk.c0 + l] : 1.0f;
+    }
   }
-  invstd = static_cast<float>(1.0 / std::sqrt(double(var) + s.eps));
+  for (int64_t l = 0; l < kLanes; ++l) st.invstd[l] = static_cast<float>(1.0 / std::sqrt(double(var[l]) + s.eps));
+  return st;
+}
+
+// Per-channel f32 operands [C] as a row of lanes (+0 past the block).
+void laneRow(const float* v, ChannelBlock blk, float* out) {
+  for (int64_t l = 0; l < kLanes; ++l) out[l] = l < blk.width ? v[blk.c0 + l] : 0.0f;
 }
 
 class BatchNormStep final : public CpuStep {
@@ -61,7 +69,8 @@ class BatchNormStep final : public CpuStep {
   BatchNormStep(BnShape s, double momentum, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out), m_(static_cast<float>(momentum)), keep_(static_cast<float>(1.0 - momentum)) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 2 * s_.M());
+    per_ = kLanes * s_.M() + kLanes * s_.S;  // x gathered as lanes, one widened or result tile
+    scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
@@ -73,23 +82,31 @@ class BatchNormStep final : public CpuStep {
     const float* rv = reinterpret_cast<const float*>(ptr[in_[4]]);
     float* newMean = reinterpret_cast<float*>(ptr[out_[1]]);
     float* newVar = reinterpret_cast<float*>(ptr[out_[2]]);
-    const int64_t M = s_.M();
-    parallelChunks(s_.C, 1, slots_, [&](int slot, int64_t c0, int64_t c1) {
-      float* xc = shared_.at(scratch_) + slot * 2 * M;
-      float* yc = xc + M;
-      for (int64_t c = c0; c < c1; ++c) {
-        gatherChannel(s_, ptr[in_[0]], c, xc);
-        float mean, invstd, sq;
-        channelStats(s_, xc, rm, rv, c, mean, invstd, sq);
-        for (int64_t k = 0; k < M; ++k) yc[k] = (xc[k] - mean) * invstd * scale[c] + bias[c];
-        scatterChannel(s_, yc, c, ptr[out_[0]]);
-        if (s_.training) {
-          const float unbiased = sq / static_cast<float>(M - 1);
-          newMean[c] = keep_ * rm[c] + m_ * mean;
-          newVar[c] = keep_ * rv[c] + m_ * unbiased;
-        } else {
-          newMean[c] = rm[c];
-          newVar[c] = rv[c];
+    const int64_t M = s_.M(), blocks = channelBlockCount(s_.C, slots_);
+    parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+      float* xT = shared_.at(scratch_) + slot * per_;
+      float* tile = xT + kLanes * M;
+      for (int64_t b = b0; b < b1; ++b) {
+        const ChannelBlock blk = channelBlock(s_.C, blocks, b);
+        gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
+        const LaneStats st = laneStats(s_, xT, rm, rv, blk);
+        alignas(64) float sc[kLanes], bi[kLanes];
+        laneRow(scale, blk, sc);
+        laneRow(bias, blk, bi);
+        scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* y) {
+          const float* x = xT + k * kLanes;
+          for (int64_t l = 0; l < kLanes; ++l) y[l] = (x[l] - st.mean[l]) * st.invstd[l] * sc[l] + bi[l];
+        });
+        for (int64_t l = 0; l < blk.width; ++l) {
+          const int64_t c = blk.c0 + l;
+          if (s_.training) {
+            const float unbiased = st.sq[l] / static_cast<float>(M - 1);
+            newMean[c] = keep_ * rm[c] + m_ * st.mean[l];
+            newVar[c] = keep_ * rv[c] + m_ * unbiased;
+          } else {
+            newMean[c] = rm[c];
+            newVar[c] = rv[c];
+          }
         }
       }
     });
@@ -101,6 +118,7 @@ class BatchNormStep final : public CpuStep {
   std::vector<int32_t> in_, out_;
   float m_, keep_;
   int slots_ = 1;
+  int64_t per_ = 0;
   SharedFloats shared_;
   int64_t scratch_ = 0;
 };
@@ -110,7 +128,8 @@ class BatchNormGradStep final : public CpuStep {
   BatchNormGradStep(BnShape s, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 3 * s_.M());
+    per_ = 2 * kLanes * s_.M() + kLanes * s_.S;  // x and dy gathered as lanes, one tile
+    scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
@@ -121,32 +140,44 @@ class BatchNormGradStep final : public CpuStep {
     const float* rv = reinterpret_cast<const float*>(ptr[in_[4]]);
     float* dscale = reinterpret_cast<float*>(ptr[out_[1]]);
     float* dbias = reinterpret_cast<float*>(ptr[out_[2]]);
-    const int64_t M = s_.M();
+    const int64_t M = s_.M(), blocks = channelBlockCount(s_.C, slots_);
     const float mf = static_cast<float>(M);
-    parallelChunks(s_.C, 1, slots_, [&](int slot, int64_t c0, int64_t c1) {
-      float* xc = shared_.at(scratch_) + slot * 3 * M;
-      float* dyc = xc + M;
-      float* dxc = dyc + M;
-      for (int64_t c = c0; c < c1; ++c) {
-        gatherChannel(s_, ptr[in_[0]], c, xc);
-        gatherChannel(s_, ptr[in_[1]], c, dyc);
-        float mean, invstd, sq;
-        channelStats(s_, xc, rm, rv, c, mean, invstd, sq);
-        float sg = 0.0f, sgx = 0.0f;
-        for (int64_t k = 0; k < M; ++k) {
-          sg += dyc[k];
-          sgx += dyc[k] * ((xc[k] - mean) * invstd);
+    parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+      float* xT = shared_.at(scratch_) + slot * per_;
+      float* dyT = xT + kLanes * M;
+      float* tile = dyT + kLanes * M;
+      for (int64_t b = b0; b < b1; ++b) {
+        const ChannelBlock blk = channelBlock(s_.C, blocks, b);
+        gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
+        gatherLanes(s_.dtype, ptr[in_[1]], s_.N, s_.C, s_.S, blk, tile, dyT);
+        const LaneStats st = laneStats(s_, xT, rm, rv, blk);
+        alignas(64) float sg[kLanes] = {}, sgx[kLanes] = {};
+        for (int64_t k = 0; k < M; ++k)
+          for (int64_t l = 0; l < kLanes; ++l) {
+            const float dy = dyT[k * kLanes + l];
+            sg[l] += dy;
+            sgx[l] += dy * ((xT[k * kLanes + l] - st.mean[l]) * st.invstd[l]);
+          }
+        alignas(64) float sc[kLanes], a[kLanes], mg[kLanes], mgx[kLanes];
+        laneRow(scale, blk, sc);
+        for (int64_t l = 0; l < kLanes; ++l) {
+          a[l] = sc[l] * st.invstd[l];
+          mg[l] = sg[l] / mf;
+          mgx[l] = sgx[l] / mf;
         }
-        dbias[c] = sg;
-        dscale[c] = sgx;
-        const float a = scale[c] * invstd;
-        const float mg = sg / mf, mgx = sgx / mf;
-        if (s_.training) {
-          for (int64_t k = 0; k < M; ++k) dxc[k] = a * ((dyc[k] - mg) - ((xc[k] - mean) * invstd) * mgx);
-        } else {
-          for (int64_t k = 0; k < M; ++k) dxc[k] = a * dyc[k];
+        for (int64_t l = 0; l < blk.width; ++l) {
+          dbias[blk.c0 + l] = sg[l];
+          dscale[blk.c0 + l] = sgx[l];
         }
-        scatterChannel(s_, dxc, c, ptr[out_[0]]);
+        scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* dx) {
+          const float *x = xT + k * kLanes, *dy = dyT + k * kLanes;
+          if (s_.training) {
+            for (int64_t l = 0; l < kLanes; ++l)
+              dx[l] = a[l] * ((dy[l] - mg[l]) - ((x[l] - st.mean[l]) * st.invstd[l]) * mgx[l]);
+          } else {
+            for (int64_t l = 0; l < kLanes; ++l) dx[l] = a[l] * dy[l];
+          }
+        });
       }
     });
     return absl::OkStatus();
@@ -156,6 +187,7 @@ class BatchNormGradStep final : public CpuStep {
   BnShape s_;
   std::vector<int32_t> in_, out_;
   int slots_ = 1;
+  int64_t per_ = 0;
   SharedFloats shared_;
   int64_t scratch_ = 0;
 };

@@ -1,0 +1,72 @@
+// Per-channel loops over [N, C, S] data (NCHW with S = H·W) with one channel per vector lane.
+//
+// Batch norm sums each channel's M = N·S elements one after another (n-major, then s: the
+// reference's order). Channel by channel that is one long chain of dependent adds, which bound the
+// step (about 3 cycles an element). Here a block of up to kLanes channels is transposed into
+// [M][kLanes] f32 scratch; a loop over the lanes then advances every channel's chain by one
+// element at a time, and the compiler turns it into vector adds whose lanes are independent. Each
+// lane performs exactly the scalar loop's operations on its channel, so the bits are unchanged.
+#ifndef AMP_RUNTIME_DEVICES_CPU_CHANNELLANES_H
+#define AMP_RUNTIME_DEVICES_CPU_CHANNELLANES_H
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/devices/cpu/CpuKernelUtil.h"
+
+namespace amp::rt::cpu {
+
+constexpr int64_t kLanes = 16;
+
+// Channels [c0, c0 + width) of an [N, C, S] tensor, width <= kLanes.
+struct ChannelBlock {
+  int64_t c0, width;
+};
+
+// At least ceil(C / kLanes) blocks, and at least one per slot (up to C) so that every thread has
+// channels even when C is small.
+inline int64_t channelBlockCount(int64_t C, int slots) {
+  return std::max((C + kLanes - 1) / kLanes, std::min<int64_t>(C, std::max(slots, 1)));
+}
+
+// Block b of `blocks` even splits of C channels.
+inline ChannelBlock channelBlock(int64_t C, int64_t blocks, int64_t b) {
+  const int64_t c0 = C * b / blocks;
+  return {c0, C * (b + 1) / blocks - c0};
+}
+
+// The block's channels as f32 rows of kLanes: out[(n·S + s)·kLanes + l] = x[n, c0 + l, s]; lanes
+// at and past `width` are +0. `tile` holds width·S floats (the widened run of one n).
+inline void gatherLanes(DType t, const uint8_t* x, int64_t N, int64_t C, int64_t S, ChannelBlock blk, float* tile,
+                        float* out) {
+  for (int64_t n = 0; n < N; ++n) {
+    const float* src = widenRun(t, x, (n * C + blk.c0) * S, blk.width * S, tile);  // [width][S]
+    float* dst = out + n * S * kLanes;
+    if (blk.width < kLanes)
+      for (int64_t s = 0; s < S; ++s) std::memset(dst + s * kLanes + blk.width, 0, sizeof(float) * (kLanes - blk.width));
+    for (int64_t l = 0; l < blk.width; ++l)
+      for (int64_t s = 0; s < S; ++s) dst[s * kLanes + l] = src[l * S + s];
+  }
+}
+
+// The inverse for results: rowOf(n·S + s, row) fills a row of kLanes floats, whose first `width`
+// lanes become y[n, c0 + l, s] (rounded RNE to t). `tile` holds width·S floats. Writes only the
+// block's channels, so y may be the gathered x once the block is gathered.
+template <class RowFn>
+void scatterLanes(DType t, uint8_t* y, int64_t N, int64_t C, int64_t S, ChannelBlock blk, float* tile, RowFn&& rowOf) {
+  alignas(64) float row[kLanes];
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t at = (n * C + blk.c0) * S;
+    float* dst = t == DType::F32 ? reinterpret_cast<float*>(y) + at : tile;  // f32: in place
+    for (int64_t s = 0; s < S; ++s) {
+      rowOf(n * S + s, row);
+      for (int64_t l = 0; l < blk.width; ++l) dst[l * S + s] = row[l];
+    }
+    if (t != DType::F32) narrowRun(tile, t, y, at, blk.width * S);
+  }
+}
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_CHANNELLANES_H
