@@ -22,46 +22,57 @@ struct BnShape {
   int64_t M() const { return N * S; }
 };
 
+// A row of kLanes per-lane values (one per channel of a block), as kQuads vectors.
+struct Lanes {
+  Quad q[kQuads];
+  float operator[](int64_t l) const { return q[l / 4][l % 4]; }
+};
+
+Lanes laneLoad(const float* row) {
+  Lanes v;
+  for (int i = 0; i < kQuads; ++i) v.q[i] = loadQuad(row + 4 * i);
+  return v;
+}
+
+// Per-channel f32 operands [C] as lanes (+0 past the block).
+Lanes laneValues(const float* v, ChannelBlock blk, float pad = 0.0f) {
+  alignas(16) float row[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) row[l] = l < blk.width ? v[blk.c0 + l] : pad;
+  return laneLoad(row);
+}
+
 // Per lane: the statistics amp.batch_norm normalises channel c0 + l with, and `sq` the centred
 // sum of squares in training mode (else +0). The reference's sequence exactly, one lane per
 // channel of the block; xT is the block gathered by gatherLanes.
 struct LaneStats {
-  alignas(64) float mean[kLanes];
-  alignas(64) float invstd[kLanes];
-  alignas(64) float sq[kLanes];
+  Lanes mean, invstd, sq;
 };
 
 LaneStats laneStats(const BnShape& s, const float* xT, const float* runningMean, const float* runningVar,
                     ChannelBlock blk) {
   const int64_t M = s.M();
-  LaneStats st;
-  alignas(64) float var[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) st.sq[l] = 0.0f;
+  LaneStats st{};
+  Lanes var;
   if (s.training) {
     const float mf = static_cast<float>(M);
-    alignas(64) float sum[kLanes] = {};
+    Lanes sum{};
     for (int64_t k = 0; k < M; ++k)
-      for (int64_t l = 0; l < kLanes; ++l) sum[l] += xT[k * kLanes + l];
-    for (int64_t l = 0; l < kLanes; ++l) st.mean[l] = sum[l] / mf;
+      for (int i = 0; i < kQuads; ++i) sum.q[i] += loadQuad(xT + k * kLanes + 4 * i);
+    for (int i = 0; i < kQuads; ++i) st.mean.q[i] = sum.q[i] / mf;
     for (int64_t k = 0; k < M; ++k)
-      for (int64_t l = 0; l < kLanes; ++l) {
-        const float d = xT[k * kLanes + l] - st.mean[l];
-        st.sq[l] += d * d;
+      for (int i = 0; i < kQuads; ++i) {
+        const Quad d = loadQuad(xT + k * kLanes + 4 * i) - st.mean.q[i];
+        st.sq.q[i] += d * d;
       }
-    for (int64_t l = 0; l < kLanes; ++l) var[l] = st.sq[l] / mf;
+    for (int i = 0; i < kQuads; ++i) var.q[i] = st.sq.q[i] / mf;
   } else {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      st.mean[l] = l < blk.width ? runningMean[blk.c0 + l] : 0.0f;
-      var[l] = l < blk.width ? runningVar[blk.c0 + l] : 1.0f;
-    }
+    st.mean = laneValues(runningMean, blk);
+    var = laneValues(runningVar, blk, 1.0f);
   }
-  for (int64_t l = 0; l < kLanes; ++l) st.invstd[l] = static_cast<float>(1.0 / std::sqrt(double(var[l]) + s.eps));
+  alignas(16) float invstd[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) invstd[l] = static_cast<float>(1.0 / std::sqrt(double(var[l]) + s.eps));
+  st.invstd = laneLoad(invstd);
   return st;
-}
-
-// Per-channel f32 operands [C] as a row of lanes (+0 past the block).
-void laneRow(const float* v, ChannelBlock blk, float* out) {
-  for (int64_t l = 0; l < kLanes; ++l) out[l] = l < blk.width ? v[blk.c0 + l] : 0.0f;
 }
 
 class BatchNormStep final : public CpuStep {
@@ -69,7 +80,7 @@ class BatchNormStep final : public CpuStep {
   BatchNormStep(BnShape s, double momentum, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out), m_(static_cast<float>(momentum)), keep_(static_cast<float>(1.0 - momentum)) {
     slots_ = scratchSlots();
-    per_ = kLanes * s_.M() + kLanes * s_.S;  // x gathered as lanes, one widened or result tile
+    per_ = kLanes * s_.M() + laneTileFloats(s_.S);  // x gathered as lanes, a transpose tile
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -90,12 +101,12 @@ class BatchNormStep final : public CpuStep {
         const ChannelBlock blk = channelBlock(s_.C, blocks, b);
         gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
         const LaneStats st = laneStats(s_, xT, rm, rv, blk);
-        alignas(64) float sc[kLanes], bi[kLanes];
-        laneRow(scale, blk, sc);
-        laneRow(bias, blk, bi);
+        const Lanes sc = laneValues(scale, blk), bi = laneValues(bias, blk);
         scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* y) {
-          const float* x = xT + k * kLanes;
-          for (int64_t l = 0; l < kLanes; ++l) y[l] = (x[l] - st.mean[l]) * st.invstd[l] * sc[l] + bi[l];
+          for (int i = 0; i < kQuads; ++i) {
+            const Quad x = loadQuad(xT + k * kLanes + 4 * i);
+            storeQuad(y + 4 * i, (x - st.mean.q[i]) * st.invstd.q[i] * sc.q[i] + bi.q[i]);
+          }
         });
         for (int64_t l = 0; l < blk.width; ++l) {
           const int64_t c = blk.c0 + l;
@@ -128,7 +139,7 @@ class BatchNormGradStep final : public CpuStep {
   BatchNormGradStep(BnShape s, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out) {
     slots_ = scratchSlots();
-    per_ = 2 * kLanes * s_.M() + kLanes * s_.S;  // x and dy gathered as lanes, one tile
+    per_ = 2 * kLanes * s_.M() + laneTileFloats(s_.S);  // x and dy gathered as lanes, a tile
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -151,31 +162,29 @@ class BatchNormGradStep final : public CpuStep {
         gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
         gatherLanes(s_.dtype, ptr[in_[1]], s_.N, s_.C, s_.S, blk, tile, dyT);
         const LaneStats st = laneStats(s_, xT, rm, rv, blk);
-        alignas(64) float sg[kLanes] = {}, sgx[kLanes] = {};
+        Lanes sg{}, sgx{};
         for (int64_t k = 0; k < M; ++k)
-          for (int64_t l = 0; l < kLanes; ++l) {
-            const float dy = dyT[k * kLanes + l];
-            sg[l] += dy;
-            sgx[l] += dy * ((xT[k * kLanes + l] - st.mean[l]) * st.invstd[l]);
+          for (int i = 0; i < kQuads; ++i) {
+            const Quad dy = loadQuad(dyT + k * kLanes + 4 * i), x = loadQuad(xT + k * kLanes + 4 * i);
+            sg.q[i] += dy;
+            sgx.q[i] += dy * ((x - st.mean.q[i]) * st.invstd.q[i]);
           }
-        alignas(64) float sc[kLanes], a[kLanes], mg[kLanes], mgx[kLanes];
-        laneRow(scale, blk, sc);
-        for (int64_t l = 0; l < kLanes; ++l) {
-          a[l] = sc[l] * st.invstd[l];
-          mg[l] = sg[l] / mf;
-          mgx[l] = sgx[l] / mf;
+        const Lanes sc = laneValues(scale, blk);
+        Lanes a, mg, mgx;
+        for (int i = 0; i < kQuads; ++i) {
+          a.q[i] = sc.q[i] * st.invstd.q[i];
+          mg.q[i] = sg.q[i] / mf;
+          mgx.q[i] = sgx.q[i] / mf;
         }
         for (int64_t l = 0; l < blk.width; ++l) {
           dbias[blk.c0 + l] = sg[l];
           dscale[blk.c0 + l] = sgx[l];
         }
         scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* dx) {
-          const float *x = xT + k * kLanes, *dy = dyT + k * kLanes;
-          if (s_.training) {
-            for (int64_t l = 0; l < kLanes; ++l)
-              dx[l] = a[l] * ((dy[l] - mg[l]) - ((x[l] - st.mean[l]) * st.invstd[l]) * mgx[l]);
-          } else {
-            for (int64_t l = 0; l < kLanes; ++l) dx[l] = a[l] * dy[l];
+          for (int i = 0; i < kQuads; ++i) {
+            const Quad x = loadQuad(xT + k * kLanes + 4 * i), dy = loadQuad(dyT + k * kLanes + 4 * i);
+            storeQuad(dx + 4 * i, s_.training ? a.q[i] * ((dy - mg.q[i]) - ((x - st.mean.q[i]) * st.invstd.q[i]) * mgx.q[i])
+                                              : a.q[i] * dy);
           }
         });
       }

@@ -2,12 +2,18 @@
 // independent, so planes are split across threads; inside a plane the loops are the reference's
 // (ReferenceLinalg.cpp evalPool2d, ReferenceGrad.cpp evalMaxPool2dGrad/evalAvgPool2dGrad): windows
 // scanned row-major with the same comparisons, gradients accumulated in f32 in row-major output
-// order. Results are bit for bit the reference's.
+// order. Results are bit for bit the reference's. max_pool2d and its gradient run 16 planes at a
+// time as vector lanes (ChannelLanes.h, the planes as the channels of a [1, planes, H·W] tensor):
+// ResNet planes are small (7x7 to 56x56), so per-plane loops spent their time on branches and
+// per-plane calls; each lane still scans its windows in the reference's order with its
+// comparisons and accumulates its gradient in output order.
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/ChannelLanes.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/WindowGeometry.h"
@@ -30,14 +36,21 @@ class PoolStep final : public CpuStep {
   PoolStep(PoolKind kind, PoolGeom g, DType dtype, int32_t in, int32_t dy, int32_t out)
       : kind_(kind), g_(g), dtype_(dtype), in_(in), dy_(dy), out_(out) {
     slots_ = scratchSlots();
-    // Per slot: one widened input plane, one widened dy plane and one f32 result plane.
-    per_ = 2 * g_.h * g_.w + g_.oh * g_.ow;
+    const int64_t hw = g_.h * g_.w, ohw = g_.oh * g_.ow;
+    lanes_ = (kind_ == PoolKind::Max || kind_ == PoolKind::MaxGrad) && hw <= INT32_MAX;
+    // Per slot, lanes: x, dy and dx as [.][kLanes] rows and one tile; else one widened input
+    // plane, one widened dy plane and one f32 result plane.
+    per_ = lanes_ ? kLanes * (2 * hw + ohw) + laneTileFloats(std::max(hw, ohw)) : 2 * hw + ohw;
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
+    if (lanes_) {
+      maxLanes(ptr);
+      return absl::OkStatus();
+    }
     const int64_t hw = g_.h * g_.w, ohw = g_.oh * g_.ow;
     const int64_t planeWork = std::max<int64_t>(1, hw + ohw * g_.kh * g_.kw);
     parallelChunks(g_.planes, std::max<int64_t>(1, kWork / planeWork), slots_, [&](int slot, int64_t p0, int64_t p1) {
@@ -74,6 +87,72 @@ class PoolStep final : public CpuStep {
   }
 
  private:
+  // max_pool2d (dy_ < 0) or its gradient over blocks of kLanes planes, one plane per lane.
+  void maxLanes(BufferPtrs ptr) const {
+    const int64_t hw = g_.h * g_.w, ohw = g_.oh * g_.ow, blocks = channelBlockCount(g_.planes, slots_);
+    parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+      float* xT = shared_.at(scratch_) + slot * per_;
+      float* dxT = xT + kLanes * hw;
+      float* dyT = dxT + kLanes * hw;
+      float* tile = dyT + kLanes * ohw;
+      for (int64_t b = b0; b < b1; ++b) {
+        const ChannelBlock blk = channelBlock(g_.planes, blocks, b);
+        gatherLanes(dtype_, ptr[in_], 1, g_.planes, hw, blk, tile, xT);
+        if (kind_ == PoolKind::Max) {
+          scatterLanes(dtype_, ptr[out_], 1, g_.planes, ohw, blk, tile,
+                       [&](int64_t o, float* y) { windowMax(xT, o, y, nullptr); });
+          continue;
+        }
+        gatherLanes(dtype_, ptr[dy_], 1, g_.planes, ohw, blk, tile, dyT);
+        std::fill(dxT, dxT + kLanes * hw, 0.0f);
+        alignas(64) int32_t pos[kLanes];
+        for (int64_t o = 0; o < ohw; ++o) {
+          const int64_t first = windowMax(xT, o, nullptr, pos);
+          if (first < 0) continue;
+          for (int64_t l = 0; l < blk.width; ++l) dxT[(pos[l] < 0 ? first : pos[l]) * kLanes + l] += dyT[o * kLanes + l];
+        }
+        scatterLanes(dtype_, ptr[out_], 1, g_.planes, hw, blk, tile, [&](int64_t k, float* dx) {
+          std::copy(dxT + k * kLanes, dxT + (k + 1) * kLanes, dx);
+        });
+      }
+    });
+  }
+
+  // The window of output o in every lane, scanned as the reference does (strict >, a NaN is taken
+  // whenever seen): its maximum into `best` and/or the taken element's index into `pos` (-1 where
+  // none was taken: an all -inf window). Returns the window's first in-bounds index (-1 if none).
+  int64_t windowMax(const float* xT, int64_t o, float* best, int32_t* pos) const {
+    const int64_t oh = o / g_.ow, ow = o % g_.ow;
+    int64_t first = -1;
+    Quad m[kQuads];
+    QuadInts at[kQuads];
+    for (int q = 0; q < kQuads; ++q) {
+      m[q] = Quad{} - std::numeric_limits<float>::infinity();
+      at[q] = QuadInts{} - 1;
+    }
+    for (int64_t kh = 0; kh < g_.kh; ++kh) {
+      const int64_t ih = oh * g_.sh - g_.ph + kh;
+      if (ih < 0 || ih >= g_.h) continue;
+      for (int64_t kw = 0; kw < g_.kw; ++kw) {
+        const int64_t iw = ow * g_.sw - g_.pw + kw;
+        if (iw < 0 || iw >= g_.w) continue;
+        const int64_t idx = ih * g_.w + iw;
+        if (first < 0) first = idx;
+        for (int q = 0; q < kQuads; ++q) {
+          const Quad v = loadQuad(xT + idx * kLanes + 4 * q);
+          const QuadInts take = (v > m[q]) | (v != v);
+          m[q] = take ? v : m[q];
+          at[q] = take ? QuadInts{} + int32_t(idx) : at[q];
+        }
+      }
+    }
+    for (int q = 0; q < kQuads; ++q) {
+      if (best) storeQuad(best + 4 * q, m[q]);
+      if (pos) std::memcpy(pos + 4 * q, &at[q], sizeof at[q]);
+    }
+    return first;
+  }
+
   void forward(const float* x, float* y) const {
     const bool isMax = kind_ == PoolKind::Max;
     const float divisor = static_cast<float>(g_.kh * g_.kw);  // count_include_pad = True
@@ -142,6 +221,7 @@ class PoolStep final : public CpuStep {
   DType dtype_;
   int32_t in_, dy_, out_;
   int slots_ = 1;
+  bool lanes_ = false;  // max pooling, one plane per vector lane
   int64_t per_ = 0;
   SharedFloats shared_;
   int64_t scratch_ = 0;

@@ -319,6 +319,7 @@ TEST(CpuLibraryOpParity, PoolingAndItsGradients) {
       {{1, 2, 7, 7}, {1, 2, 7, 7}, poolAttrs({3, 3}, {1, 1}, {1, 1})},    // stride 1: heavy overlap
       {{1, 1, 5, 8}, {1, 1, 2, 4}, poolAttrs({2, 3}, {3, 2}, {0, 1})},    // rectangular, stride > kernel
       {{16, 8, 28, 28}, {16, 8, 14, 14}, poolAttrs({2, 2}, {2, 2}, {0, 0})},  // many planes: threads
+      {{4, 37, 14, 14}, {4, 37, 7, 7}, poolAttrs({3, 3}, {2, 2}, {1, 1})},    // ResNet stem, partial lane block
   };
   for (const Case& c : cases)
     for (DType t : kAllFloats) {
@@ -331,6 +332,11 @@ TEST(CpuLibraryOpParity, PoolingAndItsGradients) {
   Operand ties{DType::F32, {1, 1, 4, 4}, {1.0, 1.0, NAN, 2.0, -INFINITY, -INFINITY, 2.0, NAN}};
   expectParity("amp.max_pool2d", {ties}, {{DType::F32, {1, 1, 2, 2}}}, poolAttrs({2, 2}, {2, 2}, {0, 0}));
   expectParity("amp.max_pool2d_grad", {ties, {DType::F32, {1, 1, 3, 3}}}, {{DType::F32, {1, 1, 4, 4}}},
+               poolAttrs({2, 2}, {1, 1}, {0, 0}));
+  // The same in 19 planes at once (max pooling runs 16 planes as vector lanes).
+  Operand manyTies{DType::F32, {1, 19, 4, 4}, ties.values};
+  expectParity("amp.max_pool2d", {manyTies}, {{DType::F32, {1, 19, 2, 2}}}, poolAttrs({2, 2}, {2, 2}, {0, 0}));
+  expectParity("amp.max_pool2d_grad", {manyTies, {DType::F32, {1, 19, 3, 3}}}, {{DType::F32, {1, 19, 4, 4}}},
                poolAttrs({2, 2}, {1, 1}, {0, 0}));
   Operand ninf{DType::BF16, {1, 2, 4, 4}, {-INFINITY}};
   expectParity("amp.max_pool2d_grad", {ninf, {DType::BF16, {1, 2, 5, 5}}}, {{DType::BF16, {1, 2, 4, 4}}},
