@@ -44,6 +44,7 @@
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/NonFiniteScan.h"
 #include "runtime/WindowGeometry.h"
 #include "dnnl.hpp"
 
@@ -68,28 +69,16 @@ const float* widenAll(DType t, const uint8_t* p, int64_t n, float* out) {
   return out;
 }
 
-// True if any of the n elements is NaN or infinite: the largest magnitude bit pattern reaches the
-// exponent mask (a max reduction, which vectorises), in chunks across threads.
-template <typename U>
-bool anyAtLeast(const U* v, int64_t n, U mask) {
-  const U abs = U(U(~U(0)) >> 1);  // all bits but the sign
+// True if any of the n elements is NaN or infinite: NonFiniteScan.h's branch-free scan of the
+// exponent bits in chunks across threads (a yes/no, so the chunking cannot change it).
+bool anyNonFiniteParallel(DType t, const uint8_t* p, int64_t n) {
   std::atomic<bool> found{false};
+  const int64_t es = static_cast<int64_t>(dtypeSize(t));
   parallelFor(n, 262144, [&](int64_t b, int64_t e) {
-    if (found.load(std::memory_order_relaxed)) return;
-    U m = 0;
-    for (int64_t i = b; i < e; ++i) m = std::max<U>(m, U(v[i] & abs));
-    if (m >= mask) found.store(true, std::memory_order_relaxed);
+    if (!found.load(std::memory_order_relaxed) && anyNonFinite(t, p + b * es, e - b))
+      found.store(true, std::memory_order_relaxed);
   });
   return found.load();
-}
-
-bool anyNonFinite(DType t, const uint8_t* p, int64_t n) {
-  if (t == DType::F32) return anyAtLeast<uint32_t>(reinterpret_cast<const uint32_t*>(p), n, 0x7f800000u);
-  if (t == DType::BF16) return anyAtLeast<uint16_t>(reinterpret_cast<const uint16_t*>(p), n, 0x7f80u);
-  if (t == DType::F16) return anyAtLeast<uint16_t>(reinterpret_cast<const uint16_t*>(p), n, 0x7c00u);
-  for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(loadAsF32(t, p, i))) return true;
-  return false;
 }
 
 [[noreturn]] void dnnlDie(const char* what, dnnl_status_t st) {
@@ -294,7 +283,7 @@ class ConvStep final : public CpuStep {
   // output gradient in grad_weight) is not finite, which oneDNN (skipping the padding) would miss.
   bool paddingMeetsNonFinite(BufferPtrs ptr) const {
     if (kind_ == ConvKind::GradInput || (g_.ph == 0 && g_.pw == 0)) return false;
-    return anyNonFinite(dtype_, ptr[b_], bN_);
+    return anyNonFiniteParallel(dtype_, ptr[b_], bN_);
   }
 
   void runOneDnn(BufferPtrs ptr) {
