@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/ArenaMemory.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
 #include "runtime/exec/NumericsCheck.h"
@@ -142,9 +143,8 @@ class CpuEntry final : public PreparedEntry {
       }
     const StepScratch scratch = placeStepScratch(plan_, memory, scratchPerStep);
     if (scratch.arenaBytes > 0) {
-      arena_.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, static_cast<size_t>(scratch.arenaBytes))));
+      arena_.reset(allocateArena(static_cast<size_t>(scratch.arenaBytes), kArenaAlignment));
       if (!arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a ", scratch.arenaBytes, "-byte arena"));
-      std::memset(arena_.get(), 0, static_cast<size_t>(scratch.arenaBytes));
     }
     scratchBytes_ += scratch.arenaBytes - memory.arenaBytes;
     for (size_t id = 0; id < count; ++id)
