@@ -3,7 +3,9 @@
 // its M elements n-major, then h, then w; invstd = f32(1/sqrt(f64)); the same expressions in the
 // same order), so the results are the reference's bits. Channels are independent: blocks of up to
 // kLanes channels are split across threads, and within a block each channel is one vector lane
-// (ChannelLanes.h), its M elements gathered as f32 into per-slot scratch sized at prepare.
+// (ChannelLanes.h). A block's operands are gathered as f32 lane rows into per-slot scratch sized
+// at prepare: all M rows once when they fit kStoredFloats, else one n at a time by every pass
+// (large images), so the scratch stays small.
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -14,12 +16,39 @@
 namespace amp::rt::cpu {
 namespace {
 
+// Lane rows of one operand kept whole up to this many floats (4 MiB), per slot.
+constexpr int64_t kStoredFloats = int64_t{1} << 20;
+
 struct BnShape {
   DType dtype;
   int64_t N, C, S;  // batch, channels, spatial elements per (n, c)
   double eps;
   bool training;
   int64_t M() const { return N * S; }
+  bool stored() const { return kLanes * M() <= kStoredFloats; }
+  int64_t rowFloats() const { return kLanes * (stored() ? M() : S); }  // one operand's lane rows
+};
+
+// One [N, C, S] operand of a channel block as lane rows: rows(n) gives the S rows of image n.
+class LaneOperand {
+ public:
+  LaneOperand(const BnShape& s, const uint8_t* base, ChannelBlock blk, float* rows, float* tile)
+      : s_(s), base_(base), blk_(blk), rows_(rows), tile_(tile) {
+    if (s_.stored()) gatherLanes(s_.dtype, base_, s_.N, s_.C, s_.S, blk_, tile_, rows_);
+  }
+  const float* rows(int64_t n) const {
+    if (s_.stored()) return rows_ + n * s_.S * kLanes;
+    gatherLanes(s_.dtype, base_ + n * s_.C * s_.S * static_cast<int64_t>(dtypeSize(s_.dtype)), 1, s_.C, s_.S, blk_,
+                tile_, rows_);
+    return rows_;
+  }
+
+ private:
+  const BnShape& s_;
+  const uint8_t* base_;
+  ChannelBlock blk_;
+  float* rows_;
+  float* tile_;
 };
 
 // A row of kLanes per-lane values (one per channel of a block), as kQuads vectors.
@@ -41,29 +70,39 @@ Lanes laneValues(const float* v, ChannelBlock blk, float pad = 0.0f) {
   return laneLoad(row);
 }
 
+// Calls f(row) for the block's M lane rows of x in the reference's order (n-major, then s).
+template <class F>
+void forEachRow(const BnShape& s, const LaneOperand& x, F&& f) {
+  for (int64_t n = 0; n < s.N; ++n) {
+    const float* r = x.rows(n);
+    for (int64_t k = 0; k < s.S; ++k) f(r + k * kLanes);
+  }
+}
+
 // Per lane: the statistics amp.batch_norm normalises channel c0 + l with, and `sq` the centred
 // sum of squares in training mode (else +0). The reference's sequence exactly, one lane per
-// channel of the block; xT is the block gathered by gatherLanes.
+// channel of the block.
 struct LaneStats {
   Lanes mean, invstd, sq;
 };
 
-LaneStats laneStats(const BnShape& s, const float* xT, const float* runningMean, const float* runningVar,
+LaneStats laneStats(const BnShape& s, const LaneOperand& x, const float* runningMean, const float* runningVar,
                     ChannelBlock blk) {
-  const int64_t M = s.M();
   LaneStats st{};
   Lanes var;
   if (s.training) {
-    const float mf = static_cast<float>(M);
+    const float mf = static_cast<float>(s.M());
     Lanes sum{};
-    for (int64_t k = 0; k < M; ++k)
-      for (int i = 0; i < kQuads; ++i) sum.q[i] += loadQuad(xT + k * kLanes + 4 * i);
+    forEachRow(s, x, [&](const float* r) {
+      for (int i = 0; i < kQuads; ++i) sum.q[i] += loadQuad(r + 4 * i);
+    });
     for (int i = 0; i < kQuads; ++i) st.mean.q[i] = sum.q[i] / mf;
-    for (int64_t k = 0; k < M; ++k)
+    forEachRow(s, x, [&](const float* r) {
       for (int i = 0; i < kQuads; ++i) {
-        const Quad d = loadQuad(xT + k * kLanes + 4 * i) - st.mean.q[i];
+        const Quad d = loadQuad(r + 4 * i) - st.mean.q[i];
         st.sq.q[i] += d * d;
       }
+    });
     for (int i = 0; i < kQuads; ++i) var.q[i] = st.sq.q[i] / mf;
   } else {
     st.mean = laneValues(runningMean, blk);
@@ -75,12 +114,21 @@ LaneStats laneStats(const BnShape& s, const float* xT, const float* runningMean,
   return st;
 }
 
+// Writes the block of y (an [N, C, S] buffer of the shape's type) image by image: rowOf(n, k, out)
+// fills the lane row of element s = k of image n.
+template <class RowFn>
+void scatterBlock(const BnShape& s, uint8_t* y, ChannelBlock blk, float* tile, RowFn&& rowOf) {
+  const int64_t image = s.C * s.S * static_cast<int64_t>(dtypeSize(s.dtype));
+  for (int64_t n = 0; n < s.N; ++n)
+    scatterLanes(s.dtype, y + n * image, 1, s.C, s.S, blk, tile, [&](int64_t k, float* out) { rowOf(n, k, out); });
+}
+
 class BatchNormStep final : public CpuStep {
  public:
   BatchNormStep(BnShape s, double momentum, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out), m_(static_cast<float>(momentum)), keep_(static_cast<float>(1.0 - momentum)) {
     slots_ = scratchSlots();
-    per_ = kLanes * s_.M() + laneTileFloats(s_.S);  // x gathered as lanes, a transpose tile
+    per_ = s_.rowFloats() + laneTileFloats(s_.S);  // x's lane rows, a transpose tile
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -95,17 +143,20 @@ class BatchNormStep final : public CpuStep {
     float* newVar = reinterpret_cast<float*>(ptr[out_[2]]);
     const int64_t M = s_.M(), blocks = channelBlockCount(s_.C, slots_);
     parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
-      float* xT = shared_.at(scratch_) + slot * per_;
-      float* tile = xT + kLanes * M;
+      float* rows = shared_.at(scratch_) + slot * per_;
+      float* tile = rows + s_.rowFloats();
       for (int64_t b = b0; b < b1; ++b) {
         const ChannelBlock blk = channelBlock(s_.C, blocks, b);
-        gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
-        const LaneStats st = laneStats(s_, xT, rm, rv, blk);
+        const LaneOperand x(s_, ptr[in_[0]], blk, rows, tile);
+        const LaneStats st = laneStats(s_, x, rm, rv, blk);
         const Lanes sc = laneValues(scale, blk), bi = laneValues(bias, blk);
-        scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* y) {
+        // Streaming, rows(n) re-gathers before the scatter of image n uses the tile.
+        const float* xn = nullptr;
+        scatterBlock(s_, ptr[out_[0]], blk, tile, [&](int64_t n, int64_t k, float* y) {
+          if (k == 0) xn = x.rows(n);
           for (int i = 0; i < kQuads; ++i) {
-            const Quad x = loadQuad(xT + k * kLanes + 4 * i);
-            storeQuad(y + 4 * i, (x - st.mean.q[i]) * st.invstd.q[i] * sc.q[i] + bi.q[i]);
+            const Quad v = loadQuad(xn + k * kLanes + 4 * i);
+            storeQuad(y + 4 * i, (v - st.mean.q[i]) * st.invstd.q[i] * sc.q[i] + bi.q[i]);
           }
         });
         for (int64_t l = 0; l < blk.width; ++l) {
@@ -139,7 +190,7 @@ class BatchNormGradStep final : public CpuStep {
   BatchNormGradStep(BnShape s, const std::vector<int32_t>& in, const std::vector<int32_t>& out)
       : s_(s), in_(in), out_(out) {
     slots_ = scratchSlots();
-    per_ = 2 * kLanes * s_.M() + laneTileFloats(s_.S);  // x and dy gathered as lanes, a tile
+    per_ = 2 * s_.rowFloats() + laneTileFloats(s_.S);  // x's and dy's lane rows, a tile
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -151,24 +202,26 @@ class BatchNormGradStep final : public CpuStep {
     const float* rv = reinterpret_cast<const float*>(ptr[in_[4]]);
     float* dscale = reinterpret_cast<float*>(ptr[out_[1]]);
     float* dbias = reinterpret_cast<float*>(ptr[out_[2]]);
-    const int64_t M = s_.M(), blocks = channelBlockCount(s_.C, slots_);
-    const float mf = static_cast<float>(M);
+    const int64_t blocks = channelBlockCount(s_.C, slots_);
+    const float mf = static_cast<float>(s_.M());
     parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
-      float* xT = shared_.at(scratch_) + slot * per_;
-      float* dyT = xT + kLanes * M;
-      float* tile = dyT + kLanes * M;
+      float* xRows = shared_.at(scratch_) + slot * per_;
+      float* dyRows = xRows + s_.rowFloats();
+      float* tile = dyRows + s_.rowFloats();
       for (int64_t b = b0; b < b1; ++b) {
         const ChannelBlock blk = channelBlock(s_.C, blocks, b);
-        gatherLanes(s_.dtype, ptr[in_[0]], s_.N, s_.C, s_.S, blk, tile, xT);
-        gatherLanes(s_.dtype, ptr[in_[1]], s_.N, s_.C, s_.S, blk, tile, dyT);
-        const LaneStats st = laneStats(s_, xT, rm, rv, blk);
+        const LaneOperand x(s_, ptr[in_[0]], blk, xRows, tile), dy(s_, ptr[in_[1]], blk, dyRows, tile);
+        const LaneStats st = laneStats(s_, x, rm, rv, blk);
         Lanes sg{}, sgx{};
-        for (int64_t k = 0; k < M; ++k)
-          for (int i = 0; i < kQuads; ++i) {
-            const Quad dy = loadQuad(dyT + k * kLanes + 4 * i), x = loadQuad(xT + k * kLanes + 4 * i);
-            sg.q[i] += dy;
-            sgx.q[i] += dy * ((x - st.mean.q[i]) * st.invstd.q[i]);
-          }
+        for (int64_t n = 0; n < s_.N; ++n) {
+          const float *xn = x.rows(n), *dyn = dy.rows(n);
+          for (int64_t k = 0; k < s_.S; ++k)
+            for (int i = 0; i < kQuads; ++i) {
+              const Quad g = loadQuad(dyn + k * kLanes + 4 * i), v = loadQuad(xn + k * kLanes + 4 * i);
+              sg.q[i] += g;
+              sgx.q[i] += g * ((v - st.mean.q[i]) * st.invstd.q[i]);
+            }
+        }
         const Lanes sc = laneValues(scale, blk);
         Lanes a, mg, mgx;
         for (int i = 0; i < kQuads; ++i) {
@@ -180,11 +233,13 @@ class BatchNormGradStep final : public CpuStep {
           dbias[blk.c0 + l] = sg[l];
           dscale[blk.c0 + l] = sgx[l];
         }
-        scatterLanes(s_.dtype, ptr[out_[0]], s_.N, s_.C, s_.S, blk, tile, [&](int64_t k, float* dx) {
+        const float *xn = nullptr, *dyn = nullptr;
+        scatterBlock(s_, ptr[out_[0]], blk, tile, [&](int64_t n, int64_t k, float* dx) {
+          if (k == 0) xn = x.rows(n), dyn = dy.rows(n);
           for (int i = 0; i < kQuads; ++i) {
-            const Quad x = loadQuad(xT + k * kLanes + 4 * i), dy = loadQuad(dyT + k * kLanes + 4 * i);
-            storeQuad(dx + 4 * i, s_.training ? a.q[i] * ((dy - mg.q[i]) - ((x - st.mean.q[i]) * st.invstd.q[i]) * mgx.q[i])
-                                              : a.q[i] * dy);
+            const Quad v = loadQuad(xn + k * kLanes + 4 * i), g = loadQuad(dyn + k * kLanes + 4 * i);
+            storeQuad(dx + 4 * i, s_.training ? a.q[i] * ((g - mg.q[i]) - ((v - st.mean.q[i]) * st.invstd.q[i]) * mgx.q[i])
+                                              : a.q[i] * g);
           }
         });
       }

@@ -137,15 +137,16 @@ TEST(CpuLibraryOpParity, BatchNormAndItsGradient) {
 }
 
 // Channels run as vector lanes in blocks of up to 16 (ChannelLanes.h): several blocks, a partial
-// last block, one spatial element per channel (layer4 of a small-image ResNet) and NaN/inf/-0
-// inputs, which must stay in their own channel.
+// last block, one spatial element per channel (layer4 of a small-image ResNet), channels of more
+// than 65536 elements (re-gathered image by image instead of kept whole) and NaN/inf/-0 inputs,
+// which must stay in their own channel.
 TEST(CpuLibraryOpParity, BatchNormChannelBlocks) {
   auto attrs = [](bool training) {
     return AttrMap{{"epsilon", 1e-5}, {"momentum", 0.1}, {"training", training}};
   };
   for (DType t : kFloats)
     for (bool training : {true, false})
-      for (Shape x : {Shape{3, 37, 5, 3}, Shape{4, 64, 7, 7}, Shape{9, 40, 1, 1}, Shape{130, 21}}) {
+      for (Shape x : {Shape{3, 37, 5, 3}, Shape{4, 64, 7, 7}, Shape{9, 40, 1, 1}, Shape{130, 21}, Shape{2, 18, 200, 170}}) {
         const Shape c{x[1]};
         std::vector<double> var(static_cast<size_t>(x[1]));
         for (size_t i = 0; i < var.size(); ++i) var[i] = 0.25 + 0.125 * double(i % 7);
