@@ -7,7 +7,6 @@
 // ResNet planes are small (7x7 to 56x56), so per-plane loops spent their time on branches and
 // per-plane calls; each lane still scans its windows in the reference's order with its
 // comparisons and accumulates its gradient in output order.
-#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -37,10 +36,12 @@ class PoolStep final : public CpuStep {
       : kind_(kind), g_(g), dtype_(dtype), in_(in), dy_(dy), out_(out) {
     slots_ = scratchSlots();
     const int64_t hw = g_.h * g_.w, ohw = g_.oh * g_.ow;
-    lanes_ = (kind_ == PoolKind::Max || kind_ == PoolKind::MaxGrad) && hw <= INT32_MAX;
     // Per slot, lanes: x, dy and dx as [.][kLanes] rows and one tile; else one widened input
-    // plane, one widened dy plane and one f32 result plane.
-    per_ = lanes_ ? kLanes * (2 * hw + ohw) + laneTileFloats(std::max(hw, ohw)) : 2 * hw + ohw;
+    // plane, one widened dy plane and one f32 result plane. Planes whose lane scratch would pass
+    // 8 MiB a thread (a 2^20-pixel image) keep the per-plane loops.
+    const int64_t laneFloats = kLanes * (2 * hw + ohw) + laneTileFloats(std::max(hw, ohw));
+    lanes_ = (kind_ == PoolKind::Max || kind_ == PoolKind::MaxGrad) && laneFloats <= (int64_t{1} << 21);
+    per_ = lanes_ ? laneFloats : 2 * hw + ohw;
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }

@@ -321,6 +321,7 @@ TEST(CpuLibraryOpParity, PoolingAndItsGradients) {
       {{1, 1, 5, 8}, {1, 1, 2, 4}, poolAttrs({2, 3}, {3, 2}, {0, 1})},    // rectangular, stride > kernel
       {{16, 8, 28, 28}, {16, 8, 14, 14}, poolAttrs({2, 2}, {2, 2}, {0, 0})},  // many planes: threads
       {{4, 37, 14, 14}, {4, 37, 7, 7}, poolAttrs({3, 3}, {2, 2}, {1, 1})},    // ResNet stem, partial lane block
+      {{1, 3, 180, 180}, {1, 3, 90, 90}, poolAttrs({2, 2}, {2, 2}, {0, 0})},  // planes too large for lanes
   };
   for (const Case& c : cases)
     for (DType t : kAllFloats) {
