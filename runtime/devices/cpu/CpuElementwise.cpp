@@ -3,6 +3,7 @@
 // the compiler vectorises, and the block is rounded RNE to the result type. The formulas are the
 // reference executor's (docs/reference-executor.md), evaluated the same way, so results are bit
 // for bit the reference's; this file is compiled with -ffp-contract=off for that reason.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -90,6 +91,9 @@ inline float loadF32(DType t, const uint8_t* base, int64_t i) {
   }
 }
 
+// Below this period a Suffix operand is read element by element (a call per run would cost more).
+constexpr int64_t kSuffixRunMin = 16;
+
 // Elements [i0, i0 + n) of the operand, as the result sees them, widened to f32.
 void gather(DType t, const uint8_t* base, const Broadcast& b, int64_t i0, int64_t n, float* out) {
   switch (b.kind) {
@@ -103,9 +107,19 @@ void gather(DType t, const uint8_t* base, const Broadcast& b, int64_t i0, int64_
     }
     case Broadcast::Suffix: {
       int64_t j = i0 % b.period;
-      for (int64_t k = 0; k < n; ++k) {
-        out[k] = loadF32(t, base, j);
-        if (++j == b.period) j = 0;
+      if (b.period < kSuffixRunMin) {
+        for (int64_t k = 0; k < n; ++k) {
+          out[k] = loadF32(t, base, j);
+          if (++j == b.period) j = 0;
+        }
+        return;
+      }
+      // Whole runs of the period through convertBuffer (the same exact widening, vectorised): a
+      // position table [T, D] added to a [B, T, D] activation is B runs, not B·T·D scalar loads.
+      for (int64_t k = 0; k < n; j = 0) {
+        const int64_t run = std::min(n - k, b.period - j);
+        convertBuffer(t, base + j * dtypeSize(t), DType::F32, out + k, run);
+        k += run;
       }
       return;
     }
