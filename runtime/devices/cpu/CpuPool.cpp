@@ -131,27 +131,34 @@ class PoolStep final : public CpuStep {
       m[q] = Quad{} - std::numeric_limits<float>::infinity();
       at[q] = QuadInts{} - 1;
     }
-    for (int64_t kh = 0; kh < g_.kh; ++kh) {
-      const int64_t ih = oh * g_.sh - g_.ph + kh;
-      if (ih < 0 || ih >= g_.h) continue;
-      for (int64_t kw = 0; kw < g_.kw; ++kw) {
-        const int64_t iw = ow * g_.sw - g_.pw + kw;
-        if (iw < 0 || iw >= g_.w) continue;
-        const int64_t idx = ih * g_.w + iw;
-        if (first < 0) first = idx;
-        for (int q = 0; q < kQuads; ++q) {
-          const Quad v = loadQuad(xT + idx * kLanes + 4 * q);
-          const QuadInts take = (v > m[q]) | (v != v);
-          m[q] = take ? v : m[q];
-          at[q] = take ? QuadInts{} + int32_t(idx) : at[q];
-        }
+    visitWindow(oh, ow, [&](int64_t idx) {
+      if (first < 0) first = idx;
+      for (int q = 0; q < kQuads; ++q) {
+        const Quad v = loadQuad(xT + idx * kLanes + 4 * q);
+        const QuadInts take = (v > m[q]) | (v != v);
+        m[q] = take ? v : m[q];
+        at[q] = take ? QuadInts{} + int32_t(idx) : at[q];
       }
-    }
+    });
     for (int q = 0; q < kQuads; ++q) {
       if (best) storeQuad(best + 4 * q, m[q]);
       if (pos) std::memcpy(pos + 4 * q, &at[q], sizeof at[q]);
     }
     return first;
+  }
+
+  // Calls fn(index) for the in-bounds elements of output (oh, ow)'s window, row by row: the
+  // reference's scan order, which the max's tie and NaN rules depend on.
+  template <class Fn>
+  void visitWindow(int64_t oh, int64_t ow, Fn&& fn) const {
+    for (int64_t kh = 0; kh < g_.kh; ++kh) {
+      const int64_t ih = oh * g_.sh - g_.ph + kh;
+      if (ih < 0 || ih >= g_.h) continue;
+      for (int64_t kw = 0; kw < g_.kw; ++kw) {
+        const int64_t iw = ow * g_.sw - g_.pw + kw;
+        if (iw >= 0 && iw < g_.w) fn(ih * g_.w + iw);
+      }
+    }
   }
 
   void forward(const float* x, float* y) const {
@@ -160,17 +167,11 @@ class PoolStep final : public CpuStep {
     for (int64_t oh = 0; oh < g_.oh; ++oh)
       for (int64_t ow = 0; ow < g_.ow; ++ow) {
         float acc = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-        for (int64_t kh = 0; kh < g_.kh; ++kh) {
-          const int64_t ih = oh * g_.sh - g_.ph + kh;
-          if (ih < 0 || ih >= g_.h) continue;
-          for (int64_t kw = 0; kw < g_.kw; ++kw) {
-            const int64_t iw = ow * g_.sw - g_.pw + kw;
-            if (iw < 0 || iw >= g_.w) continue;
-            const float v = x[ih * g_.w + iw];
-            if (!isMax) acc += v;
-            else if (v > acc || std::isnan(v)) acc = v;  // NaN propagates and sticks
-          }
-        }
+        visitWindow(oh, ow, [&](int64_t idx) {
+          const float v = x[idx];
+          if (!isMax) acc += v;
+          else if (v > acc || std::isnan(v)) acc = v;  // NaN propagates and sticks
+        });
         y[oh * g_.ow + ow] = isMax ? acc : acc / divisor;
       }
   }
@@ -183,17 +184,13 @@ class PoolStep final : public CpuStep {
         // its first in-bounds element.
         float best = -std::numeric_limits<float>::infinity();
         int64_t pos = -1, first = -1;
-        for (int64_t kh = 0; kh < g_.kh; ++kh)
-          for (int64_t kw = 0; kw < g_.kw; ++kw) {
-            const int64_t ih = oh * g_.sh - g_.ph + kh, iw = ow * g_.sw - g_.pw + kw;
-            if (ih < 0 || ih >= g_.h || iw < 0 || iw >= g_.w) continue;
-            const int64_t idx = ih * g_.w + iw;
-            if (first < 0) first = idx;
-            if (x[idx] > best || std::isnan(x[idx])) {
-              best = x[idx];
-              pos = idx;
-            }
+        visitWindow(oh, ow, [&](int64_t idx) {
+          if (first < 0) first = idx;
+          if (x[idx] > best || std::isnan(x[idx])) {
+            best = x[idx];
+            pos = idx;
           }
+        });
         if (pos < 0) pos = first;
         if (pos >= 0) dx[pos] += dy[oh * g_.ow + ow];
       }
