@@ -202,15 +202,7 @@ class PoolStep final : public CpuStep {
     for (int64_t oh = 0; oh < g_.oh; ++oh)
       for (int64_t ow = 0; ow < g_.ow; ++ow) {
         const float share = dy[oh * g_.ow + ow] / divisor;
-        for (int64_t kh = 0; kh < g_.kh; ++kh) {
-          const int64_t ih = oh * g_.sh - g_.ph + kh;
-          if (ih < 0 || ih >= g_.h) continue;
-          for (int64_t kw = 0; kw < g_.kw; ++kw) {
-            const int64_t iw = ow * g_.sw - g_.pw + kw;
-            if (iw < 0 || iw >= g_.w) continue;
-            dx[ih * g_.w + iw] += share;
-          }
-        }
+        visitWindow(oh, ow, [&](int64_t idx) { dx[idx] += share; });
       }
   }
 
