@@ -203,8 +203,11 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     if (!entry || (entry.getValue() != train::kTrainStep && entry.getValue() != train::kAccumulate)) return;
     Block& block = f.getBody().front();
     const int64_t limit = 4 * static_cast<int64_t>(block.getOperations().size());
+    // The profile of the step as it stands, when the last iteration already made it.
+    std::optional<Profile> known;
     for (int64_t iteration = 0;; ++iteration) {
-      Profile p(f, fusionAware);
+      Profile p = known ? std::move(*known) : Profile(f, fusionAware);
+      known.reset();
       const int64_t peak = p.peakPosition();
       const int64_t total = p.arguments + p.live[peak];
       if (budget > 0 && total <= budget) return;
@@ -237,10 +240,12 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       if (best->keeps) {
         Profile after(f, fusionAware);
         if (after.arguments + after.live[after.peakPosition()] > total) {
-          revert(*best, clones);
+          revert(*best, clones);  // the step is as `p` saw it again
           rejected.insert(best->op);
+          known = std::move(p);
           continue;
         }
+        known = std::move(after);
       }
       rejected.clear();
     }
