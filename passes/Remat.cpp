@@ -1,6 +1,7 @@
 // amp-remat: recompute cheap forward values next to their backward readers, so that fewer values
 // are alive at the step's memory peak.
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "ir/AmpOps.h"
@@ -12,6 +13,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "passes/FusionGroups.h"
 #include "passes/Passes.h"
+#include "passes/PrecisionReport.h"
 #include "passes/TrainStep.h"
 
 namespace mlir::amp {
@@ -46,6 +48,13 @@ std::optional<int> recomputeCost(Operation* op) {
 constexpr int kAutoMaxCost = 3;
 constexpr int kBudgetMaxCost = 4;
 constexpr int kMaxChainDepth = 8;
+// `auto` recomputes at most this share of the step's FLOPs (a GPT's softmax and norms take 0.7%;
+// a long elementwise chain would otherwise recompute almost half of its step).
+constexpr double kAutoMaxFlopShare = 0.02;
+// Candidates applied together at one peak, at most 1 in kBatchDivisor of those found there (at
+// least one): a model with thousands of values alive at its peak is profiled tens of times, not
+// once per recompute, while a step with a few candidates per peak takes them one at a time.
+constexpr size_t kBatchDivisor = 8;
 
 // The step in program order: positions, and for every value that owns storage (a reshape is a
 // view of its operand) its bytes and the position of its last reader. Fusion-aware, it sees the
@@ -163,6 +172,16 @@ struct Candidate {
   int cost = 0;
   int64_t bytes = 0;                 // freed at the peak: the value's bytes, less the kept ones
   bool keeps = false;                // keeps a value alive longer (recomputable's `kept`)
+  int64_t flops = 0;                 // of the ops recomputed (none for a move)
+
+  // The ops it changes or reads: what another candidate applied with it must not touch.
+  SmallVector<Operation*> involved() const {
+    SmallVector<Operation*> ops(chain.begin(), chain.end());
+    for (Operation* op : chain)
+      for (Value operand : op->getOperands())
+        if (Operation* def = operand.getDefiningOp()) ops.push_back(def);
+    return ops;
+  }
 };
 
 // Appends to `chain` what must be recomputed at position `at` for `v` to be available there:
@@ -203,6 +222,21 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     if (!entry || (entry.getValue() != train::kTrainStep && entry.getValue() != train::kAccumulate)) return;
     Block& block = f.getBody().front();
     const int64_t limit = 4 * static_cast<int64_t>(block.getOperations().size());
+    int64_t stepFlops = 0;
+    for (Operation& op : block) stepFlops += estimateFlops(&op);
+    const int64_t maxFlops = budget > 0 ? std::numeric_limits<int64_t>::max()
+                                         : static_cast<int64_t>(kAutoMaxFlopShare * static_cast<double>(stepFlops));
+    int64_t recomputedFlops = 0;
+    // `auto` keeps its changes only when they lower the step's estimate: moves that free nothing
+    // in the end would only reorder the step.
+    std::optional<int64_t> startTotal;
+    func::FuncOp original;
+    if (budget <= 0) original = f.clone();
+    auto restoreUnlessLower = [&](int64_t total) {
+      if (!original) return;
+      if (startTotal && total >= *startTotal) f.getBody().takeBody(original.getBody());
+      original.erase();
+    };
     // The profile of the step as it stands, when the last iteration already made it.
     std::optional<Profile> known;
     for (int64_t iteration = 0;; ++iteration) {
@@ -210,9 +244,11 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
       known.reset();
       const int64_t peak = p.peakPosition();
       const int64_t total = p.arguments + p.live[peak];
+      if (!startTotal) startTotal = total;
       if (budget > 0 && total <= budget) return;
-      std::optional<Candidate> best = iteration < limit ? pick(p, block, peak) : std::nullopt;
-      if (!best) {
+      SmallVector<Candidate> found =
+          iteration < limit ? pick(p, block, peak, maxFlops - recomputedFlops) : SmallVector<Candidate>();
+      if (found.empty()) {
         if (budget > 0) {
           InFlightDiagnostic error = f.emitError("amp-remat: the step needs an estimated ")
                                      << total << " bytes (arguments " << p.arguments << " + temporaries "
@@ -232,20 +268,38 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
           }
           return signalPassFailure();
         }
-        return;
+        return restoreUnlessLower(total);
       }
-      SmallVector<Operation*> clones = apply(*best);
-      // A kept value lives longer than before, so the peak may move there: keep the change only
-      // when the step's estimate does not grow.
-      if (best->keeps) {
+      const Candidate& best = found.front();
+      if (best.keeps) {
+        SmallVector<Operation*> clones = apply(best);
+        // A kept value lives longer than before, so the peak may move there: keep the change only
+        // when the step's estimate does not grow.
         Profile after(f, fusionAware);
         if (after.arguments + after.live[after.peakPosition()] > total) {
-          revert(*best, clones);  // the step is as `p` saw it again
-          rejected.insert(best->op);
+          revert(best, clones);  // the step is as `p` saw it again
+          rejected.insert(best.op);
           known = std::move(p);
           continue;
         }
+        recomputedFlops += best.flops;
         known = std::move(after);
+      } else {
+        // Candidates that share no op or operand with one applied before them at this peak: each
+        // still frees what the profile says, and none reads another's original value late.
+        llvm::DenseSet<Operation*> touched;
+        const size_t batch = std::max<size_t>(1, found.size() / kBatchDivisor);
+        size_t applied = 0;
+        for (const Candidate& c : found) {
+          if (applied == batch) break;
+          if (c.keeps || recomputedFlops + c.flops > maxFlops) continue;
+          SmallVector<Operation*> involved = c.involved();
+          if (llvm::any_of(involved, [&](Operation* op) { return touched.contains(op); })) continue;
+          touched.insert(involved.begin(), involved.end());
+          apply(c);
+          recomputedFlops += c.flops;
+          ++applied;
+        }
       }
       rejected.clear();
     }
@@ -256,9 +310,10 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
 
   // The cheapest value alive across the peak whose later readers can recompute it, from operands
   // alive there anyway or themselves recomputed.
-  std::optional<Candidate> pick(const Profile& p, Block& block, int64_t peak) const {
+  // Every candidate at `peak` whose recompute costs at most `flopsLeft`, best first.
+  SmallVector<Candidate> pick(const Profile& p, Block& block, int64_t peak, int64_t flopsLeft) const {
     const int maxCost = budget > 0 ? kBudgetMaxCost : kAutoMaxCost;
-    std::optional<Candidate> best;
+    SmallVector<Candidate> found;
     for (Operation& op : block) {
       // Not a break: a fused group's members run at its anchor, later than the ops between them.
       if (p.pos.lookup(&op) >= peak) continue;
@@ -291,8 +346,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         // smaller than it (dP = dO Vt made before a recomputed softmax that its own reader waits for).
         std::optional<int64_t> extended = extendedBytes(p, op, insertAt);
         if (!extended || *extended >= bytes) continue;
-        Candidate c{&op, firstLate, /*move=*/true, {&op}, /*cost=*/-1, bytes - *extended};
-        if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+        found.push_back(Candidate{&op, firstLate, /*move=*/true, {&op}, /*cost=*/-1, bytes - *extended});
         continue;
       }
       if (*cost > maxCost || rejected.contains(&op)) continue;
@@ -311,11 +365,16 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         chain.insert(&op);
         Candidate c{&op, firstLate, /*move=*/false, SmallVector<Operation*>(chain.begin(), chain.end()),
                     chainCost, bytes - keptBytes, /*keeps=*/!kept.empty()};
-        if (!best || c.cost < best->cost || (c.cost == best->cost && c.bytes > best->bytes)) best = c;
+        for (Operation* recomputed : chain) c.flops += estimateFlops(recomputed);
+        if (c.flops <= flopsLeft) found.push_back(std::move(c));
         break;
       }
     }
-    return best;
+    // Cheapest first, then the most bytes; ties in block order.
+    llvm::stable_sort(found, [](const Candidate& a, const Candidate& b) {
+      return a.cost != b.cost ? a.cost < b.cost : a.bytes > b.bytes;
+    });
+    return found;
   }
 
   // The bytes of `op`'s operands that die before `at` today and would live until `at` if `op` ran
