@@ -301,7 +301,9 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     on the same operands, so results are bitwise unchanged. The clones carry the location
     `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
 
-    `auto` recomputes while the peak falls. `budget` (bytes, > 0) stops once the estimate is at most
+    `auto` recomputes while the peak falls, at most 2% of the step's estimated FLOPs, and leaves
+    the step as it found it when its estimate did not fall. Where a peak has many candidates, up to
+    one in eight of them that share no op or operand are applied before the next estimate. `budget` (bytes, > 0) stops once the estimate is at most
     the budget, and is an error, naming the smallest estimate reached, when no candidate is left;
     only a budget recomputes GEMMs, convolutions and batch norms (a
     conv -> batch_norm -> relu block; an attention's scores from its Q and K), through chains of up

@@ -242,7 +242,7 @@ static cl::opt<mlir::amp::WeightCopyMode> weightCopiesFlag(
     cl::init(mlir::amp::WeightCopyMode::Auto), mlir::amp::weightCopyModeValues(), cl::cat(ampcCategory));
 static cl::opt<std::string> rematFlag(
     "remat", cl::desc("off (default) or auto: recompute cheap forward values (casts, elementwise math, transposes, softmax, norms) "
-                      "in the backward while the step's memory peak falls (amp-remat)"),
+                      "in the backward while the step's memory peak falls, at most 2% of its FLOPs (amp-remat)"),
     cl::value_desc("off|auto"), cl::init("off"), cl::cat(ampcCategory));
 static cl::opt<std::string> memoryBudgetFlag(
     "memory-budget",
