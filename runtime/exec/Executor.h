@@ -98,6 +98,7 @@ class DeviceResidency {
 // first part; the others are what only one device has (zero or empty on the rest).
 struct EntryReport {
   int64_t steps = 0;
+  // This entry's own needs, also where its device shares the arena (cpu: what it needs of it).
   int64_t arenaBytes = 0, scratchBytes = 0;
   int64_t referenceSteps = 0;             // steps run on the oracle's kernels (the reference: all)
   std::vector<std::string> referenceOps;  // their ops
@@ -116,9 +117,12 @@ class PreparedEntry {
   // or state buffer has changed.
   virtual absl::Status run(const RunArgs& args) = 0;
   // Result r of the last successful run, with the plan's dtype and shape for that buffer.
-  // Valid until the next run.
+  // Valid until the next run of any entry of the same executor (on the cpu device the entries
+  // share one arena): read it right after the run, as Session does.
   virtual const void* resultData(size_t r) const = 0;
-  // Bytes of per-call memory this entry holds (its arena), as allocated.
+  // Bytes of per-call memory this entry holds alone, as allocated: its arena on devices that give
+  // each entry one (reference, cuda), private step scratch, decoded constants. Memory its
+  // executor shares among entries is Executor::sharedWorkspaceBytes.
   virtual int64_t workspaceBytes() const = 0;
   // What prepare decided.
   virtual const EntryReport& report() const = 0;
@@ -145,6 +149,10 @@ class Executor {
   // tensors in place (reference, cpu); a device holding copies in its own memory (cuda) declares it.
   virtual DeviceResidency* residency() { return nullptr; }
   virtual const DeviceResidency* residency() const { return nullptr; }
+  // Per-call memory shared by every entry prepared so far, counted once (the cpu device: one
+  // arena sized for the largest entry, since entries run one at a time and an arena holds nothing
+  // between calls); 0 where each entry holds its own.
+  virtual int64_t sharedWorkspaceBytes() const { return 0; }
 };
 
 }  // namespace amp::rt

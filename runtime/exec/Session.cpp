@@ -163,7 +163,7 @@ RunArgs Session::args(absl::Span<const Tensor* const> feeds, const RunOptions& o
 int64_t Session::workspaceBytes() const {
   int64_t bytes = 0;
   for (const auto& [name, entry] : prepared_) bytes += entry->workspaceBytes();
-  return bytes;
+  return bytes + executor_->sharedWorkspaceBytes();
 }
 
 static bool isIntegral(DType t) { return t == DType::I64 || t == DType::I32 || t == DType::U8; }

@@ -93,7 +93,8 @@ class Session {
   absl::StatusOr<PreparedEntry*> prepared(std::string_view entry);
   // RunArgs over this session's persistent buffers and the given feeds (indexed by buffer id).
   RunArgs args(absl::Span<const Tensor* const> feeds, const RunOptions& options) const;
-  // Sum of the workspaces of every entry prepared so far.
+  // Per-call memory of every entry prepared so far: what each holds alone, plus what the executor
+  // shares among them (Executor::sharedWorkspaceBytes) once.
   int64_t workspaceBytes() const;
 
  private:

@@ -71,7 +71,8 @@ JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, co
   summary.set("persistent_bytes", JsonValue::integer(report.persistentBytes));
   summary.set("workspace_bytes", JsonValue::integer(report.workspaceBytes));
   summary.set("peak_memory_counts", JsonValue::string(
-      "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry"));
+      "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry; the cpu "
+      "device's entries share one arena, sized for the largest"));
   summary.set("device", JsonValue::string(context.device));
   summary.set("precision", JsonValue::string(config.precision));
   summary.set("optimizer", JsonValue::string(config.optimizer));

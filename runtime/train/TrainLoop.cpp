@@ -249,7 +249,7 @@ absl::Status TrainLoop::finish() {
   if (report_.losses.empty())
     return absl::CancelledError(absl::StrCat("stopped before the first step (", step_, ")"));
   // Measured, not estimated: the persistent buffers and the workspaces the device allocated for
-  // every entry it prepared (train_step, accumulate, eval).
+  // every entry it prepared (train_step, accumulate, eval; Session::workspaceBytes).
   report_.persistentBytes = session_.persistentBytes();
   report_.workspaceBytes = session_.workspaceBytes();
   report_.peakMemoryBytes = report_.persistentBytes + report_.workspaceBytes;

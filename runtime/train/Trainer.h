@@ -86,7 +86,8 @@ struct TrainReport {
   std::optional<double> hostSyncsPerStep;
   std::optional<EntryProfile> profile;  // TrainOptions::profileCalls
   // Bytes the session holds: params and state (persistentBytes) plus the per-call workspaces the
-  // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants).
+  // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants; the cpu
+  // device's entries share one arena).
   int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;
   std::vector<double> losses, scales;  // per step of this run
   std::vector<bool> skipped;           // per step of this run

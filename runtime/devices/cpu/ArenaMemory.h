@@ -1,8 +1,9 @@
-// Internal to the cpu device: the zeroed memory of an entry's arena (its buffers and every step's
-// scratch). Arenas of 2 MiB and more are 2 MiB aligned and asked for transparent huge pages
-// (madvise, which is what Linux's default THP mode honours), before the first touch so the kernel
-// backs them with huge pages at fault time. A ResNet step walks ~100 MB of activations, blocked
-// copies and oneDNN scratchpads through 4 KiB pages otherwise, far more than the TLB covers.
+// Internal to the cpu device: the zeroed memory of the arena its entries share (SharedArena.h:
+// their buffers and every step's scratch). Arenas of 2 MiB and more are 2 MiB aligned and asked
+// for transparent huge pages (madvise, which is what Linux's default THP mode honours), before the
+// first touch so the kernel backs them with huge pages at fault time. A ResNet step walks ~100 MB
+// of activations, blocked copies and oneDNN scratchpads through 4 KiB pages otherwise, far more
+// than the TLB covers.
 // Only the placement of the bytes changes, never a value. Free with std::free.
 #ifndef AMP_RUNTIME_DEVICES_CPU_ARENAMEMORY_H
 #define AMP_RUNTIME_DEVICES_CPU_ARENAMEMORY_H

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/schema/CpuFeatures.h"
-#include "runtime/devices/cpu/ArenaMemory.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
+#include "runtime/devices/cpu/SharedArena.h"
 #include "runtime/exec/NumericsCheck.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "runtime/numerics/Convert.h"
@@ -57,10 +57,6 @@ class ReferenceStep final : public CpuStep {
   Communicator* const* communicator_;
 };
 
-struct AlignedFree {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
-
 std::string where(const EntryPoint& entry, size_t s) {
   const PlanStep& step = entry.steps[s];
   return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s);
@@ -68,7 +64,8 @@ std::string where(const EntryPoint& entry, size_t s) {
 
 class CpuEntry final : public PreparedEntry {
  public:
-  CpuEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {}
+  CpuEntry(const Plan& plan, const EntryPoint& entry, std::shared_ptr<SharedArena> arena)
+      : plan_(plan), entry_(entry), arena_(std::move(arena)) {}
 
   absl::Status prepare(const CpuFeatures& features, const NativeLibrary* native) {
     const size_t count = plan_.buffers.size();
@@ -138,25 +135,24 @@ class CpuEntry final : public PreparedEntry {
     std::vector<int64_t> scratchPerStep(steps_.size(), 0);
     for (size_t s = 0; s < steps_.size(); ++s)
       if (steps_[s]) {
-        scratchBytes_ += steps_[s]->scratchBytes();
+        privateScratchBytes_ += steps_[s]->scratchBytes();
         scratchPerStep[s] = steps_[s]->sharedScratchBytes();
       }
     const StepScratch scratch = placeStepScratch(plan_, memory, scratchPerStep);
-    if (scratch.arenaBytes > 0) {
-      arena_.reset(allocateArena(static_cast<size_t>(scratch.arenaBytes), kArenaAlignment));
-      if (!arena_) return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a ", scratch.arenaBytes, "-byte arena"));
-    }
-    scratchBytes_ += scratch.arenaBytes - memory.arenaBytes;
+    // The arena is the executor's, shared with its other entries (SharedArena.h).
+    if (auto status = arena_->reserve(scratch.arenaBytes); !status.ok()) return status;
+    report_.scratchBytes = privateScratchBytes_ + scratch.arenaBytes - memory.arenaBytes;
     for (size_t id = 0; id < count; ++id)
-      if (memory.offset[id] >= 0) ptr_[id] = arena_.get() + memory.offset[id];
-    for (auto& [id, data] : constants_) ptr_[id] = data.data();
+      if (memory.offset[id] >= 0) arenaBuffers_.emplace_back(static_cast<int32_t>(id), memory.offset[id]);
     for (size_t s = 0; s < steps_.size(); ++s)
-      if (scratch.offset[s] >= 0) steps_[s]->bindSharedScratch(arena_.get() + scratch.offset[s]);
-    report_.scratchBytes = scratchBytes_;
+      if (scratch.offset[s] >= 0) scratchOffset_.emplace_back(s, scratch.offset[s]);
+    for (auto& [id, data] : constants_) ptr_[id] = data.data();
+    bindArena();
     return absl::OkStatus();
   }
 
   absl::Status run(const RunArgs& args) override {
+    if (boundGeneration_ != arena_->generation()) bindArena();  // an entry prepared later grew it
     callStep_ = args.step;
     callCommunicator_ = args.communicator;
     for (size_t id = 0; id < plan_.buffers.size(); ++id) {
@@ -192,14 +188,23 @@ class CpuEntry final : public PreparedEntry {
   }
 
   const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
+  // What the entry holds alone; the shared arena is CpuExecutor::sharedWorkspaceBytes.
   int64_t workspaceBytes() const override {
     int64_t constants = 0;
     for (const auto& [id, data] : constants_) constants += static_cast<int64_t>(data.size());
-    return report_.arenaBytes + scratchBytes_ + constants;
+    return privateScratchBytes_ + constants;
   }
   const EntryReport& report() const override { return report_; }
 
  private:
+  // Points the arena's buffers and the steps' scratch at the shared arena's current storage.
+  void bindArena() {
+    uint8_t* base = arena_->base();
+    for (const auto& [id, offset] : arenaBuffers_) ptr_[id] = base + offset;
+    for (const auto& [s, offset] : scratchOffset_) steps_[s]->bindSharedScratch(base + offset);
+    boundGeneration_ = arena_->generation();
+  }
+
   absl::Status prepareConstant(size_t s) {
     const PlanStep& step = entry_.steps[s];
     auto value = step.attrs.getTensor(step.op, "value");
@@ -221,8 +226,12 @@ class CpuEntry final : public PreparedEntry {
   std::vector<size_t> aliasStep_;                     // the step of each alias
   std::vector<std::pair<int32_t, int32_t>> inPlace_;  // (update source, persistent target)
   std::vector<std::pair<int32_t, std::vector<uint8_t>>> constants_;
-  std::unique_ptr<uint8_t, AlignedFree> arena_;  // the entry's buffers and every step's scratch
-  int64_t scratchBytes_ = 0;
+  // The executor's arena (the entry's buffers and every step's scratch) and where in it they are.
+  std::shared_ptr<SharedArena> arena_;
+  std::vector<std::pair<int32_t, int64_t>> arenaBuffers_;  // (buffer, offset)
+  std::vector<std::pair<size_t, int64_t>> scratchOffset_;  // (step, offset of its scratch)
+  uint64_t boundGeneration_ = 0;
+  int64_t privateScratchBytes_ = 0;  // what steps keep themselves (CpuStep::scratchBytes)
   int64_t callStep_ = 0;
   Communicator* callCommunicator_ = nullptr;
   EntryReport report_;
@@ -251,14 +260,18 @@ class CpuExecutor final : public Executor {
       native_ = std::move(*native);
       nativePlan_ = &plan;
     }
-    auto prepared = std::make_unique<CpuEntry>(plan, entry);
+    auto prepared = std::make_unique<CpuEntry>(plan, entry, arena_);
     if (auto s = prepared->prepare(CpuFeatures::host(), native_.get()); !s.ok()) return s;
     return std::unique_ptr<PreparedEntry>(std::move(prepared));
   }
+  int64_t sharedWorkspaceBytes() const override { return arena_->bytes(); }
   // The ISA of the loaded fused kernels ("" when none were loaded).
   std::string nativeIsa() const { return native_ ? native_->isa() : ""; }
 
  private:
+  // Shared by every entry this executor prepares, which run one at a time; held by each entry
+  // too, so the order entries and executor are destroyed in does not matter.
+  std::shared_ptr<SharedArena> arena_ = std::make_shared<SharedArena>();
   std::unique_ptr<NativeLibrary> native_;
   const Plan* nativePlan_ = nullptr;
 };

@@ -1,6 +1,7 @@
 // The cpu device: oneDNN GEMMs (bf16 on AVX512-BF16/AMX, f32 otherwise), multi-threaded kernels
 // that match the reference bit for bit on elementwise ops, in-place optimizer updates that honour
-// found_inf, and one arena per entry planned by liveness (runtime/plan/MemoryPlan.h).
+// found_inf, and each entry's buffers planned by liveness (runtime/plan/MemoryPlan.h) into one
+// arena its executor's entries share (SharedArena.h).
 #ifndef AMP_RUNTIME_DEVICES_CPU_CPUEXECUTOR_H
 #define AMP_RUNTIME_DEVICES_CPU_CPUEXECUTOR_H
 
