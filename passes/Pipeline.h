@@ -64,8 +64,10 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
                              llvm::cl::init(AmpOptimizerPassOptions().totalSteps)};
   Option<int64_t> accumulate{*this, "accumulate", llvm::cl::desc("Micro-batches per optimizer step"),
                              llvm::cl::init(AmpOptimizerPassOptions().accumulate)};
-  Option<bool> remat{*this, "remat", llvm::cl::desc("Recompute cheap forward values in the backward while the peak falls (amp-remat auto)"),
-                     llvm::cl::init(false)};
+  Option<bool> remat{*this, "remat",
+                     llvm::cl::desc("Recompute cheap forward values in the backward while the peak falls (amp-remat auto; "
+                                    "ampc's default, as here)"),
+                     llvm::cl::init(true)};
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("Recompute until the step's estimated bytes are at most this (amp-remat budget; 0: none)"),
                                llvm::cl::init(0)};

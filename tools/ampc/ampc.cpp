@@ -241,9 +241,10 @@ static cl::opt<mlir::amp::WeightCopyMode> weightCopiesFlag(
     cl::desc("Where the low-precision copy of each master weight lives (--emit=memory-report shows the choice)"),
     cl::init(mlir::amp::WeightCopyMode::Auto), mlir::amp::weightCopyModeValues(), cl::cat(ampcCategory));
 static cl::opt<std::string> rematFlag(
-    "remat", cl::desc("off (default) or auto: recompute cheap forward values (casts, elementwise math, transposes, softmax, norms) "
-                      "in the backward while the step's memory peak falls, at most 2% of its FLOPs (amp-remat)"),
-    cl::value_desc("off|auto"), cl::init("off"), cl::cat(ampcCategory));
+    "remat", cl::desc("auto (default with --train) or off: recompute cheap forward values (casts, elementwise math, transposes, "
+                      "softmax, norms) in the backward while the step's memory peak falls, at most 2% of its FLOPs, "
+                      "and only where the estimate falls (amp-remat)"),
+    cl::value_desc("auto|off"), cl::init("auto"), cl::cat(ampcCategory));
 static cl::opt<std::string> memoryBudgetFlag(
     "memory-budget",
     cl::desc("Recompute until the training step's estimated memory (arguments + live temporaries) is at most "
@@ -477,11 +478,11 @@ struct Stages {
 // Sets amp.target, then runs the stages asked for as one pass pipeline, so --mlir-timing and
 // --mlir-print-ir-after-all see ampc's whole compilation; `meta` receives what the bundle records.
 static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::AutocastDtype precision,
-                             std::vector<std::pair<std::string, std::string>>& meta, bool remat = true) {
+                             std::vector<std::pair<std::string, std::string>>& meta, bool withBudget = true) {
   MLIRContext* ctx = module.getContext();
   mlir::amp::AmpPipelineOptions options;
   if (stages.train && failed(trainOptionsFromFlags(options))) return failure();
-  if (!remat) options.remat = false, options.memoryBudget = 0;
+  if (!withBudget) options.memoryBudget = 0;
   options.precision = precision;
   options.policy = policyFlag.getValue();
   for (const std::string& o : precisionOverrides) options.overrides.push_back(o);
@@ -608,8 +609,8 @@ int main(int argc, char** argv) {
   }
   if (stage == Emit::MemoryReport) {
     std::vector<std::pair<std::string, std::string>> baseMeta;
-    // The baseline is f32 as the model stands: no recompute, no budget.
-    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta, /*remat=*/false))) return 1;
+    // The baseline is f32 with the same --remat (both sides recompute alike), without the budget.
+    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta, /*withBudget=*/false))) return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);
     auto f32Plan = mlir::amp::buildPlan(*baseline);
     if (failed(ampPlan) || failed(f32Plan)) return 1;
