@@ -1,13 +1,14 @@
 """bench/run.py's memory targets for the activation-dominated models (the GPT at T=128, batch 16,
 and ResNet-18 at batch 128, both imported from ONNX):
 
-  M1  our bf16 peak <= 0.6x our f32 peak (the model runs of the same bench run, default flags)
-  M1r the same with both precisions compiled with --remat=auto (amp-remat recomputes what one pass
-      over memory or over each row makes again: casts, elementwise math, copies, softmax, norms),
-      run here; the text also gives the bf16 step time against the default bf16 run's
-  M2  amp-remat: the bf16 step compiled with --memory-budget peaks at <= 0.5x the unconstrained bf16
-      step's peak, at <= 1.35x its step time, with the same losses bit for bit. The budget is
-      0.5x the unconstrained peak less a margin (the budget bounds ampc's estimate; the planner's
+  M1  our bf16 peak <= 0.6x our f32 peak (the model runs of the same bench run, default flags:
+      ampc --train recomputes with --remat=auto, at most 2% of the step's FLOPs)
+  M1off (information, no verdict) the same with both precisions compiled with --remat=off (every
+      saved value kept, as PyTorch autocast keeps them), run here; the text also gives the default
+      bf16 step time against this bf16 run's, the price of the default recompute
+  M2  amp-remat: the bf16 step compiled with --memory-budget peaks at <= 0.5x the unconstrained
+      (--remat=off) bf16 step's peak, at <= 1.35x its step time, with the same losses bit for bit.
+      The budget is 0.5x the unconstrained peak less a margin (the budget bounds ampc's estimate; the planner's
       placement gaps and amp-run's scratch come on top). Both bundles run twice, alternating, in
       this run; the faster median of each counts.
 
@@ -47,25 +48,27 @@ def _ratio_text(bf16, f32):
     return ratio, "bf16 peak %d B / f32 peak %d B = %.3f (need <= 0.6)" % (bf16, f32, ratio)
 
 
-def bf16_against_f32_remat(tools, model_id, ours, steps, ampc_args=(), torch_python="/usr/bin/python3"):
-    """M1r as (status, text): M1 with both precisions compiled with --remat=auto."""
+def bf16_against_f32_no_remat(tools, model_id, ours, steps, ampc_args=(), torch_python="/usr/bin/python3"):
+    """M1off as (status, text): M1 with both precisions compiled with --remat=off; INFO, no verdict."""
     mlir, data = ampc_step.model_sources(model_id, tools.workdir, torch_python=torch_python)
-    flags = ampc_step.model_flags(model_id) + list(ampc_args) + ["--remat=auto"]
+    flags = ampc_step.model_flags(model_id) + list(ampc_args) + ["--remat=off"]
     runs = {}
     for precision in ("f32", "bf16"):
-        bundle = os.path.join(tools.workdir, "%s_%s_remat_auto.ampx" % (model_id, precision))
+        bundle = os.path.join(tools.workdir, "%s_%s_remat_off.ampx" % (model_id, precision))
         p, _, cmd = tools.compile(mlir, bundle, precision, flags)
         if p.returncode != 0:
             return "MISS", "ampc failed: " + " ".join(cmd)
-        runs[precision], why = _run(tools, bundle, data, steps, "%s_%s_remat_auto" % (model_id, precision))
+        runs[precision], why = _run(tools, bundle, data, steps, "%s_%s_remat_off" % (model_id, precision))
         if runs[precision] is None:
             return "MISS", why
     ratio, text = _ratio_text(runs["bf16"]["peak_memory_bytes"], runs["f32"]["peak_memory_bytes"])
+    text = text.replace(" (need <= 0.6)", "")
     default_bf16 = _cpu_run(ours, "bf16")
     if default_bf16 and default_bf16.get("median_ms"):
-        text += "; bf16 step %.3f ms, %.2fx the default bf16 step" % (
-            runs["bf16"]["step_time_ms"], runs["bf16"]["step_time_ms"] / default_bf16["median_ms"])
-    return _verdict(ratio <= 0.6, "--remat=auto on both: " + text)
+        text += "; the default bf16 step %.3f ms is %.2fx this one (%.3f ms)" % (
+            default_bf16["median_ms"], default_bf16["median_ms"] / runs["bf16"]["step_time_ms"],
+            runs["bf16"]["step_time_ms"])
+    return "INFO", "--remat=off on both: " + text
 
 
 def _run(tools, bundle, data, steps, tag):
@@ -82,7 +85,7 @@ def remat_under_budget(tools, model_id, steps, ampc_args=(), torch_python="/usr/
     mlir, data = ampc_step.model_sources(model_id, tools.workdir, torch_python=torch_python)
     flags = ampc_step.model_flags(model_id) + list(ampc_args)
     base_bundle = os.path.join(tools.workdir, model_id + "_bf16_unconstrained.ampx")
-    p, _, cmd = tools.compile(mlir, base_bundle, "bf16", flags)
+    p, _, cmd = tools.compile(mlir, base_bundle, "bf16", flags + ["--remat=off"])
     if p.returncode != 0:
         return "MISS", "ampc failed: " + " ".join(cmd), {}
     base, why = _run(tools, base_bundle, data, steps, model_id + "_remat_base0")
