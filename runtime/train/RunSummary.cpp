@@ -48,6 +48,39 @@ void addGradientOverflows(const TrainReport& report, JsonValue& summary) {
   summary.set("first_gradient_overflow", std::move(first));
 }
 
+// What the plan says the memory holds (TrainReport::plannedMemory), next to the allocated totals.
+JsonValue plannedMemory(const TrainReport::PlannedMemory& planned) {
+  JsonValue memory = JsonValue::object();
+  JsonValue persistent = JsonValue::object();
+  for (BufferClass c : {BufferClass::Params, BufferClass::WeightCopies, BufferClass::OptimizerMoments,
+                        BufferClass::GradientAccumulators, BufferClass::ScalerAndCounters})
+    persistent.set(std::string(bufferClassKey(c)), JsonValue::integer(planned.classes[c]));
+  memory.set("persistent", std::move(persistent));
+  for (BufferClass c : {BufferClass::InputsAndLabels, BufferClass::Constants})
+    memory.set(std::string(bufferClassKey(c)), JsonValue::integer(planned.classes[c]));
+  const PeakSplit& p = planned.arenaPeak;
+  JsonValue peak = JsonValue::object();
+  // 1-based, as the memory report prints it ("step 15/24"); null when the entry has no temporaries.
+  peak.set("step", p.step >= 0 ? JsonValue::integer(p.step + 1) : JsonValue());
+  peak.set("steps", JsonValue::integer(p.steps));
+  peak.set("phase", p.phase.empty() ? JsonValue() : JsonValue::string(p.phase));
+  peak.set("activations_saved_for_backward", JsonValue::integer(p.savedActivations));
+  peak.set("other_forward_values", JsonValue::integer(p.forwardOther));
+  peak.set("gradients_and_backward_values", JsonValue::integer(p.backward));
+  peak.set("optimizer_and_scaler_values", JsonValue::integer(p.update));
+  peak.set("live_bytes", JsonValue::integer(p.live));
+  peak.set("arena_bytes", JsonValue::integer(p.arena));
+  memory.set("arena_peak", std::move(peak));
+  memory.set("counts", JsonValue::string(
+      "planned, from the bundle's plan (as ampc --emit=memory-report): persistent is params and state by class and "
+      "adds up to persistent_bytes; inputs_and_labels are one call's feeds, constants the bundle's (decoded into "
+      "the workspace); arena_peak is train_step's temporaries "
+      "at the peak of its planned arena, by the phase that made them. peak_memory_bytes, persistent_bytes and "
+      "workspace_bytes are what the device allocated: the workspace is the arena (the cpu device's entries share "
+      "one, sized for the largest) plus run-only scratch and constants"));
+  return memory;
+}
+
 }  // namespace
 
 JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, const RunSummaryContext& context) {
@@ -73,6 +106,7 @@ JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, co
   summary.set("peak_memory_counts", JsonValue::string(
       "params and state, plus the per-call workspace (arena, scratch, constants) of every prepared entry; the cpu "
       "device's entries share one arena, sized for the largest"));
+  if (report.plannedMemory) summary.set("memory", plannedMemory(*report.plannedMemory));
   summary.set("device", JsonValue::string(context.device));
   summary.set("precision", JsonValue::string(config.precision));
   summary.set("optimizer", JsonValue::string(config.optimizer));

@@ -253,6 +253,8 @@ absl::Status TrainLoop::finish() {
   report_.persistentBytes = session_.persistentBytes();
   report_.workspaceBytes = session_.workspaceBytes();
   report_.peakMemoryBytes = report_.persistentBytes + report_.workspaceBytes;
+  // ... and what the plan says they hold, for --summary's split of the peak.
+  report_.plannedMemory = {bytesByClass(session_.plan()), peakSplit(session_.plan(), "train_step")};
   // Plans without a skipped-steps counter: the steps of this run that overflowed.
   report_.skippedSteps = static_cast<int64_t>(
       persistentScalarIfAny(session_, schema::kSkippedStepsState).value_or(static_cast<double>(report_.overflowSteps)));

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/exec/Session.h"
+#include "runtime/plan/MemoryBreakdown.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Dataset.h"
 
@@ -89,6 +90,14 @@ struct TrainReport {
   // device allocated for the entries it ran (workspaceBytes: arenas, scratch, constants; the cpu
   // device's entries share one arena).
   int64_t peakMemoryBytes = 0, persistentBytes = 0, workspaceBytes = 0;
+  // The same memory as the plan accounts for it (runtime/plan/MemoryBreakdown.h): bytes by buffer
+  // class, whose params-and-state part is persistentBytes, and train_step's temporaries at its
+  // arena's peak by the phase that made them. Planned figures, set by every run that finishes.
+  struct PlannedMemory {
+    ClassBytes classes;
+    PeakSplit arenaPeak;
+  };
+  std::optional<PlannedMemory> plannedMemory;
   std::vector<double> losses, scales;  // per step of this run
   std::vector<bool> skipped;           // per step of this run
   int64_t firstStep = 0;               // step number of losses[0] - 1

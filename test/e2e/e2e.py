@@ -121,6 +121,47 @@ def mlp_precisions():
         check(rel <= 0.03, "%s final loss %.4f within 3%% of f32 %.4f (%.2f%%)" % (
             precision, results[precision]["final_loss"], base, 100 * rel))
     check(os.path.exists(os.path.join(WORK, "f16.svg")), "a loss/scale curve is written next to the summary")
+    for precision, r in results.items():
+        check_planned_memory(r, precision, ("--train", "--precision=" + precision, "--lr=2e-3"))
+
+
+# The ampc --emit=memory-report rows the summary's `memory` object carries: (row, where in it).
+MEMORY_REPORT_ROWS = (
+    ("params (f32 masters)", ("persistent", "params")),
+    ("optimizer moments", ("persistent", "optimizer_moments")),
+    ("inputs and labels", ("inputs_and_labels",)),
+    ("activations saved for the backward", ("arena_peak", "activations_saved_for_backward")),
+    ("gradients and backward values", ("arena_peak", "gradients_and_backward_values")),
+    ("live at the peak", ("arena_peak", "live_bytes")),
+    ("arena (live + placement gaps)", ("arena_peak", "arena_bytes")),
+)
+
+
+def check_planned_memory(r, precision, flags):
+    """The summary's planned split: params and state by class add up to the persistent bytes the
+    session allocated, the peak's phases to its live bytes, and each figure is the memory report's."""
+    m = r["memory"]
+    check(sum(m["persistent"].values()) == r["persistent_bytes"],
+          "%s: the plan's params and state by class %s add up to persistent_bytes %d" % (
+              precision, m["persistent"], r["persistent_bytes"]))
+    peak = m["arena_peak"]
+    phases = sum(peak[k] for k in ("activations_saved_for_backward", "other_forward_values",
+                                   "gradients_and_backward_values", "optimizer_and_scaler_values"))
+    check(phases == peak["live_bytes"] <= peak["arena_bytes"],
+          "%s: the arena's peak split by phase adds up to its live bytes %d (arena %d)" % (
+              precision, peak["live_bytes"], peak["arena_bytes"]))
+    report = run(os.path.join(BIN, "ampc"), MLP, "--target=cpu:generic", *flags, "--emit=memory-report")
+    for row, path in MEMORY_REPORT_ROWS:
+        value = m
+        for key in path:
+            value = value[key]
+        line = next((l for l in report.splitlines() if l.strip().startswith(row)), "")
+        # The report's second column is the compiled precision's.
+        shown = line.split(row, 1)[1].split("MiB")[1].strip() if line else ""
+        check(shown == "%.2f" % (value / 2.0 ** 20),
+              "%s: the summary's %s (%d B) is the memory report's %s MiB" % (precision, row, value, shown))
+    check(("step %d/%d" % (peak["step"], peak["steps"])) in report,
+          "%s: the report's peak is at the summary's step %d/%d" % (precision, peak["step"], peak["steps"]))
 
 
 def lm_learns():

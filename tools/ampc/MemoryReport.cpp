@@ -6,33 +6,10 @@
 #include <set>
 #include <vector>
 
-#include "runtime/plan/MemoryPlan.h"
+#include "runtime/plan/MemoryBreakdown.h"
 
 namespace amp::rt {
 namespace {
-
-// Buffer classes a user recognises, from the kind and the naming convention of docs/training-ir.md.
-std::string classify(const BufferDesc& b) {
-  auto ends = [&](const char* s) {
-    std::string suffix = s;
-    return b.name.size() > suffix.size() && b.name.compare(b.name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  switch (b.kind) {
-    case BufferKind::Param: return "params (f32 masters)";
-    case BufferKind::Input:
-    case BufferKind::Label: return "inputs and labels";
-    case BufferKind::Constant: return "constants";
-    case BufferKind::Temp: return "temporaries";
-    case BufferKind::State:
-      if (b.init && b.init->kind == "cast") return "low-precision weight copies";
-      if (ends(".exp_avg") || ends(".exp_avg_sq") || ends(".momentum_buffer")) return "optimizer moments";
-      if (ends(".grad_accum")) return "gradient accumulators";
-      return "scaler and counters";
-  }
-  return "other";
-}
-
-int64_t bytesOf(const BufferDesc& b) { return numElements(b.shape) * static_cast<int64_t>(dtypeSize(b.dtype)); }
 
 std::string mib(int64_t bytes) {
   char buf[32];
@@ -40,76 +17,16 @@ std::string mib(int64_t bytes) {
   return buf;
 }
 
-std::map<std::string, int64_t> bytesByClass(const Plan& plan, const std::string& entry) {
+// The report's rows: the classes the plan has (runtime/plan/MemoryBreakdown.h), then the entry's
+// temporaries.
+std::map<std::string, int64_t> reportRows(const Plan& plan, const std::string& entry) {
   std::map<std::string, int64_t> out;
-  for (const BufferDesc& b : plan.buffers)
-    if (b.kind != BufferKind::Temp) out[classify(b)] += bytesOf(b);
+  const ClassBytes classes = bytesByClass(plan);
+  for (int c = 0; c < kBufferClasses; ++c)
+    if (classes.buffers[c] > 0) out[std::string(bufferClassLabel(static_cast<BufferClass>(c)))] = classes.bytes[c];
   if (const EntryPoint* e = plan.findEntry(entry)) {
-    int64_t all = 0;
-    for (const PlanStep& s : e->steps)
-      for (int32_t id : s.results) all += bytesOf(plan.buffers[id]);
-    // The layout the bundle stores and the cpu device allocates (constants decoded outside it).
-    out["temporaries, planned arena"] =
-        e->memory ? e->memory->arenaBytes : planMemory(plan, *e, constantsOutsideArena(plan, *e)).arenaBytes;
-    out["(temporaries, all at once)"] = all;
-  }
-  return out;
-}
-
-// The temporaries live at the entry's peak, by the phase of the step that made them: what the
-// arena holds at its fullest, and why.
-struct PeakSplit {
-  int64_t step = -1, steps = 0, live = 0, arena = 0;
-  std::string phase;
-  int64_t savedActivations = 0;  // forward values a backward step still reads
-  int64_t forwardOther = 0;      // forward values only the forward reads
-  int64_t backward = 0;          // gradients and the backward's intermediates
-  int64_t update = 0;            // unscale/clip/optimizer/scaler values
-};
-
-PeakSplit peakSplit(const Plan& plan, const std::string& entry) {
-  PeakSplit out;
-  const EntryPoint* e = plan.findEntry(entry);
-  if (!e) return out;
-  const MemoryPlan memory = planMemory(plan, *e, constantsOutsideArena(plan, *e));
-  auto root = [&](int32_t id) {
-    while (memory.aliasOf[id] >= 0) id = memory.aliasOf[id];
-    return id;
-  };
-  const int64_t n = static_cast<int64_t>(e->steps.size());
-  std::vector<int64_t> def(plan.buffers.size(), -1), last(plan.buffers.size(), -1);
-  std::vector<char> readByBackward(plan.buffers.size(), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    const PlanStep& s = e->steps[i];
-    for (int32_t r : s.results) {
-      int32_t b = root(r);
-      if (memory.offset[b] >= 0 && def[b] < 0) def[b] = i;
-      last[b] = std::max(last[b], i);
-    }
-    for (int32_t o : s.operands) {
-      int32_t b = root(o);
-      last[b] = std::max(last[b], i);
-      if (s.phase == "backward") readByBackward[b] = 1;
-    }
-  }
-  for (int32_t r : e->results) last[root(r)] = n;
-  std::vector<int64_t> delta(n + 2, 0);
-  for (size_t b = 0; b < plan.buffers.size(); ++b)
-    if (def[b] >= 0 && memory.offset[b] >= 0) delta[def[b]] += bytesOf(plan.buffers[b]), delta[last[b] + 1] -= bytesOf(plan.buffers[b]);
-  int64_t live = 0;
-  for (int64_t i = 0; i < n; ++i)
-    if ((live += delta[i]) > out.live) out.live = live, out.step = i;
-  out.steps = n;
-  out.arena = memory.arenaBytes;
-  if (out.step < 0) return out;
-  out.phase = e->steps[out.step].phase;
-  for (size_t b = 0; b < plan.buffers.size(); ++b) {
-    if (def[b] < 0 || memory.offset[b] < 0 || def[b] > out.step || last[b] < out.step) continue;
-    const std::string& made = e->steps[def[b]].phase;
-    const int64_t bytes = bytesOf(plan.buffers[b]);
-    if (made == "forward") (readByBackward[b] ? out.savedActivations : out.forwardOther) += bytes;
-    else if (made == "backward") out.backward += bytes;
-    else out.update += bytes;
+    out["temporaries, planned arena"] = plannedArenaBytes(plan, *e);
+    out["(temporaries, all at once)"] = temporariesAllAtOnce(plan, *e);
   }
   return out;
 }
@@ -121,7 +38,7 @@ std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
   std::set<std::pair<int32_t, DType>> recastCopies;  // (master, dtype)
   int64_t recastBytes = 0;
   for (const BufferDesc& b : plan.buffers)
-    if (b.kind == BufferKind::State && b.init && b.init->kind == "cast") ++stored, storedBytes += bytesOf(b);
+    if (classifyBuffer(b) == BufferClass::WeightCopies) ++stored, storedBytes += b.byteSize();
   if (const EntryPoint* e = plan.findEntry(entry))
     for (const PlanStep& s : e->steps) {
       if (s.op != "amp.cast" || s.operands.size() != 1 || s.results.size() != 1) continue;
@@ -129,7 +46,7 @@ std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
       const BufferDesc& to = plan.buffers[s.results[0]];
       if (from.kind != BufferKind::Param || (to.dtype != DType::BF16 && to.dtype != DType::F16)) continue;
       ++casts;
-      if (recastCopies.insert({s.operands[0], to.dtype}).second) recastBytes += bytesOf(to);
+      if (recastCopies.insert({s.operands[0], to.dtype}).second) recastBytes += to.byteSize();
     }
   if (stored > 0)
     return "Weight copies: stored (the cuda targets' default, or --weight-copies=stored): " + std::to_string(stored) +
@@ -144,7 +61,7 @@ std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
 }  // namespace
 
 std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::string& entry) {
-  auto a = bytesByClass(f32, entry), b = bytesByClass(amp, entry);
+  auto a = reportRows(f32, entry), b = reportRows(amp, entry);
   std::vector<std::string> classes;
   for (const char* c : {"params (f32 masters)", "low-precision weight copies", "optimizer moments",
                         "gradient accumulators", "scaler and counters", "constants", "inputs and labels",

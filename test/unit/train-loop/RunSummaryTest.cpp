@@ -1,5 +1,6 @@
 // The run summary's keys and their order (tools read it by key, people read it top to bottom),
 // and the job checkpoints' refusals.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -45,6 +46,52 @@ TEST(RunSummary, PlainRunKeysInOrder) {
   EXPECT_TRUE(s.find("eval_accuracy")->isNull());
   EXPECT_EQ(s.find("device")->asString(), "cpu");
   EXPECT_EQ(s.find("global_batch")->asInt64(), 128);
+}
+
+// The plan's split of the memory follows the allocated figures it explains.
+TEST(RunSummary, PlannedMemoryKeysInOrder) {
+  TrainReport r = twoSteps();
+  r.persistentBytes = 64 + 128 + 12;
+  TrainReport::PlannedMemory planned;
+  planned.classes.bytes[static_cast<int>(BufferClass::Params)] = 64;
+  planned.classes.bytes[static_cast<int>(BufferClass::OptimizerMoments)] = 128;
+  planned.classes.bytes[static_cast<int>(BufferClass::ScalerAndCounters)] = 12;
+  planned.classes.bytes[static_cast<int>(BufferClass::InputsAndLabels)] = 160;
+  planned.arenaPeak = {3, 5, "backward", 32, 4, 192, 0, 228, 256};
+  r.plannedMemory = planned;
+  JsonValue s = runSummary(r, TrainingConfig(), {"cpu", 4, true, false});
+  std::vector<std::string> keys = keysOf(s);
+  auto at = std::find(keys.begin(), keys.end(), "memory");
+  ASSERT_NE(at, keys.end());
+  EXPECT_EQ(*(at - 1), "peak_memory_counts");
+  EXPECT_EQ(*(at + 1), "device");
+  const JsonValue& memory = *s.find("memory");
+  EXPECT_EQ(keysOf(memory), (std::vector<std::string>{"persistent", "inputs_and_labels", "constants", "arena_peak",
+                                                      "counts"}));
+  EXPECT_EQ(keysOf(*memory.find("persistent")),
+            (std::vector<std::string>{"params", "weight_copies", "optimizer_moments", "gradient_accumulators",
+                                      "scaler_and_counters"}));
+  EXPECT_EQ(keysOf(*memory.find("arena_peak")),
+            (std::vector<std::string>{"step", "steps", "phase", "activations_saved_for_backward",
+                                      "other_forward_values", "gradients_and_backward_values",
+                                      "optimizer_and_scaler_values", "live_bytes", "arena_bytes"}));
+  int64_t persistent = 0;
+  for (const JsonValue::Member& m : memory.find("persistent")->members()) persistent += m.second.asInt64().value_or(-1);
+  EXPECT_EQ(persistent, s.find("persistent_bytes")->asInt64());
+  EXPECT_EQ(memory.find("inputs_and_labels")->asInt64(), 160);
+  const JsonValue& peak = *memory.find("arena_peak");
+  EXPECT_EQ(peak.find("step")->asInt64(), 4);  // 1-based, as the memory report prints it
+  EXPECT_EQ(peak.find("phase")->asString(), "backward");
+  EXPECT_EQ(peak.find("activations_saved_for_backward")->asInt64(), 32);
+  EXPECT_EQ(peak.find("live_bytes")->asInt64(), 228);
+  EXPECT_EQ(peak.find("arena_bytes")->asInt64(), 256);
+  EXPECT_NE(memory.find("counts")->asString().find("planned"), std::string::npos);
+
+  // An entry without temporaries has no peak step or phase.
+  r.plannedMemory->arenaPeak = PeakSplit();
+  JsonValue empty = runSummary(r, TrainingConfig(), {"cpu", 4, true, false});
+  EXPECT_TRUE(empty.find("memory")->find("arena_peak")->find("step")->isNull());
+  EXPECT_TRUE(empty.find("memory")->find("arena_peak")->find("phase")->isNull());
 }
 
 TEST(RunSummary, ScalerDataParallelAndOverflowKeysInOrder) {
