@@ -228,10 +228,13 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
                                          : static_cast<int64_t>(kAutoMaxFlopShare * static_cast<double>(stepFlops));
     int64_t recomputedFlops = 0;
     // `auto` keeps its changes only when they lower the step's estimate: moves that free nothing
-    // in the end would only reorder the step.
+    // in the end would only reorder the step. The step as it came is copied before the first
+    // change, so a step with nothing to recompute costs no copy.
     std::optional<int64_t> startTotal;
     func::FuncOp original;
-    if (budget <= 0) original = f.clone();
+    auto keepOriginal = [&] {
+      if (budget <= 0 && !original) original = f.clone();
+    };
     auto restoreUnlessLower = [&](int64_t total) {
       if (!original) return;
       if (startTotal && total >= *startTotal) f.getBody().takeBody(original.getBody());
@@ -271,6 +274,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
         return restoreUnlessLower(total);
       }
       const Candidate& best = found.front();
+      keepOriginal();
       if (best.keeps) {
         SmallVector<Operation*> clones = apply(best);
         // A kept value lives longer than before, so the peak may move there: keep the change only
@@ -308,9 +312,8 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
   // Recomputes whose kept values made the estimate grow, until another change is made.
   llvm::DenseSet<Operation*> rejected;
 
-  // The cheapest value alive across the peak whose later readers can recompute it, from operands
-  // alive there anyway or themselves recomputed.
-  // Every candidate at `peak` whose recompute costs at most `flopsLeft`, best first.
+  // Every value alive across the peak whose later readers can recompute it (from operands alive
+  // there anyway or themselves recomputed) at most `flopsLeft`, or make it later: best first.
   SmallVector<Candidate> pick(const Profile& p, Block& block, int64_t peak, int64_t flopsLeft) const {
     const int maxCost = budget > 0 ? kBudgetMaxCost : kAutoMaxCost;
     SmallVector<Candidate> found;

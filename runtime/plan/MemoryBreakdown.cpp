@@ -56,8 +56,7 @@ std::string_view bufferClassKey(BufferClass c) {
 
 int64_t ClassBytes::persistentBytes() const {
   int64_t sum = 0;
-  for (BufferClass c : {BufferClass::Params, BufferClass::WeightCopies, BufferClass::OptimizerMoments,
-                        BufferClass::GradientAccumulators, BufferClass::ScalerAndCounters})
+  for (BufferClass c : kPersistentClasses)
     sum += (*this)[c];
   return sum;
 }

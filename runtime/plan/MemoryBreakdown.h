@@ -28,6 +28,10 @@ enum class BufferClass {
   Temporaries,
 };
 inline constexpr int kBufferClasses = 8;
+// Params and state: what a session allocates once and holds (Session::persistentBytes).
+inline constexpr std::array<BufferClass, 5> kPersistentClasses = {
+    BufferClass::Params, BufferClass::WeightCopies, BufferClass::OptimizerMoments, BufferClass::GradientAccumulators,
+    BufferClass::ScalerAndCounters};
 
 BufferClass classifyBuffer(const BufferDesc& b);
 std::string_view bufferClassLabel(BufferClass c);  // the memory report's row: "params (f32 masters)"

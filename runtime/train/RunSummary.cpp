@@ -52,8 +52,7 @@ void addGradientOverflows(const TrainReport& report, JsonValue& summary) {
 JsonValue plannedMemory(const TrainReport::PlannedMemory& planned) {
   JsonValue memory = JsonValue::object();
   JsonValue persistent = JsonValue::object();
-  for (BufferClass c : {BufferClass::Params, BufferClass::WeightCopies, BufferClass::OptimizerMoments,
-                        BufferClass::GradientAccumulators, BufferClass::ScalerAndCounters})
+  for (BufferClass c : kPersistentClasses)
     persistent.set(std::string(bufferClassKey(c)), JsonValue::integer(planned.classes[c]));
   memory.set("persistent", std::move(persistent));
   for (BufferClass c : {BufferClass::InputsAndLabels, BufferClass::Constants})
