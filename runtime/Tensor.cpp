@@ -20,7 +20,9 @@ std::string shapeToString(const Shape& shape) {
   return s + "]";
 }
 
-void Tensor::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
+void Tensor::FreeDeleter::operator()(uint8_t* p) const {
+  if (owns) std::free(p);
+}
 
 static uint8_t* allocateZeroed(size_t nbytes) {
   size_t rounded = ((nbytes + 63) / 64) * 64;
@@ -33,6 +35,15 @@ static uint8_t* allocateZeroed(size_t nbytes) {
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   nbytes_ = static_cast<size_t>(numElements(shape_)) * dtypeSize(dtype_);
   bytes_.reset(allocateZeroed(nbytes_));
+}
+
+Tensor Tensor::borrow(DType dtype, Shape shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.nbytes_ = static_cast<size_t>(numElements(t.shape_)) * dtypeSize(dtype);
+  t.bytes_ = std::unique_ptr<uint8_t[], FreeDeleter>(static_cast<uint8_t*>(data), FreeDeleter{false});
+  return t;
 }
 
 Tensor::Tensor(const Tensor& other) : dtype_(other.dtype_), shape_(other.shape_), nbytes_(other.nbytes_) {

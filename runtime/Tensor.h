@@ -21,6 +21,9 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor. Storage is 64-byte aligned.
   Tensor(DType dtype, Shape shape);
+  // A tensor over `data`, not owned: the caller keeps it alive and unchanged while the tensor is
+  // used (zero-copy feeds, e.g. the Python package's numpy arrays). Copies of it own their bytes.
+  static Tensor borrow(DType dtype, Shape shape, void* data);
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -45,7 +48,12 @@ class Tensor {
   bool bitwiseEquals(const Tensor& other) const;
 
  private:
-  struct FreeDeleter { void operator()(uint8_t* p) const; };
+  struct FreeDeleter {
+    FreeDeleter() noexcept : owns(true) {}
+    explicit FreeDeleter(bool ownsBytes) noexcept : owns(ownsBytes) {}
+    void operator()(uint8_t* p) const;
+    bool owns;
+  };
   DType dtype_ = DType::F32;
   Shape shape_;
   size_t nbytes_ = 0;

@@ -1,5 +1,6 @@
 #include "runtime/exec/Session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -64,15 +65,30 @@ absl::Status Session::refreshCasts() {
 }
 
 absl::Status Session::setParams(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded) {
+  return setValues(tensors, loaded, /*modelBuffers=*/false);
+}
+
+absl::Status Session::setModelValues(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded) {
+  return setValues(tensors, loaded, /*modelBuffers=*/true);
+}
+
+absl::Status Session::setValues(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded,
+                                bool modelBuffers) {
+  const std::vector<int32_t> bufferIds = modelBuffers ? modelBufferIds(*plan_) : std::vector<int32_t>();
   for (const NamedTensor& nt : tensors) {
     auto id = plan_->findBuffer(nt.name);
-    if (!id || plan_->buffers[*id].kind != BufferKind::Param)
-      return absl::InvalidArgumentError(
-          absl::StrCat("parameter file has '", nt.name, "', which is not a param of the model"));
-    const BufferDesc& b = plan_->buffers[*id];
-    if (nt.tensor.shape() != b.shape || nt.tensor.dtype() != DType::F32)
+    const bool isParam = id && plan_->buffers[*id].kind == BufferKind::Param;
+    const bool isModelBuffer = id && std::find(bufferIds.begin(), bufferIds.end(), *id) != bufferIds.end();
+    if (!isParam && !isModelBuffer)
       return absl::InvalidArgumentError(absl::StrCat(
-          "param '", nt.name, "': expected f32 ", shapeToString(b.shape), ", the file has ",
+          modelBuffers ? "'" : "parameter file has '", nt.name, "', which is not a ",
+          modelBuffers ? "param or buffer" : "param", " of the model"));
+    const BufferDesc& b = plan_->buffers[*id];
+    const DType expected = isParam ? DType::F32 : b.dtype;
+    if (nt.tensor.shape() != b.shape || nt.tensor.dtype() != expected)
+      return absl::InvalidArgumentError(absl::StrCat(
+          isParam ? "param '" : "buffer '", nt.name, "': expected ", std::string(dtypeName(expected)), " ",
+          shapeToString(b.shape), ", ", modelBuffers ? "got " : "the file has ",
           std::string(dtypeName(nt.tensor.dtype())), " ", shapeToString(nt.tensor.shape())));
   }
   // The same value checks as a checkpoint's (--resume): a NaN or inf master weight is refused.
@@ -93,6 +109,15 @@ std::vector<NamedTensorRef> Session::params() const {
   std::vector<NamedTensorRef> out;
   for (size_t i = 0; i < plan_->buffers.size(); ++i)
     if (plan_->buffers[i].kind == BufferKind::Param) out.push_back({plan_->buffers[i].name, &persistent_[i]});
+  return out;
+}
+
+std::vector<NamedTensorRef> Session::modelValues() const {
+  std::vector<bool> buffer(plan_->buffers.size(), false);
+  for (int32_t id : modelBufferIds(*plan_)) buffer[static_cast<size_t>(id)] = true;
+  std::vector<NamedTensorRef> out;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (plan_->buffers[i].kind == BufferKind::Param || buffer[i]) out.push_back({plan_->buffers[i].name, &persistent_[i]});
   return out;
 }
 

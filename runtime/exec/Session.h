@@ -33,7 +33,13 @@ class Session {
   // param and match its shape; f32 is required (master weights). Params not given keep their
   // initial values; `loaded` receives the names set.
   absl::Status setParams(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded);
+  // The same for params and the model's buffers (modelBufferIds: batch norm running statistics;
+  // not the optimizer's or the scaler's state): PyTorch's load_state_dict. Each tensor must have
+  // its buffer's dtype and shape.
+  absl::Status setModelValues(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded);
   std::vector<NamedTensorRef> params() const;
+  // Params and the model's buffers, in buffer order: what a PyTorch state_dict holds.
+  std::vector<NamedTensorRef> modelValues() const;
   // Every param and state buffer (what a checkpoint holds), and its inverse: `restore` needs
   // every one of them, with the exact dtype and shape, and sets all or nothing.
   std::vector<NamedTensorRef> persistent() const;
@@ -100,6 +106,8 @@ class Session {
  private:
   Session(std::unique_ptr<Plan> plan, std::unique_ptr<Executor> executor)
       : plan_(std::move(plan)), executor_(std::move(executor)) {}
+  absl::Status setValues(const std::vector<NamedTensor>& tensors, std::vector<std::string>* loaded,
+                         bool modelBuffers);
   // Sets every state initialised as #amp.init<cast, from = P> to P rounded to its dtype.
   absl::Status refreshCasts();
   // Checks and converts `feeds` for the plan's inputs and labels; `bound` is indexed by buffer id.

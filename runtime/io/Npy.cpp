@@ -274,6 +274,35 @@ absl::StatusOr<Tensor> readNpy(const std::string& path) {
   return t;
 }
 
+absl::StatusOr<std::shared_ptr<const NpyRowFile>> NpyRowFile::open(const std::string& path) {
+  absl::StatusOr<InputFile> f = InputFile::open(path);
+  if (!f.ok()) return f.status();
+  uint64_t size = f->size();
+  if (size == 0) return absl::DataLossError(absl::StrCat(path, ": empty file (0 bytes)"));
+  absl::StatusOr<std::string> pre = f->readString(0, std::min<uint64_t>(size, 12));
+  if (!pre.ok()) return pre.status();
+  size_t preambleLen = 0, dictLen = 0;
+  if (absl::Status s = parsePreamble(*pre, size, path, preambleLen, dictLen); !s.ok()) return s;
+  absl::StatusOr<std::string> head = f->readString(0, preambleLen + dictLen);
+  if (!head.ok()) return head.status();
+  absl::StatusOr<NpyHeader> h = parseHeader(*head, size, path);
+  if (!h.ok()) return h.status();
+  uint64_t need = 0;
+  if (absl::Status s = checkDataSize(*h, size - h->dataOffset, path, need); !s.ok()) return s;
+  if (h->shape.empty() || h->shape[0] == 0)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": shape ", shapeToString(h->shape),
+                                                   " has no examples (data is [N, ...] with N >= 1)"));
+  const size_t rowBytes = static_cast<size_t>(need / static_cast<uint64_t>(h->shape[0]));
+  return std::shared_ptr<const NpyRowFile>(
+      new NpyRowFile(std::move(*f), h->dtype, h->shape, h->dataOffset, rowBytes));
+}
+
+absl::Status NpyRowFile::readRow(int64_t row, void* out) const {
+  if (row < 0 || row >= rows())
+    return absl::OutOfRangeError(absl::StrCat(path(), ": example ", row, " of ", rows()));
+  return file_.readAt(dataOffset_ + static_cast<uint64_t>(row) * rowBytes_, out, rowBytes_);
+}
+
 absl::StatusOr<std::string> encodeNpyHeader(const Tensor& t) {
   std::optional<std::string_view> descr = npyDescr(t.dtype());
   if (!descr)

@@ -15,12 +15,14 @@
 #ifndef AMP_RUNTIME_IO_NPY_H
 #define AMP_RUNTIME_IO_NPY_H
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/Tensor.h"
+#include "runtime/io/AtomicFile.h"
 
 namespace amp::rt {
 
@@ -31,6 +33,30 @@ absl::StatusOr<Tensor> decodeNpy(std::string_view bytes, const std::string& wher
 absl::Status writeNpy(const std::string& path, const Tensor& t);
 // Magic + version + header dict + padding; the tensor's bytes follow it in the file.
 absl::StatusOr<std::string> encodeNpyHeader(const Tensor& t);
+
+// An .npy file of shape [N, ...] kept open and read one row (example) at a time, for training
+// data larger than memory: the header is checked against the file's size once, at open, and rows
+// are read from the same open file (pread), so memory stays bounded whatever the file's size.
+class NpyRowFile {
+ public:
+  static absl::StatusOr<std::shared_ptr<const NpyRowFile>> open(const std::string& path);
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const std::string& path() const { return file_.path(); }
+  int64_t rows() const { return shape_.empty() ? 0 : shape_[0]; }
+  size_t rowBytes() const { return rowBytes_; }
+  // Row `row` (0 <= row < rows()) into `out` (rowBytes() bytes).
+  absl::Status readRow(int64_t row, void* out) const;
+
+ private:
+  NpyRowFile(InputFile file, DType dtype, Shape shape, uint64_t dataOffset, size_t rowBytes)
+      : file_(std::move(file)), dtype_(dtype), shape_(std::move(shape)), dataOffset_(dataOffset), rowBytes_(rowBytes) {}
+  InputFile file_;
+  DType dtype_;
+  Shape shape_;
+  uint64_t dataOffset_;
+  size_t rowBytes_;
+};
 
 // The .npy descr for a dtype ('<f4'), or nullopt for BF16/F8 which numpy cannot represent.
 std::optional<std::string_view> npyDescr(DType t);

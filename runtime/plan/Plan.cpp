@@ -58,6 +58,21 @@ StepKind stepKindOf(std::string_view op) {
   return StepKind::Op;
 }
 
+std::vector<int32_t> modelBufferIds(const Plan& plan) {
+  std::vector<bool> read(plan.buffers.size(), false);
+  if (const EntryPoint* eval = plan.findEntry("eval"))
+    for (const PlanStep& step : eval->steps)
+      for (int32_t id : step.operands)
+        if (id >= 0 && static_cast<size_t>(id) < read.size()) read[static_cast<size_t>(id)] = true;
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const BufferDesc& b = plan.buffers[i];
+    if (read[i] && b.kind == BufferKind::State && !(b.init && b.init->kind == "cast"))
+      ids.push_back(static_cast<int32_t>(i));
+  }
+  return ids;
+}
+
 const EntryPoint* Plan::findEntry(std::string_view name) const {
   for (const EntryPoint& e : entries)
     if (e.name == name) return &e;

@@ -152,6 +152,12 @@ struct Plan {
   absl::StatusOr<TrainingConfig> trainingConfig() const;
 };
 
+// The state the model itself declares, its buffers (batch norm running statistics), as opposed to
+// the state training adds (optimizer moments, low-precision weight copies, the scaler and the
+// counters): the state buffers a step of the eval entry reads, weight copies (init "cast")
+// excepted. With params, what a PyTorch state_dict holds. Ids in buffer order; none without eval.
+std::vector<int32_t> modelBufferIds(const Plan& plan);
+
 }  // namespace amp::rt
 
 #endif  // AMP_RUNTIME_PLAN_PLAN_H

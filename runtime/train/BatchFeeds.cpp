@@ -22,9 +22,14 @@ absl::StatusOr<BatchBindings> findBatchBindings(const Plan& plan) {
 absl::StatusOr<std::map<std::string, Tensor>> feedBatch(const BatchBindings& bindings, const Dataset& data,
                                                         const std::vector<int64_t>& indices) {
   std::map<std::string, Tensor> feeds;
-  auto x = gatherBatch(data.inputs, indices, bindings.input->dtype, bindings.input->shape, data.name + " input");
+  auto gather = [&](const Tensor& inMemory, const std::shared_ptr<const NpyRowFile>& streamed, const BufferDesc& b,
+                    const char* what) {
+    return streamed ? gatherBatch(*streamed, indices, b.dtype, b.shape, data.name + what)
+                    : gatherBatch(inMemory, indices, b.dtype, b.shape, data.name + what);
+  };
+  auto x = gather(data.inputs, data.inputFile, *bindings.input, " input");
   if (!x.ok()) return x.status();
-  auto y = gatherBatch(data.labels, indices, bindings.label->dtype, bindings.label->shape, data.name + " label");
+  auto y = gather(data.labels, data.labelFile, *bindings.label, " label");
   if (!y.ok()) return y.status();
   feeds[bindings.input->name] = std::move(*x);
   feeds[bindings.label->name] = std::move(*y);

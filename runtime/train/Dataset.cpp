@@ -72,29 +72,84 @@ std::vector<int64_t> epochOrder(int64_t n, uint64_t seed, int64_t epoch) {
   return order;
 }
 
+namespace {
+
+// Converts gathered rows (`staged`, source dtype) into the model's buffer.
+absl::StatusOr<Tensor> convertGathered(DType sourceType, const std::vector<uint8_t>& staged, DType dtype,
+                                       const Shape& shape, const std::string& what) {
+  Tensor out(dtype, shape);
+  if (sourceType == dtype) {
+    std::memcpy(out.data(), staged.data(), staged.size());
+    return out;
+  }
+  bool srcInt = !isFloat(sourceType), dstInt = !isFloat(dtype);
+  if (srcInt != dstInt)
+    return absl::InvalidArgumentError(absl::StrCat(what, ": data is ", std::string(dtypeName(sourceType)),
+                                                   " but the model expects ", std::string(dtypeName(dtype))));
+  convertBuffer(sourceType, staged.data(), dtype, out.data(), out.numel());
+  return out;
+}
+
+absl::Status checkFills(int64_t rowElems, size_t examples, DType dtype, const Shape& shape, const std::string& what) {
+  if (rowElems * static_cast<int64_t>(examples) != numElements(shape))
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", examples, " examples of ", rowElems, " values do not fill the model's ",
+        std::string(dtypeName(dtype)), " ", shapeToString(shape)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> gatherBatch(const Tensor& source, const std::vector<int64_t>& indices,
                                    DType dtype, const Shape& shape, const std::string& what) {
   int64_t rows = source.shape()[0];
   int64_t rowElems = rows ? source.numel() / rows : 0;
-  if (rowElems * static_cast<int64_t>(indices.size()) != numElements(shape))
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": ", indices.size(), " examples of ", rowElems, " values do not fill the model's ",
-        std::string(dtypeName(dtype)), " ", shapeToString(shape)));
-  Tensor out(dtype, shape);
+  if (auto s = checkFills(rowElems, indices.size(), dtype, shape, what); !s.ok()) return s;
   size_t rowBytes = static_cast<size_t>(rowElems) * dtypeSize(source.dtype());
   std::vector<uint8_t> staged(rowBytes * indices.size());
   for (size_t k = 0; k < indices.size(); ++k)
     std::memcpy(staged.data() + k * rowBytes, source.data() + indices[k] * rowBytes, rowBytes);
-  if (source.dtype() == dtype) {
-    std::memcpy(out.data(), staged.data(), staged.size());
-  } else {
-    bool srcInt = !isFloat(source.dtype()), dstInt = !isFloat(dtype);
-    if (srcInt != dstInt)
-      return absl::InvalidArgumentError(absl::StrCat(what, ": data is ", std::string(dtypeName(source.dtype())),
-                                                     " but the model expects ", std::string(dtypeName(dtype))));
-    convertBuffer(source.dtype(), staged.data(), dtype, out.data(), out.numel());
+  return convertGathered(source.dtype(), staged, dtype, shape, what);
+}
+
+absl::StatusOr<Tensor> gatherBatch(const NpyRowFile& source, const std::vector<int64_t>& indices,
+                                   DType dtype, const Shape& shape, const std::string& what) {
+  const int64_t rowElems = numElements(source.shape()) / source.rows();
+  if (auto s = checkFills(rowElems, indices.size(), dtype, shape, what); !s.ok()) return s;
+  const size_t rowBytes = source.rowBytes();
+  std::vector<uint8_t> staged(rowBytes * indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    uint8_t* row = staged.data() + k * rowBytes;
+    if (auto s = source.readRow(indices[k], row); !s.ok()) return s;
+    if (isFloat(source.dtype()))
+      for (int64_t e = 0; e < rowElems; ++e)
+        if (!std::isfinite(loadAsF32(source.dtype(), row, e)))
+          return absl::InvalidArgumentError(absl::StrCat(source.path(), ": example ", indices[k], " holds a non-finite value (",
+                                                         loadAsF32(source.dtype(), row, e), ") at element ", e));
   }
-  return out;
+  return convertGathered(source.dtype(), staged, dtype, shape, what);
+}
+
+absl::StatusOr<Dataset> openNpyFolderDataset(const std::string& dir, const std::string& inputName,
+                                             const std::string& labelName) {
+  Dataset d;
+  d.name = dir + "/";
+  auto input = NpyRowFile::open(dir + "/" + inputName + ".npy");
+  if (!input.ok())
+    return absl::Status(input.status().code(), absl::StrCat(input.status().message(), " (a data folder holds ",
+                                                            inputName, ".npy and ", labelName,
+                                                            ".npy, named like the model's input and label)"));
+  auto label = NpyRowFile::open(dir + "/" + labelName + ".npy");
+  if (!label.ok())
+    return absl::Status(label.status().code(), absl::StrCat(label.status().message(), " (a data folder holds ",
+                                                            inputName, ".npy and ", labelName,
+                                                            ".npy, named like the model's input and label)"));
+  if ((*input)->rows() != (*label)->rows())
+    return absl::InvalidArgumentError(absl::StrCat(dir, ": ", inputName, ".npy has ", (*input)->rows(), " examples, ",
+                                                   labelName, ".npy ", (*label)->rows()));
+  d.inputFile = std::move(*input);
+  d.labelFile = std::move(*label);
+  return d;
 }
 
 std::vector<int64_t> rankShard(const std::vector<int64_t>& order, int rank, int world) {

@@ -8,6 +8,7 @@
 #include "runtime/train/Evaluate.h"
 #include "runtime/train/RankAgreement.h"
 #include "runtime/train/Scalars.h"
+#include "runtime/train/StepLog.h"
 
 namespace amp::rt {
 namespace {
@@ -40,7 +41,7 @@ TrainLoop::TrainLoop(Session& session, const Dataset& data, const Dataset* eval,
       world_(comm_ ? comm_->worldSize() : 1),
       rank_(comm_ ? comm_->rank() : 0),
       perStep_(schedule.batches.batch * schedule.accumulate),
-      windowLoss_(schedule.accumulate > 1 && session.plan().findBuffer("amp.loss_sum")),
+      windowLoss_(hasWindowLoss(session.plan(), schedule.accumulate)),
       step_(schedule.start.step),
       lastStep_(schedule.lastStep),
       windowStart_(Clock::now()),
@@ -152,18 +153,10 @@ void TrainLoop::deliver(const LoggedCall& call, bool trainStep) {
   const int64_t index = call.ticket() / accumulate - (pending_.front().record.step - 1);
   if (index < 0 || index >= static_cast<int64_t>(pending_.size())) return;
   PendingStep& p = pending_[static_cast<size_t>(index)];
-  std::optional<double> loss = call.result("loss");
-  if (!loss) loss = call.firstResult();
+  std::optional<double> loss = loggedLoss(call);
   if (loss) p.lossSum += windowLoss_ ? (trainStep ? *loss * accumulate : 0.0) : *loss;
   ++p.logs;
-  if (!trainStep) return;
-  p.record.scale = call.stateBefore(schema::kLossScaleState);
-  p.record.nextScale = call.stateAfter(schema::kLossScaleState);
-  if (auto t = call.stateAfter(schema::kGrowthTrackerState)) p.record.growthTracker = static_cast<int64_t>(*t);
-  p.record.foundInf = call.result("found_inf").value_or(0) != 0;
-  p.record.gradNorm = call.result("grad_norm");
-  p.record.lr = call.result("lr");
-  p.skippedAfter = call.stateAfter(schema::kSkippedStepsState);
+  if (trainStep) recordTrainStep(call, p.record, &p.skippedAfter);
 }
 
 absl::Status TrainLoop::collect(bool wait, int64_t held) {

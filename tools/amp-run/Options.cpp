@@ -11,7 +11,8 @@ const std::set<std::string> kCommon = {"device", "params", "data", "summary", "c
                                        "resume", "memory-limit", "dry-run", "profile", "conv", "debug-sync",
                                        "trust-native-code", "native-code", "trust-checkpoint"};
 const std::set<std::string> kTrainOnly = {"epochs", "steps", "batch", "seed", "shuffle", "log-every",
-                                          "eval-every", "checkpoint-every", "metrics", "comm-timeout"};
+                                          "eval-every", "checkpoint-every", "metrics", "comm-timeout", "eval-data",
+                                          "export"};
 const std::set<std::string> kEntryOnly = {"entry", "input", "output"};
 
 // Integer checks with messages a user reads (CLI11's ranges print the type's limits).
@@ -52,8 +53,9 @@ void describe(CLI::App& app, RunCommandLine& cl) {
       ->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--params", cl.params, "parameter values by name (others use amp.init)")->type_name("FILE.safetensors");
   app.add_option("--data", cl.data,
-                 "fashion-mnist[:DIR] or FILE.npz (arrays named like the model's input and label); "
-                 "without --epochs/--steps: the first batch")->type_name("fashion-mnist[:DIR]|FILE.npz");
+                 "fashion-mnist[:DIR], FILE.npz (arrays named like the model's input and label), or DIR holding "
+                 "INPUT.npy and LABEL.npy (streamed: read a batch at a time); "
+                 "without --epochs/--steps: the first batch")->type_name("fashion-mnist[:DIR]|FILE.npz|DIR");
   app.add_option("--summary", cl.summary, "a JSON summary (training: also FILE.svg, the curves)")->type_name("FILE.json");
   app.add_flag("--check-numerics", cl.checkNumerics,
                "stop at the first op that produces NaN/inf and name it; reject non-finite inputs");
@@ -115,6 +117,16 @@ void describe(CLI::App& app, RunCommandLine& cl) {
                "--device=cuda: after training (or with --dry-run), train_step's device time by category (GEMM, "
                "fused, scaler/optimizer, other) over 10 calls on the last batch; params and state are put back")
       ->group(train);
+  app.add_option("--eval-data", cl.evalData,
+                 "the held-out set evaluated during and after training (FILE.npz or DIR, as --data; default: "
+                 "Fashion-MNIST's test split with --data=fashion-mnist, else none)")
+      ->type_name("FILE.npz|DIR")
+      ->group(train);
+  app.add_option("--export", cl.exportWeights,
+                 "after training, the model's weights by their state_dict names (params, batch norm running "
+                 "statistics and num_batches_tracked; no optimizer or scaler state)")
+      ->type_name("FILE.safetensors")
+      ->group(train);
   app.add_option("--metrics", cl.metrics, "one JSON record per optimizer step and per evaluation")->type_name("FILE.jsonl")
       ->group(train);
 }
@@ -169,6 +181,6 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
   if (cl.trustCheckpoint && !cl.resume)
     return absl::InvalidArgumentError("--trust-checkpoint is for --resume (which checkpoint to accept)");
   if (cl.mode == RunMode::Train && cl.data.empty())
-    return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR] or --data=FILE.npz");
+    return absl::InvalidArgumentError("training (--epochs/--steps) needs --data=fashion-mnist[:DIR], --data=FILE.npz or --data=DIR");
   return cl;
 }

@@ -22,6 +22,8 @@ struct RunCommandLine {
   std::vector<std::string> inputBindings;                    // --input NAME=FILE, as given
   std::vector<std::pair<std::string, std::string>> inputs;  // ... split
   std::string params, output, data, summary, metrics;
+  std::string evalData;           // training: the held-out set (FILE.npz or DIR)
+  std::string exportWeights;      // training: FILE.safetensors of the state_dict names
   bool checkNumerics = false;
   bool dryRun = false;            // --device=cuda on a simulated GPU: prepare, capture, print
   bool profile = false;           // --device=cuda: train_step's device time by category

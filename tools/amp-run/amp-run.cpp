@@ -255,6 +255,25 @@ void printRunNotes(const TrainReport& report, const RunCommandLine& cl) {
   }
 }
 
+// --export: the model's params and buffers under their state_dict names, with each batch norm's
+// num_batches_tracked (PyTorch counts training forward passes: `forwardPasses`), and nothing of
+// the optimizer or the scaler (Session::modelValues).
+absl::Status exportStateDict(const Session& session, int64_t forwardPasses, const std::string& path) {
+  if (auto s = session.syncPersistent(); !s.ok()) return s;
+  std::vector<NamedTensorRef> refs;
+  std::vector<std::unique_ptr<Tensor>> counters;
+  for (const NamedTensorRef& r : session.modelValues()) {
+    refs.push_back(r);
+    constexpr std::string_view kMean = ".running_mean";
+    if (r.name.size() > kMean.size() && r.name.compare(r.name.size() - kMean.size(), kMean.size(), kMean) == 0) {
+      counters.push_back(std::make_unique<Tensor>(DType::I64, Shape{}));
+      counters.back()->as<int64_t>()[0] = forwardPasses;
+      refs.push_back({r.name.substr(0, r.name.size() - kMean.size()) + ".num_batches_tracked", counters.back().get()});
+    }
+  }
+  return writeSafetensors(path, refs);
+}
+
 int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   const Plan& plan = session.plan();
   const TrainingConfig config = configOf(plan);
@@ -270,14 +289,21 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
         " (batch size is part of the static shapes: edit the model and recompile)")));
   absl::StatusOr<Dataset> trainData, evalData;
   bool haveEval = false;
+  // FILE.npz is read whole; a folder of .npy files is streamed (runtime/train/Dataset.h).
+  auto load = [&](const std::string& path) -> absl::StatusOr<Dataset> {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return openNpyFolderDataset(path, inputName, labelName);
+    return loadNpzDataset(path, inputName, labelName, cl.memoryLimit);
+  };
   if (auto dir = fashionMnistDir(cl.data)) {
     trainData = loadFashionMnistDataset(*dir, "train");
-    evalData = loadFashionMnistDataset(*dir, "test");
+    if (cl.evalData.empty()) evalData = loadFashionMnistDataset(*dir, "test");
     haveEval = true;
   } else {
-    trainData = loadNpzDataset(cl.data, inputName, labelName, cl.memoryLimit);
+    trainData = load(cl.data);
   }
   if (!trainData.ok()) return fail(trainData.status());
+  if (!cl.evalData.empty()) evalData = load(cl.evalData), haveEval = true;
   if (haveEval && !evalData.ok()) return fail(evalData.status());
 
   TrainOptions options;
@@ -325,6 +351,10 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   if (!report.ok()) return fail(report.status());
   if (!rankZero()) return report->interrupted ? 128 + stopSignal.load() : 0;
   printRunNotes(*report, cl);
+  if (!cl.exportWeights.empty()) {
+    if (auto s = exportStateDict(session, report->steps * accumulate, cl.exportWeights); !s.ok()) return fail(s);
+    std::printf("weights saved to %s (state_dict names)\n", cl.exportWeights.c_str());
+  }
   const JsonValue summary =
       runSummary(*report, config, {std::string(deviceName(device)), batch, cl.shuffle, cl.checkNumerics});
   std::string text = writeJson(summary, 2) + "\n";

@@ -2,6 +2,7 @@
 
 #include "ir/ParseModel.h"
 #include "llvm/ADT/StringExtras.h"
+#include "tools/ampc/DriverErrors.h"
 
 namespace cl = llvm::cl;
 
@@ -35,7 +36,7 @@ static bool parseInputShape(llvm::StringRef text, onnx_import::ImportOptions& op
     shape.push_back(d);
   }
   if (!ok) {
-    llvm::errs() << "ampc: --input-shape='" << text << "' is not NAME=D0xD1x... with positive dims\n";
+    driverErrs() << "ampc: --input-shape='" << text << "' is not NAME=D0xD1x... with positive dims\n";
     return false;
   }
   options.inputShapes.emplace_back(name.str(), std::move(shape));
@@ -47,7 +48,7 @@ OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context) 
   llvm::StringRef filename = buffer->getBufferIdentifier();
   if (!onnx_import::looksLikeOnnx(filename, buffer->getBuffer())) {
     if (lossFlag.getNumOccurrences() || inputShapeFlag.getNumOccurrences() || batchFlag.getNumOccurrences()) {
-      llvm::errs() << "ampc: --loss, --input-shape and --batch apply to ONNX models; '" << filename
+      driverErrs() << "ampc: --loss, --input-shape and --batch apply to ONNX models; '" << filename
                    << "' is an amp-dialect model, whose loss and shapes are in its IR\n";
       return nullptr;
     }
@@ -59,7 +60,7 @@ OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr& sources, MLIRContext* context) 
     if (!parseInputShape(shape, options)) return nullptr;
   if (batchFlag.getNumOccurrences()) {
     if (batchFlag <= 0) {
-      llvm::errs() << "ampc: --batch must be positive, got " << batchFlag << "\n";
+      driverErrs() << "ampc: --batch must be positive, got " << batchFlag << "\n";
       return nullptr;
     }
     options.batch = batchFlag;

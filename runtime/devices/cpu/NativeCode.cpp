@@ -68,13 +68,13 @@ absl::StatusOr<std::unique_ptr<NativeLibrary>> NativeLibrary::load(const Plan& p
   // The path names this process's own descriptor: no other process can swap what it refers to.
   std::string path = absl::StrCat("/proc/self/fd/", fd);
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!handle) {
     const char* why = dlerror();
+    close(fd);
     return absl::InvalidArgumentError(absl::StrCat("cannot load the bundle's ", chosen->isa,
                                                    " native kernels: ", why ? why : "dlopen failed"));
   }
-  std::unique_ptr<NativeLibrary> lib(new NativeLibrary(handle, chosen->isa));
+  std::unique_ptr<NativeLibrary> lib(new NativeLibrary(handle, fd, chosen->isa));
   auto refuse = [&](const std::string& problem) {
     return absl::InvalidArgumentError(
         absl::StrCat("the bundle's ", chosen->isa, " code object: ", problem, "; recompile the bundle with ampc"));
@@ -104,6 +104,7 @@ absl::StatusOr<std::unique_ptr<NativeLibrary>> NativeLibrary::load(const Plan& p
 
 NativeLibrary::~NativeLibrary() {
   if (handle_) dlclose(handle_);
+  if (memfd_ >= 0) close(memfd_);
 }
 
 absl::StatusOr<FusedKernel> NativeLibrary::bind(const std::string& id, const std::string& bodyHash) const {

@@ -40,8 +40,12 @@ class NativeLibrary {
   const std::string& isa() const { return isa_; }
 
  private:
-  NativeLibrary(void* handle, std::string isa) : handle_(handle), isa_(std::move(isa)) {}
+  NativeLibrary(void* handle, int memfd, std::string isa) : handle_(handle), memfd_(memfd), isa_(std::move(isa)) {}
   void* handle_;
+  // The memfd the object was loaded from, open while it is loaded: dlopen knows a loaded object by
+  // its path, /proc/self/fd/N, and a second object loaded from a reused descriptor number would
+  // get the first one's handle (a process with several sessions: the Python package).
+  int memfd_;
   std::string isa_;
   std::map<std::pair<std::string, std::string>, FusedKernel> kernels_;  // (id, body hash) -> function
   std::map<std::string, int> ids_;                                       // id -> entries

@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""torchvision's ResNet-18 (1-channel stem) on Fashion-MNIST through a PyTorch DataLoader with two
+workers and augmentation (random crop with 4 pixels of padding, horizontal flip), trained by ampc
+(precision="auto": bf16 where the CPU has it, else f16 with dynamic loss scaling) and, with the
+same loader, seed, initial weights, optimizer and schedule, by PyTorch eager in f32. Prints both
+accuracy curves and step times side by side.
+
+    export PYTHONPATH=$PWD/build/python
+    /usr/bin/python3 examples/train_torchvision.py --epochs 6            # both sides
+    /usr/bin/python3 examples/train_torchvision.py --epochs 1 --side ampc --train-examples 6400
+
+Needs Debian's python3-torch, python3-torchvision and dataset-fashion-mnist (scripts/setup.sh).
+"""
+import argparse
+import gzip
+import json
+import math
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+import ampc
+
+FASHION = "/usr/share/datasets/fashion-mnist"
+
+
+def load_split(split):
+    prefix = "train" if split == "train" else "t10k"
+    with gzip.open(f"{FASHION}/{prefix}-images-idx3-ubyte.gz") as f:
+        images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 1, 28, 28)
+    with gzip.open(f"{FASHION}/{prefix}-labels-idx1-ubyte.gz") as f:
+        labels = np.frombuffer(f.read(), np.uint8, offset=8)
+    return torch.from_numpy(images.astype(np.float32) / 255.0), torch.from_numpy(labels.astype(np.int64))
+
+
+class Augmented(torch.utils.data.Dataset):
+    """Random crop (padding 4) and horizontal flip, drawn in the loader's workers."""
+
+    def __init__(self, images, labels, augment):
+        self.images, self.labels, self.augment = images, labels, augment
+        self.transform = torchvision.transforms.Compose([
+            torchvision.transforms.RandomCrop(28, padding=4),
+            torchvision.transforms.RandomHorizontalFlip(),
+        ])
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        x = self.images[i]
+        return (self.transform(x) if self.augment else x), self.labels[i]
+
+
+def resnet18():
+    model = torchvision.models.resnet18(num_classes=10)
+    model.conv1 = torch.nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3, bias=False)
+    return model
+
+
+def loaders(args, seed):
+    images, labels = load_split("train")
+    if args.train_examples:
+        images, labels = images[:args.train_examples], labels[:args.train_examples]
+    test_images, test_labels = load_split("test")
+    generator = torch.Generator().manual_seed(seed)
+    train = torch.utils.data.DataLoader(Augmented(images, labels, True), batch_size=args.batch, shuffle=True,
+                                        drop_last=True, num_workers=2, generator=generator,
+                                        worker_init_fn=lambda w: torch.manual_seed(seed * 100 + w))
+    test = torch.utils.data.DataLoader(Augmented(test_images, test_labels, False), batch_size=500)
+    return train, test
+
+
+def schedule(args, steps_per_epoch):
+    """ampc's cosine schedule with linear warmup (docs/reference-executor.md, amp.lr_schedule)."""
+    total, warmup = args.epochs * steps_per_epoch, args.warmup
+
+    def factor(k):
+        t = max(k + 1, 1)
+        if t <= warmup:
+            return t / warmup
+        p = min(1.0, (t - warmup) / max(1, total - warmup))
+        return 0.5 * (1 + math.cos(math.pi * p))
+    return total, factor
+
+
+def train_ampc(args, model):
+    train, test = loaders(args, args.seed)
+    total, _ = schedule(args, len(train))
+    step = ampc.compile(model, example=torch.zeros(args.batch, 1, 28, 28), precision=args.precision,
+                        optimizer=ampc.AdamW(lr=args.lr, weight_decay=args.weight_decay),
+                        schedule="cosine", warmup=args.warmup, total_steps=total)
+    trainer = ampc.Trainer(step, device="cpu")
+    print(f"ampc: {trainer.config['precision']} on {trainer.device}", flush=True)
+    history = ampc.fit(trainer, train, epochs=args.epochs, eval_loader=test, progress=not args.quiet)
+    return [(h["eval_accuracy"], h["step_time_ms"]) for h in history], trainer
+
+
+def train_torch(args, model):
+    train, test = loaders(args, args.seed)
+    total, factor = schedule(args, len(train))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    history = []
+    for epoch in range(args.epochs):
+        model.train()
+        times = []
+        for x, y in train:
+            start = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            lr_schedule.step()
+            times.append(1000 * (time.perf_counter() - start))
+        model.eval()
+        correct = count = 0
+        with torch.no_grad():
+            for x, y in test:
+                correct += int((model(x).argmax(1) == y).sum())
+                count += len(y)
+        times.sort()
+        history.append((correct / count, times[len(times) // 2]))
+        print(f"torch eager f32: epoch {epoch + 1}/{args.epochs}: eval accuracy {100 * correct / count:.2f}%, "
+              f"{times[len(times) // 2]:.1f} ms/step", flush=True)
+    return history
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--precision", default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train-examples", type=int, default=0, help="use the first N training examples (0: all)")
+    parser.add_argument("--side", choices=["both", "ampc", "torch"], default="both")
+    parser.add_argument("--export", help="write the ampc-trained model's inference ONNX here")
+    parser.add_argument("--json", help="write both curves here")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args()
+    torch.set_num_threads(torch.get_num_threads())
+
+    torch.manual_seed(args.seed)
+    initial = resnet18()
+    results = {}
+    if args.side in ("both", "ampc"):
+        model = resnet18()
+        model.load_state_dict(initial.state_dict())
+        results["ampc"], trainer = train_ampc(args, model)
+        model.load_state_dict(trainer.state_dict())  # the trained weights back in the module, strict
+        if args.export:
+            trainer.export_onnx(args.export)
+    if args.side in ("both", "torch"):
+        model = resnet18()
+        model.load_state_dict(initial.state_dict())
+        results["torch"] = train_torch(args, model)
+
+    print("\nepoch | " + " | ".join(f"{side} acc % | {side} ms/step" for side in results))
+    for e in range(args.epochs):
+        print(f"{e + 1:5d} | " + " | ".join(f"{100 * results[s][e][0]:9.2f} | {results[s][e][1]:10.1f}"
+                                            for s in results))
+    if len(results) == 2:
+        gap = 100 * (results["ampc"][-1][0] - results["torch"][-1][0])
+        print(f"final accuracy: ampc - torch = {gap:+.2f} points")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f)
+
+
+if __name__ == "__main__":
+    main()
