@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,23 +44,25 @@ absl::StatusOr<UserKey> readOrCreateUserKey();
 // unsealed tag) in place.
 absl::Status sealBundle(const std::string& path, const UserKey& key);
 
-// Whether `plan`, as read from the bundle at `path`, is what `key` authenticated: the file's tag
-// verifies and every code object of `plan` is byte-identical to the authenticated bytes (read in
-// the same pass, so a file changed between readBundle and this check is caught). `reason` says
-// why not, for the user.
+// Whether `bytes`, the whole of a bundle read once (readBundle(path, &bytes)), are what `key`
+// authenticated: the tag at its fixed place verifies over these same bytes, from which the plan
+// was parsed, so nothing done to the file at `path` (which only names it in messages) between
+// the parse and the check can change what runs. `reason` says why not, for the user.
 struct ProvenanceCheck {
   bool authenticated = false;
   std::string reason;
 };
-ProvenanceCheck checkProvenance(const std::string& path, const Plan& plan, const UserKey& key);
+ProvenanceCheck checkProvenance(std::string_view bytes, const UserKey& key);
 
 // amp-run's rule for native code (--trust-native-code, --native-code=off).
 enum class NativeCodePolicy { Authenticated, Trust, Off };
-// Applies `policy` to `plan` read from `path`: when its code may not be loaded, the code objects
-// are dropped (the cpu device then interprets the fused regions) and the returned notice (one
-// line; empty when nothing was dropped or the user asked for it) says why and names the flags. A plan whose code is CUDA
-// code (the cuda device has no interpreted path) gets an error instead of a notice.
-absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy);
+// Applies `policy` to `plan`, parsed from `bytes`, the bundle at `path` read once: when its code
+// may not be loaded, the code objects are dropped (the cpu device then interprets the fused
+// regions) and the returned notice (one line; empty when nothing was dropped or the user asked
+// for it) says why and names the flags. A plan whose code is CUDA code (the cuda device has no
+// interpreted path) gets an error instead of a notice.
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, std::string_view bytes, Plan& plan,
+                                                  NativeCodePolicy policy);
 
 }  // namespace amp::rt
 
