@@ -130,6 +130,12 @@ std::optional<RankedTensorType> GraphTranslator::inferredType(const std::string&
 LogicalResult GraphTranslator::setOutput(unsigned i, Value value) {
   if (i >= numOutputs() || node_->output(i).empty()) return success();
   const std::string& name = node_->output(i);
+  // Shapes come from the model's known values (Expand's, Pad's, Reshape's): a negative one is the
+  // model's error, and must not reach a type (a negative dim is no size any later stage checks).
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    if (llvm::any_of(type.getShape(), [](int64_t d) { return d < 0; }))
+      return refuse() << "output '" << name << "' would have the negative dims " << type
+                      << " (the shape the model gives is negative)";
   // ONNX's shape inference is the second opinion: a translation that disagrees is a bug in
   // ampc, and must not become a silently different graph.
   if (auto expected = inferredType(name); expected && *expected != value.getType())

@@ -135,6 +135,27 @@ def external(location, offset=None, length=None):
     return model([helper.make_node("Mul", ["x", "w"], ["y"], name="scale")], [f32("x", [4])], [f32("y", [4])], [w])
 
 
+def expand_negative():
+    """Expand of a computed tensor to a known negative shape."""
+    return model([const_i64("shape", [-4]), helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Expand", ["r", "shape"], ["y"], name="/grow/Expand")],
+                 [f32("x", [1])], [f32("y", [None])])
+
+
+def pad_int64_min():
+    """Pad of a computed tensor by INT64_MIN (a crop whose negation overflows)."""
+    return model([const_i64("pads", [INT64_MIN, 0]), helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Pad", ["r", "pads"], ["y"], name="/pad/Pad")],
+                 [f32("x", [3])], [f32("y", [None])])
+
+
+def split_overflow():
+    """Split sizes whose sum overflows int64 (and wraps to the dim's size)."""
+    return model([const_i64("split", [INT64_MAX, INT64_MAX, 4]), helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("Split", ["r", "split"], ["a", "b", "c"], name="/split/Split", axis=0)],
+                 [f32("x", [2])], [f32("a", [None]), f32("b", [None]), f32("c", [None])])
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -153,6 +174,9 @@ MODELS = {
     "conv_strides": conv_strides,
     "function_recursive": lambda: recursive_function(False),
     "function_mutual": lambda: recursive_function(True),
+    "expand_negative": expand_negative,
+    "pad_int64_min": pad_int64_min,
+    "split_overflow": split_overflow,
 }
 
 if __name__ == "__main__":
