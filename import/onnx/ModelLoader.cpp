@@ -357,6 +357,36 @@ std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef fi
     return LoadError{"the model has sparse initializers ('" + graph.sparse_initializer(0).values().name() +
                          "'), which ampc does not read",
                      -1};
+  // The graph's dataflow, as libonnx's converter and shape inference assume it without checking
+  // (a graph output that nothing defines crashed the version converter): every value defined once,
+  // by a graph input, an initializer or one node output, before it is read; every graph input a
+  // tensor with an element type.
+  std::set<std::string> defined;
+  for (const auto& init : graph.initializer())
+    if (!defined.insert(init.name()).second)
+      return LoadError{"the initializer '" + init.name() + "' is defined twice", -1};
+  for (const auto& input : graph.input()) {
+    if (!input.type().has_tensor_type() || input.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+      return LoadError{"graph input '" + input.name() +
+                           "' is not a tensor with an element type (sequences, maps and optionals are not supported)",
+                       -1};
+    if (!defined.insert(input.name()).second) {
+      const bool initializer = llvm::any_of(graph.initializer(), [&](const auto& i) { return i.name() == input.name(); });
+      if (!initializer) return LoadError{"the graph input '" + input.name() + "' is defined twice", -1};
+    }
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    for (const auto& in : node.input())
+      if (!in.empty() && !defined.count(in))
+        return refuseNode(node, i, "input '" + in + "' is not defined before the node");
+    for (const auto& out : node.output())
+      if (!out.empty() && !defined.insert(out).second)
+        return refuseNode(node, i, "output '" + out + "' is already defined (ONNX values are defined once)");
+  }
+  for (const auto& output : graph.output())
+    if (!defined.count(output.name()))
+      return LoadError{"graph output '" + output.name() + "' is not produced by any node", -1};
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
     if (!isDefaultDomain(node.domain()))

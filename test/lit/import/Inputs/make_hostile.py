@@ -156,6 +156,21 @@ def split_overflow():
                  [f32("x", [2])], [f32("a", [None]), f32("b", [None]), f32("c", [None])])
 
 
+def undefined_output():
+    """Found by fuzz-onnx: an opset-6 graph whose output no node defines (libonnx's version
+    converter dereferenced the missing definition)."""
+    m = model([], [f32("x", [2])], [f32("y", [2])])
+    m.opset_import[0].version = 6
+    return m
+
+
+def undefined_input():
+    """A node reading a value nothing defines, in an old opset."""
+    m = model([helper.make_node("Relu", ["nowhere"], ["y"], name="relu")], [f32("x", [2])], [f32("y", [2])])
+    m.opset_import[0].version = 11
+    return m
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -177,6 +192,8 @@ MODELS = {
     "expand_negative": expand_negative,
     "pad_int64_min": pad_int64_min,
     "split_overflow": split_overflow,
+    "undefined_output": undefined_output,
+    "undefined_input": undefined_input,
 }
 
 if __name__ == "__main__":
