@@ -156,9 +156,9 @@ std::string intsText(const onnx::AttributeProto& a) {
   return s + "]";
 }
 
-// The attributes libonnx's shape inference computes with, in range: conv and pool windows
-// (strides, dilations and kernel_shape positive, pads non-negative, group positive) and
-// Transpose's perm (a permutation). Attributes of a kind ampc never reads (subgraphs, sparse
+// The attributes libonnx's converter and shape inference compute with, in range: conv and pool
+// windows (strides, dilations and kernel_shape positive, pads non-negative, group positive),
+// Transpose's perm (a permutation) and flags (0 or 1). Attributes of a kind ampc never reads (subgraphs, sparse
 // tensors) are refused: no op ampc imports has one.
 std::optional<LoadError> screenAttributes(const onnx::NodeProto& node, int index) {
   for (const auto& a : node.attribute()) {
@@ -177,6 +177,15 @@ std::optional<LoadError> screenAttributes(const onnx::NodeProto& node, int index
           return refuseNode(node, index, "attribute " + name + " = " + intsText(a) + " is out of range (each entry " +
                                              (positive ? "positive" : "non-negative") + " and below 2^31)");
     }
+    // Flags: libonnx's version converter indexes shapes with some of them (Gemm 6->7 reads
+    // B's dim [1 - transB]), so a transB of 2^62 read out of bounds.
+    static const char* const kFlags[] = {"transA",    "transB",        "broadcast",     "keepdims",
+                                         "allowzero", "upper",         "training_mode", "count_include_pad",
+                                         "ceil_mode", "storage_order", "is_test",       "spatial",
+                                         "noop_with_empty_axes"};
+    if (a.type() == onnx::AttributeProto::INT && llvm::is_contained(kFlags, llvm::StringRef(name)) &&
+        a.i() != 0 && a.i() != 1)
+      return refuseNode(node, index, "attribute " + name + " = " + std::to_string(a.i()) + " is not 0 or 1");
     if (name == "group" && (a.i() < 1 || a.i() >= kMaxWindowAttribute))
       return refuseNode(node, index,
                         "attribute group = " + std::to_string(a.i()) + " is out of range (positive and below 2^31)");

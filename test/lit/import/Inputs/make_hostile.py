@@ -171,6 +171,16 @@ def undefined_input():
     return m
 
 
+def gemm_flag():
+    """Found by fuzz-onnx: an opset-6 Gemm with transB = 2^62 (libonnx's version converter read
+    B's dims at [1 - transB])."""
+    w = numpy_helper.from_array(np.ones((8, 10), dtype=np.float32), "w")
+    m = model([helper.make_node("Gemm", ["x", "w"], ["y"], name="/fc/Gemm", transB=2**62)], [f32("x", [4, 10])],
+              [f32("y", [4, 8])], [w])
+    m.opset_import[0].version = 6
+    return m
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -194,6 +204,7 @@ MODELS = {
     "split_overflow": split_overflow,
     "undefined_output": undefined_output,
     "undefined_input": undefined_input,
+    "gemm_flag": gemm_flag,
 }
 
 if __name__ == "__main__":
