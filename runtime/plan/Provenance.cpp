@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Hmac.h"
+#include "runtime/plan/Bundle.h"
 
 namespace amp::rt {
 namespace {
@@ -259,6 +261,27 @@ absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, std::
   return absl::StrCat(path, ": its native kernels are not loaded, because ", reason,
                       "; its fused regions run interpreted (slower, same results). Pass --trust-native-code if you "
                       "trust where it came from, or --native-code=off to silence this");
+}
+
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy) {
+  if (policy != NativeCodePolicy::Authenticated || plan.code.empty())
+    return applyNativeCodePolicy(path, std::string_view(), plan, policy);
+  std::string bytes;
+  auto reread = readBundle(path, &bytes);
+  if (!reread.ok()) {
+    // Nothing authenticated to run: the caller's plan keeps no code (CUDA code has no fallback).
+    const bool cuda = std::any_of(plan.code.begin(), plan.code.end(), [](const CodeObject& c) { return c.format != "so"; });
+    if (cuda)
+      return absl::PermissionDeniedError(absl::StrCat(path, ": not running its CUDA code: it cannot be read again to "
+                                                      "check its tag: ", reread.status().message()));
+    plan.code.clear();
+    return absl::StrCat(path, ": its native kernels are not loaded, because it cannot be read again to check its tag (",
+                        reread.status().message(), "); its fused regions run interpreted (slower, same results)");
+  }
+  auto notice = applyNativeCodePolicy(path, bytes, *reread, policy);
+  if (!notice.ok()) return notice;
+  plan = std::move(*reread);
+  return notice;
 }
 
 }  // namespace amp::rt

@@ -63,6 +63,12 @@ enum class NativeCodePolicy { Authenticated, Trust, Off };
 // interpreted path) gets an error instead of a notice.
 absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, std::string_view bytes, Plan& plan,
                                                   NativeCodePolicy policy);
+// For a caller that parsed `plan` from `path` itself (readBundle(path)): under the Authenticated
+// policy the bundle is read once more, and the plan parsed from those bytes replaces `plan`
+// before the policy above is applied to it, so the plan that keeps its code is always the one
+// the tag covers, even if the file changed after the caller's read. Trust and Off act on `plan`
+// as given. Prefer readBundle(path, &bytes) and the overload above: one read instead of two.
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy);
 
 }  // namespace amp::rt
 

@@ -192,6 +192,33 @@ TEST(Provenance, PlanIsParsedFromTheBytesTheTagCovers) {
       << "CUDA code without a verified tag is an error";
 }
 
+// The older two-read form, for callers that parsed the plan themselves (readBundle(path)): the
+// T1 attack the other way round. The caller parsed an edited, unsealed plan; then the genuine
+// sealed bundle is renamed over the path before the check. The check used to authenticate the
+// genuine file and compare only the code bytes (the same), so the edited plan kept its code. Now
+// the plan parsed from the authenticated bytes replaces the caller's.
+TEST(Provenance, TwoReadFormRunsThePlanTheTagCovers) {
+  const UserKey key = freshKey("tworead.key");
+  const std::string path = scratch("tworead.ampx"), genuinePath = scratch("tworead-genuine.ampx");
+  Plan plan = tinyPlan();
+  ASSERT_TRUE(writeBundle(genuinePath, plan).ok());
+  ASSERT_TRUE(sealBundle(genuinePath, key).ok());
+  Plan edited = plan;
+  edited.metadata = {{"model", "evil"}};
+  ASSERT_TRUE(writeBundle(path, edited).ok());
+  auto parsed = readBundle(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->metadataValue("model"), "evil");
+  ASSERT_EQ(std::rename(genuinePath.c_str(), path.c_str()), 0);
+  auto notice = applyNativeCodePolicy(path, *parsed, NativeCodePolicy::Authenticated);
+  ASSERT_TRUE(notice.ok()) << notice.status();
+  EXPECT_EQ(parsed->metadataValue("model"), "tiny") << "the edited plan must not run with the code";
+  EXPECT_EQ(parsed->code.size(), 1u);
+  // And a path that no longer holds a bundle: CUDA code is an error, not run.
+  std::remove(path.c_str());
+  EXPECT_FALSE(applyNativeCodePolicy(path, *parsed, NativeCodePolicy::Authenticated).ok());
+}
+
 // K1 (issue 43): a key path that is a FIFO hung ampc and amp-run in open(). Now it is refused at
 // once (a blocking open would hang this test until ctest's timeout), as is a symlink and a FIFO
 // given as the bundle.
