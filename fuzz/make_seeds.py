@@ -337,6 +337,29 @@ def main():
         for k, (_, text) in enumerate(models()):
             put(text.encode(), ".mlir")
             put((OPTION_LINES[1 + k % (len(OPTION_LINES) - 1)] + text).encode(), ".mlir")
+    elif TARGET == "onnx":
+        # ONNX's own backend tests (libonnx-testdata: node, pytorch-converted, pytorch-operator,
+        # simple; the zoo models of real/ are external-data stubs without weights), the import
+        # tests' models and the hostile models of test/lit/import.
+        for path in sorted(glob.glob("/usr/share/libonnx-testdata/data/*/*/model.onnx")):
+            data = open(path, "rb").read()
+            if len(data) <= 64 * 1024:
+                put(data, ".onnx")
+        inputs = os.path.join(SRC, "test", "lit", "import", "Inputs")
+        python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+        for script in ("make_model.py", "make_hostile.py"):
+            listing = subprocess.run([python, "-c", "import sys; sys.path.insert(0, %r); import %s as m; "
+                                      "print(' '.join(m.MODELS))" % (inputs, script[:-3])],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for name in listing.stdout.split():
+                out = os.path.join(WORK, name + ".onnx")
+                if subprocess.run([python, os.path.join(inputs, script), name, out], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL).returncode == 0:
+                    put(open(out, "rb").read(), ".onnx")
+        out = os.path.join(WORK, "external.onnx")
+        if subprocess.run([python, os.path.join(inputs, "make_hostile.py"), "external", out, "data.bin", "0", "16"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            put(open(out, "rb").read(), ".onnx")
     else:
         sys.exit("make_seeds: unknown target '%s'" % TARGET)
     print("make_seeds: %s: %d seeds in %s" % (TARGET, len(os.listdir(OUT)), OUT))

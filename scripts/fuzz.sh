@@ -14,7 +14,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${AMP_FUZZ_DIR:-$root/build-fuzz}
-targets=(npy npz safetensors idx bundle bundle-plan bundle-cuda checkpoint policy ir pipeline)
+targets=(npy npz safetensors idx bundle bundle-plan bundle-cuda checkpoint policy ir pipeline onnx)
 
 if [ "${1:-}" = "list" ]; then
   printf '%s\n' "${targets[@]}"

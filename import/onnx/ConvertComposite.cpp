@@ -152,8 +152,10 @@ LogicalResult convertSplit(GraphTranslator& t) {
     sizes.assign(parts, length / parts);
   }
   int64_t total = 0;
-  for (int64_t s : sizes) total += s;
-  if (sizes.size() != t.numOutputs() || total != length || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+  bool overflow = false;
+  for (int64_t s : sizes) overflow |= __builtin_add_overflow(total, s, &total);
+  if (overflow || sizes.size() != t.numOutputs() || total != length ||
+      llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     return t.refuse() << "split sizes must be " << t.numOutputs() << " non-negative numbers summing to " << length;
   Shape begin(type.getRank(), 0), limit(type.getShape()), stride(type.getRank(), 1);
   for (unsigned i = 0; i < sizes.size(); ++i) {
@@ -246,6 +248,7 @@ LogicalResult convertPad(GraphTranslator& t) {
     const int64_t lo = (*pads)[axis], hi = (*pads)[rank + axis];
     auto type = cast<RankedTensorType>(y.getType());
     const int64_t n = type.getDimSize(axis);
+    if (lo < -n || hi < -n) return t.refuse() << "pads crop more than the " << n << " elements of axis " << axis;
     if (lo < 0 || hi < 0) {  // crop first, as numpy's slicing of the padded result does
       const int64_t begin = std::max<int64_t>(0, -lo), end = n - std::max<int64_t>(0, -hi);
       if (begin > end) return t.refuse() << "pads crop more than the " << n << " elements of axis " << axis;

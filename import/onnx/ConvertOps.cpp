@@ -410,6 +410,8 @@ LogicalResult convertExpand(GraphTranslator& t) {
   if (failed(target)) return failure();
   auto type = cast<RankedTensorType>(x->getType());
   Shape in = type.getShape().vec(), want = *target;
+  for (int64_t d : want)
+    if (d < 0) return t.refuse() << "the shape has the negative entry " << d;
   const size_t rank = std::max(in.size(), want.size());
   in.insert(in.begin(), rank - in.size(), 1);
   want.insert(want.begin(), rank - want.size(), 1);

@@ -3,6 +3,8 @@
 // become values known on the host, so every amp shape is static and no integer arithmetic reaches
 // the model.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -17,6 +19,69 @@ using onnx::TensorProto;
 using Shape = std::vector<int64_t>;
 
 int64_t product(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
+
+std::string shapeText(const Shape& s) {
+  std::string text;
+  for (size_t i = 0; i < s.size(); ++i) text += (i ? "x" : "") + std::to_string(s[i]);
+  return s.empty() ? "scalar" : text;
+}
+
+// A folded value's shape, checked before anything is allocated: no negative dim, and at most
+// kMaxFoldedElements elements (with the product overflow-checked). Failure is reported.
+LogicalResult checkFoldedShape(GraphTranslator& t, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return t.refuse() << "the folded value would have the negative dim " << d << " (shape " << shapeText(shape)
+                        << ")";
+  auto n = checkedNumel(shape);
+  if (!n || *n > kMaxFoldedElements)
+    return t.refuse() << "the folded value would have shape " << shapeText(shape) << ", more than the "
+                      << kMaxFoldedElements << " elements ampc folds at import time";
+  return success();
+}
+
+// Integer results of a fold must fit the tensor's ONNX type; ampc refuses a fold that overflows
+// instead of wrapping it (ONNX leaves integer overflow undefined).
+bool fitsIntegerType(int32_t dataType, int64_t v) {
+  switch (dataType) {
+    case TensorProto::INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case TensorProto::INT16: return v >= INT16_MIN && v <= INT16_MAX;
+    case TensorProto::INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case TensorProto::UINT8: return v >= 0 && v <= UINT8_MAX;
+    case TensorProto::UINT16: return v >= 0 && v <= UINT16_MAX;
+    case TensorProto::UINT32: return v >= 0 && v <= UINT32_MAX;
+    case TensorProto::BOOL: return v == 0 || v == 1;
+    default: return true;  // int64 (and uint64, kept in its bits)
+  }
+}
+
+// An integer converted to a narrower ONNX integer type as C and NumPy do (the low bits, two's
+// complement): Cast between integer types is defined by ONNX.
+int64_t wrapToIntegerType(int32_t dataType, int64_t v) {
+  switch (dataType) {
+    case TensorProto::INT32: return static_cast<int32_t>(static_cast<uint32_t>(v));
+    case TensorProto::INT16: return static_cast<int16_t>(static_cast<uint16_t>(v));
+    case TensorProto::INT8: return static_cast<int8_t>(static_cast<uint8_t>(v));
+    case TensorProto::UINT8: return static_cast<uint8_t>(v);
+    case TensorProto::UINT16: return static_cast<uint16_t>(v);
+    case TensorProto::UINT32: return static_cast<uint32_t>(v);
+    default: return v;
+  }
+}
+
+// The doubles [lo, hi) whose truncation is a value of the integer type.
+std::pair<double, double> integerRange(int32_t dataType) {
+  switch (dataType) {
+    case TensorProto::INT32: return {-2147483648.0, 2147483648.0};
+    case TensorProto::INT16: return {-32768.0, 32768.0};
+    case TensorProto::INT8: return {-128.0, 128.0};
+    case TensorProto::UINT8: return {0.0, 256.0};
+    case TensorProto::UINT16: return {0.0, 65536.0};
+    case TensorProto::UINT32: return {0.0, 4294967296.0};
+    case TensorProto::UINT64: return {0.0, 18446744073709551616.0};
+    default: return {-9223372036854775808.0, 9223372036854775808.0};
+  }
+}
 
 std::vector<int64_t> stridesOf(const Shape& s) {
   std::vector<int64_t> strides(s.size(), 1);
@@ -92,11 +157,23 @@ LogicalResult foldCast(GraphTranslator& t, const HostTensor& in) {
   } else if (out.dataType == TensorProto::STRING) {
     return t.refuse() << "Cast to string is not supported";
   } else {
+    const auto [lo, hi] = integerRange(out.dataType);
     for (int64_t i = 0; i < in.numel(); ++i) {
-      if (out.dataType == TensorProto::BOOL)
+      if (out.dataType == TensorProto::BOOL) {
         out.ints.push_back(in.floatAt(i) != 0);
-      else
-        out.ints.push_back(in.isFloat() ? static_cast<int64_t>(std::trunc(in.floats[i])) : in.ints[i]);
+      } else if (in.isFloat()) {
+        // NaN, infinities and values out of the target's range have no integer: C++ makes the
+        // conversion undefined, ONNX leaves it to the implementation; ampc refuses the model.
+        const double v = std::trunc(in.floats[i]);
+        if (!(v >= lo && v < hi))
+          return t.refuse() << "Cast of the known value " << in.floats[i] << " (element " << i << ") to "
+                            << dataTypeName(out.dataType) << " is undefined (NaN, infinite or out of range)";
+        out.ints.push_back(out.dataType == TensorProto::UINT64 && v >= 9223372036854775808.0
+                               ? static_cast<int64_t>(static_cast<uint64_t>(v))
+                               : static_cast<int64_t>(v));
+      } else {
+        out.ints.push_back(wrapToIntegerType(out.dataType, in.ints[i]));
+      }
     }
   }
   t.setOutputConstant(0, std::move(out));
@@ -112,6 +189,7 @@ LogicalResult foldGather(GraphTranslator& t, const HostTensor& data, const HostT
   Shape outShape(data.shape.begin(), data.shape.begin() + *axis);
   outShape.insert(outShape.end(), indices.shape.begin(), indices.shape.end());
   outShape.insert(outShape.end(), data.shape.begin() + *axis + 1, data.shape.end());
+  if (failed(checkFoldedShape(t, outShape))) return failure();
   const int64_t outer = product(Shape(data.shape.begin(), data.shape.begin() + *axis));
   const int64_t inner = product(Shape(data.shape.begin() + *axis + 1, data.shape.end()));
   std::vector<int64_t> flat;
@@ -174,7 +252,17 @@ LogicalResult foldConcat(GraphTranslator& t, const std::vector<const HostTensor*
   out.dataType = inputs[0]->dataType;
   out.shape = inputs[0]->shape;
   out.shape[*axis] = 0;
-  for (const HostTensor* in : inputs) out.shape[*axis] += in->shape[*axis];
+  for (const HostTensor* in : inputs) {
+    if (in->shape.size() != inputs[0]->shape.size() || in->isFloat() != inputs[0]->isFloat())
+      return t.refuse() << "the inputs differ in rank or type";
+    for (size_t d = 0; d < in->shape.size(); ++d)
+      if (static_cast<int64_t>(d) != *axis && in->shape[d] != inputs[0]->shape[d])
+        return t.refuse() << "the inputs differ in dim " << d << " (" << in->shape[d] << " and "
+                          << inputs[0]->shape[d] << ")";
+    if (__builtin_add_overflow(out.shape[*axis], in->shape[*axis], &out.shape[*axis]))
+      return t.refuse() << "the concatenated dim overflows";
+  }
+  if (failed(checkFoldedShape(t, out.shape))) return failure();
   const int64_t outer = product(Shape(out.shape.begin(), out.shape.begin() + *axis));
   for (int64_t o = 0; o < outer; ++o)
     for (const HostTensor* in : inputs) {
@@ -210,8 +298,13 @@ struct Broadcast {
       }
       b.padded.push_back(std::move(p));
     }
-    b.strides = stridesOf(b.shape);
     return b;
+  }
+  // Checks the result's size (failure reported), then prepares source().
+  LogicalResult check(GraphTranslator& t) {
+    if (failed(checkFoldedShape(t, shape))) return failure();
+    strides = stridesOf(shape);
+    return success();
   }
   int64_t numel() const { return product(shape); }
   int64_t source(size_t input, int64_t i) const {
@@ -230,6 +323,7 @@ LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTens
   if (failed(t.onlyAttributes({}))) return failure();
   auto shape = Broadcast::of({&a, &b});
   if (!shape) return t.refuse() << "the operands do not broadcast";
+  if (failed(shape->check(t))) return failure();
   HostTensor out;
   out.dataType = a.dataType;
   out.shape = shape->shape;
@@ -237,11 +331,29 @@ LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTens
     const int64_t ia = shape->source(0, i), ib = shape->source(1, i);
     if (out.isFloat()) {
       out.floats.push_back(roundTo(out.dataType, op(a.floatAt(ia), b.floatAt(ib))));
-    } else {
-      if constexpr (std::is_same_v<Op, std::divides<>>)
-        if (b.ints[ib] == 0) return t.refuse() << "integer division by zero";
-      out.ints.push_back(op(a.ints[ia], b.ints[ib]));
+      continue;
     }
+    // Integer arithmetic overflow-checked: a fold that overflows int64 or the tensor's type is
+    // refused, never wrapped into a different shape or index.
+    const int64_t x = a.ints[ia], y = b.ints[ib];
+    int64_t r = 0;
+    bool overflow = false;
+    if constexpr (std::is_same_v<Op, std::plus<>>) {
+      overflow = __builtin_add_overflow(x, y, &r);
+    } else if constexpr (std::is_same_v<Op, std::minus<>>) {
+      overflow = __builtin_sub_overflow(x, y, &r);
+    } else if constexpr (std::is_same_v<Op, std::multiplies<>>) {
+      overflow = __builtin_mul_overflow(x, y, &r);
+    } else {
+      static_assert(std::is_same_v<Op, std::divides<>>);
+      if (y == 0) return t.refuse() << "integer division by zero";
+      overflow = x == std::numeric_limits<int64_t>::min() && y == -1;
+      if (!overflow) r = x / y;
+    }
+    if (overflow || !fitsIntegerType(out.dataType, r))
+      return t.refuse() << "the integer " << t.node().op_type() << " of the known values " << x << " and " << y
+                        << " overflows " << dataTypeName(out.dataType);
+    out.ints.push_back(r);
   }
   t.setOutputConstant(0, std::move(out));
   return success();
@@ -254,6 +366,7 @@ LogicalResult foldWhere(GraphTranslator& t, const HostTensor& condition, const H
   if (x.isFloat() != y.isFloat()) return t.refuse() << "X and Y must have one type";
   auto shape = Broadcast::of({&condition, &x, &y});
   if (!shape) return t.refuse() << "the inputs do not broadcast";
+  if (failed(shape->check(t))) return failure();
   HostTensor out;
   out.dataType = x.dataType;
   out.shape = shape->shape;
@@ -307,14 +420,16 @@ LogicalResult foldSlice(GraphTranslator& t, const HostTensor& data) {
     int64_t b = (*starts)[k], e = (*ends)[k];
     b = b < 0 ? b + n : b;
     e = e < 0 ? e + n : e;
+    // Counted in 128 bits: a step near INT64_MIN or INT64_MAX must not overflow.
     if (s > 0) {
       b = std::clamp(b, int64_t{0}, n);
       e = std::clamp(e, int64_t{0}, n);
-      count[*axis] = e > b ? (e - b + s - 1) / s : 0;
+      count[*axis] = e > b ? static_cast<int64_t>((static_cast<__int128>(e) - b - 1) / s + 1) : 0;
     } else {
       b = std::clamp(b, int64_t{0}, n - 1);
       e = std::clamp(e, int64_t{-1}, n - 1);
-      count[*axis] = b > e ? (b - e - s - 1) / -s : 0;
+      count[*axis] =
+          b > e ? static_cast<int64_t>((static_cast<__int128>(b) - e - 1) / -static_cast<__int128>(s) + 1) : 0;
     }
     begin[*axis] = b;
     step[*axis] = s;
@@ -341,6 +456,9 @@ LogicalResult foldConstantOfShape(GraphTranslator& t, const HostTensor& shape) {
     if (!decoded || decoded->numel() != 1) return t.refuse() << "value must be a one-element tensor";
     fill = *decoded;
   }
+  if (shape.isFloat() || shape.shape.size() != 1)
+    return t.refuse() << "the shape input must be a 1-D integer tensor";
+  if (failed(checkFoldedShape(t, shape.ints))) return failure();
   HostTensor out;
   out.dataType = fill.dataType;
   out.shape = shape.ints;
@@ -357,15 +475,35 @@ LogicalResult foldConstantOfShape(GraphTranslator& t, const HostTensor& shape) {
 LogicalResult foldRange(GraphTranslator& t, const HostTensor& start, const HostTensor& limit, const HostTensor& delta) {
   HostTensor out;
   out.dataType = start.dataType;
+  if (start.numel() != 1 || limit.numel() != 1 || delta.numel() != 1 || start.isFloat() != limit.isFloat() ||
+      start.isFloat() != delta.isFloat())
+    return t.refuse() << "start, limit and delta must be scalars of one type";
   const double s = start.floatAt(0), l = limit.floatAt(0), d = delta.floatAt(0);
   if (d == 0) return t.refuse() << "Range with delta 0";
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // The count, checked before the value is allocated: in 128-bit integers for integer ranges, in
+  // doubles (finite, in range) for float ones.
+  int64_t n = 0;
+  if (out.isFloat()) {
+    const double count = std::ceil((l - s) / d);
+    if (!std::isfinite(count) || count > static_cast<double>(kMaxFoldedElements))
+      return t.refuse() << "Range from " << s << " to " << l << " by " << d << " would have more than "
+                        << kMaxFoldedElements << " elements (ampc folds at most that many at import time)";
+    n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  } else {
+    const __int128 span = static_cast<__int128>(limit.ints[0]) - start.ints[0], step = delta.ints[0];
+    const __int128 count = span == 0 || (span > 0) != (step > 0) ? 0 : (span + step - (step > 0 ? 1 : -1)) / step;
+    if (count > kMaxFoldedElements)
+      return t.refuse() << "Range from " << start.ints[0] << " to " << limit.ints[0] << " by " << delta.ints[0]
+                        << " would have more than " << kMaxFoldedElements
+                        << " elements (ampc folds at most that many at import time)";
+    n = static_cast<int64_t>(count);
+  }
   out.shape = {n};
   for (int64_t i = 0; i < n; ++i) {
     if (out.isFloat())
       out.floats.push_back(roundTo(out.dataType, s + i * d));
     else
-      out.ints.push_back(start.ints[0] + i * delta.ints[0]);
+      out.ints.push_back(static_cast<int64_t>(start.ints[0] + static_cast<__int128>(i) * delta.ints[0]));
   }
   t.setOutputConstant(0, std::move(out));
   return success();
@@ -394,13 +532,15 @@ FailureOr<std::vector<int64_t>> reshapeTarget(GraphTranslator& t, const std::vec
     }
     out.push_back(v);
   }
-  const int64_t known = product(out), total = product(in);
+  const std::optional<int64_t> knownCount = checkedNumel(out), totalCount = checkedNumel(in);
+  if (!knownCount || !totalCount) return t.refuse() << "the shape " << shapeText(out) << " overflows", failure();
+  const int64_t known = *knownCount, total = *totalCount;
   if (inferred >= 0) {
     if (known == 0 || total % known != 0)
       return t.refuse() << "cannot infer the -1 of the shape for " << total << " elements", failure();
     out[inferred] = total / known;
   }
-  if (product(out) != total)
+  if (*checkedNumel(out) != total)
     return t.refuse() << "the shape holds " << product(out) << " elements, the input " << total, failure();
   return out;
 }

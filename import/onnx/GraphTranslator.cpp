@@ -5,6 +5,7 @@
 #include <set>
 
 #include "import/onnx/LossSpec.h"
+#include "import/onnx/ModelLoader.h"
 #include "ir/AmpDialect.h"
 #include "ir/AmpOps.h"
 #include "llvm/ADT/STLExtras.h"
@@ -38,11 +39,7 @@ GraphTranslator::GraphTranslator(const onnx::ModelProto& model, llvm::StringRef 
   for (const auto& out : graph_.output()) ++useCounts_[out.name()];
 }
 
-std::string GraphTranslator::nodeDescription() const {
-  std::string domain = node_->domain().empty() ? "ai.onnx" : node_->domain();
-  std::string name = node_->name().empty() ? "#" + std::to_string(nodeIndex_) : node_->name();
-  return "node '" + name + "' (op_type " + node_->op_type() + ", domain " + domain + ")";
-}
+std::string GraphTranslator::nodeDescription() const { return describeNode(*node_, nodeIndex_); }
 
 InFlightDiagnostic GraphTranslator::refuse() { return emitError(loc_) << nodeDescription() << ": "; }
 
@@ -133,6 +130,12 @@ std::optional<RankedTensorType> GraphTranslator::inferredType(const std::string&
 LogicalResult GraphTranslator::setOutput(unsigned i, Value value) {
   if (i >= numOutputs() || node_->output(i).empty()) return success();
   const std::string& name = node_->output(i);
+  // Shapes come from the model's known values (Expand's, Pad's, Reshape's): a negative one is the
+  // model's error, and must not reach a type (a negative dim is no size any later stage checks).
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    if (llvm::any_of(type.getShape(), [](int64_t d) { return d < 0; }))
+      return refuse() << "output '" << name << "' would have the negative dims " << type
+                      << " (the shape the model gives is negative)";
   // ONNX's shape inference is the second opinion: a translation that disagrees is a bug in
   // ampc, and must not become a silently different graph.
   if (auto expected = inferredType(name); expected && *expected != value.getType())
@@ -288,12 +291,20 @@ LogicalResult GraphTranslator::translateNode(int index) {
   const auto& converters = opConverters();
   auto it = converters.find(node_->op_type());
   if (it != converters.end()) return it->second(*this);
+  return refuse() << unsupportedOpMessage();
+}
+
+bool isImportedOpType(llvm::StringRef opType) {
+  return opConverters().count(opType) || llvm::is_contained({"Shape", "Constant", "ConstantOfShape", "Range"}, opType);
+}
+
+std::string unsupportedOpMessage() {
   std::vector<std::string> names;
-  for (const auto& entry : converters) names.push_back(entry.getKey().str());
+  for (const auto& entry : opConverters()) names.push_back(entry.getKey().str());
   llvm::sort(names);
-  return refuse() << "this op is not supported yet; ampc imports " << llvm::join(names, ", ")
-                  << " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range, ConstantOfShape, "
-                     "Trilu, Where and arithmetic on known values)";
+  return "this op is not supported yet; ampc imports " + llvm::join(names, ", ") +
+         " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range, ConstantOfShape, Trilu, Where "
+         "and arithmetic on known values)";
 }
 
 std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& options) {

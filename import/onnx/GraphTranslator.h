@@ -127,6 +127,12 @@ const llvm::StringMap<Converter>& opConverters();
 void addCompositeConverters(llvm::StringMap<Converter>& converters);
 // BatchNormalization (BatchNorm.cpp).
 void addBatchNormConverter(llvm::StringMap<Converter>& converters);
+// Whether ampc imports nodes of this default-domain op_type: it has a converter, or it is one of
+// the ops only folded (Shape, Constant, ConstantOfShape, Range). The loader refuses any other
+// op_type before libonnx's shape inference sees the node.
+bool isImportedOpType(llvm::StringRef opType);
+// What a node of any other op_type is told: the ops ampc imports and folds.
+std::string unsupportedOpMessage();
 // Folding of shape arithmetic on known values. Returns nullopt when the node's inputs are not
 // all known (the converter then translates it), else whether folding succeeded.
 std::optional<LogicalResult> foldNode(GraphTranslator& t);

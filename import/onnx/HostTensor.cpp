@@ -1,6 +1,8 @@
 #include "import/onnx/HostTensor.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "llvm/ADT/APFloat.h"
 #include "mlir/IR/Builders.h"
@@ -15,10 +17,31 @@ bool HostTensor::isFloat() const {
          dataType == TensorProto::BFLOAT16;
 }
 
+std::optional<int64_t> checkedNumel(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  }
+  return empty ? 0 : n;
+}
+
 int64_t HostTensor::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+int64_t HostTensor::saturatingInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
 }
 
 HostTensor HostTensor::ofInts(std::vector<int64_t> values, std::vector<int64_t> shape, int32_t dataType) {
@@ -98,17 +121,57 @@ size_t elementBytes(int32_t dataType) {
 
 }  // namespace
 
+bool checkTensorSize(const TensorProto& proto, std::string* error) {
+  const std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  std::string dimsText;
+  for (size_t i = 0; i < shape.size(); ++i) dimsText += (i ? "x" : "") + std::to_string(shape[i]);
+  for (int64_t d : shape)
+    if (d < 0) {
+      *error = "tensor '" + proto.name() + "' has a negative dimension (dims " + dimsText + ")";
+      return false;
+    }
+  const size_t bytes = elementBytes(proto.data_type());
+  if (bytes == 0 || proto.data_location() == TensorProto::EXTERNAL) return true;  // refused when decoded
+  // The dims are the model's word, the data its bytes: the count is checked against the data
+  // before any element is allocated.
+  const std::optional<int64_t> count = checkedNumel(shape);
+  int64_t byteCount = 0;
+  if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(bytes), &byteCount) ||
+      byteCount > kMaxTensorBytes) {
+    *error = "tensor '" + proto.name() + "' has the dims " + dimsText +
+             (count ? ", more than the runtime's limit of " + std::to_string(kMaxTensorBytes) + " bytes per tensor"
+                    : ", whose product overflows int64");
+    return false;
+  }
+  int64_t stored = 0;
+  if (proto.has_raw_data()) {
+    stored = static_cast<int64_t>(proto.raw_data().size() / bytes);
+    if (proto.raw_data().size() % bytes) stored = -1;
+  } else {
+    switch (proto.data_type()) {
+      case TensorProto::FLOAT: stored = proto.float_data_size(); break;
+      case TensorProto::DOUBLE: stored = proto.double_data_size(); break;
+      case TensorProto::INT64: stored = proto.int64_data_size(); break;
+      case TensorProto::UINT32: case TensorProto::UINT64: stored = proto.uint64_data_size(); break;
+      default: stored = proto.int32_data_size();
+    }
+  }
+  if (stored != *count) {
+    *error = "tensor '" + proto.name() + "' holds " +
+             (stored < 0 ? std::to_string(proto.raw_data().size()) + " bytes, not a whole number of values,"
+                         : std::to_string(stored) + " values") +
+             " for its " + std::to_string(*count) + " elements (dims " + (dimsText.empty() ? "scalar" : dimsText) + ")";
+    return false;
+  }
+  return true;
+}
+
 std::optional<HostTensor> decodeTensor(const TensorProto& proto, std::string* error) {
   HostTensor t;
   t.dataType = proto.data_type();
   t.shape.assign(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : t.shape)
-    if (d < 0) {
-      *error = "tensor '" + proto.name() + "' has a negative dimension";
-      return std::nullopt;
-    }
   if (proto.data_location() == TensorProto::EXTERNAL) {
-    *error = "tensor '" + proto.name() + "' keeps its data in an external file, which ampc does not read yet";
+    *error = "tensor '" + proto.name() + "' keeps its data in an external file that was not read";
     return std::nullopt;
   }
   const size_t bytes = elementBytes(t.dataType);
@@ -116,7 +179,8 @@ std::optional<HostTensor> decodeTensor(const TensorProto& proto, std::string* er
     *error = "tensor '" + proto.name() + "' is " + dataTypeName(t.dataType) + ", which ampc does not read";
     return std::nullopt;
   }
-  const int64_t n = t.numel();
+  if (!checkTensorSize(proto, error)) return std::nullopt;
+  const int64_t n = *checkedNumel(t.shape);
   const bool isFloat = t.isFloat();
   if (isFloat)
     t.floats.resize(n);
@@ -128,14 +192,8 @@ std::optional<HostTensor> decodeTensor(const TensorProto& proto, std::string* er
     else
       t.ints[i] = v;
   };
-  auto sizeError = [&](int64_t have) {
-    *error = "tensor '" + proto.name() + "' holds " + std::to_string(have) + " values for its " +
-             std::to_string(n) + " elements";
-    return std::nullopt;
-  };
   if (proto.has_raw_data()) {
     const std::string& raw = proto.raw_data();
-    if (raw.size() != static_cast<size_t>(n) * bytes) return sizeError(static_cast<int64_t>(raw.size() / bytes));
     for (int64_t i = 0; i < n; ++i) {
       switch (t.dataType) {
         case TensorProto::FLOAT: store(i, readLittleEndian<float>(raw, i), 0); break;
@@ -157,23 +215,18 @@ std::optional<HostTensor> decodeTensor(const TensorProto& proto, std::string* er
   }
   switch (t.dataType) {
     case TensorProto::FLOAT:
-      if (proto.float_data_size() != n) return sizeError(proto.float_data_size());
       for (int64_t i = 0; i < n; ++i) t.floats[i] = proto.float_data(i);
       break;
     case TensorProto::DOUBLE:
-      if (proto.double_data_size() != n) return sizeError(proto.double_data_size());
       for (int64_t i = 0; i < n; ++i) t.floats[i] = proto.double_data(i);
       break;
     case TensorProto::INT64:
-      if (proto.int64_data_size() != n) return sizeError(proto.int64_data_size());
       for (int64_t i = 0; i < n; ++i) t.ints[i] = proto.int64_data(i);
       break;
     case TensorProto::UINT32: case TensorProto::UINT64:
-      if (proto.uint64_data_size() != n) return sizeError(proto.uint64_data_size());
       for (int64_t i = 0; i < n; ++i) t.ints[i] = static_cast<int64_t>(proto.uint64_data(i));
       break;
     default:  // int32_data carries the narrower integers, bool and the 16-bit floats' bits
-      if (proto.int32_data_size() != n) return sizeError(proto.int32_data_size());
       for (int64_t i = 0; i < n; ++i) {
         const int32_t v = proto.int32_data(i);
         if (t.dataType == TensorProto::FLOAT16 || t.dataType == TensorProto::BFLOAT16)

@@ -14,6 +14,19 @@
 
 namespace mlir::amp::onnx_import {
 
+// The runtime's limit on one buffer (kMaxBufferBytes, runtime/plan/PlanValidation.h): no tensor
+// the importer reads may be larger.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 36;
+// The most elements a value folded at import time may have (ConstantOfShape, Range, a broadcast
+// of known values, ...): 2^26, 512 MiB as doubles on the host. Real folds are shapes and masks
+// (a 4096x4096 causal mask is 2^24); a model asking for more is refused before anything is
+// allocated.
+inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
+
+// The element count of `shape`; nullopt when a dim is negative or the product of the dims (zeros
+// left out) overflows int64, so no later product of them can overflow either.
+std::optional<int64_t> checkedNumel(llvm::ArrayRef<int64_t> shape);
+
 struct HostTensor {
   int32_t dataType = onnx::TensorProto::FLOAT;  // onnx::TensorProto::DataType
   std::vector<int64_t> shape;
@@ -23,8 +36,10 @@ struct HostTensor {
   bool isFloat() const;
   int64_t numel() const;
   // Element `i` as a double / an integer, whichever kind the tensor holds.
+  // A float read as an integer truncates toward zero and saturates (NaN reads as 0): never UB.
   double floatAt(int64_t i) const { return isFloat() ? floats[i] : static_cast<double>(ints[i]); }
-  int64_t intAt(int64_t i) const { return isFloat() ? static_cast<int64_t>(floats[i]) : ints[i]; }
+  int64_t intAt(int64_t i) const { return isFloat() ? saturatingInt(floats[i]) : ints[i]; }
+  static int64_t saturatingInt(double v);
 
   static HostTensor ofInts(std::vector<int64_t> values, std::vector<int64_t> shape,
                            int32_t dataType = onnx::TensorProto::INT64);
@@ -35,8 +50,16 @@ std::string dataTypeName(int32_t dataType);
 // Whether the amp dialect has the type, and which MLIR type it is.
 std::optional<Type> elementTypeFor(int32_t dataType, MLIRContext* context);
 
-// Decodes an initializer or a Constant's value; nullopt with `error` set for external data,
-// strings and types the importer does not read.
+// Whether `proto` holds exactly the data its dims say: dims non-negative, their product
+// overflow-free and within kMaxTensorBytes, and as many values (raw bytes or typed fields) as
+// elements; checked without allocating anything. Types ampc does not read and external data pass
+// (decodeTensor refuses them). False with `error` set.
+bool checkTensorSize(const onnx::TensorProto& proto, std::string* error);
+
+// Decodes an initializer or a Constant's value; nullopt with `error` set for external data (the
+// loader reads it into raw_data first), strings and types the importer does not read, negative or
+// overflowing dims, and data whose size is not the dims' element count (compared before anything
+// is allocated).
 std::optional<HostTensor> decodeTensor(const onnx::TensorProto& proto, std::string* error);
 
 // The amp.constant value of `tensor`; null when the dialect has no such element type.

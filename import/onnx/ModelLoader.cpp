@@ -1,12 +1,22 @@
 // Compiled with -fexceptions: libonnx's checker, shape inference and version converter throw.
 #include "import/onnx/ModelLoader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
 
+#include "import/onnx/GraphTranslator.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -127,7 +137,296 @@ bool bindInputShapes(onnx::GraphProto& graph, const ImportOptions& options, std:
   return true;
 }
 
+// --- Screening: what libonnx must never see ------------------------------------------------
+// libonnx's checker, version converter and shape inference trust the model: a recursive function
+// overflows the stack, a zero stride divides by zero, an external-data path is stat()ed against
+// the current directory. Everything they would trust is checked here first.
+
+// The largest value a conv/pool size attribute may have (a kernel, stride or dilation of 2^31 is
+// no model; it would only overflow libonnx's and ampc's arithmetic).
+constexpr int64_t kMaxWindowAttribute = int64_t{1} << 31;
+
+std::optional<LoadError> refuseNode(const onnx::NodeProto& node, int index, const std::string& what) {
+  return LoadError{describeNode(node, index) + ": " + what, index};
+}
+
+std::string intsText(const onnx::AttributeProto& a) {
+  std::string s = "[";
+  for (int i = 0; i < a.ints_size(); ++i) s += (i ? ", " : "") + std::to_string(a.ints(i));
+  return s + "]";
+}
+
+// The attributes libonnx's converter and shape inference compute with, in range: conv and pool
+// windows (strides, dilations and kernel_shape positive, pads non-negative, group positive),
+// Transpose's perm (a permutation) and flags (0 or 1). Attributes of a kind ampc never reads (subgraphs, sparse
+// tensors) are refused: no op ampc imports has one.
+std::optional<LoadError> screenAttributes(const onnx::NodeProto& node, int index) {
+  for (const auto& a : node.attribute()) {
+    if (a.has_g() || a.graphs_size() || a.type() == onnx::AttributeProto::GRAPH ||
+        a.type() == onnx::AttributeProto::GRAPHS)
+      return refuseNode(node, index, "attribute '" + a.name() + "' holds a subgraph; ampc imports no control flow");
+    if (a.has_sparse_tensor() || a.sparse_tensors_size() || a.type() == onnx::AttributeProto::SPARSE_TENSOR ||
+        a.type() == onnx::AttributeProto::SPARSE_TENSORS)
+      return refuseNode(node, index, "attribute '" + a.name() + "' holds a sparse tensor, which ampc does not read");
+    const std::string& name = a.name();
+    const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+    if (positive || name == "pads") {
+      const int64_t low = positive ? 1 : 0;
+      for (int64_t v : a.ints())
+        if (v < low || v >= kMaxWindowAttribute)
+          return refuseNode(node, index, "attribute " + name + " = " + intsText(a) + " is out of range (each entry " +
+                                             (positive ? "positive" : "non-negative") + " and below 2^31)");
+    }
+    // Flags: libonnx's version converter indexes shapes with some of them (Gemm 6->7 reads
+    // B's dim [1 - transB]), so a transB of 2^62 read out of bounds.
+    static const char* const kFlags[] = {"transA",    "transB",        "broadcast",     "keepdims",
+                                         "allowzero", "upper",         "training_mode", "count_include_pad",
+                                         "ceil_mode", "storage_order", "is_test",       "spatial",
+                                         "noop_with_empty_axes"};
+    if (a.type() == onnx::AttributeProto::INT && llvm::is_contained(kFlags, llvm::StringRef(name)) &&
+        a.i() != 0 && a.i() != 1)
+      return refuseNode(node, index, "attribute " + name + " = " + std::to_string(a.i()) + " is not 0 or 1");
+    if (name == "group" && (a.i() < 1 || a.i() >= kMaxWindowAttribute))
+      return refuseNode(node, index,
+                        "attribute group = " + std::to_string(a.i()) + " is out of range (positive and below 2^31)");
+    if (name == "perm" && node.op_type() == "Transpose") {
+      std::vector<bool> seen(a.ints_size(), false);
+      for (int64_t v : a.ints()) {
+        if (v < 0 || v >= a.ints_size() || seen[v])
+          return refuseNode(node, index, "attribute perm = " + intsText(a) + " is not a permutation of 0.." +
+                                             std::to_string(a.ints_size() - 1));
+        seen[v] = true;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// --- External data, confined to the model's folder ---------------------------------------------
+
+// An open directory or file descriptor, closed on scope exit.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Whether `location` may be read at all, judged from its text alone, before anything touches the
+// file system: a relative path of plain names ("weights.bin", "data/w.bin"). The refusal is the
+// same sentence whether or not such a file exists.
+bool isConfinedLocation(const std::string& location) {
+  if (location.empty() || location.size() > 4096 || location.find('\0') != std::string::npos ||
+      location.front() == '/')
+    return false;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(location).split(parts, '/');
+  return llvm::all_of(parts, [](llvm::StringRef p) { return !p.empty() && p != "." && p != ".."; });
+}
+
+// The external data of `tensor` (what: "initializer 'w'" or "node ...'s attribute 'value'"),
+// read into its raw_data from a regular file inside the folder `dir`: each path component opened
+// with O_NOFOLLOW below `dir`, the file with O_NONBLOCK (a FIFO never blocks) and checked with
+// fstat, offset and length checked against its size.
+// `folder` opens the model's folder (once) when a location has passed the text checks.
+std::optional<std::string> readExternalData(onnx::TensorProto& tensor, const std::string& what,
+                                            const std::function<const Fd&(std::string*)>& folder) {
+  std::string location;
+  std::optional<uint64_t> offset, length;
+  for (const auto& entry : tensor.external_data()) {
+    const std::string& key = entry.key();
+    if (key == "location") {
+      location = entry.value();
+    } else if (key == "offset" || key == "length") {
+      uint64_t v = 0;
+      if (llvm::StringRef(entry.value()).getAsInteger(10, v))
+        return what + ": external data " + key + " '" + entry.value() + "' is not a non-negative integer";
+      (key == "offset" ? offset : length) = v;
+    } else if (key != "checksum") {
+      return what + ": external data has the unknown key '" + key +
+             "' (ONNX defines location, offset, length, checksum)";
+    }
+  }
+  if (!isConfinedLocation(location))
+    return what + ": external data location '" + location +
+           "' is refused: ampc reads external data only from a relative path of plain names inside the model's "
+           "folder (no absolute path, no '.' or '..' component, no empty component)";
+  std::string dirError;
+  const Fd& dir = folder(&dirError);
+  if (dir.fd < 0) return what + ": external data '" + location + "' cannot be read: " + dirError;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(location).split(parts, '/');
+  std::optional<Fd> current;
+  auto openError = [&](bool folder, int err) {
+    std::string why = err == ELOOP                ? "a path component is a symbolic link, which ampc does not follow"
+                      : err == ENOTDIR && folder ? "a path component is not a folder"
+                                                 : std::strerror(err);
+    return what + ": cannot open external data '" + location + "' in the model's folder: " + why;
+  };
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    int fd = openat(current ? current->fd : dir.fd, parts[i].str().c_str(),
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return openError(true, errno);
+    current.emplace(fd);
+  }
+  Fd file(openat(current ? current->fd : dir.fd, parts.back().str().c_str(),
+                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (file.fd < 0) return openError(false, errno);
+  struct stat st;
+  if (fstat(file.fd, &st) != 0) return what + ": cannot stat external data '" + location + "': " + std::strerror(errno);
+  if (!S_ISREG(st.st_mode))
+    return what + ": external data '" + location + "' is not a regular file (FIFOs, devices and folders are refused)";
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t begin = offset.value_or(0);
+  if (begin > size)
+    return what + ": external data offset " + std::to_string(begin) + " is past the end of '" + location + "' (" +
+           std::to_string(size) + " bytes)";
+  const uint64_t count = length.value_or(size - begin);
+  if (count > size - begin)
+    return what + ": external data [" + std::to_string(begin) + ", +" + std::to_string(count) + ") lies outside '" +
+           location + "' (" + std::to_string(size) + " bytes)";
+  if (count > kMaxTensorBytes)
+    return what + ": external data of " + std::to_string(count) + " bytes is larger than the runtime's limit of " +
+           std::to_string(kMaxTensorBytes) + " bytes per tensor";
+  // Read with pread, not mapped: a file truncated by someone else while it is mapped would kill
+  // ampc with SIGBUS, and the bytes are copied into the tensor's raw_data either way.
+  std::string* raw = tensor.mutable_raw_data();
+  raw->resize(count);
+  for (uint64_t done = 0; done < count;) {
+    ssize_t r = pread(file.fd, raw->data() + done, count - done, static_cast<off_t>(begin + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0)
+      return what + ": cannot read external data '" + location +
+             "': " + (r < 0 ? std::strerror(errno) : "the file shrank");
+    done += static_cast<uint64_t>(r);
+  }
+  tensor.clear_external_data();
+  tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  return std::nullopt;
+}
+
+// Brings every tensor with external data (initializers and Constant-like attribute values) into
+// the model, so libonnx's checker never resolves a location itself.
+std::optional<LoadError> readAllExternalData(onnx::ModelProto& model, llvm::StringRef filename) {
+  std::optional<Fd> dir;
+  std::string dirError;
+  const std::function<const Fd&(std::string*)> folder = [&](std::string* error) -> const Fd& {
+    if (!dir) {
+      if (filename.empty() || filename == "<stdin>" || filename == "-") {
+        dir.emplace(-1);
+        dirError = "the model was read from standard input, so it has no folder";
+      } else {
+        std::string path = llvm::sys::path::parent_path(filename).str();
+        dir.emplace(open(path.empty() ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (dir->fd < 0) dirError = "the model's folder cannot be opened: " + std::string(std::strerror(errno));
+      }
+    }
+    *error = dirError;
+    return *dir;
+  };
+  auto* graph = model.mutable_graph();
+  for (auto& init : *graph->mutable_initializer()) {
+    if (init.data_location() != onnx::TensorProto::EXTERNAL && init.external_data_size() == 0) continue;
+    if (auto error = readExternalData(init, "initializer '" + init.name() + "'", folder))
+      return LoadError{*error, -1};
+  }
+  for (int i = 0; i < graph->node_size(); ++i) {
+    auto* node = graph->mutable_node(i);
+    for (auto& a : *node->mutable_attribute()) {
+      std::vector<onnx::TensorProto*> tensors;
+      if (a.has_t()) tensors.push_back(a.mutable_t());
+      for (auto& t : *a.mutable_tensors()) tensors.push_back(&t);
+      for (onnx::TensorProto* t : tensors) {
+        if (t->data_location() != onnx::TensorProto::EXTERNAL && t->external_data_size() == 0) continue;
+        if (auto error = readExternalData(*t, "attribute '" + a.name() + "'", folder))
+          return refuseNode(*node, i, *error);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Refuses, before libonnx sees the model, everything its checker, converter and shape inference
+// would trust, and reads the external data.
+std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef filename) {
+  if (model.functions_size() > 0) {
+    std::vector<std::string> names;
+    for (const auto& f : model.functions()) names.push_back("'" + f.name() + "'");
+    return LoadError{"the model defines " + std::to_string(model.functions_size()) + " model-local function" +
+                         (model.functions_size() == 1 ? "" : "s") + " (" + llvm::join(names, ", ") +
+                         "); ampc imports no ONNX functions (export the model with them inlined)",
+                     -1};
+  }
+  const auto& graph = model.graph();
+  if (graph.sparse_initializer_size() > 0)
+    return LoadError{"the model has sparse initializers ('" + graph.sparse_initializer(0).values().name() +
+                         "'), which ampc does not read",
+                     -1};
+  // The graph's dataflow, as libonnx's converter and shape inference assume it without checking
+  // (a graph output that nothing defines crashed the version converter): every value defined once,
+  // by a graph input, an initializer or one node output, before it is read; every graph input a
+  // tensor with an element type.
+  std::set<std::string> defined;
+  for (const auto& init : graph.initializer())
+    if (!defined.insert(init.name()).second)
+      return LoadError{"the initializer '" + init.name() + "' is defined twice", -1};
+  for (const auto& input : graph.input()) {
+    if (!input.type().has_tensor_type() || input.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED)
+      return LoadError{"graph input '" + input.name() +
+                           "' is not a tensor with an element type (sequences, maps and optionals are not supported)",
+                       -1};
+    if (!defined.insert(input.name()).second) {
+      const bool initializer = llvm::any_of(graph.initializer(), [&](const auto& i) { return i.name() == input.name(); });
+      if (!initializer) return LoadError{"the graph input '" + input.name() + "' is defined twice", -1};
+    }
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    for (const auto& in : node.input())
+      if (!in.empty() && !defined.count(in))
+        return refuseNode(node, i, "input '" + in + "' is not defined before the node");
+    for (const auto& out : node.output())
+      if (!out.empty() && !defined.insert(out).second)
+        return refuseNode(node, i, "output '" + out + "' is already defined (ONNX values are defined once)");
+  }
+  for (const auto& output : graph.output())
+    if (!defined.count(output.name()))
+      return LoadError{"graph output '" + output.name() + "' is not produced by any node", -1};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    if (!isDefaultDomain(node.domain()))
+      return refuseNode(node, i,
+                        "ops of domain '" + node.domain() + "' are not supported (only the default ONNX domain)");
+    if (!isImportedOpType(node.op_type())) return refuseNode(node, i, unsupportedOpMessage());
+    if (auto error = screenAttributes(node, i)) return error;
+  }
+  if (auto error = readAllExternalData(model, filename)) return error;
+  // Every tensor holds the data its dims say, before libonnx's checker and data propagation
+  // read one by its dims.
+  std::string error;
+  for (const auto& init : graph.initializer())
+    if (!checkTensorSize(init, &error)) return LoadError{"initializer '" + init.name() + "': " + error, -1};
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto& a : graph.node(i).attribute()) {
+      if (a.has_t() && !checkTensorSize(a.t(), &error))
+        return refuseNode(graph.node(i), i, "attribute '" + a.name() + "': " + error);
+      for (const auto& t : a.tensors())
+        if (!checkTensorSize(t, &error)) return refuseNode(graph.node(i), i, "attribute '" + a.name() + "': " + error);
+    }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string describeNode(const onnx::NodeProto& node, int index) {
+  std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
+  std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+  return "node '" + name + "' (op_type " + node.op_type() + ", domain " + domain + ")";
+}
 
 int64_t defaultOpsetVersion(const onnx::ModelProto& model) {
   for (const auto& opset : model.opset_import())
@@ -135,8 +434,9 @@ int64_t defaultOpsetVersion(const onnx::ModelProto& model) {
   return 0;
 }
 
-std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, const ImportOptions& options,
-                                              std::string* error) {
+std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, llvm::StringRef filename,
+                                              const ImportOptions& options, LoadError* loadError) {
+  std::string* error = &loadError->message;
   onnx::ModelProto model;
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !model.has_graph()) {
@@ -153,6 +453,10 @@ std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, const Impor
       *error = "the model uses opset " + std::to_string(opset) + "; ampc imports opsets " +
                std::to_string(kMinOpset) + " to " + std::to_string(kTargetOpset) +
                " (re-export with opset_version=" + std::to_string(kTargetOpset) + ")";
+      return std::nullopt;
+    }
+    if (auto refused = screenModel(model, filename)) {
+      *loadError = std::move(*refused);
       return std::nullopt;
     }
     onnx::checker::check_model(model);

@@ -19,11 +19,25 @@ inline constexpr int64_t kTargetOpset = 17;
 // The default domain's opset version of `model` (0 when it imports none).
 int64_t defaultOpsetVersion(const onnx::ModelProto& model);
 
-// Parses, converts (opset < 13), checks, binds symbolic input dims from `options` and runs ONNX
-// shape inference with data propagation. On failure returns nullopt and sets `error` to a
-// sentence for the user.
-std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, const ImportOptions& options,
-                                              std::string* error);
+// "node 'NAME' (op_type OP, domain D)" for node `index` of the graph: every refusal of a node
+// starts with it (the name is "#INDEX" when the node has none).
+std::string describeNode(const onnx::NodeProto& node, int index);
+
+// A refusal of the loader: a sentence for the user, and the node it is about (its index in the
+// graph; -1 for the model as a whole), so the importer can locate it as MODEL.onnx:K:0.
+struct LoadError {
+  std::string message;
+  int node = -1;
+};
+
+// Parses the model and screens it as hostile input before any of libonnx sees more than its
+// bytes (docs/onnx-import.md, "Hostile input"): model-local functions, ops of other domains, ops
+// ampc does not import, subgraph and sparse attributes and out-of-range conv/pool attributes are
+// refused, and external data is read, confined to the folder of `filename`. Then checks,
+// converts (opset < 13), binds symbolic input dims from `options` and runs ONNX shape inference
+// with data propagation. On failure returns nullopt and fills `error`.
+std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, llvm::StringRef filename,
+                                              const ImportOptions& options, LoadError* error);
 
 }  // namespace mlir::amp::onnx_import
 

@@ -21,10 +21,12 @@ bool looksLikeOnnx(llvm::StringRef filename, llvm::StringRef bytes) {
 std::optional<ImportedModel> importOnnxModel(llvm::StringRef bytes, llvm::StringRef filename,
                                              const ImportOptions& options, MLIRContext* context) {
   Location fileLoc = FileLineColLoc::get(context, filename, 0, 0);
-  std::string error;
-  auto model = loadOnnxModel(bytes, options, &error);
+  LoadError error;
+  auto model = loadOnnxModel(bytes, filename, options, &error);
   if (!model) {
-    emitError(fileLoc) << error;
+    // A refused node is located as the translator locates it: MODEL.onnx:K:0 for node K-1.
+    emitError(error.node >= 0 ? FileLineColLoc::get(context, filename, error.node + 1, 0) : fileLoc)
+        << error.message;
     return std::nullopt;
   }
   GraphTranslator translator(*model, filename, context);

@@ -106,7 +106,9 @@ absl::Status writeFileAtomically(const std::string& path, std::string_view bytes
 // ---------------------------------------------------------------------------------------------
 
 absl::StatusOr<InputFile> InputFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or a device) at the path is refused below instead of blocking the open;
+  // it changes nothing for the regular files read here.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     return errnoStatus(err, path, err == ENOENT ? "no such file" : "cannot open");

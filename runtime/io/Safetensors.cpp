@@ -1,6 +1,7 @@
 #include "runtime/io/Safetensors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -96,9 +97,51 @@ absl::StatusOr<Info> parseEntry(const std::string& path, const std::string& name
 
 std::string_view safetensorsDTypeName(DType t) { return entryFor(t).name; }
 
+namespace {
+
+// The bytes of a file already in memory, read like an InputFile.
+class MemoryInput {
+ public:
+  MemoryInput(std::string_view bytes, const std::string& path) : bytes_(bytes), path_(path) {}
+  uint64_t size() const { return bytes_.size(); }
+  absl::Status readAt(uint64_t offset, void* dst, size_t n) const {
+    if (offset > bytes_.size() || n > bytes_.size() - offset)
+      return absl::DataLossError(absl::StrCat(path_, ": truncated: need ", n, " bytes at offset ", offset,
+                                              ", file has ", bytes_.size()));
+    if (n) std::memcpy(dst, bytes_.data() + offset, n);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> readString(uint64_t offset, size_t n) const {
+    std::string s(offset <= bytes_.size() && n <= bytes_.size() - offset ? n : 0, '\0');
+    if (absl::Status st = readAt(offset, s.data(), n); !st.ok()) return st;
+    return s;
+  }
+
+ private:
+  std::string_view bytes_;
+  const std::string& path_;
+};
+
+template <typename Input>
+absl::StatusOr<SafetensorsContents> readFrom(const Input* f, const std::string& path);
+
+}  // namespace
+
 absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path) {
   absl::StatusOr<InputFile> f = InputFile::open(path);
   if (!f.ok()) return f.status();
+  return readFrom(&*f, path);
+}
+
+absl::StatusOr<SafetensorsContents> readSafetensorsBytes(std::string_view bytes, const std::string& path) {
+  MemoryInput input(bytes, path);
+  return readFrom(&input, path);
+}
+
+namespace {
+
+template <typename Input>
+absl::StatusOr<SafetensorsContents> readFrom(const Input* f, const std::string& path) {
   const uint64_t size = f->size();
   if (size == 0) return bad(path, "empty file (0 bytes)");
   if (size < 8) return bad(path, absl::StrCat("truncated: ", size, " bytes, too short for the 8-byte header length"));
@@ -165,6 +208,8 @@ absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path) {
   }
   return out;
 }
+
+}  // namespace
 
 namespace {
 

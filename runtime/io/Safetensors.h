@@ -35,6 +35,9 @@ struct SafetensorsContents {
 };
 
 absl::StatusOr<SafetensorsContents> readSafetensors(const std::string& path);
+// The same for a file already read into memory (`path` names it in messages): a caller that
+// authenticates a file parses the very bytes it authenticated.
+absl::StatusOr<SafetensorsContents> readSafetensorsBytes(std::string_view bytes, const std::string& path);
 
 // Names must be non-empty, unique and not "__metadata__". Metadata keys must be unique.
 absl::Status writeSafetensors(const std::string& path, const std::vector<NamedTensorRef>& tensors,

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/io/AtomicFile.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/plan/CodeRecords.h"
 #include "runtime/plan/Provenance.h"
@@ -575,8 +576,30 @@ absl::Status writeBundle(const std::string& path, const Plan& plan) {
   return writeSafetensors(path, tensors, metadata, planText);
 }
 
-absl::StatusOr<Plan> readBundle(const std::string& path) {
-  auto contents = readSafetensors(path);
+namespace {
+
+absl::StatusOr<Plan> planOfContents(absl::StatusOr<SafetensorsContents> contents, const std::string& path);
+
+}  // namespace
+
+absl::StatusOr<Plan> readBundle(const std::string& path) { return planOfContents(readSafetensors(path), path); }
+
+absl::StatusOr<Plan> parseBundle(std::string_view bytes, const std::string& path) {
+  return planOfContents(readSafetensorsBytes(bytes, path), path);
+}
+
+absl::StatusOr<Plan> readBundle(const std::string& path, std::string* bytes) {
+  auto file = InputFile::open(path);
+  if (!file.ok()) return file.status();
+  auto whole = file->readString(0, file->size());
+  if (!whole.ok()) return whole.status();
+  *bytes = std::move(*whole);
+  return parseBundle(*bytes, path);
+}
+
+namespace {
+
+absl::StatusOr<Plan> planOfContents(absl::StatusOr<SafetensorsContents> contents, const std::string& path) {
   if (!contents.ok()) return contents.status();
   std::string format, planText;
   for (const auto& [k, v] : contents->metadata) {
@@ -591,5 +614,7 @@ absl::StatusOr<Plan> readBundle(const std::string& path) {
   if (!json.ok()) return json.status();
   return planFromJson(*json, contents->tensors, path);
 }
+
+}  // namespace
 
 }  // namespace amp::rt

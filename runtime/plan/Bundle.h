@@ -33,6 +33,13 @@ absl::StatusOr<Plan> planFromJson(const JsonValue& json, const std::vector<Named
 
 absl::Status writeBundle(const std::string& path, const Plan& plan);
 absl::StatusOr<Plan> readBundle(const std::string& path);
+// One read, one authentication: reads the whole file at `path` into `bytes` through one open
+// file (a FIFO or device is refused, never waited on) and parses the plan from those bytes, so a
+// caller that authenticates them (applyNativeCodePolicy) checks exactly what it runs, whatever
+// happens to the path meanwhile. Peak memory is the file's size on top of the plan's tensors.
+absl::StatusOr<Plan> readBundle(const std::string& path, std::string* bytes);
+// Parses a bundle already in memory; `path` names it in messages.
+absl::StatusOr<Plan> parseBundle(std::string_view bytes, const std::string& path);
 
 }  // namespace amp::rt
 

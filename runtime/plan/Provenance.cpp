@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/io/Hmac.h"
-#include "runtime/io/Json.h"
+#include "runtime/plan/Bundle.h"
 
 namespace amp::rt {
 namespace {
@@ -94,18 +95,23 @@ absl::Status keyFileError(const std::string& path, const std::string& problem) {
 }
 
 absl::StatusOr<UserKey> readKeyAt(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO or device at the key's path is refused at once by the fstat below, never
+  // waited on; O_NOFOLLOW: nor is a symlink followed to someone else's file.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError(absl::StrCat("the ampc key ", path, " does not exist"));
+    if (errno == ELOOP) return keyFileError(path, "is a symbolic link; ampc reads its key only from a regular file");
     return keyFileError(path, absl::StrCat("cannot be opened: ", osError()));
   }
   struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return keyFileError(path, "is not a regular file");
+  }
   char text[66] = {};
-  ssize_t n = -1;
-  if (fstat(fd, &st) == 0) n = read(fd, text, sizeof(text));
+  ssize_t n = read(fd, text, sizeof(text));
   close(fd);
   if (n < 0) return keyFileError(path, absl::StrCat("cannot be read: ", osError()));
-  if (!S_ISREG(st.st_mode)) return keyFileError(path, "is not a regular file");
   if (st.st_uid != geteuid()) return keyFileError(path, "belongs to another user");
   // As ssh does with private keys: a key others can read authenticates nothing.
   if (st.st_mode & 077) return keyFileError(path, "is accessible by other users; make it private with chmod 600");
@@ -192,68 +198,42 @@ absl::Status sealBundle(const std::string& path, const UserKey& key) {
   return absl::OkStatus();
 }
 
-ProvenanceCheck checkProvenance(const std::string& path, const Plan& plan, const UserKey& key) {
+ProvenanceCheck checkProvenance(std::string_view bytes, const UserKey& key) {
   ProvenanceCheck check;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    check.reason = absl::StrCat("it cannot be reopened to check its tag: ", osError());
+  const std::string prefix = kTagPrefix;
+  if (bytes.size() < kTagOffset + kTagLength + 1) {
+    check.reason = "it is too short to carry an authentication tag";
     return check;
   }
-  struct stat st;
-  auto finish = [&](std::string reason) {
-    close(fd);
-    check.reason = std::move(reason);
+  if (bytes.compare(8, prefix.size(), prefix) != 0 || bytes[kTagOffset + kTagLength] != '"') {
+    check.reason = "it carries no authentication tag (its header does not start with \"ampc.auth\")";
     return check;
-  };
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return finish("it is not a regular file");
-  auto tag = storedTag(fd, st.st_size, path);
-  if (!tag.ok()) return finish(std::string(tag.status().message()));
-  if (*tag == unsealedTag())
-    return finish("it carries no authentication tag (ampc had no key when it wrote it, or another tool wrote it)");
-  // Where each code object's bytes lie in the file, from the header (its JSON was parsed by
-  // readBundle; the fixed-place prefix was checked above).
-  uint64_t headerLength = 0;
-  if (auto s = readFully(fd, 0, &headerLength, 8, path); !s.ok() || headerLength > static_cast<uint64_t>(st.st_size) - 8)
-    return finish("its header length is out of range");
-  std::string headerText(headerLength, '\0');
-  if (auto s = readFully(fd, 8, headerText.data(), headerLength, path); !s.ok()) return finish(std::string(s.message()));
-  auto header = parseJson(headerText, path);
-  if (!header.ok()) return finish("its header is not JSON");
-  struct Range {
-    uint64_t begin, end;
-    const CodeObject* code;
-  };
-  std::vector<Range> ranges;
-  for (const CodeObject& code : plan.code) {
-    const JsonValue* entry = header->find(code.tensorName());
-    const JsonValue* offsets = entry ? entry->find("data_offsets") : nullptr;
-    if (!offsets || !offsets->isArray() || offsets->size() != 2 || !offsets->items()[0].asInt64() ||
-        !offsets->items()[1].asInt64())
-      return finish(absl::StrCat("its header does not locate the code object ", code.tensorName()));
-    const uint64_t begin = 8 + headerLength + static_cast<uint64_t>(*offsets->items()[0].asInt64());
-    ranges.push_back({begin, begin + code.bytes.size(), &code});
   }
-  bool sameCode = true;
-  auto mac = macOfFile(fd, st.st_size, key, path, [&](uint64_t offset, const char* chunk, size_t n) {
-    for (const Range& r : ranges) {
-      const uint64_t from = std::max(offset, r.begin), to = std::min(offset + n, r.end);
-      if (from < to && std::memcmp(chunk + (from - offset), r.code->bytes.data() + (from - r.begin), to - from) != 0)
-        sameCode = false;
-    }
-    return true;
-  });
-  for (const Range& r : ranges) sameCode &= r.end <= static_cast<uint64_t>(st.st_size);
-  if (!mac.ok()) return finish(std::string(mac.status().message()));
-  if (!constantTimeEqual(*mac, *tag))
-    return finish(absl::StrCat("its tag does not verify under the key ", key.path,
-                               " (another user or machine compiled it, or it was changed since)"));
-  if (!sameCode) return finish("its code objects changed while amp-run read the file");
-  close(fd);
+  const std::string tag(bytes.substr(kTagOffset, kTagLength));
+  if (!isLowerHex(tag)) {
+    check.reason = "its authentication tag is not 64 lowercase hex digits";
+    return check;
+  }
+  if (tag == unsealedTag()) {
+    check.reason = "it carries no authentication tag (ampc had no key when it wrote it, or another tool wrote it)";
+    return check;
+  }
+  // The MAC of these bytes with the tag's own read as '0': the same bytes the plan was parsed from.
+  HmacSha256 mac(key.secret.data(), key.secret.size());
+  mac.update(bytes.data(), kTagOffset);
+  mac.update(unsealedTag().data(), kTagLength);
+  mac.update(bytes.data() + kTagOffset + kTagLength, bytes.size() - kTagOffset - kTagLength);
+  if (!constantTimeEqual(mac.hexDigest(), tag)) {
+    check.reason = absl::StrCat("its tag does not verify under the key ", key.path,
+                                " (another user or machine compiled it, or it was changed since)");
+    return check;
+  }
   check.authenticated = true;
   return check;
 }
 
-absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy) {
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, std::string_view bytes, Plan& plan,
+                                                  NativeCodePolicy policy) {
   if (plan.code.empty() || policy == NativeCodePolicy::Trust) return std::string();
   bool cuda = false;
   for (const CodeObject& c : plan.code) cuda |= c.format != "so";
@@ -266,7 +246,7 @@ absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan&
                                   "; ampc creates it when it writes a bundle)")
                    : std::string(key.status().message());
     } else {
-      ProvenanceCheck check = checkProvenance(path, plan, *key);
+      ProvenanceCheck check = checkProvenance(bytes, *key);
       if (check.authenticated) return std::string();
       reason = check.reason;
     }
@@ -281,6 +261,27 @@ absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan&
   return absl::StrCat(path, ": its native kernels are not loaded, because ", reason,
                       "; its fused regions run interpreted (slower, same results). Pass --trust-native-code if you "
                       "trust where it came from, or --native-code=off to silence this");
+}
+
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy) {
+  if (policy != NativeCodePolicy::Authenticated || plan.code.empty())
+    return applyNativeCodePolicy(path, std::string_view(), plan, policy);
+  std::string bytes;
+  auto reread = readBundle(path, &bytes);
+  if (!reread.ok()) {
+    // Nothing authenticated to run: the caller's plan keeps no code (CUDA code has no fallback).
+    const bool cuda = std::any_of(plan.code.begin(), plan.code.end(), [](const CodeObject& c) { return c.format != "so"; });
+    if (cuda)
+      return absl::PermissionDeniedError(absl::StrCat(path, ": not running its CUDA code: it cannot be read again to "
+                                                      "check its tag: ", reread.status().message()));
+    plan.code.clear();
+    return absl::StrCat(path, ": its native kernels are not loaded, because it cannot be read again to check its tag (",
+                        reread.status().message(), "); its fused regions run interpreted (slower, same results)");
+  }
+  auto notice = applyNativeCodePolicy(path, bytes, *reread, policy);
+  if (!notice.ok()) return notice;
+  plan = std::move(*reread);
+  return notice;
 }
 
 }  // namespace amp::rt

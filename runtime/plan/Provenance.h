@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,22 +44,30 @@ absl::StatusOr<UserKey> readOrCreateUserKey();
 // unsealed tag) in place.
 absl::Status sealBundle(const std::string& path, const UserKey& key);
 
-// Whether `plan`, as read from the bundle at `path`, is what `key` authenticated: the file's tag
-// verifies and every code object of `plan` is byte-identical to the authenticated bytes (read in
-// the same pass, so a file changed between readBundle and this check is caught). `reason` says
-// why not, for the user.
+// Whether `bytes`, the whole of a bundle read once (readBundle(path, &bytes)), are what `key`
+// authenticated: the tag at its fixed place verifies over these same bytes, from which the plan
+// was parsed, so nothing done to the file at `path` (which only names it in messages) between
+// the parse and the check can change what runs. `reason` says why not, for the user.
 struct ProvenanceCheck {
   bool authenticated = false;
   std::string reason;
 };
-ProvenanceCheck checkProvenance(const std::string& path, const Plan& plan, const UserKey& key);
+ProvenanceCheck checkProvenance(std::string_view bytes, const UserKey& key);
 
 // amp-run's rule for native code (--trust-native-code, --native-code=off).
 enum class NativeCodePolicy { Authenticated, Trust, Off };
-// Applies `policy` to `plan` read from `path`: when its code may not be loaded, the code objects
-// are dropped (the cpu device then interprets the fused regions) and the returned notice (one
-// line; empty when nothing was dropped or the user asked for it) says why and names the flags. A plan whose code is CUDA
-// code (the cuda device has no interpreted path) gets an error instead of a notice.
+// Applies `policy` to `plan`, parsed from `bytes`, the bundle at `path` read once: when its code
+// may not be loaded, the code objects are dropped (the cpu device then interprets the fused
+// regions) and the returned notice (one line; empty when nothing was dropped or the user asked
+// for it) says why and names the flags. A plan whose code is CUDA code (the cuda device has no
+// interpreted path) gets an error instead of a notice.
+absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, std::string_view bytes, Plan& plan,
+                                                  NativeCodePolicy policy);
+// For a caller that parsed `plan` from `path` itself (readBundle(path)): under the Authenticated
+// policy the bundle is read once more, and the plan parsed from those bytes replaces `plan`
+// before the policy above is applied to it, so the plan that keeps its code is always the one
+// the tag covers, even if the file changed after the caller's read. Trust and Off act on `plan`
+// as given. Prefer readBundle(path, &bytes) and the overload above: one read instead of two.
 absl::StatusOr<std::string> applyNativeCodePolicy(const std::string& path, Plan& plan, NativeCodePolicy policy);
 
 }  // namespace amp::rt

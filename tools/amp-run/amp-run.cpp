@@ -514,9 +514,11 @@ int main(int argc, char** argv) {
     return fail(absl::InvalidArgumentError(
         "under mpirun amp-run trains (--epochs/--steps); run one entry in a single process"));
 
+  // A bundle is read once: the plan is parsed from these bytes and their tag checked on them.
+  std::string bundleBytes;
   absl::StatusOr<Plan> plan = endsWith(options->model, ".mlir")
                                   ? compileOnTheFly(options->model)
-                                  : readBundle(options->model);
+                                  : readBundle(options->model, &bundleBytes);
   if (!plan.ok()) return fail(plan.status());
   // Native code only from a bundle the user's ampc authenticated (docs/kernels.md, threat model),
   // checked before anything is loaded. A model amp-run just compiled with the user's ampc is the
@@ -526,10 +528,11 @@ int main(int argc, char** argv) {
     const NativeCodePolicy policy = options->nativeCode == "off"                 ? NativeCodePolicy::Off
                                     : options->trustNativeCode || compiledHere ? NativeCodePolicy::Trust
                                                                                : NativeCodePolicy::Authenticated;
-    auto notice = applyNativeCodePolicy(options->model, *plan, policy);
+    auto notice = applyNativeCodePolicy(options->model, bundleBytes, *plan, policy);
     if (!notice.ok()) return fail(notice.status());
     if (!notice->empty() && rankZero()) std::cerr << "amp-run: " << *notice << "\n";
   }
+  bundleBytes = std::string();
   cuda::CudaOptions cudaOptions;
   cudaOptions.conv = options->conv == "direct" ? cuda::ConvAlgorithm::Direct : cuda::ConvAlgorithm::ImplicitGemm;
   cudaOptions.syncEachLaunch = options->debugSync;

@@ -36,3 +36,14 @@
 
 // RUN: not amp-run %t/mlp.ampx --trust-native-code --native-code=off 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: --trust-native-code and --native-code=off contradict each other
+
+// A FIFO at the key's path (issue 43, K1) is refused at once, by ampc and by amp-run: both used to
+// block forever in open(). ampc still writes the bundle, unauthenticated; amp-run interprets it.
+// RUN: rm -f %t/fifo.key && mkfifo %t/fifo.key
+// RUN: env AMP_KEY_FILE=%t/fifo.key ampc %amp_src_root/examples/mlp.mlir --train -o %t/fifo.ampx 2>&1 | FileCheck %s --check-prefix=KEYFIFO-C
+// KEYFIFO-C: ampc: warning: {{.*}}fifo.ampx is not authenticated: the ampc key {{.*}}fifo.key is not a regular file
+// RUN: env AMP_KEY_FILE=%t/fifo.key amp-run %t/mlp.ampx --entry=train_step --data=fashion-mnist 2>&1 | FileCheck %s --check-prefix=KEYFIFO-R
+// KEYFIFO-R: its native kernels are not loaded, because the ampc key {{.*}}fifo.key is not a regular file
+// A FIFO given as the bundle is refused, not waited on.
+// RUN: not amp-run %t/fifo.key 2>&1 | FileCheck %s --check-prefix=BUNDLEFIFO
+// BUNDLEFIFO: fifo.key: not a regular file

@@ -155,9 +155,10 @@ TEST_F(NativeCodeSecurity, ForeignObjectInAnUnauthenticatedBundleNeverRunsAndThe
     if (!sealed) {
       ASSERT_TRUE(writeBundle(path, forged).ok());
     }
-    auto plan = readBundle(path);
+    std::string bytes;
+    auto plan = readBundle(path, &bytes);
     ASSERT_TRUE(plan.ok()) << plan.status();
-    auto notice = applyNativeCodePolicy(path, *plan, NativeCodePolicy::Authenticated);
+    auto notice = applyNativeCodePolicy(path, bytes, *plan, NativeCodePolicy::Authenticated);
     ASSERT_TRUE(notice.ok()) << notice.status();
     EXPECT_NE(notice->find(sealed ? "does not verify" : "carries no authentication tag"), std::string::npos) << *notice;
     EXPECT_NE(notice->find("--trust-native-code"), std::string::npos) << *notice;
@@ -175,9 +176,10 @@ TEST_F(NativeCodeSecurity, ForeignObjectInAnUnauthenticatedBundleNeverRunsAndThe
   }
   // What --trust-native-code means: the same bundle's object is loaded, and its constructor runs
   // (which also shows the marker above would have caught it), before the missing table refuses it.
-  auto plan = readBundle(path);
+  std::string bytes;
+  auto plan = readBundle(path, &bytes);
   ASSERT_TRUE(plan.ok());
-  ASSERT_EQ(*applyNativeCodePolicy(path, *plan, NativeCodePolicy::Trust), "");
+  ASSERT_EQ(*applyNativeCodePolicy(path, bytes, *plan, NativeCodePolicy::Trust), "");
   Outcome trusted = runOn(*plan, Device::Cpu);
   EXPECT_NE(trusted.status.message().find("exports no kernel table"), std::string::npos) << trusted.status;
   EXPECT_TRUE(exists(marker));
@@ -190,9 +192,10 @@ TEST_F(NativeCodeSecurity, AuthenticatedBundleKeepsItsNativeCodeAndTrustKeepsAny
   const std::string path = scratch("genuine.ampx");
   ASSERT_TRUE(writeBundle(path, genuine).ok());
   ASSERT_TRUE(sealBundle(path, key).ok());
-  auto plan = readBundle(path);
+  std::string bytes;
+  auto plan = readBundle(path, &bytes);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto notice = applyNativeCodePolicy(path, *plan, NativeCodePolicy::Authenticated);
+  auto notice = applyNativeCodePolicy(path, bytes, *plan, NativeCodePolicy::Authenticated);
   ASSERT_TRUE(notice.ok()) << notice.status();
   EXPECT_EQ(*notice, "");
   ASSERT_EQ(plan->code.size(), 1u);
@@ -200,12 +203,12 @@ TEST_F(NativeCodeSecurity, AuthenticatedBundleKeepsItsNativeCodeAndTrustKeepsAny
   ASSERT_TRUE(native.status.ok()) << native.status;
   EXPECT_EQ(native.referenceSteps, 0);
   // --native-code=off drops it silently; --trust-native-code keeps an unsealed bundle's code.
-  auto off = readBundle(path);
-  ASSERT_EQ(*applyNativeCodePolicy(path, *off, NativeCodePolicy::Off), "");
+  auto off = readBundle(path, &bytes);
+  ASSERT_EQ(*applyNativeCodePolicy(path, bytes, *off, NativeCodePolicy::Off), "");
   EXPECT_TRUE(off->code.empty());
   ASSERT_TRUE(writeBundle(path, genuine).ok());
-  auto trusted = readBundle(path);
-  ASSERT_EQ(*applyNativeCodePolicy(path, *trusted, NativeCodePolicy::Trust), "");
+  auto trusted = readBundle(path, &bytes);
+  ASSERT_EQ(*applyNativeCodePolicy(path, bytes, *trusted, NativeCodePolicy::Trust), "");
   EXPECT_EQ(trusted->code.size(), 1u);
   EXPECT_EQ(runOn(*trusted, Device::Cpu).referenceSteps, 0);
 }

@@ -1,9 +1,10 @@
 // Bundle provenance (runtime/plan/Provenance.h): the per-user key is created once, private, and
 // refused when others can read it; ampc's tag sits at its fixed place, verifies under the key that
-// sealed it and under no other, and a change of any byte of the bundle fails it; the code amp-run
-// would load must be the authenticated bytes; CUDA code without provenance is an error, not a
+// sealed it and under no other, and a change of any byte of the bundle fails it; the plan amp-run
+// runs is parsed from the very bytes the tag was checked on; CUDA code without provenance is an error, not a
 // silent fallback; PTX records name their target.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -125,7 +126,7 @@ TEST(Provenance, TagVerifiesUnderItsKeyOnlyAndCoversEveryByte) {
   const std::string unsealed = readFile(path);
   ASSERT_EQ(unsealed.compare(8, 30, kTagPrefix), 0);
   EXPECT_EQ(unsealed.substr(kTagOffset, kTagLength), unsealedTag());
-  ProvenanceCheck check = checkProvenance(path, plan, key);
+  ProvenanceCheck check = checkProvenance(unsealed, key);
   EXPECT_FALSE(check.authenticated);
   EXPECT_NE(check.reason.find("carries no authentication tag"), std::string::npos) << check.reason;
 
@@ -137,12 +138,12 @@ TEST(Provenance, TagVerifiesUnderItsKeyOnlyAndCoversEveryByte) {
   EXPECT_EQ(sealed.substr(0, kTagOffset) + sealed.substr(kTagOffset + kTagLength),
             unsealed.substr(0, kTagOffset) + unsealed.substr(kTagOffset + kTagLength));
   EXPECT_TRUE(readBundle(path).ok()) << "a sealed bundle is a valid bundle";
-  EXPECT_TRUE(checkProvenance(path, plan, key).authenticated) << checkProvenance(path, plan, key).reason;
+  EXPECT_TRUE(checkProvenance(sealed, key).authenticated) << checkProvenance(sealed, key).reason;
   EXPECT_FALSE(sealBundle(path, key).ok()) << "sealing twice";
 
   UserKey other = key;
   other.secret[31] ^= 0x80;
-  check = checkProvenance(path, plan, other);
+  check = checkProvenance(sealed, other);
   EXPECT_FALSE(check.authenticated);
   EXPECT_NE(check.reason.find("does not verify"), std::string::npos) << check.reason;
 
@@ -151,16 +152,100 @@ TEST(Provenance, TagVerifiesUnderItsKeyOnlyAndCoversEveryByte) {
                     sealed.size() - 1}) {
     std::string edited = sealed;
     edited[at] ^= 1;
-    writeFile(path, edited);
-    EXPECT_FALSE(checkProvenance(path, plan, key).authenticated) << "byte " << at;
+    EXPECT_FALSE(checkProvenance(edited, key).authenticated) << "byte " << at;
   }
-  writeFile(path, sealed);
-  // The code amp-run would load must be the bytes the tag covers.
-  Plan swapped = plan;
-  swapped.code[0].bytes.back() ^= 1;
-  check = checkProvenance(path, swapped, key);
-  EXPECT_FALSE(check.authenticated);
-  EXPECT_NE(check.reason.find("code objects changed"), std::string::npos) << check.reason;
+}
+
+// T1 (issue 43): amp-run parsed the plan from one open of the path and checked the tag from a
+// second, so a bundle swapped in between ran an edited plan with native code. Now the bytes are
+// read once: the plan comes from them and the tag is checked on them, whatever the path holds by
+// then.
+TEST(Provenance, PlanIsParsedFromTheBytesTheTagCovers) {
+  const UserKey key = freshKey("swap.key");
+  const std::string path = scratch("swap.ampx"), editedPath = scratch("swap-edited.ampx");
+  Plan plan = tinyPlan();
+  ASSERT_TRUE(writeBundle(path, plan).ok());
+  ASSERT_TRUE(sealBundle(path, key).ok());
+  // The attacker's copy: the same code, an edited plan (another model name), sealed under no key.
+  Plan edited = plan;
+  edited.metadata = {{"model", "evil"}};
+  ASSERT_TRUE(writeBundle(editedPath, edited).ok());
+
+  std::string bytes;
+  auto read = readBundle(path, &bytes);
+  ASSERT_TRUE(read.ok()) << read.status();
+  // The swap happens after the read, before the check: the check must not look at the path.
+  ASSERT_EQ(std::rename(editedPath.c_str(), path.c_str()), 0);
+  EXPECT_EQ(read->metadataValue("model"), "tiny");
+  EXPECT_TRUE(checkProvenance(bytes, key).authenticated) << checkProvenance(bytes, key).reason;
+  auto kept = applyNativeCodePolicy(path, bytes, *read, NativeCodePolicy::Authenticated);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(read->code.size(), 1u) << "the authenticated plan keeps its code";
+
+  // What the path holds now is read, parsed and refused as one: its own bytes carry no tag.
+  std::string swappedBytes;
+  auto swapped = readBundle(path, &swappedBytes);
+  ASSERT_TRUE(swapped.ok()) << swapped.status();
+  EXPECT_EQ(swapped->metadataValue("model"), "evil");
+  EXPECT_FALSE(checkProvenance(swappedBytes, key).authenticated);
+  EXPECT_FALSE(applyNativeCodePolicy(path, swappedBytes, *swapped, NativeCodePolicy::Authenticated).ok())
+      << "CUDA code without a verified tag is an error";
+}
+
+// The older two-read form, for callers that parsed the plan themselves (readBundle(path)): the
+// T1 attack the other way round. The caller parsed an edited, unsealed plan; then the genuine
+// sealed bundle is renamed over the path before the check. The check used to authenticate the
+// genuine file and compare only the code bytes (the same), so the edited plan kept its code. Now
+// the plan parsed from the authenticated bytes replaces the caller's.
+TEST(Provenance, TwoReadFormRunsThePlanTheTagCovers) {
+  const UserKey key = freshKey("tworead.key");
+  const std::string path = scratch("tworead.ampx"), genuinePath = scratch("tworead-genuine.ampx");
+  Plan plan = tinyPlan();
+  ASSERT_TRUE(writeBundle(genuinePath, plan).ok());
+  ASSERT_TRUE(sealBundle(genuinePath, key).ok());
+  Plan edited = plan;
+  edited.metadata = {{"model", "evil"}};
+  ASSERT_TRUE(writeBundle(path, edited).ok());
+  auto parsed = readBundle(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->metadataValue("model"), "evil");
+  ASSERT_EQ(std::rename(genuinePath.c_str(), path.c_str()), 0);
+  auto notice = applyNativeCodePolicy(path, *parsed, NativeCodePolicy::Authenticated);
+  ASSERT_TRUE(notice.ok()) << notice.status();
+  EXPECT_EQ(parsed->metadataValue("model"), "tiny") << "the edited plan must not run with the code";
+  EXPECT_EQ(parsed->code.size(), 1u);
+  // And a path that no longer holds a bundle: CUDA code is an error, not run.
+  std::remove(path.c_str());
+  EXPECT_FALSE(applyNativeCodePolicy(path, *parsed, NativeCodePolicy::Authenticated).ok());
+}
+
+// K1 (issue 43): a key path that is a FIFO hung ampc and amp-run in open(). Now it is refused at
+// once (a blocking open would hang this test until ctest's timeout), as is a symlink and a FIFO
+// given as the bundle.
+TEST(Provenance, FifoOrSymlinkKeyAndFifoBundleAreRefusedAtOnce) {
+  const std::string fifo = scratch("fifo.key." + std::to_string(getpid()));
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  setenv("AMP_KEY_FILE", fifo.c_str(), 1);
+  auto key = readUserKey();
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.status().message().find("is not a regular file"), std::string::npos) << key.status();
+  EXPECT_FALSE(readOrCreateUserKey().ok());
+  std::string bytes;
+  auto bundle = readBundle(fifo, &bytes);
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_NE(bundle.status().message().find("not a regular file"), std::string::npos) << bundle.status();
+  std::remove(fifo.c_str());
+
+  const UserKey real = freshKey("target.key");
+  const std::string link = scratch("link.key." + std::to_string(getpid()));
+  std::remove(link.c_str());
+  ASSERT_EQ(symlink(real.path.c_str(), link.c_str()), 0);
+  setenv("AMP_KEY_FILE", link.c_str(), 1);
+  key = readUserKey();
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.status().message().find("symbolic link"), std::string::npos) << key.status();
+  std::remove(link.c_str());
 }
 
 TEST(Provenance, UnauthenticatedCudaCodeIsAnErrorNamingTheFlag) {
@@ -168,11 +253,11 @@ TEST(Provenance, UnauthenticatedCudaCodeIsAnErrorNamingTheFlag) {
   const std::string path = scratch("cuda.ampx");
   Plan plan = tinyPlan();
   ASSERT_TRUE(writeBundle(path, plan).ok());  // unsealed
-  auto refused = applyNativeCodePolicy(path, plan, NativeCodePolicy::Authenticated);
+  auto refused = applyNativeCodePolicy(path, readFile(path), plan, NativeCodePolicy::Authenticated);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("--trust-native-code"), std::string::npos) << refused.status();
   EXPECT_EQ(plan.code.size(), 1u);
-  auto trusted = applyNativeCodePolicy(path, plan, NativeCodePolicy::Trust);
+  auto trusted = applyNativeCodePolicy(path, readFile(path), plan, NativeCodePolicy::Trust);
   ASSERT_TRUE(trusted.ok());
   EXPECT_EQ(plan.code.size(), 1u);
 }
