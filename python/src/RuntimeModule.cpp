@@ -162,11 +162,15 @@ class PySession {
             int threads)
       : threads_(threads) {
     ScopedThreads scoped(threads_);
-    Plan plan = valueOr(readBundle(bundle));
+    // One read: the plan is parsed from the bytes whose tag authenticates its native code.
+    std::string bytes;
+    Plan plan = valueOr(readBundle(bundle, &bytes));
     const NativeCodePolicy policy = nativeCode == "off"     ? NativeCodePolicy::Off
                                     : nativeCode == "trust" ? NativeCodePolicy::Trust
                                                             : NativeCodePolicy::Authenticated;
-    notice_ = valueOr(applyNativeCodePolicy(bundle, plan, policy));
+    notice_ = valueOr(applyNativeCodePolicy(bundle, bytes, plan, policy));
+    bytes.clear();
+    bytes.shrink_to_fit();
     const Device d = valueOr(parseDevice(device));
     device_ = std::string(deviceName(d));
     session_ = std::make_unique<Session>(valueOr(openSession(std::move(plan), d, memoryLimit)));
