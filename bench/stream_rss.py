@@ -14,9 +14,10 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
-import numpy as np
+import numpy as np  # for writing the data (in a child process)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXED_MIB = 64
@@ -34,6 +35,12 @@ def write_folder(folder, rows, block=8192):
         image.flush()
     del image
     np.save(os.path.join(folder, "label.npy"), (np.arange(rows) % 10).astype(np.int64))
+
+
+def write_in_child(folder, rows):
+    """The data is written by another process: a child's peak RSS starts from its parent's at fork
+    (and survives exec), so this process must never have mapped the data itself."""
+    subprocess.run([sys.executable, os.path.abspath(__file__), "--write", folder, str(rows)], check=True)
 
 
 def run(bindir, bundle, folder, steps, summary):
@@ -55,7 +62,11 @@ def main():
     parser.add_argument("--dir", default=None, help="where the data goes (default: a temporary folder)")
     parser.add_argument("--bindir", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--write", nargs=2, metavar=("DIR", "ROWS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:
+        write_folder(args.write[0], int(args.write[1]))
+        return
     work = args.dir or tempfile.mkdtemp(prefix="ampc-stream-")
     os.makedirs(work, exist_ok=True)
     try:
@@ -65,8 +76,8 @@ def main():
         rows = int(args.gb * 2**30 / (784 * 4))
         big, small = os.path.join(work, "big"), os.path.join(work, "small")
         if not os.path.exists(os.path.join(big, "label.npy")):
-            write_folder(big, rows)
-        write_folder(small, 1024)
+            write_in_child(big, rows)
+        write_in_child(small, 1024)
         results = {}
         for name, folder in (("small", small), ("big", big)):
             rss, summary = run(args.bindir, bundle, folder, args.steps, os.path.join(work, name + ".json"))

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """torchvision's ResNet-18 (1-channel stem) on Fashion-MNIST through a PyTorch DataLoader with two
 workers and augmentation (random crop with 4 pixels of padding, horizontal flip), trained by ampc
-(precision="auto": bf16 where the CPU has it, else f16 with dynamic loss scaling) and, with the
-same loader, seed, initial weights, optimizer and schedule, by PyTorch eager in f32. Prints both
-accuracy curves and step times side by side.
+(precision="auto": bf16 where the CPU runs bf16 GEMMs natively, AMX or AMD's AVX512-BF16, else f32;
+docs/precision-policy.md) and, with the same loader, seed, initial weights, optimizer and
+schedule, by PyTorch eager in f32. Prints both accuracy curves and step times side by side.
 
     export PYTHONPATH=$PWD/build/python
     /usr/bin/python3 examples/train_torchvision.py --epochs 6            # both sides

@@ -5,6 +5,7 @@ PyTorch is imported only when a module is given: the rest of the package works w
 import os
 import re
 import sys
+import warnings
 
 import numpy as np
 
@@ -37,9 +38,12 @@ def export_module(module, example, path):
     was_training = module.training
     module.train()
     try:
-        torch.onnx.export(module, example, path, opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
-                          dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
+        # The exporter warns about every batch norm counter it drops; state_dict() restores them.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*num_batches_tracked.*", category=UserWarning)
+            torch.onnx.export(module, example, path, opset_version=17, training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, input_names=[INPUT_NAME], output_names=[OUTPUT_NAME],
+                              dynamic_axes={INPUT_NAME: {0: "batch"}, OUTPUT_NAME: {0: "batch"}})
     finally:
         module.train(was_training)
         module.load_state_dict(before)

@@ -249,21 +249,33 @@ absl::StatusOr<Tensor> decodeNpy(std::string_view bytes, const std::string& wher
   return t;
 }
 
-absl::StatusOr<Tensor> readNpy(const std::string& path) {
-  absl::StatusOr<InputFile> f = InputFile::open(path);
-  if (!f.ok()) return f.status();
-  uint64_t size = f->size();
+namespace {
+
+// The header of the open .npy file `f`, checked against the file's size; `need` receives the
+// array's byte count.
+absl::StatusOr<NpyHeader> readCheckedHeader(const InputFile& f, const std::string& path, uint64_t& need) {
+  uint64_t size = f.size();
   if (size == 0) return absl::DataLossError(absl::StrCat(path, ": empty file (0 bytes)"));
-  absl::StatusOr<std::string> pre = f->readString(0, std::min<uint64_t>(size, 12));
+  absl::StatusOr<std::string> pre = f.readString(0, std::min<uint64_t>(size, 12));
   if (!pre.ok()) return pre.status();
   size_t preambleLen = 0, dictLen = 0;
   if (absl::Status s = parsePreamble(*pre, size, path, preambleLen, dictLen); !s.ok()) return s;
-  absl::StatusOr<std::string> head = f->readString(0, preambleLen + dictLen);
+  absl::StatusOr<std::string> head = f.readString(0, preambleLen + dictLen);
   if (!head.ok()) return head.status();
   absl::StatusOr<NpyHeader> h = parseHeader(*head, size, path);
   if (!h.ok()) return h.status();
-  uint64_t need = 0;
   if (absl::Status s = checkDataSize(*h, size - h->dataOffset, path, need); !s.ok()) return s;
+  return h;
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> readNpy(const std::string& path) {
+  absl::StatusOr<InputFile> f = InputFile::open(path);
+  if (!f.ok()) return f.status();
+  uint64_t need = 0;
+  absl::StatusOr<NpyHeader> h = readCheckedHeader(*f, path, need);
+  if (!h.ok()) return h.status();
   // Sizes are validated against the file before allocating, so a lying header cannot make us
   // allocate more than the file holds.
   absl::StatusOr<Tensor> t = io_detail::allocateTensor(h->dtype, h->shape, path);
@@ -277,18 +289,9 @@ absl::StatusOr<Tensor> readNpy(const std::string& path) {
 absl::StatusOr<std::shared_ptr<const NpyRowFile>> NpyRowFile::open(const std::string& path) {
   absl::StatusOr<InputFile> f = InputFile::open(path);
   if (!f.ok()) return f.status();
-  uint64_t size = f->size();
-  if (size == 0) return absl::DataLossError(absl::StrCat(path, ": empty file (0 bytes)"));
-  absl::StatusOr<std::string> pre = f->readString(0, std::min<uint64_t>(size, 12));
-  if (!pre.ok()) return pre.status();
-  size_t preambleLen = 0, dictLen = 0;
-  if (absl::Status s = parsePreamble(*pre, size, path, preambleLen, dictLen); !s.ok()) return s;
-  absl::StatusOr<std::string> head = f->readString(0, preambleLen + dictLen);
-  if (!head.ok()) return head.status();
-  absl::StatusOr<NpyHeader> h = parseHeader(*head, size, path);
-  if (!h.ok()) return h.status();
   uint64_t need = 0;
-  if (absl::Status s = checkDataSize(*h, size - h->dataOffset, path, need); !s.ok()) return s;
+  absl::StatusOr<NpyHeader> h = readCheckedHeader(*f, path, need);
+  if (!h.ok()) return h.status();
   if (h->shape.empty() || h->shape[0] == 0)
     return absl::InvalidArgumentError(absl::StrCat(path, ": shape ", shapeToString(h->shape),
                                                    " has no examples (data is [N, ...] with N >= 1)"));
