@@ -37,7 +37,7 @@
 // RUN: not amp-run %t/mlp.ampx --trust-native-code --native-code=off 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: --trust-native-code and --native-code=off contradict each other
 
-// A FIFO at the key's path (issue 43, K1) is refused at once, by ampc and by amp-run: both used to
+// A FIFO at the key's path is refused at once, by ampc and by amp-run: both used to
 // block forever in open(). ampc still writes the bundle, unauthenticated; amp-run interprets it.
 // RUN: rm -f %t/fifo.key && mkfifo %t/fifo.key
 // RUN: env AMP_KEY_FILE=%t/fifo.key ampc %amp_src_root/examples/mlp.mlir --train -o %t/fifo.ampx 2>&1 | FileCheck %s --check-prefix=KEYFIFO-C

@@ -156,7 +156,7 @@ TEST(Provenance, TagVerifiesUnderItsKeyOnlyAndCoversEveryByte) {
   }
 }
 
-// T1 (issue 43): amp-run parsed the plan from one open of the path and checked the tag from a
+// Earlier, amp-run parsed the plan from one open of the path and checked the tag from a
 // second, so a bundle swapped in between ran an edited plan with native code. Now the bytes are
 // read once: the plan comes from them and the tag is checked on them, whatever the path holds by
 // then.
@@ -219,7 +219,7 @@ TEST(Provenance, TwoReadFormRunsThePlanTheTagCovers) {
   EXPECT_FALSE(applyNativeCodePolicy(path, *parsed, NativeCodePolicy::Authenticated).ok());
 }
 
-// K1 (issue 43): a key path that is a FIFO hung ampc and amp-run in open(). Now it is refused at
+// A key path that is a FIFO hung ampc and amp-run in open(). Now it is refused at
 // once (a blocking open would hang this test until ctest's timeout), as is a symlink and a FIFO
 // given as the bundle.
 TEST(Provenance, FifoOrSymlinkKeyAndFifoBundleAreRefusedAtOnce) {
