@@ -54,6 +54,50 @@ def Amp_Dialect : Dialect {
 }
 
 // Element types.
+//===----------------------------------------------------------------------===//
+// How the runtime runs an op (runtime/plan/Plan.h, StepKind). The op catalogue generator
+// (tools/op-catalog/gen_op_catalog.py) reads these traits into the runtime's schema; an op with
+// none runs as a single elementwise or shape step.
+//===----------------------------------------------------------------------===//
+
+class Amp_StepKindTrait<string name> : NativeOpTrait<name> { let cppNamespace = "::mlir::amp"; }
+// A library call: GEMM, convolution, pooling, softmax, norms, losses, reductions, embedding.
+def Amp_LibraryStep : Amp_StepKindTrait<"LibraryStep">;
+// A multi-tensor loss-scaling, clipping or optimizer kernel.
+def Amp_MultiTensorStep : Amp_StepKindTrait<"MultiTensorStep">;
+// A generated fused kernel.
+def Amp_FusedStep : Amp_StepKindTrait<"FusedStep">;
+// A view of the operand: no work.
+def Amp_AliasStep : Amp_StepKindTrait<"AliasStep">;
+
+//===----------------------------------------------------------------------===//
+// Bounded attributes
+//===----------------------------------------------------------------------===//
+
+// A numeric attribute confined to an interval, which the IR verifier checks and, through the
+// decoder generated from these fields (tools/op-catalog/gen_op_catalog.py), the runtime checks in
+// every plan: one declaration, no hand-written range checks. Bounds are C++ literals ("1.0",
+// "INFINITY"); an empty bound is none; an open bound excludes its value. A float bound also refuses
+// NaN.
+class Amp_BoundedAttr<Attr attr, string lo, string hi, bit loOpen = 0, bit hiOpen = 0>
+    : ConfinedAttr<attr, [AttrConstraint<
+          CPred<"::mlir::amp::attrWithin($_self, " # !if(!empty(lo), "-INFINITY", lo) # ", " #
+                !if(!empty(hi), "INFINITY", hi) # ", " # !if(loOpen, "true", "false") # ", " #
+                !if(hiOpen, "true", "false") # ")">,
+          "in " # !if(!or(loOpen, !empty(lo)), "(", "[") # !if(!empty(lo), "-inf", lo) # ", " #
+                !if(!empty(hi), "inf", !subst("INFINITY", "inf", hi)) # !if(!or(hiOpen, !empty(hi)), ")", "]")>]> {
+  string ampLo = lo;
+  string ampHi = hi;
+  bit ampLoOpen = loOpen;
+  bit ampHiOpen = hiOpen;
+}
+
+// The bounded attributes the ops share.
+def Amp_PositiveF64Attr : Amp_BoundedAttr<F64Attr, "0.0", "INFINITY", 1, 1>;      // finite, > 0
+def Amp_NonNegativeF64Attr : Amp_BoundedAttr<F64Attr, "0.0", "INFINITY", 0, 1>;   // finite, >= 0
+def Amp_UnitIntervalF64Attr : Amp_BoundedAttr<F64Attr, "0.0", "1.0", 0, 1>;       // [0, 1)
+def Amp_NonNegativeI64Attr : Amp_BoundedAttr<I64Attr, "0", "">;
+
 def Amp_ComputeFloat : AnyTypeOf<[F32, F16, BF16], "f32, f16 or bf16">;
 def Amp_CastableFloat : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2],
                                   "f32, f16, bf16, f8E4M3FN or f8E5M2">;

@@ -48,7 +48,7 @@ def Amp_ReduceScatterOp : Op<Amp_Dialect, "reduce_scatter", [InferTypeOpAdaptor,
     %c1, %c2 = amp.reduce_scatter mean ranks(2) %g1, %g2 : tensor<784x256xf32>, tensor<256xf32>
     ```
   }];
-  let arguments = (ins Amp_ReduceKindAttr:$kind, ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks,
+  let arguments = (ins Amp_ReduceKindAttr:$kind, Amp_BoundedAttr<I64Attr, "1", "">:$ranks,
                        Variadic<Amp_AnyTensor>:$values);
   let results = (outs Variadic<Amp_AnyTensor>:$chunks);
   let assemblyFormat = "`` $kind `ranks` `(` $ranks `)` $values attr-dict `:` type($values)";
@@ -68,7 +68,7 @@ def Amp_AllGatherOp : Op<Amp_Dialect, "all_gather", [MemoryEffects<[MemRead, Mem
                -> tensor<784x256xf32>, tensor<256xf32>
     ```
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks, Variadic<Amp_AnyTensor>:$values);
+  let arguments = (ins Amp_BoundedAttr<I64Attr, "1", "">:$ranks, Variadic<Amp_AnyTensor>:$values);
   let results = (outs Variadic<Amp_AnyTensor>:$gathered);
   let assemblyFormat = "`ranks` `(` $ranks `)` $values attr-dict `:` type($values) `->` type($gathered)";
   let hasVerifier = 1;
@@ -85,7 +85,7 @@ def Amp_RankChunkOp : Op<Amp_Dialect, "rank_chunk", [Pure, InferTypeOpAdaptor]> 
     %mine = amp.rank_chunk ranks(2) %w : tensor<784x256xf32>
     ```
   }];
-  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$ranks, Amp_AnyTensor:$value);
+  let arguments = (ins Amp_BoundedAttr<I64Attr, "1", "">:$ranks, Amp_AnyTensor:$value);
   let results = (outs Amp_AnyTensor:$chunk);
   let assemblyFormat = "`ranks` `(` $ranks `)` $value attr-dict `:` type($value)";
 }

@@ -1,7 +1,7 @@
 // Fused elementwise regions, formed by amp-fuse (passes/Fuse.cpp) after the training passes: one
 // kernel per region, one pass over memory instead of one per op.
 
-def Amp_FusedOp : Amp_Op<"fused", [IsolatedFromAbove]> {
+def Amp_FusedOp : Amp_Op<"fused", [Amp_FusedStep, IsolatedFromAbove]> {
   let summary = "An elementwise region run as one generated kernel";
   let description = [{
     The body is a chain of elementwise ops (unary and binary math, compare, select, cast) over one
@@ -37,7 +37,7 @@ def Amp_YieldOp : Amp_Op<"yield", [Terminator, HasParent<"FusedOp">]> {
   let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
-def Amp_GemmEpilogueOp : Amp_Op<"gemm_epilogue"> {
+def Amp_GemmEpilogueOp : Amp_Op<"gemm_epilogue", [Amp_LibraryStep]> {
   let summary = "A GEMM whose result carries a cuBLASLt training epilogue";
   let description = [{
     Formed by amp-select-gemm-epilogues (cuda targets, `ampc --gemm-epilogues=cublaslt`) from an

@@ -42,7 +42,7 @@ def Amp_GeluGradOp : Amp_Op<"gelu_grad", [Elementwise,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Amp_Conv2DGradInputOp : Amp_Op<"conv2d_grad_input"> {
+def Amp_Conv2DGradInputOp : Amp_Op<"conv2d_grad_input", [Amp_LibraryStep]> {
   let summary = "Gradient of amp.conv2d with respect to its input (a transposed convolution)";
   let description = [{
     `grad` is the cotangent `[N, O, OH, OW]` of `amp.conv2d(input, weight)` and `weight` is
@@ -70,7 +70,7 @@ def Amp_Conv2DGradInputOp : Amp_Op<"conv2d_grad_input"> {
   let hasVerifier = 1;
 }
 
-def Amp_Conv2DGradWeightOp : Amp_Op<"conv2d_grad_weight"> {
+def Amp_Conv2DGradWeightOp : Amp_Op<"conv2d_grad_weight", [Amp_LibraryStep]> {
   let summary = "Gradient of amp.conv2d with respect to its weight";
   let description = [{
     `input` is the forward input `[N, C, H, W]`, `grad` the cotangent `[N, O, OH, OW]`; the
@@ -95,7 +95,7 @@ def Amp_Conv2DGradWeightOp : Amp_Op<"conv2d_grad_weight"> {
   let hasVerifier = 1;
 }
 
-def Amp_MaxPool2DGradOp : Amp_Op<"max_pool2d_grad", [AllTypesMatch<["input", "result"]>]> {
+def Amp_MaxPool2DGradOp : Amp_Op<"max_pool2d_grad", [Amp_LibraryStep, AllTypesMatch<["input", "result"]>]> {
   let summary = "Gradient of amp.max_pool2d: each window's gradient goes to its first maximum";
   let description = [{
     `input` is the forward input, `grad` the cotangent of the pooled result. For every window
@@ -119,7 +119,7 @@ def Amp_MaxPool2DGradOp : Amp_Op<"max_pool2d_grad", [AllTypesMatch<["input", "re
   let hasVerifier = 1;
 }
 
-def Amp_AvgPool2DGradOp : Amp_Op<"avg_pool2d_grad"> {
+def Amp_AvgPool2DGradOp : Amp_Op<"avg_pool2d_grad", [Amp_LibraryStep]> {
   let summary = "Gradient of amp.avg_pool2d: each window spreads grad / (kh*kw) over its inputs";
   let description = [{
     `grad` is the cotangent of the pooled result; the result has the forward input's type
@@ -146,7 +146,7 @@ def Amp_AvgPool2DGradOp : Amp_Op<"avg_pool2d_grad"> {
 // Normalisations
 //===----------------------------------------------------------------------===//
 
-def Amp_SoftmaxGradOp : Amp_Op<"softmax_grad", [AllTypesMatch<["output", "result"]>]> {
+def Amp_SoftmaxGradOp : Amp_Op<"softmax_grad", [Amp_LibraryStep, AllTypesMatch<["output", "result"]>]> {
   let summary = "Gradient of amp.softmax from its output: output * (grad - sum(grad * output))";
   let description = [{
     `output` is amp.softmax's result `y` and `grad` its cotangent `dy`, both of `y`'s shape; the
@@ -168,7 +168,7 @@ def Amp_SoftmaxGradOp : Amp_Op<"softmax_grad", [AllTypesMatch<["output", "result
   let hasVerifier = 1;
 }
 
-def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor,
+def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [Amp_LibraryStep, InferTypeOpAdaptor,
     AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.layer_norm: (d input, d weight, d bias)";
   let description = [{
@@ -195,7 +195,7 @@ def Amp_LayerNormGradOp : Amp_Op<"layer_norm_grad", [InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
-def Amp_BatchNormGradOp : Amp_Op<"batch_norm_grad", [InferTypeOpAdaptor,
+def Amp_BatchNormGradOp : Amp_Op<"batch_norm_grad", [Amp_LibraryStep, InferTypeOpAdaptor,
     AllTypesMatch<["input", "grad"]>, AllTypesMatch<["scale", "running_mean", "running_var"]>]> {
   let summary = "Gradient of amp.batch_norm: (d input, d scale, d bias)";
   let description = [{
@@ -223,7 +223,7 @@ def Amp_BatchNormGradOp : Amp_Op<"batch_norm_grad", [InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
-def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [InferTypeOpAdaptor,
+def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [Amp_LibraryStep, InferTypeOpAdaptor,
     AllTypesMatch<["input", "grad"]>]> {
   let summary = "Gradient of amp.rms_norm: (d input, d weight)";
   let description = [{
@@ -250,7 +250,7 @@ def Amp_RmsNormGradOp : Amp_Op<"rms_norm_grad", [InferTypeOpAdaptor,
 // Embedding, loss, slice
 //===----------------------------------------------------------------------===//
 
-def Amp_EmbeddingGradOp : Amp_Op<"embedding_grad", [InferTypeOpAdaptor]> {
+def Amp_EmbeddingGradOp : Amp_Op<"embedding_grad", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Gradient of amp.embedding: scatter-add of the rows of grad into the table";
   let description = [{
     `ids` is the forward op's id tensor of shape `S`, `grad` the cotangent `S + [D]`; the result
@@ -270,7 +270,7 @@ def Amp_EmbeddingGradOp : Amp_Op<"embedding_grad", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_CrossEntropyGradOp : Amp_Op<"cross_entropy_grad", [InferTypeOpAdaptor]> {
+def Amp_CrossEntropyGradOp : Amp_Op<"cross_entropy_grad", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Gradient of amp.cross_entropy with respect to the logits";
   let description = [{
     `grad` is the rank-0 cotangent of the loss. For a row whose label `y` is not `ignore_index`,

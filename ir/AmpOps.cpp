@@ -66,6 +66,14 @@ LogicalResult missingAttr(std::optional<Location> loc, StringRef op, StringRef a
 
 }  // namespace
 
+bool mlir::amp::attrWithin(Attribute attr, double lo, double hi, bool loOpen, bool hiOpen) {
+  double v;
+  if (auto f = dyn_cast<FloatAttr>(attr)) v = f.getValueAsDouble();
+  else if (auto i = dyn_cast<IntegerAttr>(attr)) v = static_cast<double>(i.getValue().getSExtValue());
+  else return false;
+  return (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
+}
+
 //===----------------------------------------------------------------------===//
 // constant
 //===----------------------------------------------------------------------===//

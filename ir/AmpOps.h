@@ -2,6 +2,7 @@
 #ifndef AMP_IR_AMPOPS_H
 #define AMP_IR_AMPOPS_H
 
+#include <cmath>
 #include <optional>
 
 #include "ir/AmpDialect.h"
@@ -10,6 +11,22 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::amp {
+// How the runtime runs an op (ir/AmpBase.td, Amp_StepKindTrait): markers, nothing to verify.
+template <typename ConcreteType>
+class LibraryStep : public OpTrait::TraitBase<ConcreteType, LibraryStep> {};
+template <typename ConcreteType>
+class MultiTensorStep : public OpTrait::TraitBase<ConcreteType, MultiTensorStep> {};
+template <typename ConcreteType>
+class FusedStep : public OpTrait::TraitBase<ConcreteType, FusedStep> {};
+template <typename ConcreteType>
+class AliasStep : public OpTrait::TraitBase<ConcreteType, AliasStep> {};
+
+// An integer or float attribute within [lo, hi], each end open or closed (Amp_BoundedAttr,
+// ir/AmpBase.td); NaN is within no interval.
+bool attrWithin(Attribute attr, double lo, double hi, bool loOpen, bool hiOpen);
+}  // namespace mlir::amp
 
 // The interfaces every model op declares (ir/AmpInterfaces.td).
 #include "ir/AutocastCategory.h"

@@ -147,7 +147,7 @@ def Amp_SelectOp : Amp_ModelOp<"select", [InferTypeOpAdaptor]> {
 // Contractions and windows
 //===----------------------------------------------------------------------===//
 
-def Amp_MatmulOp : Amp_ModelOp<"matmul", [InferTypeOpAdaptor]> {
+def Amp_MatmulOp : Amp_ModelOp<"matmul", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Matrix product, 2-D or batched with broadcast batch dimensions";
   let description = [{
     `lhs` is `[..., M, K]` (or `[..., K, M]` with `transpose_a`), `rhs` is `[..., K, N]` (or
@@ -169,7 +169,7 @@ def Amp_MatmulOp : Amp_ModelOp<"matmul", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_LinearOp : Amp_ModelOp<"linear", [InferTypeOpAdaptor]> {
+def Amp_LinearOp : Amp_ModelOp<"linear", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Fully connected layer: x·Wᵀ + b (PyTorch's F.linear / addmm), bias in the epilogue";
   let description = [{
     `input` is `[..., in]` (rank >= 2), `weight` is `[out, in]` (PyTorch's `nn.Linear` layout,
@@ -210,7 +210,7 @@ def Amp_LinearOp : Amp_ModelOp<"linear", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Amp_Conv2DOp : Amp_ModelOp<"conv2d", [InferTypeOpAdaptor]> {
+def Amp_Conv2DOp : Amp_ModelOp<"conv2d", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "2-D convolution (NCHW) with stride, padding, dilation, groups and optional bias";
   let description = [{
     `input` is `[N, C, H, W]`, `weight` is `[O, C/groups, KH, KW]`, `bias` (optional) is `[O]`.
@@ -235,7 +235,8 @@ def Amp_Conv2DOp : Amp_ModelOp<"conv2d", [InferTypeOpAdaptor]> {
   }];
 }
 
-class Amp_Pool2DOp<string mnemonic, string what> : Amp_ModelOp<mnemonic, [InferTypeOpAdaptor]> {
+class Amp_Pool2DOp<string mnemonic, string what>
+    : Amp_ModelOp<mnemonic, [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = what # " pooling over NCHW windows";
   let description = !strconcat(what, " over `kernel` windows moved by `stride` (default = kernel) ",
     "with symmetric `padding` (max pads with -inf; avg counts padded zeros, as PyTorch's ",
@@ -257,7 +258,8 @@ def Amp_AvgPool2DOp : Amp_Pool2DOp<"avg_pool2d", "Average">;
 // Reductions and normalisations
 //===----------------------------------------------------------------------===//
 
-class Amp_ReduceOp<string mnemonic, string what> : Amp_ModelOp<mnemonic, [InferTypeOpAdaptor]> {
+class Amp_ReduceOp<string mnemonic, string what>
+    : Amp_ModelOp<mnemonic, [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = what # " over the given dimensions";
   let description = !strconcat(what, " over `dims` (distinct, in range), accumulated in f32. ",
     "With `keepdim` the reduced dimensions stay with size 1.\n\n",
@@ -272,7 +274,7 @@ def Amp_ReduceMeanOp : Amp_ReduceOp<"reduce_mean", "Mean">;
 def Amp_ReduceMaxOp : Amp_ReduceOp<"reduce_max", "Maximum">;
 
 class Amp_SoftmaxLikeOp<string mnemonic, string formula>
-    : Amp_ModelOp<mnemonic, [AllTypesMatch<["input", "result"]>]> {
+    : Amp_ModelOp<mnemonic, [Amp_LibraryStep, AllTypesMatch<["input", "result"]>]> {
   let summary = formula # " along one axis";
   let description = !strconcat("Computes `", formula, "` along `axis`, numerically stable ",
     "(the row maximum is subtracted first).\n\n",
@@ -286,7 +288,7 @@ class Amp_SoftmaxLikeOp<string mnemonic, string formula>
 def Amp_SoftmaxOp : Amp_SoftmaxLikeOp<"softmax", "exp(x_i) / sum_j exp(x_j)">;
 def Amp_LogSoftmaxOp : Amp_SoftmaxLikeOp<"log_softmax", "x_i - log(sum_j exp(x_j))">;
 
-def Amp_LayerNormOp : Amp_ModelOp<"layer_norm", [AttrSizedOperandSegments,
+def Amp_LayerNormOp : Amp_ModelOp<"layer_norm", [Amp_LibraryStep, AttrSizedOperandSegments,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "Layer normalisation over the trailing dimensions";
   let description = [{
@@ -311,7 +313,7 @@ def Amp_LayerNormOp : Amp_ModelOp<"layer_norm", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Amp_BatchNormOp : Amp_ModelOp<"batch_norm", [InferTypeOpAdaptor,
+def Amp_BatchNormOp : Amp_ModelOp<"batch_norm", [Amp_LibraryStep, InferTypeOpAdaptor,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var"]>]> {
   let summary = "Batch normalisation over every dimension but the channels (dim 1)";
   let description = [{
@@ -343,7 +345,7 @@ def Amp_BatchNormOp : Amp_ModelOp<"batch_norm", [InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
-def Amp_RmsNormOp : Amp_ModelOp<"rms_norm", [AllTypesMatch<["input", "result"]>]> {
+def Amp_RmsNormOp : Amp_ModelOp<"rms_norm", [Amp_LibraryStep, AllTypesMatch<["input", "result"]>]> {
   let summary = "Root-mean-square normalisation over the trailing dimensions";
   let description = [{
     `y = x / sqrt(mean(x^2) + eps) * weight` over the last `normalized_ndim` dimensions.
@@ -366,7 +368,7 @@ def Amp_RmsNormOp : Amp_ModelOp<"rms_norm", [AllTypesMatch<["input", "result"]>]
 // Embedding and dropout
 //===----------------------------------------------------------------------===//
 
-def Amp_EmbeddingOp : Amp_ModelOp<"embedding", [InferTypeOpAdaptor]> {
+def Amp_EmbeddingOp : Amp_ModelOp<"embedding", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Gathers rows of a table by integer ids";
   let description = [{
     `table` is `[V, D]`, `ids` is any integer tensor of shape `S`; the result is `S + [D]`.
@@ -381,7 +383,7 @@ def Amp_EmbeddingOp : Amp_ModelOp<"embedding", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$table `[` $ids `]` attr-dict `:` type($table) `,` type($ids)";
 }
 
-def Amp_DropoutOp : Amp_ModelOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def Amp_DropoutOp : Amp_ModelOp<"dropout", [Amp_LibraryStep, AllTypesMatch<["input", "result"]>]> {
   let summary = "Inverted dropout with a counter-based, reproducible mask";
   let description = [{
     Keeps each element with probability `1 - rate` and scales kept elements by `1/(1-rate)`.
@@ -402,7 +404,7 @@ def Amp_DropoutOp : Amp_ModelOp<"dropout", [AllTypesMatch<["input", "result"]>]>
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Amp_ReshapeOp : Amp_ModelOp<"reshape"> {
+def Amp_ReshapeOp : Amp_ModelOp<"reshape", [Amp_AliasStep]> {
   let summary = "Reinterprets a tensor with a new shape of the same element count";
   let description = [{
     ```mlir
@@ -480,7 +482,7 @@ def Amp_ConcatOp : Amp_ModelOp<"concat", [InferTypeOpAdaptor]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Amp_CrossEntropyOp : Amp_ModelOp<"cross_entropy", [InferTypeOpAdaptor]> {
+def Amp_CrossEntropyOp : Amp_ModelOp<"cross_entropy", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Softmax cross-entropy with integer labels, mean reduction";
   let description = [{
     `logits` is `[N, C]`, `labels` is `[N]` of i32/i64. Per sample,
@@ -500,7 +502,7 @@ def Amp_CrossEntropyOp : Amp_ModelOp<"cross_entropy", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels)";
 }
 
-def Amp_MseLossOp : Amp_ModelOp<"mse_loss", [InferTypeOpAdaptor]> {
+def Amp_MseLossOp : Amp_ModelOp<"mse_loss", [Amp_LibraryStep, InferTypeOpAdaptor]> {
   let summary = "Mean squared error, mean reduction";
   let description = [{
     `mean((input - target)^2)` over all elements; both operands have the same type.

@@ -49,24 +49,6 @@ LogicalResult UnscaleCheckOp::inferReturnTypes(MLIRContext* ctx, std::optional<L
 LogicalResult UnscaleCheckOp::verify() { return needGrads(*this, getGrads().size()); }
 
 //===----------------------------------------------------------------------===//
-// update_scale
-//===----------------------------------------------------------------------===//
-
-LogicalResult UpdateScaleOp::verify() {
-  double growth = getGrowthFactor().convertToDouble();
-  double backoff = getBackoffFactor().convertToDouble();
-  int64_t interval = static_cast<int64_t>(getGrowthInterval());
-  if (!(growth > 1.0) || !std::isfinite(growth))
-    return emitOpError("growth_factor must be finite and > 1.0 (GradScaler asserts it), got ") << growth;
-  if (!(backoff > 0.0 && backoff < 1.0))
-    return emitOpError("backoff_factor must be in (0, 1) (GradScaler asserts < 1.0), got ") << backoff;
-  if (interval < 1 || interval > INT32_MAX)
-    return emitOpError("growth_interval must be in [1, 2^31 - 1] (the growth tracker is i32), got ")
-           << interval;
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // global_norm, clip_grads
 //===----------------------------------------------------------------------===//
 
@@ -78,11 +60,7 @@ LogicalResult ClipGradsOp::inferReturnTypes(MLIRContext*, std::optional<Location
 }
 
 LogicalResult ClipGradsOp::verify() {
-  if (failed(needGrads(*this, getGrads().size()))) return failure();
-  double maxNorm = getMaxNorm().convertToDouble();
-  if (!(maxNorm > 0.0) || !std::isfinite(maxNorm))
-    return emitOpError("max_norm must be finite and > 0, got ") << maxNorm;
-  return success();
+  return needGrads(*this, getGrads().size());
 }
 
 //===----------------------------------------------------------------------===//
@@ -99,9 +77,6 @@ LogicalResult LrScheduleOp::verify() {
   double base = getBaseLr().convertToDouble(), minLr = getMinLr().convertToDouble();
   int64_t warmup = static_cast<int64_t>(getWarmupSteps());
   int64_t total = static_cast<int64_t>(getTotalSteps());
-  if (!(base >= 0.0) || !std::isfinite(base))
-    return emitOpError("base_lr must be finite and >= 0, got ") << base;
-  if (warmup < 0) return emitOpError("warmup_steps must be >= 0, got ") << warmup;
   if (getKind() == LrScheduleKind::Cosine) {
     if (!(minLr >= 0.0 && minLr <= base))
       return emitOpError("min_lr must be in [0, base_lr = ") << base << "], got " << minLr;
@@ -137,8 +112,6 @@ LogicalResult verifyFusedUpdate(Operation* op, Value norm, std::optional<APFloat
                                 std::optional<Type> copy) {
   if (static_cast<bool>(norm) != maxNorm.has_value())
     return op->emitOpError(norm ? "clips by a norm but has no max_norm" : "has a max_norm but no clip(norm) operand");
-  if (maxNorm && (!(maxNorm->convertToDouble() > 0.0) || !std::isfinite(maxNorm->convertToDouble())))
-    return op->emitOpError("max_norm must be finite and > 0, got ") << maxNorm->convertToDouble();
   if (copy && !copy->isBF16() && !copy->isF16())
     return op->emitOpError("weight_copy must be bf16 or f16, got ") << *copy;
   return success();
@@ -147,12 +120,6 @@ LogicalResult verifyFusedUpdate(Operation* op, Value norm, std::optional<APFloat
 // The weight copy result's type: the param's shape in the copy's element type.
 void addWeightCopyType(Value param, std::optional<Type> copy, SmallVectorImpl<Type>& out) {
   if (copy) out.push_back(cast<RankedTensorType>(param.getType()).clone(*copy));
-}
-
-LogicalResult checkUnit(Operation* op, StringRef name, double v, bool allowOne = false) {
-  if (!(v >= 0.0 && (allowOne ? v <= 1.0 : v < 1.0)))
-    return op->emitOpError() << name << " must be in [0, 1" << (allowOne ? "]" : ")") << ", got " << v;
-  return success();
 }
 
 }  // namespace
@@ -172,11 +139,6 @@ LogicalResult SgdUpdateOp::verify() {
                              {{"grad", getGrad()}, {"momentum_buffer", getMomentumBuffer()}})))
     return failure();
   double momentum = getMomentum().convertToDouble();
-  double wd = getWeightDecay().convertToDouble();
-  if (!(momentum >= 0.0) || !std::isfinite(momentum))
-    return emitOpError("momentum must be finite and >= 0, got ") << momentum;
-  if (!(wd >= 0.0) || !std::isfinite(wd))
-    return emitOpError("weight_decay must be finite and >= 0, got ") << wd;
   if (getNesterov() && momentum == 0.0)
     return emitOpError("nesterov requires momentum > 0 (PyTorch raises the same)");
   bool hasBuffer = static_cast<bool>(getMomentumBuffer());
@@ -202,12 +164,5 @@ LogicalResult AdamUpdateOp::verify() {
                              {{"grad", getGrad()}, {"exp_avg", getExpAvg()},
                               {"exp_avg_sq", getExpAvgSq()}})))
     return failure();
-  if (failed(checkUnit(*this, "beta1", getBeta1().convertToDouble())) ||
-      failed(checkUnit(*this, "beta2", getBeta2().convertToDouble())))
-    return failure();
-  double eps = getEps().convertToDouble(), wd = getWeightDecay().convertToDouble();
-  if (!(eps > 0.0) || !std::isfinite(eps)) return emitOpError("eps must be finite and > 0, got ") << eps;
-  if (!(wd >= 0.0) || !std::isfinite(wd))
-    return emitOpError("weight_decay must be finite and >= 0, got ") << wd;
   return verifyFusedUpdate(*this, getNorm(), getMaxNorm(), getWeightCopy());
 }

@@ -20,7 +20,7 @@ def Amp_F32Tensor : StaticShapeTensorOf<[F32]>;
 // Loss scaling
 //===----------------------------------------------------------------------===//
 
-def Amp_UnscaleCheckOp : Amp_Op<"unscale_check", [AttrSizedOperandSegments,
+def Amp_UnscaleCheckOp : Amp_Op<"unscale_check", [Amp_MultiTensorStep, AttrSizedOperandSegments,
     InferTypeOpAdaptor]> {
   let summary = "Fused unscale and non-finite check of a list of gradients";
   let description = [{
@@ -51,7 +51,7 @@ def Amp_UnscaleCheckOp : Amp_Op<"unscale_check", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def Amp_UpdateScaleOp : Amp_Op<"update_scale"> {
+def Amp_UpdateScaleOp : Amp_Op<"update_scale", [Amp_MultiTensorStep]> {
   let summary = "Dynamic loss-scale update (PyTorch `_amp_update_scale_`)";
   let description = [{
     With `found = (found_inf != 0)` (so `2.0`, the sum of two optimizers' flags, and NaN count
@@ -73,18 +73,19 @@ def Amp_UpdateScaleOp : Amp_Op<"update_scale"> {
     ```
   }];
   let arguments = (ins Amp_ScalarF32:$scale, Amp_ScalarI32:$growth_tracker,
-                       Amp_ScalarF32:$found_inf, F64Attr:$growth_factor, F64Attr:$backoff_factor,
-                       I64Attr:$growth_interval);
+                       Amp_ScalarF32:$found_inf,
+                       Amp_BoundedAttr<F64Attr, "1.0", "INFINITY", 1, 1>:$growth_factor,
+                       Amp_BoundedAttr<F64Attr, "0.0", "1.0", 1, 1>:$backoff_factor,
+                       Amp_BoundedAttr<I64Attr, "1", "2147483647">:$growth_interval);
   let results = (outs Amp_ScalarF32:$new_scale, Amp_ScalarI32:$new_growth_tracker);
   let assemblyFormat = "$scale `,` $growth_tracker `,` $found_inf attr-dict";
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
 // Clipping
 //===----------------------------------------------------------------------===//
 
-def Amp_GlobalNormOp : Amp_Op<"global_norm"> {
+def Amp_GlobalNormOp : Amp_Op<"global_norm", [Amp_MultiTensorStep]> {
   let summary = "Global 2-norm of a list of f32 gradients (clip_grad_norm_'s total_norm)";
   let description = [{
     As `torch.nn.utils.clip_grad_norm_` with `norm_type = 2`: the 2-norm of each tensor, then the
@@ -103,7 +104,7 @@ def Amp_GlobalNormOp : Amp_Op<"global_norm"> {
   let hasVerifier = 1;
 }
 
-def Amp_ClipGradsOp : Amp_Op<"clip_grads", [InferTypeOpAdaptor]> {
+def Amp_ClipGradsOp : Amp_Op<"clip_grads", [Amp_MultiTensorStep, InferTypeOpAdaptor]> {
   let summary = "Scales gradients so that their global norm is at most max_norm";
   let description = [{
     PyTorch's `_clip_grads_with_norm_`: `coef = min(f32(1 / fl(norm + f32(1e-6))) * f32(max_norm),
@@ -116,13 +117,13 @@ def Amp_ClipGradsOp : Amp_Op<"clip_grads", [InferTypeOpAdaptor]> {
         : tensor<784x256xf32>, tensor<256xf32>
     ```
   }];
-  let arguments = (ins Variadic<Amp_F32Tensor>:$grads, Amp_ScalarF32:$norm, F64Attr:$max_norm);
+  let arguments = (ins Variadic<Amp_F32Tensor>:$grads, Amp_ScalarF32:$norm, Amp_PositiveF64Attr:$max_norm);
   let results = (outs Variadic<Amp_F32Tensor>:$clipped);
   let assemblyFormat = "$grads `norm` `(` $norm `)` attr-dict `:` type($grads)";
   let hasVerifier = 1;
 }
 
-def Amp_GradStatsOp : Amp_Op<"grad_stats", [AttrSizedOperandSegments]> {
+def Amp_GradStatsOp : Amp_Op<"grad_stats", [Amp_MultiTensorStep, AttrSizedOperandSegments]> {
   let summary = "found_inf and the global norm of the unscaled gradients, read once as stored";
   let description = [{
     Formed by amp-fuse-grad-pipeline from an `amp.unscale_check` (and the `amp.global_norm` over
@@ -156,7 +157,7 @@ def Amp_GradStatsOp : Amp_Op<"grad_stats", [AttrSizedOperandSegments]> {
 // Counters and learning-rate schedule
 //===----------------------------------------------------------------------===//
 
-def Amp_StepCountersOp : Amp_Op<"step_counters"> {
+def Amp_StepCountersOp : Amp_Op<"step_counters", [Amp_MultiTensorStep]> {
   let summary = "Advances the step counter, or the skipped-step counter on overflow";
   let description = [{
     With `found = (found_inf != 0)`: `step' = found ? step : step + 1` and
@@ -172,7 +173,7 @@ def Amp_StepCountersOp : Amp_Op<"step_counters"> {
   let assemblyFormat = "$step `,` $skipped `,` $found_inf attr-dict";
 }
 
-def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
+def Amp_LrScheduleOp : Amp_Op<"lr_schedule", [Amp_MultiTensorStep]> {
   let summary = "Learning rate of the given (1-based) step: constant or linear warmup + cosine";
   let description = [{
     `step` is the step count after this step's `amp.step_counters` (1 on the first applied step).
@@ -194,8 +195,8 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
                                         total_steps = 10000 : i64, min_lr = 0.0 : f64}
     ```
   }];
-  let arguments = (ins Amp_ScalarI64:$step, Amp_LrScheduleKindAttr:$kind, F64Attr:$base_lr,
-                       DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
+  let arguments = (ins Amp_ScalarI64:$step, Amp_LrScheduleKindAttr:$kind, Amp_NonNegativeF64Attr:$base_lr,
+                       DefaultValuedAttr<Amp_NonNegativeI64Attr, "0">:$warmup_steps,
                        DefaultValuedAttr<I64Attr, "0">:$total_steps,
                        DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
   let results = (outs Amp_ScalarF32:$lr);
@@ -207,7 +208,7 @@ def Amp_LrScheduleOp : Amp_Op<"lr_schedule"> {
 // Optimizer updates (all guarded by found_inf)
 //===----------------------------------------------------------------------===//
 
-def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [Amp_MultiTensorStep, InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "torch.optim.SGD step (dampening 0) on an f32 master weight, skipped on overflow";
   let description = [{
     If `found_inf != 0` every result is its input, bit for bit. Otherwise, in f32 with
@@ -241,10 +242,10 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperand
   let arguments = (ins Amp_F32Tensor:$param, Amp_FloatTensor:$grad, Amp_ScalarF32:$lr,
                        Amp_ScalarF32:$found_inf, Optional<Amp_F32Tensor>:$momentum_buffer,
                        Optional<Amp_ScalarF32>:$scale, Optional<Amp_ScalarF32>:$norm,
-                       DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+                       DefaultValuedAttr<Amp_NonNegativeF64Attr, "0.0">:$momentum,
                        DefaultValuedAttr<BoolAttr, "false">:$nesterov,
-                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
-                       OptionalAttr<F64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
+                       DefaultValuedAttr<Amp_NonNegativeF64Attr, "0.0">:$weight_decay,
+                       OptionalAttr<Amp_PositiveF64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
   // [the new momentum buffer (momentum != 0)] [the weight copy (weight_copy)]: two optional
   // results, which ODS would need a segment attribute for; the accessors below name them.
   let results = (outs Amp_F32Tensor:$new_param, Variadic<Amp_FloatTensor>:$new_state);
@@ -260,7 +261,7 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [InferTypeOpAdaptor, AttrSizedOperand
   let hasVerifier = 1;
 }
 
-def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor, AttrSizedOperandSegments,
+def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAdaptor, AttrSizedOperandSegments,
     AllTypesMatch<["param", "exp_avg", "exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam / AdamW step on an f32 master weight, skipped on overflow";
   let description = [{
@@ -300,12 +301,12 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [InferTypeOpAdaptor, AttrSizedOpera
                        Amp_F32Tensor:$exp_avg_sq, Amp_ScalarI64:$step, Amp_ScalarF32:$lr,
                        Amp_ScalarF32:$found_inf,
                        Optional<Amp_ScalarF32>:$scale, Optional<Amp_ScalarF32>:$norm,
-                       DefaultValuedAttr<F64Attr, "0.9">:$beta1,
-                       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
-                       DefaultValuedAttr<F64Attr, "1.0e-8">:$eps,
-                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       DefaultValuedAttr<Amp_UnitIntervalF64Attr, "0.9">:$beta1,
+                       DefaultValuedAttr<Amp_UnitIntervalF64Attr, "0.999">:$beta2,
+                       DefaultValuedAttr<Amp_PositiveF64Attr, "1.0e-8">:$eps,
+                       DefaultValuedAttr<Amp_NonNegativeF64Attr, "0.0">:$weight_decay,
                        DefaultValuedAttr<BoolAttr, "false">:$decoupled,
-                       OptionalAttr<F64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
+                       OptionalAttr<Amp_PositiveF64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
   let results = (outs Amp_F32Tensor:$new_param, Amp_F32Tensor:$new_exp_avg,
                       Amp_F32Tensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
   let assemblyFormat = [{

@@ -282,7 +282,7 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       if (fresh)
         os << "\nextern \"C\" __global__ void __launch_bounds__(" << rt::cuda::kBlockThreads << ") " << name << text;
     }
-  // The device's library kernels (runtime/devices/cuda/kernels/: loss scaling, optimizers,
+  // The device's library kernels (runtime/kernels/cuda/: loss scaling, optimizers,
   // cross-entropy) go into the same code object.
   os << "\n// The CUDA device's library kernels.\n" << kCudaLibrarySource;
   source = os.str();

@@ -96,7 +96,7 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error);
 // against runtime/numerics without a GPU.
 const char* cudaPrelude();
 
-// The CUDA device's library kernels (runtime/devices/cuda/kernels/: the multi-tensor argument
+// The CUDA device's library kernels (runtime/kernels/cuda/: the multi-tensor argument
 // block, the loss-scaling/optimizer and cross-entropy arithmetic shared with the host tests, the
 // kernels), as text.
 const char* cudaLibrarySource();

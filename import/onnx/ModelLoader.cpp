@@ -352,6 +352,61 @@ std::optional<LoadError> readAllExternalData(onnx::ModelProto& model, llvm::Stri
 
 // Refuses, before libonnx sees the model, everything its checker, converter and shape inference
 // would trust, and reads the external data.
+// The highest rank a value may have. libonnx's shape inference builds an output of rank L from a
+// shape operand of L elements (Expand, Reshape, ConstantOfShape, Unsqueeze's axes) before knowing
+// its values: a declared shape operand of 2^40 elements exhausted memory there.
+constexpr int64_t kMaxRank = 32;
+
+// The operand of `op_type` whose element count becomes a rank (or adds to one), if any.
+std::optional<int> rankOperand(const std::string& opType) {
+  if (opType == "Expand" || opType == "Reshape" || opType == "Unsqueeze") return 1;
+  if (opType == "ConstantOfShape") return 0;
+  return std::nullopt;
+}
+
+// Every declared rank within kMaxRank, and every shape operand of a declared length (a graph input,
+// value_info or initializer of rank 1) at most kMaxRank long, before libonnx infers any shape.
+std::optional<LoadError> screenRanks(const onnx::GraphProto& graph) {
+  std::map<std::string, int64_t> length;  // value -> its static element count, for rank-1 values
+  auto declare = [&](const onnx::ValueInfoProto& v, const char* what) -> std::optional<LoadError> {
+    if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return std::nullopt;
+    const auto& shape = v.type().tensor_type().shape();
+    if (shape.dim_size() > kMaxRank)
+      return LoadError{std::string(what) + " '" + v.name() + "' declares rank " + std::to_string(shape.dim_size()) +
+                           "; ampc imports values of rank at most " + std::to_string(kMaxRank),
+                       -1};
+    if (shape.dim_size() == 1 && shape.dim(0).has_dim_value()) length[v.name()] = shape.dim(0).dim_value();
+    return std::nullopt;
+  };
+  for (const auto& v : graph.input())
+    if (auto e = declare(v, "the graph input")) return e;
+  for (const auto& v : graph.value_info())
+    if (auto e = declare(v, "the value_info")) return e;
+  for (const auto& v : graph.output())
+    if (auto e = declare(v, "the graph output")) return e;
+  for (const auto& init : graph.initializer()) {
+    if (init.dims_size() > kMaxRank)
+      return LoadError{"the initializer '" + init.name() + "' has rank " + std::to_string(init.dims_size()) +
+                           "; ampc imports values of rank at most " + std::to_string(kMaxRank),
+                       -1};
+    if (init.dims_size() == 1) length[init.name()] = init.dims(0);
+  }
+  for (const auto& node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1)
+      for (const auto& a : node.attribute())
+        if (a.name() == "value" && a.has_t() && a.t().dims_size() == 1) length[node.output(0)] = a.t().dims(0);
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::optional<int> operand = rankOperand(node.op_type());
+    if (!operand || *operand >= node.input_size()) continue;
+    auto it = length.find(node.input(*operand));
+    if (it != length.end() && it->second > kMaxRank)
+      return refuseNode(node, i, "its shape operand '" + it->first + "' has " + std::to_string(it->second) +
+                                     " elements, a rank above the most ampc imports (" + std::to_string(kMaxRank) + ")");
+  }
+  return std::nullopt;
+}
+
 std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef filename) {
   if (model.functions_size() > 0) {
     std::vector<std::string> names;
@@ -404,6 +459,7 @@ std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef fi
     if (!isImportedOpType(node.op_type())) return refuseNode(node, i, unsupportedOpMessage());
     if (auto error = screenAttributes(node, i)) return error;
   }
+  if (auto error = screenRanks(graph)) return error;
   if (auto error = readAllExternalData(model, filename)) return error;
   // Every tensor holds the data its dims say, before libonnx's checker and data propagation
   // read one by its dims.

@@ -15,7 +15,7 @@ namespace amp::rt {
 absl::StatusOr<Session> Session::create(Plan plan, std::unique_ptr<Executor> executor, int64_t memoryLimitBytes) {
   if (auto status = validateBuffers(plan); !status.ok()) return status;
   if (auto status = validateMemory(plan, memoryLimitBytes); !status.ok()) return status;
-  if (auto status = resolveOpCodes(plan); !status.ok()) return status;
+  if (auto status = decodeSteps(plan); !status.ok()) return status;
   Session s(std::make_unique<Plan>(std::move(plan)), std::move(executor));
   const Plan& p = *s.plan_;
   s.persistent_.resize(p.buffers.size());

@@ -1,5 +1,9 @@
 #include "runtime/plan/Plan.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+
 namespace amp::rt {
 
 std::string_view bufferKindName(BufferKind k) {
@@ -38,24 +42,32 @@ std::optional<StepKind> parseStepKind(std::string_view s) {
   return std::nullopt;
 }
 
+const OpSchema& opSchema(OpCode code) {
+  static constexpr OpSchema kSchemas[] = {
+#define AMP_OP_SCHEMA(code, kind, minOperands, maxOperands, minResults, maxResults, regions, attributes) \
+  {StepKind::kind, minOperands, maxOperands, minResults, maxResults, regions, attributes},
+#include "runtime/plan/OpSchema.inc"
+#undef AMP_OP_SCHEMA
+  };
+  static_assert(sizeof(kSchemas) / sizeof(kSchemas[0]) == kOpCodeCount, "OpSchema.inc and OpCatalog.inc disagree");
+  return kSchemas[static_cast<size_t>(code)];
+}
+
+StepKind stepKindOf(OpCode code) { return opSchema(code).kind; }
+
+bool attrsDecodedFor(const OpAttrs& decoded, OpCode code) {
+  return std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, std::monostate>) return opSchema(code).attributes == 0;
+        else return A::kCode == code;
+      },
+      decoded);
+}
+
 StepKind stepKindOf(std::string_view op) {
-  static constexpr std::string_view kLibrary[] = {
-      "amp.matmul", "amp.linear", "amp.conv2d", "amp.conv2d_grad_input", "amp.conv2d_grad_weight",
-      "amp.max_pool2d", "amp.avg_pool2d", "amp.max_pool2d_grad", "amp.avg_pool2d_grad", "amp.softmax",
-      "amp.softmax_grad", "amp.log_softmax", "amp.layer_norm", "amp.layer_norm_grad", "amp.rms_norm", "amp.rms_norm_grad",
-      "amp.batch_norm", "amp.batch_norm_grad",
-      "amp.cross_entropy", "amp.cross_entropy_grad", "amp.mse_loss", "amp.reduce_sum", "amp.reduce_mean",
-      "amp.reduce_max", "amp.embedding", "amp.embedding_grad", "amp.dropout", "amp.gemm_epilogue"};
-  static constexpr std::string_view kMultiTensor[] = {
-      "amp.unscale_check", "amp.grad_stats", "amp.update_scale", "amp.global_norm", "amp.clip_grads", "amp.step_counters",
-      "amp.lr_schedule", "amp.sgd_update", "amp.adam_update"};
-  if (op == "amp.fused") return StepKind::Fused;
-  if (op == "amp.reshape") return StepKind::Alias;
-  for (std::string_view l : kLibrary)
-    if (l == op) return StepKind::Library;
-  for (std::string_view m : kMultiTensor)
-    if (m == op) return StepKind::MultiTensor;
-  return StepKind::Op;
+  std::optional<OpCode> code = opCodeOf(op);
+  return code ? stepKindOf(*code) : StepKind::Op;
 }
 
 std::vector<int32_t> modelBufferIds(const Plan& plan) {
@@ -71,6 +83,12 @@ std::vector<int32_t> modelBufferIds(const Plan& plan) {
       ids.push_back(static_cast<int32_t>(i));
   }
   return ids;
+}
+
+void PlanStep::abortUndecoded(OpCode wanted) const {
+  std::fprintf(stderr, "amp runtime: internal error: step '%s' read as %s without its attributes decoded\n",
+               op.c_str(), std::string(opName(wanted)).c_str());
+  std::abort();
 }
 
 const EntryPoint* Plan::findEntry(std::string_view name) const {

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "runtime/Tensor.h"
 #include "runtime/plan/Attr.h"
+#include "runtime/plan/OpAttrs.h"
 #include "runtime/plan/OpCode.h"
 #include "runtime/plan/TrainingConfig.h"
 
@@ -62,12 +63,24 @@ struct BufferDesc {
 
 // What a step is, for executors: a library call (GEMM, conv, softmax, norms, losses, reductions,
 // embedding), a generated fused kernel, a multi-tensor scaler/optimizer kernel, an alias (a view
-// of its operand, no work), or a single elementwise/shape op. Derived from the op (stepKindOf);
-// a bundle whose kind disagrees with its op is refused.
+// of its operand, no work), or a single elementwise/shape op. The op's ODS trait says which
+// (ir/AmpBase.td, Amp_StepKindTrait; stepKindOf); a bundle whose kind disagrees with its op is
+// refused.
 enum class StepKind { Op, Library, Fused, MultiTensor, Alias };
 std::string_view stepKindName(StepKind k);
 std::optional<StepKind> parseStepKind(std::string_view s);
-StepKind stepKindOf(std::string_view op);
+
+// What the dialect's ODS says of an op, generated into runtime/plan/OpSchema.inc: its step kind
+// and arity (a max of -1: variadic).
+struct OpSchema {
+  StepKind kind;
+  int minOperands, maxOperands, minResults, maxResults, regions, attributes;
+};
+const OpSchema& opSchema(OpCode code);
+StepKind stepKindOf(OpCode code);
+// Whether `decoded` holds the attributes of op `code` (its struct; monostate for an op without).
+bool attrsDecodedFor(const OpAttrs& decoded, OpCode code);
+StepKind stepKindOf(std::string_view op);  // Op for a name the dialect does not define
 
 struct LocalValue {
   DType dtype = DType::F32;
@@ -92,10 +105,30 @@ struct PlanStep {
   std::vector<LocalValue> locals;
   std::vector<int32_t> yields;
   // `op` resolved, so devices dispatch on the enum, never on the name: set by the bundle reader
-  // and by resolveOpCodes (runtime/plan/PlanValidation.h), which Session::create runs on every
+  // and by decodeSteps (runtime/plan/PlanValidation.h), which Session::create runs on every
   // plan. Empty only for a device's own pseudo-steps and for a name the dialect does not define.
   // Last, so that brace-initialised steps stay valid.
   std::optional<OpCode> code;
+  // `attrs` decoded into the op's struct (runtime/plan/OpAttrs.h), set with `code` by decodeSteps;
+  // devices read it through attrsOf<...Attrs>(), never by attribute name.
+  OpAttrs decoded;
+
+  // The decoded attributes of this step's op; `A` must be the struct of `code`, which decodeSteps
+  // has made so for every step of a session's plan (a device reading another op's struct is a bug).
+  template <typename A>
+  const A& attrsOf() const {
+    const A* a = std::get_if<A>(&decoded);
+    if (a == nullptr) abortUndecoded(A::kCode);
+    return *a;
+  }
+  // The same for a step that may not have been through decodeSteps (a plan a test built in
+  // memory): decoded now, with the decoder's error when the attributes are wrong.
+  template <typename A>
+  absl::StatusOr<A> typedAttrs() const {
+    if (const A* a = std::get_if<A>(&decoded)) return *a;
+    return A::decode(attrs);
+  }
+  [[noreturn]] void abortUndecoded(OpCode wanted) const;
 };
 
 // Native code generated for the plan's fused kernels, with its SHA-256 so a corrupted bundle is

@@ -252,21 +252,43 @@ absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
   return absl::OkStatus();
 }
 
-absl::Status resolveOpCodes(Plan& plan) {
+namespace {
+
+// `code`, `kind` and `decoded` of one step from its op name and attributes; the arity the op's ODS
+// declares. `where` names the step in errors.
+absl::Status decodeStep(PlanStep& step, const std::string& where) {
+  auto fail = [&](const auto&... parts) {
+    return absl::InvalidArgumentError(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", where, parts...));
+  };
+  step.code = opCodeOf(step.op);
+  if (!step.code) return fail("'", step.op, "' is not an amp op");
+  const OpSchema& schema = opSchema(*step.code);
+  step.kind = schema.kind;
+  auto outside = [](size_t n, int lo, int hi) { return n < size_t(lo) || (hi >= 0 && n > size_t(hi)); };
+  auto range = [](int lo, int hi) {
+    return hi < 0 ? absl::StrCat("at least ", lo) : lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, " to ", hi);
+  };
+  if (outside(step.operands.size(), schema.minOperands, schema.maxOperands))
+    return fail(step.op, " takes ", range(schema.minOperands, schema.maxOperands), " operands, not ",
+                step.operands.size());
+  if (outside(step.results.size(), schema.minResults, schema.maxResults))
+    return fail(step.op, " has ", range(schema.minResults, schema.maxResults), " results, not ", step.results.size());
+  auto decoded = decodeOpAttrs(*step.code, step.attrs);
+  if (!decoded.ok()) return fail(decoded.status().message());
+  step.decoded = *std::move(decoded);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status decodeSteps(Plan& plan) {
   for (EntryPoint& entry : plan.entries) {
     for (size_t s = 0; s < entry.steps.size(); ++s) {
       PlanStep& step = entry.steps[s];
-      step.code = opCodeOf(step.op);
-      if (!step.code)
-        return absl::InvalidArgumentError(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name,
-                                                       "' step ", s, ": '", step.op, "' is not an amp op"));
-      for (PlanStep& inner : step.body) {
-        inner.code = opCodeOf(inner.op);
-        if (!inner.code)
-          return absl::InvalidArgumentError(absl::StrCat(inner.loc.empty() ? "" : inner.loc + ": ", "entry '",
-                                                         entry.name, "' step ", s, ": fused body op '", inner.op,
-                                                         "' is not an amp op"));
-      }
+      const std::string where = absl::StrCat("entry '", entry.name, "' step ", s, ": ");
+      if (absl::Status status = decodeStep(step, where); !status.ok()) return status;
+      for (PlanStep& inner : step.body)
+        if (absl::Status status = decodeStep(inner, where + "fused body: "); !status.ok()) return status;
     }
   }
   return absl::OkStatus();

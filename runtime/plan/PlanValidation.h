@@ -37,10 +37,13 @@ int64_t availableMemoryBytes();
 // results are written. Errors name the entry, the step, its op and location.
 absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry);
 
-// Sets every step's `code` (fused bodies included) from its op name; an op the dialect does not
-// define is refused, naming the entry, the step and its location. Session::create runs it, so
-// every device sees resolved codes.
-absl::Status resolveOpCodes(Plan& plan);
+// Decodes every step (fused bodies included) against the op's ODS, generated into
+// runtime/plan/OpSchema.inc and OpAttrs.h: sets `code` from the op name, `kind` from the op's
+// step-kind trait and `decoded` from the attributes, and checks the operand and result counts. An
+// op the dialect does not define, a wrong arity or a missing, ill-typed or out-of-range attribute
+// is refused, naming the entry, the step and its location. Session::create runs it, so every
+// device sees decoded steps and reads typed attributes.
+absl::Status decodeSteps(Plan& plan);
 
 // A fused step's body (operands and results already checked against the plan): locals typed like
 // the step's operands, body ops reading only earlier locals and defining the next ones in order,

@@ -38,8 +38,8 @@ absl::Status checkFloats(const BufferDesc& b, const Tensor& t, Ok ok, const std:
 std::optional<int64_t> growthInterval(const Plan& plan) {
   for (const EntryPoint& e : plan.entries)
     for (const PlanStep& s : e.steps)
-      if (s.op == "amp.update_scale")
-        if (auto interval = s.attrs.getInt(s.op, "growth_interval"); interval.ok()) return *interval;
+      if (s.code == OpCode::UpdateScale)
+        if (auto attrs = s.typedAttrs<UpdateScaleAttrs>(); attrs.ok()) return attrs->growthInterval;
   return std::nullopt;
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "runtime/numerics/Softmax.h"
+#include "runtime/plan/OpAttrs.h"
 #include "runtime/reference/ReferenceKernels.h"
 
 #define REF_RETURN_IF_ERROR(expr)          \
@@ -45,6 +46,14 @@ struct OpCall {
   const AttrMap& attrs;
   absl::Span<const TensorType> results;
   const EvalContext& ctx;
+  // `attrs` decoded into the op's struct (runtime/plan/OpAttrs.h); read through attrsOf.
+  const OpAttrs& decoded;
+
+  // The op's typed attributes; evalReferenceOp has decoded and checked them.
+  template <typename A>
+  const A& attrsOf() const {
+    return *std::get_if<A>(&decoded);
+  }
 
   const Tensor& in(size_t i) const { return *operands[i]; }
   const TensorType& result() const { return results[0]; }

@@ -19,7 +19,7 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
   if (step.op != "amp.fused") {
     std::vector<TensorType> types;
     for (int32_t id : step.results) types.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
-    return evalReferenceOp(step.op, operands, step.attrs, types, ctx);
+    return evalReferenceOp(step.op, operands, step.attrs, types, ctx, &step.decoded);
   }
   std::vector<Tensor> owned(step.locals.size());
   std::vector<const Tensor*> local(step.locals.size(), nullptr);
@@ -29,7 +29,7 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
     for (int32_t id : inner.operands) in.push_back(local[id]);
     std::vector<TensorType> types;
     for (int32_t id : inner.results) types.push_back({step.locals[id].dtype, step.locals[id].shape});
-    auto out = evalReferenceOp(inner.op, in, inner.attrs, types, ctx);
+    auto out = evalReferenceOp(inner.op, in, inner.attrs, types, ctx, &inner.decoded);
     if (!out.ok())
       return absl::Status(out.status().code(), absl::StrCat(inner.loc.empty() ? "" : inner.loc + ": ", "in fused ",
                                                            step.op, ": ", out.status().message()));

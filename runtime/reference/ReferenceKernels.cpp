@@ -1,6 +1,8 @@
 // Dispatcher of the reference kernels and the helpers they share.
 #include "runtime/reference/ReferenceKernels.h"
 
+#include "runtime/plan/Plan.h"
+
 #include "runtime/plan/OpCode.h"
 
 #include <algorithm>
@@ -244,12 +246,19 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
                                                     absl::Span<const Tensor* const> operands,
                                                     const AttrMap& attrs,
                                                     absl::Span<const TensorType> resultTypes,
-                                                    const EvalContext& ctx) {
+                                                    const EvalContext& ctx, const OpAttrs* decoded) {
   const std::optional<OpCode> code = opCodeOf(opName);
   const Kernels kernels = code ? kernelFor(*code) : Kernels{};
   if (!kernels.single && !kernels.multi)
     return absl::InvalidArgumentError(absl::StrCat("reference executor: unknown op '", ref::alpha(opName), "'"));
-  ref::OpCall call{opName, operands, attrs, resultTypes, ctx};
+  OpAttrs decodedHere;
+  if (!decoded || !attrsDecodedFor(*decoded, *code)) {
+    auto d = decodeOpAttrs(*code, attrs);
+    if (!d.ok()) return d.status();
+    decodedHere = *std::move(d);
+    decoded = &decodedHere;
+  }
+  ref::OpCall call{opName, operands, attrs, resultTypes, ctx, *decoded};
   for (size_t i = 0; i < operands.size(); ++i) {
     const Tensor* t = operands[i];
     if (!t) return call.error("operand ", i, " is null");

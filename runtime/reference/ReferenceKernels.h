@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "runtime/Tensor.h"
 #include "runtime/plan/Attr.h"
+#include "runtime/plan/OpAttrs.h"
 
 namespace amp::rt {
 
@@ -33,11 +34,13 @@ struct EvalContext {
 // any mismatch (unknown op, wrong operand count/dtype/shape, missing or ill-typed attribute,
 // result type different from what the op computes, out-of-range ids or labels) returns
 // InvalidArgument naming the op. Never crashes on bad input.
+// `decoded`, when given and holding the op's attributes (a decoded plan step's), spares decoding
+// `attrs` again.
 absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
                                                     absl::Span<const Tensor* const> operands,
                                                     const AttrMap& attrs,
                                                     absl::Span<const TensorType> resultTypes,
-                                                    const EvalContext& ctx);
+                                                    const EvalContext& ctx, const OpAttrs* decoded = nullptr);
 
 // Names of every op evalReferenceOp implements, sorted.
 std::vector<std::string_view> referenceOpNames();

@@ -12,7 +12,7 @@
 
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
-#include "runtime/numerics/ScalerMath.h"
+#include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::ref {
@@ -72,18 +72,18 @@ absl::StatusOr<std::vector<float>> updateGradient(const OpCall& c, const UpdateL
   float invScale = 1.0f, coef = 1.0f;
   if (u.scale) {
     REF_RETURN_IF_ERROR(expectScalar(c, *u.scale, DType::F32, "scale"));
-    invScale = inverseScale(c.in(*u.scale).as<float>()[0]);
+    invScale = amp_inv_scale(c.in(*u.scale).as<float>()[0]);
   }
   if (u.norm) {
     REF_RETURN_IF_ERROR(expectScalar(c, *u.norm, DType::F32, "norm"));
     if (!(*u.maxNorm > 0.0) || !std::isfinite(*u.maxNorm))
       return c.error("attribute 'max_norm' must be finite and > 0, got ", *u.maxNorm);
-    coef = clipCoefficient(c.in(*u.norm).as<float>()[0], *u.maxNorm);
+    coef = amp_clip_coef(c.in(*u.norm).as<float>()[0], *u.maxNorm);
   }
   std::vector<float> out(static_cast<size_t>(g.numel()));
   for (int64_t k = 0; k < g.numel(); ++k) {
     float v = loadAsF32(g.dtype(), g.data(), k);
-    if (u.scale) v = unscaled(v, invScale);
+    if (u.scale) v = amp_unscale(v, invScale);
     if (u.norm) v = v * coef;
     out[static_cast<size_t>(k)] = v;
   }
@@ -123,7 +123,7 @@ absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c) {
   float invScale = 1.0f;
   if (hasScale) {
     REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "scale"));
-    invScale = inverseScale(c.in(n).as<float>()[0]);
+    invScale = amp_inv_scale(c.in(n).as<float>()[0]);
   }
   bool found = false;
   std::vector<Tensor> out;
@@ -134,7 +134,7 @@ absl::StatusOr<std::vector<Tensor>> evalUnscaleCheck(const OpCall& c) {
     for (int64_t k = 0; k < g.numel(); ++k) {
       const float v = loadAsF32(g.dtype(), g.data(), k);
       if (!std::isfinite(v)) found = true;
-      storeFromF32(g.dtype(), r.data(), k, unscaled(v, invScale));
+      storeFromF32(g.dtype(), r.data(), k, amp_unscale(v, invScale));
     }
     out.push_back(std::move(r));
   }
@@ -152,32 +152,13 @@ absl::StatusOr<std::vector<Tensor>> evalUpdateScale(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::F32, "scale"));
   REF_RETURN_IF_ERROR(expectScalar(c, 1, DType::I32, "growth_tracker"));
   REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "found_inf"));
-  REF_ASSIGN_OR_RETURN(double growth, c.attrs.getDouble(c.name, "growth_factor"));
-  REF_ASSIGN_OR_RETURN(double backoff, c.attrs.getDouble(c.name, "backoff_factor"));
-  REF_ASSIGN_OR_RETURN(int64_t interval, c.attrs.getInt(c.name, "growth_interval"));
-  if (!(growth > 1.0) || !std::isfinite(growth))
-    return c.error("attribute 'growth_factor' must be finite and > 1, got ", growth);
-  if (!(backoff > 0.0 && backoff < 1.0))
-    return c.error("attribute 'backoff_factor' must be in (0, 1), got ", backoff);
-  if (interval < 1 || interval > std::numeric_limits<int32_t>::max())
-    return c.error("attribute 'growth_interval' must be in [1, 2^31 - 1], got ", interval);
+  const UpdateScaleAttrs& a = c.attrsOf<UpdateScaleAttrs>();
+  const double growth = a.growthFactor, backoff = a.backoffFactor;
+  const int64_t interval = a.growthInterval;
 
   float scale = c.in(0).as<float>()[0];
-  int32_t tracker = c.in(1).as<int32_t>()[0];
-  if (foundInf(c.in(2))) {
-    scale = static_cast<float>(static_cast<double>(scale) * backoff);  // float * double
-    tracker = 0;
-  } else {
-    // Wraps like the device's int instead of overflowing (unreachable from a tracker < interval).
-    const int32_t successful = static_cast<int32_t>(static_cast<uint32_t>(tracker) + 1u);
-    if (successful == static_cast<int32_t>(interval)) {
-      const float candidate = static_cast<float>(static_cast<double>(scale) * growth);
-      if (std::isfinite(candidate)) scale = candidate;  // never grow past the f32 range
-      tracker = 0;
-    } else {
-      tracker = successful;
-    }
-  }
+  int tracker = c.in(1).as<int32_t>()[0];
+  amp_update_scale(&scale, &tracker, c.in(2).as<float>()[0], growth, backoff, interval);
   std::vector<Tensor> out;
   out.push_back(scalarF32(scale));
   out.push_back(scalarI32(tracker));
@@ -209,10 +190,8 @@ absl::StatusOr<std::vector<Tensor>> evalClipGrads(const OpCall& c) {
   const size_t n = c.numOperands() - 1;
   REF_RETURN_IF_ERROR(expectResults(c, n));
   REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "norm"));
-  REF_ASSIGN_OR_RETURN(double maxNorm, c.attrs.getDouble(c.name, "max_norm"));
-  if (!(maxNorm > 0.0) || !std::isfinite(maxNorm))
-    return c.error("attribute 'max_norm' must be finite and > 0, got ", maxNorm);
-  const float coef = clipCoefficient(c.in(n).as<float>()[0], maxNorm);
+  const double maxNorm = c.attrsOf<ClipGradsAttrs>().maxNorm;
+  const float coef = amp_clip_coef(c.in(n).as<float>()[0], maxNorm);
   std::vector<Tensor> out;
   for (size_t i = 0; i < n; ++i) {
     const Tensor& g = c.in(i);
@@ -239,7 +218,7 @@ absl::StatusOr<std::vector<Tensor>> evalGradStats(const OpCall& c) {
   float invScale = 1.0f;
   if (hasScale) {
     REF_RETURN_IF_ERROR(expectScalar(c, n, DType::F32, "scale"));
-    invScale = inverseScale(c.in(n).as<float>()[0]);
+    invScale = amp_inv_scale(c.in(n).as<float>()[0]);
   }
   bool found = false;
   float total = 0.0f;
@@ -250,7 +229,7 @@ absl::StatusOr<std::vector<Tensor>> evalGradStats(const OpCall& c) {
     for (int64_t k = 0; k < g.numel(); ++k) {
       const float v = loadAsF32(g.dtype(), g.data(), k);
       if (!std::isfinite(v)) found = true;
-      const float u = unscaled(v, invScale);
+      const float u = amp_unscale(v, invScale);
       sum += u * u;
     }
     const float norm = std::sqrt(sum);
@@ -272,11 +251,8 @@ absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::I64, "step"));
   REF_RETURN_IF_ERROR(expectScalar(c, 1, DType::I64, "skipped"));
   REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "found_inf"));
-  int64_t step = c.in(0).as<int64_t>()[0], skipped = c.in(1).as<int64_t>()[0];
-  if (foundInf(c.in(2)))
-    ++skipped;
-  else
-    ++step;
+  long long step = c.in(0).as<int64_t>()[0], skipped = c.in(1).as<int64_t>()[0];
+  amp_step_counters(&step, &skipped, c.in(2).as<float>()[0]);
   std::vector<Tensor> out;
   out.push_back(scalarI64(step));
   out.push_back(scalarI64(skipped));
@@ -286,33 +262,10 @@ absl::StatusOr<std::vector<Tensor>> evalStepCounters(const OpCall& c) {
 absl::StatusOr<Tensor> evalLrSchedule(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectScalar(c, 0, DType::I64, "step"));
-  REF_ASSIGN_OR_RETURN(std::string kind, c.attrs.getString(c.name, "kind"));
-  REF_ASSIGN_OR_RETURN(double base, c.attrs.getDouble(c.name, "base_lr"));
-  REF_ASSIGN_OR_RETURN(int64_t warmup, c.attrs.getInt(c.name, "warmup_steps", 0));
-  REF_ASSIGN_OR_RETURN(int64_t total, c.attrs.getInt(c.name, "total_steps", 0));
-  REF_ASSIGN_OR_RETURN(double minLr, c.attrs.getDouble(c.name, "min_lr", 0.0));
-  if (kind != "constant" && kind != "cosine")
-    return c.error("attribute 'kind' must be \"constant\" or \"cosine\", got \"", kind, "\"");
-  if (!(base >= 0.0) || !std::isfinite(base))
-    return c.error("attribute 'base_lr' must be finite and >= 0, got ", base);
-  if (warmup < 0) return c.error("attribute 'warmup_steps' must be >= 0, got ", warmup);
-  if (kind == "cosine" && (!(minLr >= 0.0 && minLr <= base) || total <= warmup))
-    return c.error("cosine schedule needs 0 <= min_lr <= base_lr and total_steps > warmup_steps, "
-                   "got min_lr = ", minLr, ", base_lr = ", base, ", total_steps = ", total,
-                   ", warmup_steps = ", warmup);
-  int64_t t = c.in(0).as<int64_t>()[0];
-  if (t < 1) t = 1;
-  double lr;
-  if (t <= warmup) {
-    lr = base * static_cast<double>(t) / static_cast<double>(warmup);
-  } else if (kind == "constant") {
-    lr = base;
-  } else {
-    double p = static_cast<double>(t - warmup) / static_cast<double>(total - warmup);
-    if (p > 1.0) p = 1.0;
-    lr = minLr + 0.5 * (base - minLr) * (1.0 + std::cos(M_PI * p));
-  }
-  return scalarF32(f32(lr));
+  const LrScheduleAttrs& a = c.attrsOf<LrScheduleAttrs>();
+  const float lr = amp_lr_schedule(a.kind == LrScheduleKind::Cosine, a.baseLr, a.warmupSteps, a.totalSteps, a.minLr,
+                                   c.in(0).as<int64_t>()[0]);
+  return scalarF32(lr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -331,15 +284,12 @@ absl::StatusOr<std::vector<Tensor>> evalSgdUpdate(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectScalar(c, 2, DType::F32, "lr"));
   REF_RETURN_IF_ERROR(expectScalar(c, 3, DType::F32, "found_inf"));
   if (hasBuffer) REF_RETURN_IF_ERROR(expectF32LikeParam(c, 4, 0, "momentum_buffer"));
-  REF_ASSIGN_OR_RETURN(double momentum, c.attrs.getDouble(c.name, "momentum", 0.0));
-  REF_ASSIGN_OR_RETURN(bool nesterov, c.attrs.getBool(c.name, "nesterov", false));
-  REF_ASSIGN_OR_RETURN(double wd, c.attrs.getDouble(c.name, "weight_decay", 0.0));
-  if (!(momentum >= 0.0) || !std::isfinite(momentum) || !(wd >= 0.0) || !std::isfinite(wd))
-    return c.error("momentum and weight_decay must be finite and >= 0, got ", momentum, " and ", wd);
+  const SgdUpdateAttrs& a = c.attrsOf<SgdUpdateAttrs>();
+  const double momentum = a.momentum, wd = a.weightDecay;
+  const bool nesterov = a.nesterov;
   if (hasBuffer != (momentum != 0.0))
     return c.error(hasBuffer ? "has a momentum_buffer but momentum = 0"
                              : "needs a momentum_buffer operand when momentum != 0");
-  if (nesterov && momentum == 0.0) return c.error("nesterov requires momentum > 0");
 
   std::vector<Tensor> out;
   out.push_back(c.in(0));
@@ -379,16 +329,9 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectScalar(c, 4, DType::I64, "step"));
   REF_RETURN_IF_ERROR(expectScalar(c, 5, DType::F32, "lr"));
   REF_RETURN_IF_ERROR(expectScalar(c, 6, DType::F32, "found_inf"));
-  REF_ASSIGN_OR_RETURN(double beta1, c.attrs.getDouble(c.name, "beta1", 0.9));
-  REF_ASSIGN_OR_RETURN(double beta2, c.attrs.getDouble(c.name, "beta2", 0.999));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "eps", 1e-8));
-  REF_ASSIGN_OR_RETURN(double wd, c.attrs.getDouble(c.name, "weight_decay", 0.0));
-  REF_ASSIGN_OR_RETURN(bool decoupled, c.attrs.getBool(c.name, "decoupled", false));
-  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
-    return c.error("beta1 and beta2 must be in [0, 1), got ", beta1, " and ", beta2);
-  if (!(eps > 0.0) || !std::isfinite(eps) || !(wd >= 0.0) || !std::isfinite(wd))
-    return c.error("eps must be finite and > 0 and weight_decay finite and >= 0, got ", eps,
-                   " and ", wd);
+  const AdamUpdateAttrs& a = c.attrsOf<AdamUpdateAttrs>();
+  const double beta1 = a.beta1, beta2 = a.beta2, eps = a.eps, wd = a.weightDecay;
+  const bool decoupled = a.decoupled;
 
   std::vector<Tensor> out;
   out.push_back(c.in(0));

@@ -13,7 +13,7 @@ import tempfile
 # Rooms, most specific first. A file belongs to the first room whose prefix its path starts with.
 CORE = "the runtime core"  # the files directly in the runtime folder: DType and Tensor
 ROOMS = [
-    "runtime/schema", "runtime/numerics", "runtime/io", "runtime/dist", "runtime/plan",
+    "runtime/schema", "runtime/kernels/math", "runtime/kernels/cuda", "runtime/numerics", "runtime/io", "runtime/dist", "runtime/plan",
     "runtime/exec", "runtime/reference", "runtime/devices/cpu", "runtime/devices/cuda",
     "runtime/devices", "runtime/train", "ir", "passes", "codegen", "import",
 ]
@@ -24,18 +24,21 @@ BELOW_PLAN = ["runtime/schema", "runtime/numerics", "runtime/io"]
 ALLOWED = {
     "runtime/schema": [],
     CORE: [],
+    # The maths every device shares, host- and device-compilable, and the CUDA library built on it.
+    "runtime/kernels/math": [],
+    "runtime/kernels/cuda": ["runtime/kernels/math"],
     "runtime/numerics": ["runtime/schema"],
     "runtime/io": ["runtime/numerics"],
     "runtime/dist": ["runtime/numerics", "runtime/io"],
     "runtime/plan": BELOW_PLAN,
     "runtime/exec": BELOW_PLAN + ["runtime/plan", "runtime/dist"],
-    "runtime/reference": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec"],
+    "runtime/reference": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math"],
     # A device reaches the oracle only through its executor's header (fallback steps), and never
     # another device.
-    "runtime/devices/cpu": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
+    "runtime/devices/cpu": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math",
                                          "runtime/reference/ReferenceExecutor.h"],
-    "runtime/devices/cuda": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
-                                          "runtime/reference/ReferenceExecutor.h"],
+    "runtime/devices/cuda": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math",
+                                          "runtime/kernels/cuda", "runtime/reference/ReferenceExecutor.h"],
     # The registry sees every device.
     "runtime/devices": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec",
                                      "runtime/reference/ReferenceExecutor.h", "runtime/devices/cpu",

@@ -14,7 +14,7 @@
 #include "runtime/devices/cpu/NonFiniteScan.h"
 #include "runtime/devices/cpu/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
-#include "runtime/numerics/ScalerMath.h"
+#include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
 namespace amp::rt::cpu {
@@ -42,8 +42,8 @@ class UpdatePrologue {
         copyType_(u.weightCopy ? plan.buffers[step.results[*u.weightCopy]].dtype : DType::BF16) {}
   // Reads the call's loss scale and norm.
   void begin(BufferPtrs ptr) {
-    invScale_ = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
-    coef_ = norm_ >= 0 ? clipCoefficient(scalarF32(ptr, norm_), maxNorm_) : 1.0f;
+    invScale_ = scale_ >= 0 ? amp_inv_scale(scalarF32(ptr, scale_)) : 1.0f;
+    coef_ = norm_ >= 0 ? amp_clip_coef(scalarF32(ptr, norm_), maxNorm_) : 1.0f;
   }
   // Whether apply() changes a gradient block (after begin()).
   bool changesGradient() const { return (scale_ >= 0 && invScale_ != 1.0f) || norm_ >= 0; }
@@ -85,7 +85,7 @@ class UnscaleCheckStep final : public CpuStep {
         scale_(scale), foundInf_(foundInf) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
-    const float inv = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
+    const float inv = scale_ >= 0 ? amp_inv_scale(scalarF32(ptr, scale_)) : 1.0f;
     bool found = false;
     for (size_t t = 0; t < grads_.size(); ++t) {
       const size_t es = dtypeSize(types_[t]);
@@ -142,7 +142,7 @@ class GradStatsStep final : public CpuStep {
   }
   absl::Status run(BufferPtrs ptr) override {
     if (norm_ < 0) return checkOnly(ptr);
-    const float inv = scale_ >= 0 ? inverseScale(scalarF32(ptr, scale_)) : 1.0f;
+    const float inv = scale_ >= 0 ? amp_inv_scale(scalarF32(ptr, scale_)) : 1.0f;
     int found = 0;
     const int64_t count = static_cast<int64_t>(grads_.size());
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : found)
@@ -157,7 +157,7 @@ class GradStatsStep final : public CpuStep {
         convertBuffer(types_[t], in + i0 * es, DType::F32, v, n);
         for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
         for (int64_t k = 0; k < n; ++k) {
-          const float u = unscaled(v[k], inv);
+          const float u = amp_unscale(v[k], inv);
           sum += u * u;
         }
       }
@@ -214,20 +214,8 @@ class UpdateScaleStep final : public CpuStep {
       : in_(std::move(in)), out_(std::move(out)), growth_(growth), backoff_(backoff), interval_(interval) {}
   absl::Status run(BufferPtrs ptr) override {
     float scale = scalarF32(ptr, in_[0]);
-    int32_t tracker = *reinterpret_cast<const int32_t*>(ptr[in_[1]]);
-    if (scalarF32(ptr, in_[2]) != 0.0f) {
-      scale = static_cast<float>(static_cast<double>(scale) * backoff_);
-      tracker = 0;
-    } else {
-      const int32_t successful = static_cast<int32_t>(static_cast<uint32_t>(tracker) + 1u);
-      if (successful == interval_) {
-        const float candidate = static_cast<float>(static_cast<double>(scale) * growth_);
-        if (std::isfinite(candidate)) scale = candidate;
-        tracker = 0;
-      } else {
-        tracker = successful;
-      }
-    }
+    int tracker = *reinterpret_cast<const int32_t*>(ptr[in_[1]]);
+    amp_update_scale(&scale, &tracker, scalarF32(ptr, in_[2]), growth_, backoff_, interval_);
     *reinterpret_cast<float*>(ptr[out_[0]]) = scale;
     *reinterpret_cast<int32_t*>(ptr[out_[1]]) = tracker;
     return absl::OkStatus();
@@ -243,10 +231,9 @@ class StepCountersStep final : public CpuStep {
  public:
   StepCountersStep(std::vector<int32_t> in, std::vector<int32_t> out) : in_(std::move(in)), out_(std::move(out)) {}
   absl::Status run(BufferPtrs ptr) override {
-    int64_t step = *reinterpret_cast<const int64_t*>(ptr[in_[0]]);
-    int64_t skipped = *reinterpret_cast<const int64_t*>(ptr[in_[1]]);
-    if (scalarF32(ptr, in_[2]) != 0.0f) ++skipped;
-    else ++step;
+    long long step = *reinterpret_cast<const int64_t*>(ptr[in_[0]]);
+    long long skipped = *reinterpret_cast<const int64_t*>(ptr[in_[1]]);
+    amp_step_counters(&step, &skipped, scalarF32(ptr, in_[2]));
     *reinterpret_cast<int64_t*>(ptr[out_[0]]) = step;
     *reinterpret_cast<int64_t*>(ptr[out_[1]]) = skipped;
     return absl::OkStatus();
@@ -261,19 +248,8 @@ class LrScheduleStep final : public CpuStep {
   LrScheduleStep(int32_t in, int32_t out, bool cosine, double base, int64_t warmup, int64_t total, double minLr)
       : in_(in), out_(out), cosine_(cosine), base_(base), warmup_(warmup), total_(total), minLr_(minLr) {}
   absl::Status run(BufferPtrs ptr) override {
-    int64_t t = *reinterpret_cast<const int64_t*>(ptr[in_]);
-    if (t < 1) t = 1;
-    double lr;
-    if (t <= warmup_) {
-      lr = base_ * static_cast<double>(t) / static_cast<double>(warmup_);
-    } else if (!cosine_) {
-      lr = base_;
-    } else {
-      double p = static_cast<double>(t - warmup_) / static_cast<double>(total_ - warmup_);
-      if (p > 1.0) p = 1.0;
-      lr = minLr_ + 0.5 * (base_ - minLr_) * (1.0 + std::cos(M_PI * p));
-    }
-    *reinterpret_cast<float*>(ptr[out_]) = f32(lr);
+    *reinterpret_cast<float*>(ptr[out_]) =
+        amp_lr_schedule(cosine_, base_, warmup_, total_, minLr_, *reinterpret_cast<const int64_t*>(ptr[in_]));
     return absl::OkStatus();
   }
 
@@ -315,7 +291,7 @@ class ClipGradsStep final : public CpuStep {
       : grads_(std::move(grads)), outs_(std::move(outs)), sizes_(std::move(sizes)), norm_(norm), maxNorm_(maxNorm) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
-    const float coef = clipCoefficient(scalarF32(ptr, norm_), maxNorm_);
+    const float coef = amp_clip_coef(scalarF32(ptr, norm_), maxNorm_);
     for (size_t t = 0; t < grads_.size(); ++t) {
       const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
       float* y = reinterpret_cast<float*>(ptr[outs_[t]]);
@@ -517,17 +493,10 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
         !isScalar(c.operand(1), DType::I32) || !isScalar(c.operand(2), DType::F32) ||
         !isScalar(c.result(0), DType::F32) || !isScalar(c.result(1), DType::I32))
       return c.error("expected scale f32, growth_tracker i32, found_inf f32 scalars");
-    auto growth = attrs.getDouble(op, "growth_factor");
-    auto backoff = attrs.getDouble(op, "backoff_factor");
-    auto interval = attrs.getInt(op, "growth_interval");
-    if (!growth.ok()) return growth.status();
-    if (!backoff.ok()) return backoff.status();
-    if (!interval.ok()) return interval.status();
-    if (!(*growth > 1.0) || !std::isfinite(*growth)) return c.error("attribute 'growth_factor' must be finite and > 1");
-    if (!(*backoff > 0.0 && *backoff < 1.0)) return c.error("attribute 'backoff_factor' must be in (0, 1)");
-    if (*interval < 1 || *interval > std::numeric_limits<int32_t>::max())
-      return c.error("attribute 'growth_interval' must be in [1, 2^31 - 1]");
-    return std::unique_ptr<CpuStep>(new UpdateScaleStep(in, out, *growth, *backoff, static_cast<int32_t>(*interval)));
+    auto a = c.step.typedAttrs<UpdateScaleAttrs>();
+    if (!a.ok()) return a.status();
+    return std::unique_ptr<CpuStep>(
+        new UpdateScaleStep(in, out, a->growthFactor, a->backoffFactor, static_cast<int32_t>(a->growthInterval)));
   }
   if (c.code == OpCode::StepCounters) {
     if (in.size() != 3 || out.size() != 2 || !isScalar(c.operand(0), DType::I64) ||
@@ -539,19 +508,10 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
   if (c.code == OpCode::LrSchedule) {
     if (in.size() != 1 || out.size() != 1 || !isScalar(c.operand(0), DType::I64) || !isScalar(c.result(0), DType::F32))
       return c.error("expected a scalar i64 step and a scalar f32 result");
-    auto kind = attrs.getString(op, "kind");
-    auto base = attrs.getDouble(op, "base_lr");
-    auto warmup = attrs.getInt(op, "warmup_steps", 0);
-    auto total = attrs.getInt(op, "total_steps", 0);
-    auto minLr = attrs.getDouble(op, "min_lr", 0.0);
-    for (const absl::Status& s : {kind.status(), base.status(), warmup.status(), total.status(), minLr.status()})
-      if (!s.ok()) return s;
-    if (*kind != "constant" && *kind != "cosine") return c.error("attribute 'kind' must be \"constant\" or \"cosine\"");
-    if (!(*base >= 0.0) || !std::isfinite(*base)) return c.error("attribute 'base_lr' must be finite and >= 0");
-    if (*warmup < 0) return c.error("attribute 'warmup_steps' must be >= 0");
-    if (*kind == "cosine" && (!(*minLr >= 0.0 && *minLr <= *base) || *total <= *warmup))
-      return c.error("cosine schedule needs 0 <= min_lr <= base_lr and total_steps > warmup_steps");
-    return std::unique_ptr<CpuStep>(new LrScheduleStep(in[0], out[0], *kind == "cosine", *base, *warmup, *total, *minLr));
+    auto a = c.step.typedAttrs<LrScheduleAttrs>();
+    if (!a.ok()) return a.status();
+    return std::unique_ptr<CpuStep>(new LrScheduleStep(in[0], out[0], a->kind == LrScheduleKind::Cosine, a->baseLr,
+                                                       a->warmupSteps, a->totalSteps, a->minLr));
   }
   if (c.code == OpCode::GlobalNorm) {
     if (in.empty() || out.size() != 1 || !isScalar(c.result(0), DType::F32)) return c.error("expected gradients and a scalar f32 result");
@@ -565,9 +525,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
   if (c.code == OpCode::ClipGrads) {
     if (in.size() < 2 || out.size() != in.size() - 1 || !isScalar(c.operand(in.size() - 1), DType::F32))
       return c.error("expected gradients, the norm, and one result per gradient");
-    auto maxNorm = attrs.getDouble(op, "max_norm");
-    if (!maxNorm.ok()) return maxNorm.status();
-    if (!(*maxNorm > 0.0) || !std::isfinite(*maxNorm)) return c.error("attribute 'max_norm' must be finite and > 0");
+    auto a = c.step.typedAttrs<ClipGradsAttrs>();
+    if (!a.ok()) return a.status();
     std::vector<int64_t> sizes;
     for (size_t i = 0; i + 1 < in.size(); ++i) {
       if (c.operand(i).dtype != DType::F32 || c.result(i).dtype != DType::F32 || c.result(i).shape != c.operand(i).shape)
@@ -575,13 +534,12 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       sizes.push_back(c.operand(i).numel());
     }
     return std::unique_ptr<CpuStep>(new ClipGradsStep(std::vector<int32_t>(in.begin(), in.end() - 1), out, sizes,
-                                                      in.back(), *maxNorm));
+                                                      in.back(), a->maxNorm));
   }
   // The fused update's extra operands and its weight copy (checked once for both optimizers).
   auto fusedParts = [&](const UpdateLayout& u) -> absl::Status {
     for (std::optional<size_t> scalar : {u.scale, u.norm})
       if (scalar && !isScalar(c.operand(*scalar), DType::F32)) return c.error("the loss scale and the norm must be scalar f32");
-    if (u.maxNorm && (!(*u.maxNorm > 0.0) || !std::isfinite(*u.maxNorm))) return c.error("attribute 'max_norm' must be finite and > 0");
     if (u.weightCopy) {
       const BufferDesc& copy = c.result(*u.weightCopy);
       if ((copy.dtype != DType::BF16 && copy.dtype != DType::F16) || copy.shape != c.operand(0).shape)
@@ -602,19 +560,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
       return c.error("expected scalar step i64, lr f32 and found_inf f32");
     for (size_t r = 0; r < 3; ++r)
       if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
-    AdamConfig cfg;
-    auto beta1 = attrs.getDouble(op, "beta1", 0.9);
-    auto beta2 = attrs.getDouble(op, "beta2", 0.999);
-    auto eps = attrs.getDouble(op, "eps", 1e-8);
-    auto wd = attrs.getDouble(op, "weight_decay", 0.0);
-    auto decoupled = attrs.getBool(op, "decoupled", false);
-    for (const absl::Status& s : {beta1.status(), beta2.status(), eps.status(), wd.status(), decoupled.status()})
-      if (!s.ok()) return s;
-    cfg = {*beta1, *beta2, *eps, *wd, *decoupled};
-    if (!(cfg.beta1 >= 0.0 && cfg.beta1 < 1.0) || !(cfg.beta2 >= 0.0 && cfg.beta2 < 1.0))
-      return c.error("beta1 and beta2 must be in [0, 1)");
-    if (!(cfg.eps > 0.0) || !std::isfinite(cfg.eps) || !(cfg.wd >= 0.0) || !std::isfinite(cfg.wd))
-      return c.error("eps must be finite and > 0 and weight_decay finite and >= 0");
+    auto a = c.step.typedAttrs<AdamUpdateAttrs>();
+    if (!a.ok()) return a.status();
+    const AdamConfig cfg{a->beta1, a->beta2, a->eps, a->weightDecay, a->decoupled};
     return std::unique_ptr<CpuStep>(
         new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op, UpdatePrologue(*layout, c.step, c.plan)));
   }
@@ -632,17 +580,11 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     if (hasBuffer && !sameAs(4, p, DType::F32)) return c.error("momentum_buffer must be f32 like the param");
     for (size_t r = 0; r < layout->states(); ++r)
       if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
-    auto momentum = attrs.getDouble(op, "momentum", 0.0);
-    auto nesterov = attrs.getBool(op, "nesterov", false);
-    auto wd = attrs.getDouble(op, "weight_decay", 0.0);
-    for (const absl::Status& s : {momentum.status(), nesterov.status(), wd.status()})
-      if (!s.ok()) return s;
-    if (!(*momentum >= 0.0) || !std::isfinite(*momentum) || !(*wd >= 0.0) || !std::isfinite(*wd))
-      return c.error("momentum and weight_decay must be finite and >= 0");
-    if (hasBuffer != (*momentum != 0.0)) return c.error("a momentum_buffer operand goes with momentum != 0");
-    if (*nesterov && *momentum == 0.0) return c.error("nesterov requires momentum > 0");
-    return std::unique_ptr<CpuStep>(new SgdStep(in, out, hasBuffer, c.operand(1).dtype, p.numel(), *momentum, *nesterov,
-                                                *wd, UpdatePrologue(*layout, c.step, c.plan)));
+    auto a = c.step.typedAttrs<SgdUpdateAttrs>();
+    if (!a.ok()) return a.status();
+    if (hasBuffer != (a->momentum != 0.0)) return c.error("a momentum_buffer operand goes with momentum != 0");
+    return std::unique_ptr<CpuStep>(new SgdStep(in, out, hasBuffer, c.operand(1).dtype, p.numel(), a->momentum,
+                                                a->nesterov, a->weightDecay, UpdatePrologue(*layout, c.step, c.plan)));
   }
   return nullptr;
 }

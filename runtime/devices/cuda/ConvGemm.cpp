@@ -1,7 +1,7 @@
 #include "runtime/devices/cuda/ConvGemm.h"
 
 #include "absl/strings/str_cat.h"
-#include "runtime/devices/cuda/kernels/ConvGather.h"
+#include "runtime/kernels/cuda/ConvGather.h"
 
 namespace amp::rt::cuda {
 namespace {

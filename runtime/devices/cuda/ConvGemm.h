@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/devices/cuda/GemmPlan.h"
-#include "runtime/devices/cuda/kernels/ConvMath.h"
+#include "runtime/kernels/math/ConvMath.h"
 
 namespace amp::rt::cuda {
 

@@ -138,7 +138,7 @@ Action ActionBuilder::launch(const std::string& name, size_t s) {
   a.category = step.attrs.has("cuda_symbol")         ? Action::Category::Fused
                : step.kind == StepKind::MultiTensor ? Action::Category::ScalerOptimizer
                                                     : Action::Category::Other;
-  a.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", name);
+  a.what = absl::StrCat("step ", s, " ", entry_.steps[s].op, ": ", name);
   a.kernel = name;
   return a;
 }
@@ -168,7 +168,7 @@ absl::StatusOr<size_t> ActionBuilder::lower(size_t s) {
   for (size_t i = first; i < actions_.size(); ++i) {
     Action& a = actions_[i];
     if (a.planStep >= 0) continue;
-    a.planStep = static_cast<int64_t>(number(s));
+    a.planStep = static_cast<int64_t>(s);
     a.op = step.op;
     a.loc = step.loc;
   }
@@ -428,7 +428,7 @@ absl::Status ActionBuilder::gemmWithFallbacks(size_t s, const GemmPlan& planned,
       if (auto st = epiloguePass(s, reluKernel, planned, 0, d); !st.ok()) return st;
     if (!refused.empty()) {
       const PlanStep& step = entry_.steps[s];
-      noteOnce(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name, "' step ", number(s), " (",
+      noteOnce(absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry_.name, "' step ", s, " (",
                             step.op, "): ", refused, "; it runs as ", v.change, ", with the same results"));
     }
     return absl::OkStatus();
@@ -466,7 +466,7 @@ void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const st
   Action g;
   g.kind = Action::Kind::Gemm;
   g.category = Action::Category::Gemm;
-  g.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", kind, "cuBLASLt ", std::string(dtypeName(plan.dtype)),
+  g.what = absl::StrCat("step ", s, " ", entry_.steps[s].op, ": ", kind, "cuBLASLt ", std::string(dtypeName(plan.dtype)),
                         " ", plan.m, " x ", plan.n, " x ", plan.k,
                         plan.batch > 1 ? absl::StrCat(" in ", plan.batch, " batches") : "", detail);
   g.kernel = absl::StrCat("cuBLASLt GEMM ", plan.m, " x ", plan.n, " x ", plan.k, detail);

@@ -96,14 +96,13 @@ struct Action {
 class ActionBuilder {
  public:
   // `stepWord`: a device int64 holding the call's training step (dropout's RNG counter), written
-  // at the start of every replay. `planStep[s]`: the number of step s in the plan's own entry,
-  // which reports and errors use (`entry` may be a device rewrite of it); empty: the same.
+  // at the start of every replay.
   ActionBuilder(GpuApi& api, const Plan& plan, const EntryPoint& entry, DeviceMemory& memory,
                 std::vector<DevicePtr>& ptr, std::vector<Action>& actions, EntryReport& report, DevicePtr stepWord,
-                const std::vector<size_t>& planStep, const CudaOptions& options, DeviceMemory& sharedMemory,
+                const CudaOptions& options, DeviceMemory& sharedMemory,
                 ConvColumns& columns)
       : api_(api), plan_(plan), entry_(entry), memory_(memory), ptr_(ptr), actions_(actions), report_(report),
-        stepWord_(stepWord), planStep_(planStep), options_(options), sharedMemory_(sharedMemory), columns_(columns) {}
+        stepWord_(stepWord), options_(options), sharedMemory_(sharedMemory), columns_(columns) {}
 
   // Lowers step `s` (and, for a run of optimizer updates, the updates that follow it). Returns how
   // many steps it consumed, 0 when the device has no kernel for the step's op, or an error for a
@@ -160,7 +159,6 @@ class ActionBuilder {
   Action launch(const std::string& name, size_t s);
   // A fresh device allocation of `bytes`, counted as scratch.
   absl::StatusOr<DevicePtr> scratch(int64_t bytes);
-  size_t number(size_t s) const { return s < planStep_.size() ? planStep_[s] : s; }
 
   GpuApi& api_;
   const Plan& plan_;
@@ -170,7 +168,6 @@ class ActionBuilder {
   std::vector<Action>& actions_;
   EntryReport& report_;
   DevicePtr stepWord_;
-  const std::vector<size_t>& planStep_;
   const CudaOptions& options_;
   DeviceMemory& sharedMemory_;  // the executor's: what outlives this entry
   ConvColumns& columns_;

@@ -118,7 +118,7 @@ void ActionBuilder::pushCollective(size_t s, std::shared_ptr<const CollectiveCal
   a.kind = Action::Kind::Collective;
   a.collective = std::move(call);
   a.collectives = collectives_;
-  a.what = absl::StrCat("step ", number(s), " ", entry_.steps[s].op, ": ", what);
+  a.what = absl::StrCat("step ", s, " ", entry_.steps[s].op, ": ", what);
   actions_.push_back(std::move(a));
 }
 

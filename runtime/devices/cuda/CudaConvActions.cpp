@@ -7,7 +7,7 @@
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
 #include "runtime/devices/cuda/ConvGemm.h"
-#include "runtime/devices/cuda/kernels/ConvMath.h"
+#include "runtime/kernels/math/ConvMath.h"
 #include "runtime/WindowGeometry.h"
 
 namespace amp::rt::cuda {

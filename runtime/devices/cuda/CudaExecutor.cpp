@@ -23,11 +23,10 @@ namespace amp::rt {
 namespace cuda {
 namespace {
 
-// `planStep`: the plan's numbers of a device rewrite's steps (empty: the entry is the plan's).
-std::string where(const EntryPoint& entry, size_t s, const std::vector<size_t>& planStep = {}) {
+std::string where(const EntryPoint& entry, size_t s) {
   const PlanStep& step = entry.steps[s];
-  return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ",
-                      s < planStep.size() ? planStep[s] : s, " (", step.op, ")");
+  return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s, " (", step.op,
+                      ")");
 }
 
 class CudaExecutor;
@@ -35,7 +34,7 @@ class CudaExecutor;
 class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryProfiler {
  public:
   CudaEntry(CudaExecutor& exec, GpuApi& api, const Plan& plan, const EntryPoint& entry)
-      : exec_(exec), api_(api), plan_(plan), planEntry_(entry), entry_(entry), memory_(api) {}
+      : exec_(exec), api_(api), plan_(plan), entry_(entry), memory_(api) {}
 
   absl::Status prepare(const std::vector<DevicePtr>& mirrors, const std::string& code, int firstEvent);
   absl::Status run(const RunArgs& args) override;
@@ -84,9 +83,7 @@ class CudaEntry final : public PreparedEntry, public AsyncEntry, public EntryPro
   CudaExecutor& exec_;
   GpuApi& api_;
   const Plan& plan_;
-  const EntryPoint& planEntry_;
-  EntryPoint entry_;  // the plan's entry, or its rewrite with the gradient pipeline fused
-  std::vector<size_t> planStep_;  // of the rewrite's steps: their numbers in the plan's entry
+  const EntryPoint& entry_;  // the plan's: the device runs its steps as they are
   DeviceMemory memory_;
   std::vector<Action> actions_;
   std::vector<std::pair<int32_t, size_t>> feeds_;  // (buffer, offset in the feed staging)
@@ -237,9 +234,9 @@ class CudaExecutor final : public Executor, public DeviceResidency {
 absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
   const PlanStep& step = entry_.steps[s];
   auto value = step.attrs.getTensor(step.op, "value");
-  if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s, planStep_), ": ", value.status().message()));
+  if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s), ": ", value.status().message()));
   if (step.results.size() != 1 || !step.operands.empty() || (*value)->shape() != plan_.buffers[step.results[0]].shape)
-    return absl::InvalidArgumentError(absl::StrCat(where(entry_, s, planStep_), ": the value's shape must be the result's"));
+    return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": the value's shape must be the result's"));
   const BufferDesc& b = plan_.buffers[step.results[0]];
   std::vector<uint8_t> data(static_cast<size_t>(b.byteSize()) + 1);
   convertBuffer((*value)->dtype(), (*value)->data(), b.dtype, data.data(), b.numel());
@@ -298,7 +295,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepStaging_ = *stepHost;
   stepDevice_ = *stepDevice;
 
-  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice, planStep_,
+  ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice,
                         exec_.options(), exec_.sharedMemory(), exec_.convColumns());
   builder.bindCollectives(exec_.collectivesSlot());
   std::map<std::string, int> unsupported;
@@ -320,7 +317,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
     }
     auto consumed = builder.lower(s);
     if (!consumed.ok())
-      return absl::Status(consumed.status().code(), absl::StrCat(where(entry_, s, planStep_), ": ", consumed.status().message()));
+      return absl::Status(consumed.status().code(), absl::StrCat(where(entry_, s), ": ", consumed.status().message()));
     if (*consumed == 0) {
       ++unsupported[step.op];
       ++s;
@@ -553,7 +550,7 @@ absl::Status CudaEntry::run(const RunArgs& args) {
     if (auto s = api_.copyToHost(checkHost_, checkWords_, static_cast<int64_t>(8 * checks_.size())); !s.ok()) return s;
   // The caller reads the results when run returns: the one wait of a synchronous call.
   if (auto s = api_.synchronize(); !s.ok()) return absl::Status(s.code(), absl::StrCat("entry '", entry_.name, "': ", s.message()));
-  return checked ? judgeChecks(plan_, planEntry_, planStep_, checks_, checkHost_, args.gradientOverflow) : absl::OkStatus();
+  return checked ? judgeChecks(plan_, entry_, checks_, checkHost_, args.gradientOverflow) : absl::OkStatus();
 }
 
 // Each profiled call runs twice on the stream: once as its graph, between two timers (the call's

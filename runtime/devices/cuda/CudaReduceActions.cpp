@@ -5,7 +5,7 @@
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
-#include "runtime/devices/cuda/kernels/ReduceArgs.h"
+#include "runtime/kernels/cuda/ReduceArgs.h"
 
 namespace amp::rt::cuda {
 

@@ -6,7 +6,7 @@
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
-#include "runtime/devices/cuda/kernels/ShapeMath.h"
+#include "runtime/kernels/math/ShapeMath.h"
 
 namespace amp::rt::cuda {
 

@@ -1,6 +1,6 @@
 // The cuda device's lowering of the loss-scaling, clipping and optimizer steps (the multi-tensor
-// and one-thread kernels of kernels/TrainKernels.cu), the fused statistics pass of GradPipeline.h
-// included.
+// and one-thread kernels of runtime/kernels/cuda/TrainKernels.cu), amp.grad_stats' fused
+// statistics pass included.
 #include <map>
 #include <type_traits>
 #include <variant>
@@ -10,8 +10,8 @@
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/plan/UpdateLayout.h"
 #include "runtime/devices/cuda/MultiTensor.h"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
-#include "runtime/devices/cuda/kernels/TrainArgs.h"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
+#include "runtime/kernels/cuda/TrainArgs.h"
 
 namespace amp::rt::cuda {
 namespace {
@@ -70,7 +70,7 @@ absl::Status ActionBuilder::unscaleCheck(size_t s) {
   fill.kind = Action::Kind::Fill;
   fill.dst = found;
   fill.bytes = 4;
-  fill.what = absl::StrCat("step ", number(s), " amp.unscale_check: found_inf = 0");
+  fill.what = absl::StrCat("step ", s, " amp.unscale_check: found_inf = 0");
   fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
   ++report_.fills;
@@ -178,7 +178,7 @@ absl::Status ActionBuilder::gradStats(size_t s) {
   fill.kind = Action::Kind::Fill;
   fill.dst = found;
   fill.bytes = 4;
-  fill.what = absl::StrCat("step ", number(s), " ", step.op, ": found_inf = 0");
+  fill.what = absl::StrCat("step ", s, " ", step.op, ": found_inf = 0");
   fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
   ++report_.fills;
@@ -238,8 +238,9 @@ absl::Status ActionBuilder::clipGrads(size_t s) {
   const PlanStep& step = entry_.steps[s];
   const size_t n = step.results.size();
   if (n < 1 || step.operands.size() != n + 1) return absl::InvalidArgumentError("expected gradients, the norm and their clipped copies");
-  auto maxNorm = step.attrs.getDouble(step.op, "max_norm");
-  if (!maxNorm.ok()) return maxNorm.status();
+  auto attrs = step.typedAttrs<ClipGradsAttrs>();
+  if (!attrs.ok()) return attrs.status();
+  const double maxNorm = attrs->maxNorm;
   std::vector<int64_t> numels;
   for (size_t i = 0; i < n; ++i) {
     if (plan_.buffers[step.operands[i]].dtype != DType::F32 || plan_.buffers[step.results[i]].dtype != DType::F32)
@@ -257,7 +258,7 @@ absl::Status ActionBuilder::clipGrads(size_t s) {
   };
   auto extra = [&](Action& a, const MultiTensorLaunch&) {
     a.arg(device<const float>(norm));
-    a.arg(*maxNorm);
+    a.arg(maxNorm);
   };
   return listLaunches<2>(actions_, report_, proto, numels, pointer, extra);
 }
@@ -277,39 +278,29 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
     a.arg(device<long long>(out(1)));
   } else if (step.code == OpCode::LrSchedule) {
     if (step.operands.size() != 1 || step.results.size() != 1) return absl::InvalidArgumentError("expected (step) -> (lr)");
-    auto kind = step.attrs.getString(step.op, "kind");
-    auto base = step.attrs.getDouble(step.op, "base_lr");
-    auto warmup = step.attrs.getInt(step.op, "warmup_steps", 0);
-    auto total = step.attrs.getInt(step.op, "total_steps", 0);
-    auto minLr = step.attrs.getDouble(step.op, "min_lr", 0.0);
-    for (const absl::Status& st : {kind.status(), base.status(), warmup.status(), total.status(), minLr.status()})
-      if (!st.ok()) return st;
-    if (*kind != "constant" && *kind != "cosine") return absl::InvalidArgumentError("kind must be constant or cosine");
-    if (*kind == "cosine" && *total <= *warmup) return absl::InvalidArgumentError("cosine needs total_steps > warmup_steps");
+    auto attrs = step.typedAttrs<LrScheduleAttrs>();
+    if (!attrs.ok()) return attrs.status();
     a = launch("amp_lr_schedule_kernel", s);
     a.arg(device<const long long>(in(0)));
-    a.arg(int32_t{*kind == "cosine"});
-    a.arg(*base);
-    a.arg(static_cast<long long>(*warmup));
-    a.arg(static_cast<long long>(*total));
-    a.arg(*minLr);
+    a.arg(int32_t{attrs->kind == LrScheduleKind::Cosine});
+    a.arg(attrs->baseLr);
+    a.arg(static_cast<long long>(attrs->warmupSteps));
+    a.arg(static_cast<long long>(attrs->totalSteps));
+    a.arg(attrs->minLr);
     a.arg(device<float>(out(0)));
   } else {
     if (step.operands.size() != 3 || step.results.size() != 2) return absl::InvalidArgumentError("expected (scale, growth_tracker, found_inf) -> (scale, growth_tracker)");
-    auto growth = step.attrs.getDouble(step.op, "growth_factor");
-    auto backoff = step.attrs.getDouble(step.op, "backoff_factor");
-    auto interval = step.attrs.getInt(step.op, "growth_interval");
-    for (const absl::Status& st : {growth.status(), backoff.status(), interval.status()})
-      if (!st.ok()) return st;
+    auto attrs = step.typedAttrs<UpdateScaleAttrs>();
+    if (!attrs.ok()) return attrs.status();
     a = launch("amp_update_scale_kernel", s);
     a.arg(device<const float>(in(0)));
     a.arg(device<const int>(in(1)));
     a.arg(device<const float>(in(2)));
     a.arg(device<float>(out(0)));
     a.arg(device<int>(out(1)));
-    a.arg(*growth);
-    a.arg(*backoff);
-    a.arg(static_cast<long long>(*interval));
+    a.arg(attrs->growthFactor);
+    a.arg(attrs->backoffFactor);
+    a.arg(static_cast<long long>(attrs->growthInterval));
   }
   const std::string name = a.what.substr(a.what.rfind(' ') + 1);
   auto fn = kernel(name);
@@ -371,15 +362,15 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
     const BufferDesc& p = plan_.buffers[st.operands[0]];
     if (p.dtype != DType::F32 || plan_.buffers[st.operands[1]].numel() != p.numel() ||
         (copies && plan_.buffers[st.results[states]].numel() != p.numel()))
-      return absl::InvalidArgumentError(absl::StrCat("step ", number(k), ": the param must be f32, its gradient and copy its size"));
+      return absl::InvalidArgumentError(absl::StrCat("step ", k, ": the param must be f32, its gradient and copy its size"));
     for (size_t j = 0; j < states; ++j) {
       const BufferDesc& in = plan_.buffers[st.operands[stateOperand[j]]];
       const BufferDesc& out = plan_.buffers[st.results[j]];
       if (in.dtype != DType::F32 || in.numel() != p.numel() || out.dtype != DType::F32 || out.numel() != p.numel())
-        return absl::InvalidArgumentError(absl::StrCat("step ", number(k), ": optimizer state must be f32 like its param"));
+        return absl::InvalidArgumentError(absl::StrCat("step ", k, ": optimizer state must be f32 like its param"));
       if (ptr_[st.results[j]] != ptr_[st.operands[stateOperand[j]]])
         copy(ptr_[st.results[j]], ptr_[st.operands[stateOperand[j]]], in.byteSize(),
-             absl::StrCat("step ", number(k), " ", st.op, ": ", plan_.buffers[st.results[j]].name, " <- ", in.name));
+             absl::StrCat("step ", k, " ", st.op, ": ", plan_.buffers[st.results[j]].name, " <- ", in.name));
     }
     numels.push_back(p.numel());
   }
@@ -397,22 +388,23 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   args.scale = layout.scale ? device<const float>(ptr_[first.operands[*layout.scale]]) : nullptr;
   args.norm = layout.norm ? device<const float>(ptr_[first.operands[*layout.norm]]) : nullptr;
   args.maxNorm = layout.maxNorm.value_or(0.0);
-  auto attr = [&](const char* name, double dflt) { return first.attrs.getDouble(first.op, name, dflt); };
-  auto flag = [&](const char* name) { return first.attrs.getBool(first.op, name, false); };
-  auto beta1 = attr("beta1", 0.9), beta2 = attr("beta2", 0.999), eps = attr("eps", 1e-8), wd = attr("weight_decay", 0.0),
-       mom = attr("momentum", 0.0);
-  auto decoupled = flag("decoupled"), nesterov = flag("nesterov");
-  for (const absl::Status& st : {beta1.status(), beta2.status(), eps.status(), wd.status(), mom.status(),
-                                 decoupled.status(), nesterov.status()})
-    if (!st.ok()) return st;
-  if (!adam && (*mom != 0.0) != momentum) return absl::InvalidArgumentError("momentum and the momentum_buffer disagree");
-  args.beta1 = *beta1;
-  args.beta2 = *beta2;
-  args.eps = *eps;
-  args.weightDecay = *wd;
-  args.momentum = *mom;
-  args.decoupled = *decoupled;
-  args.nesterov = *nesterov;
+  if (adam) {
+    auto attrs = first.typedAttrs<AdamUpdateAttrs>();
+    if (!attrs.ok()) return attrs.status();
+    args.beta1 = attrs->beta1;
+    args.beta2 = attrs->beta2;
+    args.eps = attrs->eps;
+    args.weightDecay = attrs->weightDecay;
+    args.decoupled = attrs->decoupled;
+  } else {
+    auto attrs = first.typedAttrs<SgdUpdateAttrs>();
+    if (!attrs.ok()) return attrs.status();
+    if ((attrs->momentum != 0.0) != momentum)
+      return absl::InvalidArgumentError("momentum and the momentum_buffer disagree");
+    args.weightDecay = attrs->weightDecay;
+    args.momentum = attrs->momentum;
+    args.nesterov = attrs->nesterov;
+  }
   args.out = device<AmpStepScalars>(*stepScalars);
   auto scalarsFn = kernel("amp_optimizer_scalars");
   if (!scalarsFn.ok()) return scalarsFn.status();

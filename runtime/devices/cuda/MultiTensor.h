@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
 
 namespace amp::rt::cuda {
 

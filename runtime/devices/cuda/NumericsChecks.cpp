@@ -15,15 +15,12 @@ std::vector<ResultCheck> resultChecks(const Plan& plan, const EntryPoint& entry)
   return checks;
 }
 
-absl::Status judgeChecks(const Plan& plan, const EntryPoint& planEntry,
-                         const std::vector<size_t>& planStep, const std::vector<ResultCheck>& checks,
+absl::Status judgeChecks(const Plan& plan, const EntryPoint& entry, const std::vector<ResultCheck>& checks,
                          const uint64_t* words, GradientOverflow* overflow) {
   for (size_t k = 0; k < checks.size(); ++k) {
     if (words[k] == kAllFinite) continue;
     const ResultCheck& c = checks[k];
-    // Named as the plan has it; the fused statistics pass as the plan's unscale_check it replaces.
-    const size_t s = c.step < planStep.size() ? planStep[c.step] : c.step;
-    if (auto st = nonFiniteResult(plan, planEntry, s, c.buffer, static_cast<int64_t>(words[k]), overflow); !st.ok()) return st;
+    if (auto st = nonFiniteResult(plan, entry, c.step, c.buffer, static_cast<int64_t>(words[k]), overflow); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

@@ -28,10 +28,8 @@ inline constexpr uint64_t kAllFinite = ~uint64_t{0};
 std::vector<ResultCheck> resultChecks(const Plan& plan, const EntryPoint& entry);
 
 // The outcome of a checked call from its words (one per check: the first non-finite element, or
-// kAllFinite). `planEntry` is the plan's entry and `planStep[s]` the plan's number of device step
-// s (empty: the same), so errors name the step as the plan has it.
-absl::Status judgeChecks(const Plan& plan, const EntryPoint& planEntry,
-                         const std::vector<size_t>& planStep, const std::vector<ResultCheck>& checks,
+// kAllFinite), errors naming the step of `entry`.
+absl::Status judgeChecks(const Plan& plan, const EntryPoint& entry, const std::vector<ResultCheck>& checks,
                          const uint64_t* words, GradientOverflow* overflow);
 
 }  // namespace amp::rt::cuda

@@ -25,7 +25,7 @@ func.func @int_grad(%g: tensor<4xi32>) -> tensor<f32> {
 // -----
 
 func.func @growth_le_one(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<f32>) -> tensor<f32> {
-  // expected-error @+1 {{growth_factor must be finite and > 1.0}}
+  // expected-error @+1 {{attribute 'growth_factor' failed to satisfy constraint: 64-bit float attribute in (1.0, inf)}}
   %s2, %t2 = amp.update_scale %s, %t, %f {growth_factor = 1.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 2000 : i64}
   return %s2 : tensor<f32>
 }
@@ -33,7 +33,7 @@ func.func @growth_le_one(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<f32>) -> t
 // -----
 
 func.func @backoff_ge_one(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<f32>) -> tensor<f32> {
-  // expected-error @+1 {{backoff_factor must be in (0, 1)}}
+  // expected-error @+1 {{attribute 'backoff_factor' failed to satisfy constraint: 64-bit float attribute in (0.0, 1.0)}}
   %s2, %t2 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 1.0 : f64, growth_interval = 2000 : i64}
   return %s2 : tensor<f32>
 }
@@ -41,7 +41,7 @@ func.func @backoff_ge_one(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<f32>) -> 
 // -----
 
 func.func @interval_zero(%s: tensor<f32>, %t: tensor<i32>, %f: tensor<f32>) -> tensor<f32> {
-  // expected-error @+1 {{growth_interval must be in [1, 2^31 - 1]}}
+  // expected-error @+1 {{attribute 'growth_interval' failed to satisfy constraint: 64-bit signless integer attribute in [1, 2147483647]}}
   %s2, %t2 = amp.update_scale %s, %t, %f {growth_factor = 2.0 : f64, backoff_factor = 0.5 : f64, growth_interval = 0 : i64}
   return %s2 : tensor<f32>
 }
@@ -57,7 +57,7 @@ func.func @tracker_i64(%s: tensor<f32>, %t: tensor<i64>, %f: tensor<f32>) -> ten
 // -----
 
 func.func @clip_bad_max(%g: tensor<4xf32>, %n: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @+1 {{max_norm must be finite and > 0}}
+  // expected-error @+1 {{attribute 'max_norm' failed to satisfy constraint: 64-bit float attribute in (0.0, inf)}}
   %c = amp.clip_grads %g norm(%n) {max_norm = 0.0 : f64} : tensor<4xf32>
   return %c : tensor<4xf32>
 }
@@ -122,7 +122,7 @@ func.func @sgd_nesterov_no_momentum(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: t
 
 func.func @adam_beta(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %t: tensor<i64>,
                      %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @+1 {{beta2 must be in [0, 1), got 1}}
+  // expected-error @+1 {{attribute 'beta2' failed to satisfy constraint: 64-bit float attribute in [0.0, 1.0)}}
   %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %t, %lr, %f {beta2 = 1.0 : f64} : tensor<4xf32>, tensor<4xf32>
   return %p2 : tensor<4xf32>
 }
@@ -131,7 +131,7 @@ func.func @adam_beta(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v
 
 func.func @adam_eps(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %t: tensor<i64>,
                     %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @+1 {{eps must be finite and > 0}}
+  // expected-error @+1 {{attribute 'eps' failed to satisfy constraint: 64-bit float attribute in (0.0, inf)}}
   %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %t, %lr, %f {eps = 0.0 : f64} : tensor<4xf32>, tensor<4xf32>
   return %p2 : tensor<4xf32>
 }

@@ -1,5 +1,5 @@
 // The CUDA execution model on the host, so g++ can run the library kernels' own source
-// (runtime/devices/cuda/kernels/*.cu, *.cuh) and the tests can compare it with the reference bit for
+// (runtime/kernels/cuda/*.cu, *.cuh) and the tests can compare it with the reference bit for
 // bit. Include this header, then the kernel files in the order codegen/CMakeLists.txt concatenates
 // them for NVRTC; each .cu may be included by one translation unit of a test binary only (its
 // extern "C" entry points become host functions of that name).

@@ -1,4 +1,4 @@
-// amp_check_finite_<T> (runtime/devices/cuda/kernels/CheckKernels.cu), its own source run on the
+// amp_check_finite_<T> (runtime/kernels/cuda/CheckKernels.cu), its own source run on the
 // host through BlockEmulation.h, against runtime/exec's firstNonFinite (what the cpu device and
 // --check-numerics use): the index of the first NaN or inf, or ~0 when there is none, for f32,
 // bf16 and f16, on grids that stride, in both schedules (the atomicMin makes the order irrelevant).
@@ -9,9 +9,9 @@
 #include "runtime/exec/NumericsCheck.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/CheckKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/cuda/CheckKernels.cu"
 
 namespace amp::rt {
 namespace {

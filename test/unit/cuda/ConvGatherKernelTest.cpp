@@ -1,4 +1,4 @@
-// The column gathers of the implicit-GEMM convolutions (runtime/devices/cuda/kernels/ConvGatherKernels.cu),
+// The column gathers of the implicit-GEMM convolutions (runtime/kernels/cuda/ConvGatherKernels.cu),
 // their own source run on the host through BlockEmulation.h on grids far smaller than the columns
 // (every thread's grid-stride loop takes several turns; both schedules):
 //  - every gather mode, in 2- and 4-byte elements, against the column layouts ConvGather.h and
@@ -20,8 +20,8 @@
 #include "test/unit/cuda/ConvTestSupport.h"
 #include "test/unit/cuda/GemmEmulator.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/ConvGather.h"
-#include "runtime/devices/cuda/kernels/ConvGatherKernels.cu"
+#include "runtime/kernels/cuda/ConvGather.h"
+#include "runtime/kernels/cuda/ConvGatherKernels.cu"
 
 namespace amp::rt::cuda {
 namespace {

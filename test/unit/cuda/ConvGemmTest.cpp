@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/ConvGemm.h"
-#include "runtime/devices/cuda/kernels/ConvGather.h"
+#include "runtime/kernels/cuda/ConvGather.h"
 #include "test/unit/cuda/ConvTestSupport.h"
 #include "test/unit/cuda/GemmEmulator.h"
 

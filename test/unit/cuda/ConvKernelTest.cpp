@@ -1,4 +1,4 @@
-// The convolution and pooling kernels of runtime/devices/cuda/kernels/ConvKernels.cu, their own
+// The convolution and pooling kernels of runtime/kernels/cuda/ConvKernels.cu, their own
 // source run on the host through BlockEmulation.h (grids far smaller than the result, so every
 // thread's grid-stride loop takes several turns; both schedules), against the reference executor:
 // amp_conv2d (with and without bias), amp_conv2d_grad_input, amp_conv2d_grad_weight,
@@ -13,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/ConvMath.h"
-#include "runtime/devices/cuda/kernels/ConvKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/ConvMath.h"
+#include "runtime/kernels/cuda/ConvKernels.cu"
 #include "test/unit/cuda/ConvTestSupport.h"
 
 namespace amp::rt {

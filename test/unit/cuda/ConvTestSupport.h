@@ -11,7 +11,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cuda/kernels/ConvMath.h"
+#include "runtime/kernels/math/ConvMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 

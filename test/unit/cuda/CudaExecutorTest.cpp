@@ -16,7 +16,7 @@
 #include "runtime/devices/cuda/CudaExecutor.h"
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/devices/cuda/NumericsChecks.h"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/Bundle.h"
 #include "runtime/plan/KernelBinding.h"
@@ -855,10 +855,9 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   const Plan& plan = d.session->plan();
   const EntryPoint& train = *plan.findEntry("train_step");
   const std::vector<ResultCheck> checks = resultChecks(plan, train);
-  const std::vector<size_t> planStep;  // the device runs the plan's own steps
   std::vector<uint64_t> words(checks.size(), kAllFinite);
   GradientOverflow overflow;
-  EXPECT_TRUE(judgeChecks(plan, train, planStep, checks, words.data(), &overflow).ok());
+  EXPECT_TRUE(judgeChecks(plan, train, checks, words.data(), &overflow).ok());
   EXPECT_FALSE(overflow.seen);
   size_t forward = checks.size(), backward = checks.size(), update = checks.size();
   for (size_t k = 0; k < checks.size(); ++k) {
@@ -872,12 +871,12 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   ASSERT_LT(update, checks.size());
   // A gradient overflow of this loss-scaled plan is recorded; the call goes on.
   words[backward] = 5;
-  EXPECT_TRUE(judgeChecks(plan, train, planStep, checks, words.data(), &overflow).ok());
+  EXPECT_TRUE(judgeChecks(plan, train, checks, words.data(), &overflow).ok());
   EXPECT_TRUE(overflow.seen);
   EXPECT_EQ(overflow.buffer, plan.buffers[checks[backward].buffer].name);
   // Then a non-finite updated param is an error, named with the plan's step number.
   words[update] = 3;
-  auto updateError = judgeChecks(plan, train, planStep, checks, words.data(), &overflow);
+  auto updateError = judgeChecks(plan, train, checks, words.data(), &overflow);
   ASSERT_FALSE(updateError.ok());
   const size_t planUpdate = checks[update].step;
   EXPECT_NE(updateError.message().find(absl::StrCat("step ", planUpdate, " (")), std::string::npos) << updateError.message();
@@ -885,7 +884,7 @@ TEST(CudaExecutor, CheckWordsAreJudgedLikeTheCpuDevice) {
   EXPECT_NE(updateError.message().find("in the optimizer step"), std::string::npos) << updateError.message();
   // A forward overflow comes first and says no loss scale cures it.
   words[forward] = 0;
-  auto forwardError = judgeChecks(plan, train, planStep, checks, words.data(), &overflow);
+  auto forwardError = judgeChecks(plan, train, checks, words.data(), &overflow);
   ASSERT_FALSE(forwardError.ok());
   EXPECT_NE(forwardError.message().find("in the forward pass"), std::string::npos) << forwardError.message();
 }

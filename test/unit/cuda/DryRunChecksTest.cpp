@@ -10,11 +10,11 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/DryRunApi.h"
-#include "runtime/devices/cuda/kernels/ConvMath.h"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
-#include "runtime/devices/cuda/kernels/ReduceArgs.h"
-#include "runtime/devices/cuda/kernels/ShapeMath.h"
-#include "runtime/devices/cuda/kernels/TrainArgs.h"
+#include "runtime/kernels/math/ConvMath.h"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
+#include "runtime/kernels/cuda/ReduceArgs.h"
+#include "runtime/kernels/math/ShapeMath.h"
+#include "runtime/kernels/cuda/TrainArgs.h"
 #include "test/unit/cuda/TestBundles.h"
 
 namespace amp::rt::cuda {

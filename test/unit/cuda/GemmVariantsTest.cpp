@@ -16,10 +16,10 @@
 #include "runtime/reference/ReferenceKernels.h"
 #include "test/unit/cuda/GemmEmulator.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/EpilogueMath.h"
-#include "runtime/devices/cuda/kernels/EpilogueKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/EpilogueMath.h"
+#include "runtime/kernels/cuda/EpilogueKernels.cu"
 
 namespace amp::rt::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA device's loss kernels (runtime/devices/cuda/kernels/LossKernels.cu, arithmetic in
+// The CUDA device's loss kernels (runtime/kernels/cuda/LossKernels.cu, arithmetic in
 // LossMath.h), their own source run on the host through BlockEmulation.h with -ffp-contract=off:
 // amp_cross_entropy_* then amp_cross_entropy_mean_*, and amp_cross_entropy_count_* then
 // amp_cross_entropy_grad_*, against the reference executor's amp.cross_entropy and
@@ -17,12 +17,12 @@
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/RowMath.h"
-#include "runtime/devices/cuda/kernels/RowKernels.cuh"
-#include "runtime/devices/cuda/kernels/LossMath.h"
-#include "runtime/devices/cuda/kernels/LossKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/RowMath.h"
+#include "runtime/kernels/cuda/RowKernels.cuh"
+#include "runtime/kernels/math/LossMath.h"
+#include "runtime/kernels/cuda/LossKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,4 +1,4 @@
-// The block helpers of runtime/devices/cuda/kernels/RowKernels.cuh and NormKernels.cu and the
+// The block helpers of runtime/kernels/cuda/RowKernels.cuh and NormKernels.cu and the
 // softmax kernels, their own source run on the host through BlockEmulation.h: amp_row_block_max
 // (the tree with RowMath.h's tie-break) against the reference's sequential max, amp_row_ordered_sum
 // and amp_row_ordered_sum2 (thread 0's sums behind a barrier per 256 terms) against the sequential
@@ -14,12 +14,12 @@
 #include "gtest/gtest.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/RowMath.h"
-#include "runtime/devices/cuda/kernels/RowKernels.cuh"
-#include "runtime/devices/cuda/kernels/NormMath.h"
-#include "runtime/devices/cuda/kernels/NormKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/RowMath.h"
+#include "runtime/kernels/cuda/RowKernels.cuh"
+#include "runtime/kernels/math/NormMath.h"
+#include "runtime/kernels/cuda/NormKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,4 +1,4 @@
-// The CUDA device's softmax and normalisation kernels (runtime/devices/cuda/kernels/NormKernels.cu,
+// The CUDA device's softmax and normalisation kernels (runtime/kernels/cuda/NormKernels.cu,
 // arithmetic in NormMath.h), their own source run on the host through BlockEmulation.h with
 // -ffp-contract=off, on grids of at most 3 blocks (each block takes several slices, groups or
 // channels and reuses its shared arrays) in both schedules: amp_softmax / amp_log_softmax,
@@ -21,12 +21,12 @@
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/RowMath.h"
-#include "runtime/devices/cuda/kernels/RowKernels.cuh"
-#include "runtime/devices/cuda/kernels/NormMath.h"
-#include "runtime/devices/cuda/kernels/NormKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/RowMath.h"
+#include "runtime/kernels/cuda/RowKernels.cuh"
+#include "runtime/kernels/math/NormMath.h"
+#include "runtime/kernels/cuda/NormKernels.cu"
 
 namespace amp::rt {
 namespace {

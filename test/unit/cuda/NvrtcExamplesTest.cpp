@@ -53,7 +53,7 @@ TEST_P(NvrtcExamples, EveryKernelCompilesAndPassesPtxas) {
   for (const std::string& k : kernels)
     EXPECT_NE(code.ptx.find(".visible .entry " + k + "("), std::string::npos) << k << " is not in the PTX";
   // Every example is compiled for training, so its code object carries the device's loss-scaling
-  // and optimizer kernels (runtime/devices/cuda/kernels/TrainKernels.cu), by gradient type and
+  // and optimizer kernels (runtime/kernels/cuda/TrainKernels.cu), by gradient type and
   // low-precision copy.
   std::vector<std::string> library = {"amp_global_norm",          "amp_mt_clip",
                                       "amp_step_counters_kernel", "amp_lr_schedule_kernel",

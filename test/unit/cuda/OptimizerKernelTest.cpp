@@ -1,4 +1,4 @@
-// The loss-scaling and optimizer kernels of runtime/devices/cuda/kernels/TrainKernels.cu, their own
+// The loss-scaling and optimizer kernels of runtime/kernels/cuda/TrainKernels.cu, their own
 // source run on the host through BlockEmulation.h over the launches runtime/devices/cuda/MultiTensor.h
 // schedules (CudaTrainActions.cpp's calls), against the reference executor (ReferenceTrain.cpp)
 // bit for bit: amp_optimizer_scalars then amp_mt_adam_* / amp_mt_sgd_* (plain, decoupled and
@@ -19,12 +19,12 @@
 #include "runtime/devices/cuda/MultiTensor.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
-#include "runtime/devices/cuda/kernels/TrainMath.h"
-#include "runtime/devices/cuda/kernels/TrainArgs.h"
-#include "runtime/devices/cuda/kernels/TrainKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
+#include "runtime/kernels/math/TrainMath.h"
+#include "runtime/kernels/cuda/TrainArgs.h"
+#include "runtime/kernels/cuda/TrainKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,4 +1,4 @@
-// amp_reduce_{sum,mean,max}_<T> (runtime/devices/cuda/kernels/ReduceKernels.cu), its own source run
+// amp_reduce_{sum,mean,max}_<T> (runtime/kernels/cuda/ReduceKernels.cu), its own source run
 // on the host through BlockEmulation.h, against the reference executor's amp.reduce_sum,
 // amp.reduce_mean and amp.reduce_max: every result bit for bit, in f32, bf16 and f16, for every
 // sorted set of reduced dims of several shapes (odd sizes, empty dims, a scalar), with signed zeros,
@@ -10,10 +10,10 @@
 #include "gtest/gtest.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/ReduceArgs.h"
-#include "runtime/devices/cuda/kernels/ReduceKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/cuda/ReduceArgs.h"
+#include "runtime/kernels/cuda/ReduceKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,4 +1,4 @@
-// The shape kernels of runtime/devices/cuda/kernels/ShapeKernels.cu, their own source run on the host
+// The shape kernels of runtime/kernels/cuda/ShapeKernels.cu, their own source run on the host
 // through BlockEmulation.h, against the reference executor bit for bit: amp_embedding and
 // amp_embedding_grad (every (gx, gy) grid, repeated ids, order-sensitive sums, out-of-range ids),
 // amp_transpose (every element size and permutation of small ranks), amp.slice through
@@ -19,10 +19,10 @@
 #include "runtime/numerics/Philox.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/ShapeMath.h"
-#include "runtime/devices/cuda/kernels/ShapeKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/math/ShapeMath.h"
+#include "runtime/kernels/cuda/ShapeKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,5 +1,5 @@
 // The arithmetic and index math of the CUDA device's embedding, embedding_grad, transpose, gelu_grad
-// and dropout kernels (runtime/devices/cuda/kernels/ShapeMath.h), compiled here as host C++ with
+// and dropout kernels (runtime/kernels/math/ShapeMath.h), compiled here as host C++ with
 // -ffp-contract=off and driven by host loops that do what the kernels in ShapeKernels.cu do, in
 // their order (embedding_grad's per-chunk, per-column walk over the tokens; dropout's one Philox
 // call per group of 4 elements), against the reference executor: every result bit for bit, in f32,
@@ -16,7 +16,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cuda/kernels/ShapeMath.h"
+#include "runtime/kernels/math/ShapeMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/numerics/Philox.h"

@@ -1,4 +1,4 @@
-// The multi-tensor norm kernels of runtime/devices/cuda/kernels/TrainKernels.cu, their own source
+// The multi-tensor norm kernels of runtime/kernels/cuda/TrainKernels.cu, their own source
 // run on the host through BlockEmulation.h: the block-to-chunk mapping (amp_mt_block) over the
 // launches runtime/devices/cuda/MultiTensor.h schedules, the per-block tree of amp_mt_block_sum
 // (through amp_mt_sum_squares_f32 and amp_mt_grad_stats_f32) and amp_global_norm's combine,
@@ -14,12 +14,12 @@
 #include "runtime/devices/cuda/MultiTensor.h"
 #include "test/unit/cuda/KernelTestSupport.h"
 #include "test/unit/cuda/BlockEmulation.h"
-#include "runtime/devices/cuda/kernels/HostDevice.h"
-#include "runtime/devices/cuda/kernels/DeviceIO.cuh"
-#include "runtime/devices/cuda/kernels/MultiTensorArgs.h"
-#include "runtime/devices/cuda/kernels/TrainMath.h"
-#include "runtime/devices/cuda/kernels/TrainArgs.h"
-#include "runtime/devices/cuda/kernels/TrainKernels.cu"
+#include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/cuda/DeviceIO.cuh"
+#include "runtime/kernels/cuda/MultiTensorArgs.h"
+#include "runtime/kernels/math/TrainMath.h"
+#include "runtime/kernels/cuda/TrainArgs.h"
+#include "runtime/kernels/cuda/TrainKernels.cu"
 
 namespace amp::rt {
 namespace {

@@ -1,5 +1,5 @@
 // The arithmetic of the CUDA device's scaler and optimizer kernels
-// (runtime/devices/cuda/kernels/TrainMath.h), compiled here as host C++ with -ffp-contract=off,
+// (runtime/kernels/math/TrainMath.h), compiled here as host C++ with -ffp-contract=off,
 // against the reference executor's training ops: every result bit for bit, on random tensors with
 // signed zeros, subnormals, huge values and non-finite gradients. The GPU runs the same text
 // through NVRTC with --fmad=false; only the f64 pow/cos of the per-step constants come from CUDA's
@@ -10,7 +10,7 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cuda/kernels/TrainMath.h"
+#include "runtime/kernels/math/TrainMath.h"
 #include "runtime/reference/ReferenceKernels.h"
 
 namespace amp::rt {

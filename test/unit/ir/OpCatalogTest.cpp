@@ -9,6 +9,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/plan/OpCode.h"
+#include "runtime/plan/Plan.h"
 
 TEST(OpCatalog, MatchesTheDialect) {
   mlir::MLIRContext context;
@@ -31,4 +32,21 @@ TEST(OpCatalog, MatchesTheDialect) {
 // as a whole) has a reference kernel.
 TEST(OpCatalog, EveryComputingOpHasAReferenceKernel) {
   EXPECT_EQ(amp::rt::referenceOpNames().size(), amp::rt::kOpCodeCount - 2);
+}
+
+// The runtime's step kinds (runtime/plan/OpSchema.inc) are the dialect's Amp_*Step traits.
+TEST(OpCatalog, StepKindsAreTheDialectsTraits) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::amp::AmpDialect>();
+  for (mlir::RegisteredOperationName op : context.getRegisteredOperations()) {
+    if (op.getDialectNamespace() != "amp") continue;
+    auto code = amp::rt::opCodeOf(op.getStringRef());
+    ASSERT_TRUE(code.has_value());
+    amp::rt::StepKind want = amp::rt::StepKind::Op;
+    if (op.hasTrait<mlir::amp::LibraryStep>()) want = amp::rt::StepKind::Library;
+    if (op.hasTrait<mlir::amp::MultiTensorStep>()) want = amp::rt::StepKind::MultiTensor;
+    if (op.hasTrait<mlir::amp::FusedStep>()) want = amp::rt::StepKind::Fused;
+    if (op.hasTrait<mlir::amp::AliasStep>()) want = amp::rt::StepKind::Alias;
+    EXPECT_EQ(amp::rt::stepKindOf(*code), want) << op.getStringRef().str();
+  }
 }

@@ -181,6 +181,24 @@ def gemm_flag():
     return m
 
 
+def expand_shape_input(length):
+    """Found by fuzz-onnx: Expand whose shape operand is a graph input declared [length] (libonnx's
+    shape inference built an output of that many dims before anything read a value)."""
+    return model([helper.make_node("Expand", ["x", "shape"], ["y"], name="/grow/Expand")],
+                 [f32("x", [1]), i64("shape", [length])], [f32("y", None)])
+
+
+def reshape_long_constant():
+    """Reshape to a Constant shape of 2^20 ones: a rank of 2^20."""
+    return model([const_i64("shape", [1] * 2**20), helper.make_node("Reshape", ["x", "shape"], ["y"], name="/r/Reshape")],
+                 [f32("x", [1])], [f32("y", None)])
+
+
+def rank_40_input():
+    """A graph input declaring rank 40."""
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [f32("x", [1] * 40)], [f32("y", None)])
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -205,6 +223,9 @@ MODELS = {
     "undefined_output": undefined_output,
     "undefined_input": undefined_input,
     "gemm_flag": gemm_flag,
+    "expand_shape_2e40": lambda: expand_shape_input(2**40),
+    "reshape_2e20": reshape_long_constant,
+    "rank_40": rank_40_input,
 }
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
-// The per-element and per-step arithmetic of the CUDA device's loss-scaling and optimizer kernels
-// (TrainKernels.cu), written once for the GPU and the host. ampc compiles it into every CUDA
-// bundle's kernels with NVRTC; the host tests compile the same text as C++ and require bit-identical
-// results against the reference executor (runtime/reference/ReferenceTrain.cpp), whose f32 operation
-// order (PyTorch's single-tensor code) every line below follows. Hyper-parameters are Python
+// The per-element and per-step arithmetic of loss scaling, clipping, the schedule and the
+// optimizers, written once for every device: the reference executor and the cpu device call the
+// scalar formulas (inverse scale, unscale, clip coefficient, scale update, step counters, learning
+// rate) directly, and ampc compiles the file into every CUDA bundle's kernels (TrainKernels.cu) with
+// NVRTC. The f32 operation order is PyTorch's single-tensor code; the host tests compile the
+// per-element optimizer steps as C++ and require bit-identical results against the reference
+// executor (runtime/reference/ReferenceTrain.cpp). Hyper-parameters are Python
 // floats: f64, rounded to f32 where they meet a tensor. Compile with no multiply-add contraction
 // (nvrtc --fmad=false, g++ -ffp-contract=off).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_TRAINMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_TRAINMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 // found_inf as GradScaler and the fused optimizers read it: any non-zero value (NaN included).
@@ -156,4 +158,4 @@ AMP_TM void amp_sgd_element(float* p, float* buf, float g, const AmpSgdStep& s) 
   *p = *p - s.lr * d;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_TRAINMATH_H

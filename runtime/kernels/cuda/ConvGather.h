@@ -10,11 +10,11 @@
 //   grad_input   dx[n] [C, HW]  = wt [C, R] . dcols[n] [R, HW],    R = (o, kh, kw), HW = (ih, iw)
 //   grad_weight  dw [O, K]      = dyt [O, NP] . colsT [K, NP]^T,   NP = (n, oh, ow)
 // so every GEMM sums its k in the order the reference's loops do (ConvMath.h).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVGATHER_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVGATHER_H
+#ifndef AMP_RUNTIME_KERNELS_CUDA_CONVGATHER_H
+#define AMP_RUNTIME_KERNELS_CUDA_CONVGATHER_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees ConvMath.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/ConvMath.h"
+#include "runtime/kernels/math/ConvMath.h"
 #endif
 
 // What a gather builds (the kernels' `mode` argument).
@@ -81,4 +81,4 @@ AMP_TM long long amp_conv_gather_source(const AmpConvShape& s, int mode, long lo
   return -1;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVGATHER_H
+#endif  // AMP_RUNTIME_KERNELS_CUDA_CONVGATHER_H

@@ -8,15 +8,15 @@
 // element order inside a slice, group or channel and in group order across groups. eps is a Python float:
 // f64, added in f64. Compile with no multiply-add contraction (nvrtc --fmad=false,
 // g++ -ffp-contract=off).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_NORMMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_NORMMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees RowMath.h earlier in the same translation unit
-#include "runtime/devices/cuda/kernels/RowMath.h"
+#include "runtime/kernels/math/RowMath.h"
 #endif
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -137,4 +137,4 @@ AMP_TM float amp_bn_running(float running, float batch, double momentum) {
 AMP_TM float amp_bn_grad_scale(float scale, float invstd) { return scale * invstd; }
 AMP_TM float amp_bn_eval_dx(float a, float dy) { return a * dy; }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_NORMMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_NORMMATH_H

@@ -1,8 +1,8 @@
 // Block-wide helpers of the row kernels (LossKernels.cu, NormKernels.cu): a block of
 // AMP_ROW_BLOCK threads takes a row's max with the exact tie-break of RowMath.h, and adds a row's
 // terms in index order (the reference's order) while computing them 256 at a time.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWKERNELS_CUH
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWKERNELS_CUH
+#ifndef AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH
+#define AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH
 
 #define AMP_ROW_BLOCK 256
 
@@ -52,4 +52,4 @@ __device__ float amp_row_ordered_sum(long long len, float* chunks, const Term& t
   return sum;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWKERNELS_CUH
+#endif  // AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH

@@ -7,15 +7,15 @@
 // sums run in f32 in class order and in row order. label_smoothing is a Python float: f64, rounded
 // to f32 where it meets a tensor. Compile with no multiply-add contraction (nvrtc --fmad=false,
 // g++ -ffp-contract=off).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_LOSSMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_LOSSMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees RowMath.h earlier in the same translation unit
-#include "runtime/devices/cuda/kernels/RowMath.h"
+#include "runtime/kernels/math/RowMath.h"
 #endif
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 // What a row's label makes of it. ignore_index is checked first, so it may lie inside [0, C).
@@ -71,4 +71,4 @@ AMP_TM float amp_ce_grad_element(float e, float sumExp, bool isLabel, float keep
   return (p - target) * coeff;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_LOSSMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_LOSSMATH_H

@@ -8,11 +8,11 @@
 // order; gelu_grad is evaluated in f64 and rounded once to f32, as there. The host code that
 // launches the kernels also uses this header (AmpTransposeShape, amp_shp_transpose_shape). Compile
 // with no multiply-add contraction (nvrtc --fmad=false, g++ -ffp-contract=off).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_SHAPEMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_SHAPEMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_SHAPEMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_SHAPEMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 //===----------------------------------------------------------------------===//
@@ -223,4 +223,4 @@ AMP_TM bool amp_drop_keep(unsigned bits, float p) { return amp_drop_uniform(bits
 // A mask multiply, not a select: a dropped NaN or inf stays NaN, a dropped negative is -0.
 AMP_TM float amp_drop_apply(float x, bool keep, float scale) { return x * (keep ? scale : 0.0f); }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_SHAPEMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_SHAPEMATH_H

@@ -4,11 +4,11 @@
 // equal values the first stays, which decides the sign of a zero max. Each partial max remembers
 // the first index holding it, so partials over any split of the row combine into the sequential
 // result's exact bits.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_ROWMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_ROWMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 // The position a max candidate has before any element raised it: loses every tie.
@@ -27,4 +27,4 @@ AMP_TM void amp_row_max_combine(float* max, long long* at, float otherMax, long 
   }
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_ROWMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_ROWMATH_H

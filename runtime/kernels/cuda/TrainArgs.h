@@ -1,11 +1,11 @@
 // The argument structs of the optimizer-scalars kernel and the optimizer passes (TrainKernels.cu),
 // shared by the kernels and the host code that fills them, so both see one layout. Pointers are
 // device addresses.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINARGS_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINARGS_H
+#ifndef AMP_RUNTIME_KERNELS_CUDA_TRAINARGS_H
+#define AMP_RUNTIME_KERNELS_CUDA_TRAINARGS_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees TrainMath.h earlier in the same translation unit
-#include "runtime/devices/cuda/kernels/TrainMath.h"
+#include "runtime/kernels/math/TrainMath.h"
 #endif
 
 // What one step's optimizer pass applies, decided on the device from the step's scalars.
@@ -35,4 +35,4 @@ struct AmpOptimizerArgs {
   AmpStepScalars* out;
 };
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_TRAINARGS_H
+#endif  // AMP_RUNTIME_KERNELS_CUDA_TRAINARGS_H

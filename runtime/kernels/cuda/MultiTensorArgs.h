@@ -3,8 +3,8 @@
 // passed by value: up to AMP_MT_MAX_BLOCKS blocks, each owning one chunk of one tensor, over up to
 // amp_mt_capacity(Depth) tensors of Depth pointers each (grad, param, moments, low-precision copy).
 // It stays under the 4 KB of kernel parameters every architecture and driver accepts.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_MULTITENSORARGS_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_MULTITENSORARGS_H
+#ifndef AMP_RUNTIME_KERNELS_CUDA_MULTITENSORARGS_H
+#define AMP_RUNTIME_KERNELS_CUDA_MULTITENSORARGS_H
 
 #define AMP_MT_MAX_BLOCKS 320
 // Threads per block of every multi-tensor kernel (their __launch_bounds__ and shared arrays).
@@ -39,4 +39,4 @@ static_assert(amp_mt_capacity(5) <= 255, "blockTensor indexes tensors with one b
 static_assert(sizeof(AmpTensorList<1>) <= AMP_MT_ARG_BYTES, "argument block of depth 1 too large");
 static_assert(sizeof(AmpTensorList<5>) <= AMP_MT_ARG_BYTES, "argument block of depth 5 too large");
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_MULTITENSORARGS_H
+#endif  // AMP_RUNTIME_KERNELS_CUDA_MULTITENSORARGS_H

@@ -10,8 +10,8 @@
 // A kernel parameter is matched to its struct by size, so every recorded size must be unique; a
 // struct without pointers is recorded too, so that a by-value parameter nothing describes is a
 // parameter a checker knows it cannot follow.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_PARAMLAYOUTS_CU
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_PARAMLAYOUTS_CU
+#ifndef AMP_RUNTIME_KERNELS_CUDA_PARAMLAYOUTS_CU
+#define AMP_RUNTIME_KERNELS_CUDA_PARAMLAYOUTS_CU
 
 template <class T>
 struct AmpPointee {
@@ -104,4 +104,4 @@ static_assert(AmpDistinctSizes<AmpTensorList1, AmpTensorList2, AmpTensorList4, A
 #undef AMP_LAYOUT_FIELD
 #undef AMP_LAYOUT_HEAD
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_PARAMLAYOUTS_CU
+#endif  // AMP_RUNTIME_KERNELS_CUDA_PARAMLAYOUTS_CU

@@ -2,8 +2,8 @@
 // 2 f16 (the 16-bit types as their bit patterns, through the prelude's integer RNE conversions).
 // Every value a library kernel computes in f32 is stored through amp_store, rounded once. ampc
 // puts this file first among the library kernels (codegen/CMakeLists.txt), after the prelude.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_DEVICEIO_CUH
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_DEVICEIO_CUH
+#ifndef AMP_RUNTIME_KERNELS_CUDA_DEVICEIO_CUH
+#define AMP_RUNTIME_KERNELS_CUDA_DEVICEIO_CUH
 
 template <int T>
 __device__ __forceinline__ float amp_load(const void* p, long long i) {
@@ -27,4 +27,4 @@ __device__ __forceinline__ float amp_round(float x) {
   return x;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_DEVICEIO_CUH
+#endif  // AMP_RUNTIME_KERNELS_CUDA_DEVICEIO_CUH

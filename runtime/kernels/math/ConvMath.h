@@ -9,11 +9,11 @@
 // the order in which the reference scatters into it. Element reads go through an accessor (`X`:
 // any type with `float operator()(long long) const`). Compile with no multiply-add contraction
 // (nvrtc --fmad=false, g++ -ffp-contract=off).
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVMATH_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVMATH_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_CONVMATH_H
+#define AMP_RUNTIME_KERNELS_MATH_CONVMATH_H
 
 #if !defined(__CUDACC_RTC__)  // NVRTC sees HostDevice.h first in the same translation unit
-#include "runtime/devices/cuda/kernels/HostDevice.h"
+#include "runtime/kernels/math/HostDevice.h"
 #endif
 
 // x [N, C, H, W], w [O, C / groups, KH, KW], y [N, O, OH, OW]; OG = O / groups, CG = C / groups.
@@ -170,4 +170,4 @@ AMP_TM float amp_avg_pool_grad_at(const AmpPoolShape& p, long long nc, long long
   return acc;
 }
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_CONVMATH_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_CONVMATH_H

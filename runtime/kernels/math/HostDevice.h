@@ -2,8 +2,8 @@
 // NormMath.h, ShapeMath.h, RowMath.h): device functions under NVRTC or nvcc, inline host functions
 // for the host tests that check them against the reference. ampc puts this file first among the
 // library kernels; on the host each header includes it.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_HOSTDEVICE_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_HOSTDEVICE_H
+#ifndef AMP_RUNTIME_KERNELS_MATH_HOSTDEVICE_H
+#define AMP_RUNTIME_KERNELS_MATH_HOSTDEVICE_H
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define AMP_TM __device__ __forceinline__
@@ -12,4 +12,4 @@
 #define AMP_TM inline
 #endif
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_HOSTDEVICE_H
+#endif  // AMP_RUNTIME_KERNELS_MATH_HOSTDEVICE_H

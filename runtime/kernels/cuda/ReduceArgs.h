@@ -2,8 +2,8 @@
 // fills it (runtime/devices/cuda/CudaReduceActions.cpp). Dims are split into the kept ones (the output's,
 // row-major) and the reduced ones (visited row-major, the reference's order), each with its input
 // stride in elements.
-#ifndef AMP_RUNTIME_DEVICES_CUDA_KERNELS_REDUCEARGS_H
-#define AMP_RUNTIME_DEVICES_CUDA_KERNELS_REDUCEARGS_H
+#ifndef AMP_RUNTIME_KERNELS_CUDA_REDUCEARGS_H
+#define AMP_RUNTIME_KERNELS_CUDA_REDUCEARGS_H
 
 #define AMP_REDUCE_MAX_DIMS 8
 
@@ -18,4 +18,4 @@ struct AmpReduceShape {
   long long reducedCount;  // elements summed into each
 };
 
-#endif  // AMP_RUNTIME_DEVICES_CUDA_KERNELS_REDUCEARGS_H
+#endif  // AMP_RUNTIME_KERNELS_CUDA_REDUCEARGS_H
