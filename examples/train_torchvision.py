@@ -15,6 +15,8 @@ import argparse
 import gzip
 import json
 import math
+import os
+import sys
 import time
 
 import numpy as np
@@ -91,9 +93,10 @@ def train_ampc(args, model):
     step = ampc.compile(model, example=torch.zeros(args.batch, 1, 28, 28), precision=args.precision,
                         optimizer=ampc.AdamW(lr=args.lr, weight_decay=args.weight_decay),
                         schedule="cosine", warmup=args.warmup, total_steps=total)
-    trainer = ampc.Trainer(step, device="cpu")
+    trainer = ampc.Trainer(step, device="cpu", threads=args.threads)
     print(f"ampc: {trainer.config['precision']} on {trainer.device}", flush=True)
-    history = ampc.fit(trainer, train, epochs=args.epochs, eval_loader=test, progress=not args.quiet)
+    history = ampc.fit(trainer, train, epochs=args.epochs, eval_loader=test, progress=not args.quiet,
+                       log=sys.stdout)
     return [(h["eval_accuracy"], h["step_time_ms"]) for h in history], trainer
 
 
@@ -141,8 +144,11 @@ def main():
     parser.add_argument("--export", help="write the ampc-trained model's inference ONNX here")
     parser.add_argument("--json", help="write both curves here")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                        help="threads of both sides (default: every CPU this process may use; torch alone would "
+                             "take one per physical core)")
     args = parser.parse_args()
-    torch.set_num_threads(torch.get_num_threads())
+    torch.set_num_threads(args.threads)
 
     torch.manual_seed(args.seed)
     initial = resnet18()
@@ -154,6 +160,9 @@ def main():
         model.load_state_dict(trainer.state_dict())  # the trained weights back in the module, strict
         if args.export:
             trainer.export_onnx(args.export)
+        if args.json:  # written after each side, so a long run keeps what finished
+            with open(args.json, "w") as f:
+                json.dump(results, f)
     if args.side in ("both", "torch"):
         model = resnet18()
         model.load_state_dict(initial.state_dict())

@@ -109,6 +109,8 @@ T readLittleEndian(const std::string& raw, int64_t i) {
   return v;
 }
 
+}  // namespace
+
 size_t elementBytes(int32_t dataType) {
   switch (dataType) {
     case TensorProto::DOUBLE: case TensorProto::INT64: case TensorProto::UINT64: return 8;
@@ -118,8 +120,6 @@ size_t elementBytes(int32_t dataType) {
     default: return 0;
   }
 }
-
-}  // namespace
 
 bool checkTensorSize(const TensorProto& proto, std::string* error) {
   const std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());

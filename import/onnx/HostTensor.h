@@ -27,6 +27,9 @@ inline constexpr int64_t kMaxFoldedElements = int64_t{1} << 26;
 // left out) overflows int64, so no later product of them can overflow either.
 std::optional<int64_t> checkedNumel(llvm::ArrayRef<int64_t> shape);
 
+// Bytes per element of an ONNX data type; 0 for a type ampc does not read.
+size_t elementBytes(int32_t dataType);
+
 struct HostTensor {
   int32_t dataType = onnx::TensorProto::FLOAT;  // onnx::TensorProto::DataType
   std::vector<int64_t> shape;

@@ -366,8 +366,9 @@ std::optional<int> rankOperand(const std::string& opType) {
 
 // Every declared rank within kMaxRank, and every shape operand of a declared length (a graph input,
 // value_info or initializer of rank 1) at most kMaxRank long, before libonnx infers any shape.
-std::optional<LoadError> screenRanks(const onnx::GraphProto& graph) {
+std::optional<LoadError> screenRanks(const onnx::GraphProto& graph, int64_t opset) {
   std::map<std::string, int64_t> length;  // value -> its static element count, for rank-1 values
+  std::map<std::string, int> rank;        // value -> its declared rank
   auto declare = [&](const onnx::ValueInfoProto& v, const char* what) -> std::optional<LoadError> {
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return std::nullopt;
     const auto& shape = v.type().tensor_type().shape();
@@ -375,7 +376,24 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph) {
       return LoadError{std::string(what) + " '" + v.name() + "' declares rank " + std::to_string(shape.dim_size()) +
                            "; ampc imports values of rank at most " + std::to_string(kMaxRank),
                        -1};
+    rank[v.name()] = shape.dim_size();
     if (shape.dim_size() == 1 && shape.dim(0).has_dim_value()) length[v.name()] = shape.dim(0).dim_value();
+    // The declared size, as for a tensor's dims: libonnx sizes its own buffers by it (a Gemm input
+    // declared [2^40] made it ask for 88 TB, found by fuzz-onnx). Symbolic dims are skipped.
+    std::vector<int64_t> dims;
+    for (const auto& d : shape.dim())
+      if (d.has_dim_value()) dims.push_back(d.dim_value());
+    const std::optional<int64_t> count = checkedNumel(dims);
+    const int64_t bytes = std::max<int64_t>(1, elementBytes(v.type().tensor_type().elem_type()));
+    if (!count || *count > kMaxTensorBytes / bytes) {
+      std::string text;
+      for (size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
+      return LoadError{std::string(what) + " '" + v.name() + "' declares the dims " + text +
+                           (count ? ", more than the runtime's limit of " + std::to_string(kMaxTensorBytes) +
+                                        " bytes per tensor"
+                                  : ", whose product is negative or overflows int64"),
+                       -1};
+    }
     return std::nullopt;
   };
   for (const auto& v : graph.input())
@@ -389,6 +407,7 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph) {
       return LoadError{"the initializer '" + init.name() + "' has rank " + std::to_string(init.dims_size()) +
                            "; ampc imports values of rank at most " + std::to_string(kMaxRank),
                        -1};
+    rank[init.name()] = init.dims_size();
     if (init.dims_size() == 1) length[init.name()] = init.dims(0);
   }
   for (const auto& node : graph.node())
@@ -397,6 +416,16 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph) {
         if (a.name() == "value" && a.has_t() && a.t().dims_size() == 1) length[node.output(0)] = a.t().dims(0);
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
+    // ONNX's version converter takes Gemm's A and B to be matrices below opset 7 (its 6-to-7
+    // adapter indexes their dims unchecked; a rank-1 A made it read past them, found by fuzz-onnx).
+    if (opset < 7 && node.op_type() == "Gemm")
+      for (int k = 0; k < 2 && k < node.input_size(); ++k) {
+        auto r = rank.find(node.input(k));
+        if (r == rank.end() || r->second != 2)
+          return refuseNode(node, i, "in an opset " + std::to_string(opset) + " model, Gemm's " + (k ? "B" : "A") +
+                                         " ('" + node.input(k) + "') must be declared a matrix (rank 2) for ONNX's " +
+                                         "version converter (re-export with opset 13 or later)");
+      }
     const std::optional<int> operand = rankOperand(node.op_type());
     if (!operand || *operand >= node.input_size()) continue;
     auto it = length.find(node.input(*operand));
@@ -459,7 +488,7 @@ std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef fi
     if (!isImportedOpType(node.op_type())) return refuseNode(node, i, unsupportedOpMessage());
     if (auto error = screenAttributes(node, i)) return error;
   }
-  if (auto error = screenRanks(graph)) return error;
+  if (auto error = screenRanks(graph, defaultOpsetVersion(model))) return error;
   if (auto error = readAllExternalData(model, filename)) return error;
   // Every tensor holds the data its dims say, before libonnx's checker and data propagation
   // read one by its dims.

@@ -15,7 +15,9 @@ def fit(trainer, loader, epochs=1, eval_loader=None, progress=True, log=None):
     """Trains `trainer` for `epochs` passes over `loader` (an iterable of (x, y) batches of the
     compiled size: a DataLoader with drop_last=True), evaluating on `eval_loader` after each.
     Returns one dict per epoch: the mean loss of its steps that were not skipped, skipped steps,
-    the last scale, the median step time, and the evaluation's accuracy and loss."""
+    the last scale, the median step time, and the evaluation's accuracy and loss. With `progress`
+    a tqdm bar runs per epoch; with `progress` or a `log` file a line per epoch is printed (to
+    `log`, else stdout)."""
     batch = trainer.batch_size
     loader_batch = getattr(loader, "batch_size", None)
     if loader_batch is not None and loader_batch != batch:
@@ -57,7 +59,7 @@ def fit(trainer, loader, epochs=1, eval_loader=None, progress=True, log=None):
             result = trainer.evaluate(eval_loader)
             record["eval_accuracy"], record["eval_loss"] = result["accuracy"], result["loss"]
         history.append(record)
-        if progress:
+        if progress or log is not None:
             line = (f"epoch {epoch + 1}/{epochs}: loss {record['loss']:.4f}, {record['steps']} steps "
                     f"({skipped} skipped), {record['step_time_ms']:.2f} ms/step")
             if eval_loader is not None:

@@ -295,7 +295,7 @@ TEST(Session, CheckNumericsNamesTheFirstProducer) {
 
 TEST(Session, KernelErrorsCarryLocation) {
   Plan p = logMatmulPlan();
-  p.entries[0].steps[2].attrs = AttrMap{};  // reduce_mean without dims
+  p.entries[0].steps[2].attrs = AttrMap{{"dims", std::vector<int64_t>{7}}};  // reduce_mean over a dim x lacks
   auto s = openSession(std::move(p), Device::Reference);
   ASSERT_TRUE(s.ok());
   auto out = s->run("eval", {{"x", matrix({1, 2, 3, 4})}});

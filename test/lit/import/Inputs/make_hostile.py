@@ -194,6 +194,21 @@ def reshape_long_constant():
                  [f32("x", [1])], [f32("y", None)])
 
 
+def gemm_input_2e40():
+    """Found by fuzz-onnx: a Gemm whose bias input is declared [2^40] (libonnx asked for 88 TB)."""
+    return model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="/fc/Gemm")],
+                 [f32("a", [3, 7]), f32("b", [7, 3]), f32("c", [2**40])], [f32("y", [3, 3])])
+
+
+def gemm_opset6_vector():
+    """Found by fuzz-onnx: an opset-6 Gemm of rank-1 A and B (ONNX's version converter read past
+    their dims and asked for an allocation of garbage size)."""
+    m = model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="/fc/Gemm")],
+              [f32("a", [1]), f32("b", [1]), f32("c", [1])], [f32("y", [1])])
+    m.opset_import[0].version = 6
+    return m
+
+
 def rank_40_input():
     """A graph input declaring rank 40."""
     return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [f32("x", [1] * 40)], [f32("y", None)])
@@ -226,6 +241,8 @@ MODELS = {
     "expand_shape_2e40": lambda: expand_shape_input(2**40),
     "reshape_2e20": reshape_long_constant,
     "rank_40": rank_40_input,
+    "gemm_input_2e40": gemm_input_2e40,
+    "gemm_opset6_vector": gemm_opset6_vector,
 }
 
 if __name__ == "__main__":
