@@ -97,6 +97,10 @@ def model_paths(source_dir, work):
 
 
 def compile_plan(bin_dir, source_dir, work, path, model, flags):
+    # A cpu target asks the compiling machine's CPU for its features: pinned, so that the plans do
+    # not depend on the machine the test runs on.
+    if not any(f.startswith("--target=") for f in flags):
+        flags = flags + ["--target=cpu:generic"]
     command = [os.path.join(bin_dir, "ampc"), path, "--emit=plan"] + IMPORT_FLAGS.get(model, []) + flags
     proc = subprocess.run(command, cwd=source_dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode != 0:
