@@ -489,6 +489,25 @@ std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef fi
     if (auto error = screenAttributes(node, i)) return error;
   }
   if (auto error = screenRanks(graph, defaultOpsetVersion(model))) return error;
+  // LayerNormalization's Mean and InvStdDev: libonnx's shape inference builds their shapes from
+  // `axis` unchecked (an axis below -rank read past the input's dims, found by fuzz-onnx). ampc
+  // imports Y only: unused statistics outputs are dropped here, used ones refused, before it runs.
+  std::set<std::string> read;
+  for (const auto& node : graph.node())
+    for (const auto& in : node.input()) read.insert(in);
+  for (const auto& output : graph.output()) read.insert(output.name());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *model.mutable_graph()->mutable_node(i);
+    if (node.op_type() != "LayerNormalization") continue;
+    for (int k = 1; k < node.output_size(); ++k) {
+      if (node.output(k).empty()) continue;
+      if (read.count(node.output(k)))
+        return refuseNode(node, i, "its output '" + node.output(k) + "' (" + (k == 1 ? "Mean" : "InvStdDev") +
+                                       ") is read; ampc imports LayerNormalization's Y only");
+      node.set_output(k, "");
+    }
+    while (node.output_size() > 1 && node.output(node.output_size() - 1).empty()) node.mutable_output()->RemoveLast();
+  }
   if (auto error = readAllExternalData(model, filename)) return error;
   // Every tensor holds the data its dims say, before libonnx's checker and data propagation
   // read one by its dims.

@@ -210,6 +210,15 @@ def gemm_opset6_vector():
     return m
 
 
+def layer_norm_statistics(axis, read):
+    """Found by fuzz-onnx: LayerNormalization with its Mean and InvStdDev outputs and an axis below
+    -rank (libonnx's shape inference built their shapes from it unchecked and read past the dims)."""
+    outputs = [f32("Y", [2, 3, 4, 5])] + ([f32("Mean", [1, 1, 1, 1])] if read else [])
+    return model([helper.make_node("LayerNormalization", ["X", "W", "B"], ["Y", "Mean", "InvStdDev"],
+                                   name="/ln/LayerNormalization", axis=axis)],
+                 [f32("X", [2, 3, 4, 5]), f32("W", [5]), f32("B", [5])], outputs)
+
+
 def rank_40_input():
     """A graph input declaring rank 40."""
     return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [f32("x", [1] * 40)], [f32("y", None)])
@@ -244,6 +253,8 @@ MODELS = {
     "rank_40": rank_40_input,
     "gemm_input_2e40": gemm_input_2e40,
     "gemm_opset6_vector": gemm_opset6_vector,
+    "layer_norm_axis_int32_min": lambda: layer_norm_statistics(-2**31, False),
+    "layer_norm_mean_read": lambda: layer_norm_statistics(-1, True),
 }
 
 if __name__ == "__main__":
