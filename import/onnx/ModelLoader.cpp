@@ -426,6 +426,29 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph, int64_t opse
                                          " ('" + node.input(k) + "') must be declared a matrix (rank 2) for ONNX's " +
                                          "version converter (re-export with opset 13 or later)");
       }
+    // Convolution and pooling: libonnx's convPoolShapeInference trusts the ranks (a rank-2 input
+    // with a rank-5 weight dereferenced null, found by fuzz-onnx). Where they are declared: the
+    // input [N, C, spatial...] of rank >= 3, Conv's weight of the input's rank, its bias a vector.
+    const std::string& type = node.op_type();
+    if (type == "Conv" || type == "MaxPool" || type == "AveragePool") {
+      auto declared = [&](int k) -> std::optional<int> {
+        if (k >= node.input_size()) return std::nullopt;
+        auto r = rank.find(node.input(k));
+        return r == rank.end() ? std::nullopt : std::optional<int>(r->second);
+      };
+      const std::optional<int> x = declared(0);
+      if (x && *x < 3)
+        return refuseNode(node, i, "its input '" + node.input(0) + "' has rank " + std::to_string(*x) +
+                                       "; " + type + " needs [N, C, spatial...] (rank 3 or more)");
+      if (type == "Conv") {
+        const std::optional<int> w = declared(1), b = declared(2);
+        if (x && w && *w != *x)
+          return refuseNode(node, i, "its weight '" + node.input(1) + "' has rank " + std::to_string(*w) +
+                                         ", not its input's rank " + std::to_string(*x));
+        if (b && *b != 1)
+          return refuseNode(node, i, "its bias '" + node.input(2) + "' has rank " + std::to_string(*b) + ", not 1");
+      }
+    }
     const std::optional<int> operand = rankOperand(node.op_type());
     if (!operand || *operand >= node.input_size()) continue;
     auto it = length.find(node.input(*operand));

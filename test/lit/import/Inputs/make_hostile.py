@@ -219,6 +219,14 @@ def layer_norm_statistics(axis, read):
                  [f32("X", [2, 3, 4, 5]), f32("W", [5]), f32("B", [5])], outputs)
 
 
+def conv_rank2_input():
+    """Found by fuzz-onnx: a Conv of a rank-2 input with a rank-5 weight (libonnx's
+    convPoolShapeInference dereferenced null)."""
+    w = numpy_helper.from_array(np.ones((5, 3, 1, 1, 1), dtype=np.float32), "w")
+    return model([helper.make_node("Conv", ["x", "w"], ["y"], name="/conv/Conv")], [f32("x", [4, 3])],
+                 [f32("y", [2])], [w])
+
+
 def rank_40_input():
     """A graph input declaring rank 40."""
     return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [f32("x", [1] * 40)], [f32("y", None)])
@@ -253,6 +261,7 @@ MODELS = {
     "rank_40": rank_40_input,
     "gemm_input_2e40": gemm_input_2e40,
     "gemm_opset6_vector": gemm_opset6_vector,
+    "conv_rank2_input": conv_rank2_input,
     "layer_norm_axis_int32_min": lambda: layer_norm_statistics(-2**31, False),
     "layer_norm_mean_read": lambda: layer_norm_statistics(-1, True),
 }
