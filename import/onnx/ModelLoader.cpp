@@ -14,12 +14,13 @@
 #include <set>
 
 #include "import/onnx/GraphTranslator.h"
+#include "import/onnx/GuardedShapeInference.h"
+#include "import/onnx/RankRules.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
 namespace mlir::amp::onnx_import {
@@ -350,20 +351,6 @@ std::optional<LoadError> readAllExternalData(onnx::ModelProto& model, llvm::Stri
   return std::nullopt;
 }
 
-// Refuses, before libonnx sees the model, everything its checker, converter and shape inference
-// would trust, and reads the external data.
-// The highest rank a value may have. libonnx's shape inference builds an output of rank L from a
-// shape operand of L elements (Expand, Reshape, ConstantOfShape, Unsqueeze's axes) before knowing
-// its values: a declared shape operand of 2^40 elements exhausted memory there.
-constexpr int64_t kMaxRank = 32;
-
-// The operand of `op_type` whose element count becomes a rank (or adds to one), if any.
-std::optional<int> rankOperand(const std::string& opType) {
-  if (opType == "Expand" || opType == "Reshape" || opType == "Unsqueeze") return 1;
-  if (opType == "ConstantOfShape") return 0;
-  return std::nullopt;
-}
-
 // Every declared rank within kMaxRank, and every shape operand of a declared length (a graph input,
 // value_info or initializer of rank 1) at most kMaxRank long, before libonnx infers any shape.
 std::optional<LoadError> screenRanks(const onnx::GraphProto& graph, int64_t opset) {
@@ -426,39 +413,21 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph, int64_t opse
                                          " ('" + node.input(k) + "') must be declared a matrix (rank 2) for ONNX's " +
                                          "version converter (re-export with opset 13 or later)");
       }
-    // Convolution and pooling: libonnx's convPoolShapeInference trusts the ranks (a rank-2 input
-    // with a rank-5 weight dereferenced null, found by fuzz-onnx). Where they are declared: the
-    // input [N, C, spatial...] of rank >= 3, Conv's weight of the input's rank, its bias a vector.
-    const std::string& type = node.op_type();
-    if (type == "Conv" || type == "MaxPool" || type == "AveragePool") {
-      auto declared = [&](int k) -> std::optional<int> {
-        if (k >= node.input_size()) return std::nullopt;
-        auto r = rank.find(node.input(k));
-        return r == rank.end() ? std::nullopt : std::optional<int>(r->second);
-      };
-      const std::optional<int> x = declared(0);
-      if (x && *x < 3)
-        return refuseNode(node, i, "its input '" + node.input(0) + "' has rank " + std::to_string(*x) +
-                                       "; " + type + " needs [N, C, spatial...] (rank 3 or more)");
-      if (type == "Conv") {
-        const std::optional<int> w = declared(1), b = declared(2);
-        if (x && w && *w != *x)
-          return refuseNode(node, i, "its weight '" + node.input(1) + "' has rank " + std::to_string(*w) +
-                                         ", not its input's rank " + std::to_string(*x));
-        if (b && *b != 1)
-          return refuseNode(node, i, "its bias '" + node.input(2) + "' has rank " + std::to_string(*b) + ", not 1");
-      }
-    }
-    const std::optional<int> operand = rankOperand(node.op_type());
-    if (!operand || *operand >= node.input_size()) continue;
-    auto it = length.find(node.input(*operand));
-    if (it != length.end() && it->second > kMaxRank)
-      return refuseNode(node, i, "its shape operand '" + it->first + "' has " + std::to_string(it->second) +
-                                     " elements, a rank above the most ampc imports (" + std::to_string(kMaxRank) + ")");
+    auto declaredRank = [&](int k) -> std::optional<int64_t> {
+      auto r = rank.find(node.input(k));
+      return r == rank.end() ? std::nullopt : std::optional<int64_t>(r->second);
+    };
+    auto declaredLength = [&](int k) -> std::optional<int64_t> {
+      auto n = length.find(node.input(k));
+      return n == length.end() ? std::nullopt : std::optional<int64_t>(n->second);
+    };
+    if (auto broken = checkInputRanks(node, declaredRank, declaredLength)) return refuseNode(node, i, *broken);
   }
   return std::nullopt;
 }
 
+// Refuses, before libonnx sees the model, everything its checker, converter and shape inference
+// would trust, and reads the external data.
 std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef filename) {
   if (model.functions_size() > 0) {
     std::vector<std::string> names;
@@ -597,13 +566,15 @@ std::optional<onnx::ModelProto> loadOnnxModel(llvm::StringRef bytes, llvm::Strin
       }
     }
     if (!bindInputShapes(*model.mutable_graph(), options, error)) return std::nullopt;
-    onnx::ShapeInferenceOptions inference(/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), inference);
+    if (auto stopped = inferShapesGuarded(model)) {
+      *loadError = std::move(*stopped);
+      return std::nullopt;
+    }
   } catch (const onnx::checker::ValidationError& e) {
     *error = std::string("the ONNX checker refuses the model: ") + e.what();
     return std::nullopt;
   } catch (const std::exception& e) {
-    *error = std::string("ONNX shape inference failed: ") + e.what();
+    *error = std::string("libonnx refused the model: ") + e.what();
     return std::nullopt;
   }
   return model;

@@ -77,8 +77,9 @@ def range_to(limit):
 
 
 def where_broadcast():
-    """O3: Where of known [2^20, 1] and [1, 2^20] values: a 2^40-element result."""
-    n = 2**20
+    """O3: Where of known [2^14, 1] and [1, 2^14] values: a 2^28-element result, within the
+    per-tensor limit (so shape inference lets it through) but above what ampc folds."""
+    n = 2**14
     return model([const_i64("rows", [n, 1]), const_i64("cols", [1, n]),
                   helper.make_node("ConstantOfShape", ["rows"], ["cond"], name="cond",
                                    value=helper.make_tensor("t", TensorProto.BOOL, [1], [True])),
@@ -192,7 +193,7 @@ def expand_shape_input(length):
 def reshape_long_constant():
     """Reshape to a Constant shape of 1024 ones: a rank of 1024 (small enough to seed the fuzzer)."""
     return model([const_i64("shape", [1] * 1024), helper.make_node("Reshape", ["x", "shape"], ["y"], name="/r/Reshape")],
-                 [f32("x", [1])], [f32("y", None)])
+                 [f32("x", [1])], [f32("y", ["n", "m"])])
 
 
 def gemm_input_2e40():
@@ -232,6 +233,36 @@ def rank_40_input():
     return model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [f32("x", [1] * 40)], [f32("y", None)])
 
 
+def conv_of_inferred_rank():
+    """Found by fuzz-onnx: a Conv whose input's rank only shape inference knows (rank 5, from a
+    Relu) with a rank-7 weight (libonnx's convPoolShapeInference read past a vector)."""
+    w = numpy_helper.from_array(np.ones((1, 1, 1, 1, 1, 1, 1), dtype=np.float32), "w")
+    return model([helper.make_node("Relu", ["x"], ["r"], name="/relu/Relu"),
+                  helper.make_node("Conv", ["r", "w"], ["y"], name="/conv/Conv")],
+                 [f32("x", [1, 1, 2, 2, 2])], [f32("y", ["n", "c", "d", "h", "w"])], [w])
+
+
+def pool_of_shape():
+    """A MaxPool of a Shape's output: an input whose rank (1) only shape inference knows."""
+    return model([helper.make_node("Shape", ["x"], ["s"], name="/shape/Shape"),
+                  helper.make_node("Cast", ["s"], ["f"], name="/cast/Cast", to=TensorProto.FLOAT),
+                  helper.make_node("MaxPool", ["f"], ["y"], name="/pool/MaxPool", kernel_shape=[1])],
+                 [f32("x", [1, 1, 2, 2])], [f32("y", ["n"])])
+
+
+def expand_to_2e40():
+    """An Expand whose inferred output has 2^40 elements, more than the per-tensor limit."""
+    return model([const_i64("shape", [2**20, 2**20]), helper.make_node("Expand", ["x", "shape"], ["y"], name="/expand/Expand")],
+                 [f32("x", [1])], [f32("y", ["n", "m"])])
+
+
+def declared_rank_differs():
+    """A graph output declared rank 1 that shape inference finds rank 4."""
+    return model([helper.make_node("Relu", ["x"], ["r"], name="/relu/Relu"),
+                  helper.make_node("Relu", ["r"], ["y"], name="/relu2/Relu")],
+                 [f32("x", [1, 1, 2, 2])], [f32("y", [4])])
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -240,9 +271,9 @@ MODELS = {
     "constant_2e40": lambda: constant_dims([2**40]),
     "constant_int64_max": lambda: constant_dims([INT64_MAX]),
     "constant_of_shape_2e40": lambda: constant_of_shape([2**40]),
-    "constant_of_shape_2e20x2e20": lambda: constant_of_shape([2**20, 2**20]),
+    "constant_of_shape_2e14x2e14": lambda: constant_of_shape([2**14, 2**14]),
     "constant_of_shape_negative": lambda: constant_of_shape([-4]),
-    "range_1e12": lambda: range_to(10**12),
+    "range_1e9": lambda: range_to(10**9),
     "where_broadcast": where_broadcast,
     "div_overflow": lambda: int_binary("Div", INT64_MIN, -1),
     "mul_overflow": lambda: int_binary("Mul", 2**62, 4),
@@ -264,6 +295,10 @@ MODELS = {
     "conv_rank2_input": conv_rank2_input,
     "layer_norm_axis_int32_min": lambda: layer_norm_statistics(-2**31, False),
     "layer_norm_mean_read": lambda: layer_norm_statistics(-1, True),
+    "conv_of_inferred_rank": conv_of_inferred_rank,
+    "pool_of_shape": pool_of_shape,
+    "expand_to_2e40": expand_to_2e40,
+    "declared_rank_differs": declared_rank_differs,
 }
 
 if __name__ == "__main__":
