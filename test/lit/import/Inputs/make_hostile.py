@@ -263,6 +263,13 @@ def declared_rank_differs():
                  [f32("x", [1, 1, 2, 2])], [f32("y", [4])])
 
 
+def trilu_large():
+    """Found by fuzz-onnx: a Trilu of a 8192x16384 input (512 MiB, within the per-tensor limit),
+    whose 2^27-element mask ampc built on the host uncapped."""
+    return model([helper.make_node("Trilu", ["x"], ["y"], name="/mask/Trilu")],
+                 [f32("x", [8192, 16384])], [f32("y", [8192, 16384])])
+
+
 MODELS = {
     "initializer_2e40": lambda: initializer_dims([2**40]),
     "initializer_2e62": lambda: initializer_dims([2**62]),
@@ -299,6 +306,7 @@ MODELS = {
     "pool_of_shape": pool_of_shape,
     "expand_to_2e40": expand_to_2e40,
     "declared_rank_differs": declared_rank_differs,
+    "trilu_large": trilu_large,
 }
 
 if __name__ == "__main__":
