@@ -115,6 +115,10 @@ class GuardedRegistry final : public onnx::ISchemaRegistry {
     for (int k = 0; k < node.input_size() && k < static_cast<int>(ctx.getNumInputs()); ++k) {
       if (node.input(k).empty()) continue;
       const onnx::TypeProto* type = ctx.getInputType(k);
+      // An initializer of a model below IR version 4 that is not also a graph input has data but
+      // no type (libonnx types those from IR 4 on); ONNX's version converter writes such
+      // initializers (Pad's pads), and inference functions read their data.
+      if ((!type || type->value_case() == onnx::TypeProto::VALUE_NOT_SET) && ctx.getInputData(k)) continue;
       if (!type || type->value_case() == onnx::TypeProto::VALUE_NOT_SET)
         throw NodeStop{"its input '" + node.input(k) + "' has no type (ONNX shape inference could not infer one)"};
       if (!type->has_tensor_type())
