@@ -262,7 +262,17 @@ DenseElementsAttr toElementsAttr(const HostTensor& tensor, MLIRContext* context)
     llvm::SmallVector<bool> flags(values.begin(), values.end());
     return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(flags));
   }
+  // Integers go in as their machine type: an APInt per element took 2.5x the value's own memory
+  // (a folded 2^26-element Range went past fuzz-onnx's 2 GiB limit).
   const unsigned width = element->getIntOrFloatBitWidth();
+  auto narrowed = [&](auto zero) {
+    std::vector<decltype(zero)> values(tensor.ints.begin(), tensor.ints.end());
+    return DenseElementsAttr::get(type, llvm::ArrayRef<decltype(zero)>(values));
+  };
+  if (width == 64) return DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(tensor.ints));
+  if (width == 32) return narrowed(int32_t{0});
+  if (width == 16) return narrowed(int16_t{0});
+  if (width == 8) return narrowed(int8_t{0});
   std::vector<llvm::APInt> values;
   for (int64_t v : tensor.ints) values.emplace_back(width, static_cast<uint64_t>(v), /*isSigned=*/true);
   return DenseElementsAttr::get(type, values);
