@@ -7,7 +7,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "import/onnx/HostTensor.h"
 #include "import/onnx/RankRules.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -149,21 +148,12 @@ class GuardedRegistry final : public onnx::ISchemaRegistry {
       if (shape.dim_size() > kMaxRank)
         throw NodeStop{"its output '" + node.output(k) + "' would have rank " + std::to_string(shape.dim_size()) +
                        "; ampc imports values of rank at most " + std::to_string(kMaxRank)};
-      std::vector<int64_t> dims;
-      for (const auto& d : shape.dim()) {
-        if (!d.has_dim_value()) continue;
-        if (d.dim_value() < 0)
+      for (const auto& d : shape.dim())
+        if (d.has_dim_value() && d.dim_value() < 0)
           throw NodeStop{"its output '" + node.output(k) + "' would have the negative dim " +
                          std::to_string(d.dim_value()) + " (shape " + dimsText(shape) + ")"};
-        dims.push_back(d.dim_value());
-      }
-      const std::optional<int64_t> count = checkedNumel(dims);
-      const int64_t bytes = std::max<int64_t>(1, elementBytes(type->tensor_type().elem_type()));
-      if (!count || *count > kMaxTensorBytes / bytes)
-        throw NodeStop{"its output '" + node.output(k) + "' would have shape " + dimsText(shape) +
-                       (count ? ", more than the runtime's limit of " + std::to_string(kMaxTensorBytes) +
-                                    " bytes per tensor"
-                              : ", whose size overflows int64")};
+      if (auto tooLarge = checkTensorTypeSize(type->tensor_type()))
+        throw NodeStop{"its output '" + node.output(k) + "' would have shape " + *tooLarge};
     }
   }
 

@@ -366,21 +366,9 @@ std::optional<LoadError> screenRanks(const onnx::GraphProto& graph, int64_t opse
     rank[v.name()] = shape.dim_size();
     if (shape.dim_size() == 1 && shape.dim(0).has_dim_value()) length[v.name()] = shape.dim(0).dim_value();
     // The declared size, as for a tensor's dims: libonnx sizes its own buffers by it (a Gemm input
-    // declared [2^40] made it ask for 88 TB, found by fuzz-onnx). Symbolic dims are skipped.
-    std::vector<int64_t> dims;
-    for (const auto& d : shape.dim())
-      if (d.has_dim_value()) dims.push_back(d.dim_value());
-    const std::optional<int64_t> count = checkedNumel(dims);
-    const int64_t bytes = std::max<int64_t>(1, elementBytes(v.type().tensor_type().elem_type()));
-    if (!count || *count > kMaxTensorBytes / bytes) {
-      std::string text;
-      for (size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
-      return LoadError{std::string(what) + " '" + v.name() + "' declares the dims " + text +
-                           (count ? ", more than the runtime's limit of " + std::to_string(kMaxTensorBytes) +
-                                        " bytes per tensor"
-                                  : ", whose product is negative or overflows int64"),
-                       -1};
-    }
+    // declared [2^40] made it ask for 88 TB, found by fuzz-onnx).
+    if (auto tooLarge = checkTensorTypeSize(v.type().tensor_type()))
+      return LoadError{std::string(what) + " '" + v.name() + "' declares the dims " + *tooLarge, -1};
     return std::nullopt;
   };
   for (const auto& v : graph.input())

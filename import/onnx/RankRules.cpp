@@ -1,5 +1,10 @@
 #include "import/onnx/RankRules.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "import/onnx/HostTensor.h"
+
 namespace mlir::amp::onnx_import {
 namespace {
 
@@ -35,6 +40,19 @@ std::optional<std::string> checkInputRanks(const onnx::NodeProto& node, InputRan
     return "its shape operand '" + node.input(*operand) + "' has " + std::to_string(*n) +
            " elements, a rank above the most ampc imports (" + std::to_string(kMaxRank) + ")";
   return std::nullopt;
+}
+
+std::optional<std::string> checkTensorTypeSize(const onnx::TypeProto_Tensor& type) {
+  std::vector<int64_t> dims;
+  for (const auto& d : type.shape().dim())
+    if (d.has_dim_value()) dims.push_back(d.dim_value());
+  const std::optional<int64_t> count = checkedNumel(dims);
+  const int64_t bytes = std::max<int64_t>(1, elementBytes(type.elem_type()));
+  if (count && *count <= kMaxTensorBytes / bytes) return std::nullopt;
+  std::string text;
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "x" : "") + std::to_string(dims[i]);
+  return text + (count ? ", more than the runtime's limit of " + std::to_string(kMaxTensorBytes) + " bytes per tensor"
+                       : ", whose product is negative or overflows int64");
 }
 
 }  // namespace mlir::amp::onnx_import

@@ -29,6 +29,11 @@ using InputLength = llvm::function_ref<std::optional<int64_t>(int input)>;
 // - a shape operand (Expand, Reshape, Unsqueeze, ConstantOfShape) at most kMaxRank long.
 std::optional<std::string> checkInputRanks(const onnx::NodeProto& node, InputRank rank, InputLength length);
 
+// Why a tensor type's known dims are too large (the dims and a reason: "AxB, more than the
+// runtime's limit of ... bytes per tensor"), or nullopt. libonnx sizes buffers by declared shapes,
+// and ampc by inferred ones; symbolic dims are skipped.
+std::optional<std::string> checkTensorTypeSize(const onnx::TypeProto_Tensor& type);
+
 }  // namespace mlir::amp::onnx_import
 
 #endif  // AMP_IMPORT_ONNX_RANKRULES_H
