@@ -1,13 +1,20 @@
 #!/usr/bin/python3
 """torchvision's ResNet-18 (1-channel stem) on Fashion-MNIST through a PyTorch DataLoader with two
-workers and augmentation (random crop with 4 pixels of padding, horizontal flip), trained by ampc
+workers and augmentation (random crop with 2 pixels of padding, horizontal flip), trained by ampc
 (precision="auto": bf16 where the CPU runs bf16 GEMMs natively, AMX or AMD's AVX512-BF16, else f32;
 docs/precision-policy.md) and, with the same loader, seed, initial weights, optimizer and
 schedule, by PyTorch eager in f32. Prints both accuracy curves and step times side by side.
 
     export PYTHONPATH=$PWD/build/python
-    /usr/bin/python3 examples/train_torchvision.py --epochs 6            # both sides
+    /usr/bin/python3 examples/train_torchvision.py                       # both sides, 10 epochs
     /usr/bin/python3 examples/train_torchvision.py --epochs 1 --side ampc --train-examples 6400
+
+A long run can be split across machines or sessions: each side writes its curve with the recipe
+that made it, and --table prints curves of the same recipe side by side.
+
+    /usr/bin/python3 examples/train_torchvision.py --side ampc --json ampc.json
+    /usr/bin/python3 examples/train_torchvision.py --side torch --json torch.json
+    /usr/bin/python3 examples/train_torchvision.py --table ampc.json torch.json
 
 Needs Debian's python3-torch, python3-torchvision and dataset-fashion-mnist (scripts/setup.sh).
 """
@@ -38,12 +45,12 @@ def load_split(split):
 
 
 class Augmented(torch.utils.data.Dataset):
-    """Random crop (padding 4) and horizontal flip, drawn in the loader's workers."""
+    """Random crop (zero padding on each side) and horizontal flip, drawn in the loader's workers."""
 
-    def __init__(self, images, labels, augment):
+    def __init__(self, images, labels, augment, padding=0):
         self.images, self.labels, self.augment = images, labels, augment
         self.transform = torchvision.transforms.Compose([
-            torchvision.transforms.RandomCrop(28, padding=4),
+            torchvision.transforms.RandomCrop(28, padding=padding),
             torchvision.transforms.RandomHorizontalFlip(),
         ])
 
@@ -67,7 +74,8 @@ def loaders(args, seed):
         images, labels = images[:args.train_examples], labels[:args.train_examples]
     test_images, test_labels = load_split("test")
     generator = torch.Generator().manual_seed(seed)
-    train = torch.utils.data.DataLoader(Augmented(images, labels, True), batch_size=args.batch, shuffle=True,
+    train = torch.utils.data.DataLoader(Augmented(images, labels, True, args.crop_padding), batch_size=args.batch,
+                                        shuffle=True,
                                         drop_last=True, num_workers=2, generator=generator,
                                         worker_init_fn=lambda w: torch.manual_seed(seed * 100 + w))
     test = torch.utils.data.DataLoader(Augmented(test_images, test_labels, False), batch_size=500)
@@ -130,24 +138,68 @@ def train_torch(args, model):
     return history
 
 
+def recipe(args):
+    """What decides a curve: runs compared side by side must agree on all of it."""
+    return {k: getattr(args, k) for k in ("epochs", "batch", "lr", "weight_decay", "warmup", "seed",
+                                          "train_examples", "crop_padding")}
+
+
+def merge_curves(paths):
+    results, first = {}, None
+    for path in paths:
+        with open(path) as f:
+            saved = json.load(f)
+        this = saved.pop("recipe", None) if isinstance(saved, dict) else None
+        if this is None or not all(isinstance(curve, list) for curve in saved.values()):
+            sys.exit(f"{path}: not a curve file written by this script's --json")
+        if first is None:
+            first = this
+        elif this != first:
+            sys.exit(f"{path}: its recipe {this} differs from {paths[0]}'s {first}; curves of different "
+                     "recipes are not comparable")
+        for side, curve in saved.items():
+            if side in results:
+                sys.exit(f"{path}: a second '{side}' curve")
+            results[side] = curve
+    return results, first
+
+
+def print_table(results, recipe):
+    print(f"\nrecipe: {recipe}")
+    print("epoch | " + " | ".join(f"{side} acc % | {side} ms/step" for side in results))
+    for e in range(max(len(curve) for curve in results.values())):
+        cells = [f"{100 * results[s][e][0]:9.2f} | {results[s][e][1]:10.1f}" if e < len(results[s])
+                 else f"{'':9} | {'':10}" for s in results]
+        print(f"{e + 1:5d} | " + " | ".join(cells))
+    if "ampc" in results and "torch" in results:
+        gap = 100 * (results["ampc"][-1][0] - results["torch"][-1][0])
+        print(f"final accuracy: ampc - torch = {gap:+.2f} points")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--precision", default="auto")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--crop-padding", type=int, default=2,
+                        help="pixels of zero padding around each image before the random 28x28 crop")
     parser.add_argument("--train-examples", type=int, default=0, help="use the first N training examples (0: all)")
     parser.add_argument("--side", choices=["both", "ampc", "torch"], default="both")
     parser.add_argument("--export", help="write the ampc-trained model's inference ONNX here")
-    parser.add_argument("--json", help="write both curves here")
+    parser.add_argument("--json", help="write the curves, with the recipe that made them, here")
+    parser.add_argument("--table", nargs="+", metavar="JSON",
+                        help="print the curves of these --json files side by side (one recipe) and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                         help="threads of both sides (default: every CPU this process may use; torch alone would "
                              "take one per physical core)")
     args = parser.parse_args()
+    if args.table:
+        return print_table(*merge_curves(args.table))
     torch.set_num_threads(args.threads)
 
     torch.manual_seed(args.seed)
@@ -162,22 +214,16 @@ def main():
             trainer.export_onnx(args.export)
         if args.json:  # written after each side, so a long run keeps what finished
             with open(args.json, "w") as f:
-                json.dump(results, f)
+                json.dump({"recipe": recipe(args), **results}, f)
     if args.side in ("both", "torch"):
         model = resnet18()
         model.load_state_dict(initial.state_dict())
         results["torch"] = train_torch(args, model)
 
-    print("\nepoch | " + " | ".join(f"{side} acc % | {side} ms/step" for side in results))
-    for e in range(args.epochs):
-        print(f"{e + 1:5d} | " + " | ".join(f"{100 * results[s][e][0]:9.2f} | {results[s][e][1]:10.1f}"
-                                            for s in results))
-    if len(results) == 2:
-        gap = 100 * (results["ampc"][-1][0] - results["torch"][-1][0])
-        print(f"final accuracy: ampc - torch = {gap:+.2f} points")
+    print_table(results, recipe(args))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f)
+            json.dump({"recipe": recipe(args), **results}, f)
 
 
 if __name__ == "__main__":
