@@ -77,6 +77,7 @@ log="$build/fuzz-$target.log"
 limits=(-rss_limit_mb=2048)
 [ "$target" = "bundle-cuda" ] && limits=(-max_len=8388608 -rss_limit_mb=14000 -malloc_limit_mb=2048)
 set +e
+started=$SECONDS
 "$fuzzer" -max_total_time="$seconds" -timeout=30 "${limits[@]}" -print_final_stats=1 \
   -artifact_prefix="$artifacts/$target-" "$@" "$corpus" "$seeds" 2>&1 | tee "$log" |
   grep --line-buffered -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)'
@@ -86,5 +87,6 @@ status=${statuses[0]}
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
 cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9]+[a-zA-Z]*' "$log" | tail -1)
-echo "fuzz.sh: $target: ${execs:-?} executions in ${seconds} s (${rate:-?} exec/s), $cov, exit status $status"
+# The time measured, not the cap: -runs= or a finding ends a run early.
+echo "fuzz.sh: $target: ${execs:-?} executions in $((SECONDS - started)) s of at most ${seconds} s (${rate:-?} exec/s), $cov, exit status $status"
 exit "$status"
