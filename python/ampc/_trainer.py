@@ -338,7 +338,9 @@ class Trainer:
         os.makedirs(directory, exist_ok=True)
         if os.path.abspath(self.compiled.bundle) != os.path.abspath(os.path.join(directory, "model.ampx")):
             shutil.copyfile(self.compiled.bundle, os.path.join(directory, "model.ampx"))
-        if self.compiled.onnx:
+        # A trainer resumed from `directory` saves into it again: its files are already there.
+        if self.compiled.onnx and os.path.abspath(self.compiled.onnx) != os.path.abspath(
+                os.path.join(directory, "model.onnx")):
             shutil.copyfile(self.compiled.onnx, os.path.join(directory, "model.onnx"))
         self._session.save_checkpoint(directory, self.steps_done, self.seed)
         meta = {"steps_done": self.steps_done, "forward_passes": self.forward_passes, "seed": self.seed,

@@ -58,6 +58,28 @@ def test_export_onnx_reimports_with_equal_logits(tmp_path, small_cnn, torch, fmn
     np.testing.assert_allclose(again.predict(images[:40]), trainer.predict(images[:40]), rtol=1e-5, atol=1e-5)
 
 
+def test_a_resumed_module_saves_into_its_folder_again(tmp_path, small_cnn, torch, fmnist):
+    # A run split into parts (examples/train_torchvision.py --checkpoint) saves where it resumed
+    # from; the module's ONNX is then the file being written (found by that example).
+    (x, y), _ = fmnist
+    images = torch.from_numpy(x[:128].reshape(128, 1, 28, 28))
+    labels = torch.from_numpy(y[:128])
+    whole = ampc.Trainer(ampc.compile(small_cnn, example=images[:32], precision="f32"), device="cpu")
+    whole.save(tmp_path / "ckpt")
+    for i in range(0, 128, 32):
+        whole.step(images[i:i + 32], labels[i:i + 32])
+    part = ampc.Trainer.resume(tmp_path / "ckpt", device="cpu")
+    part.step(images[:32], labels[:32])
+    part.save(tmp_path / "ckpt")
+    part = ampc.Trainer.resume(tmp_path / "ckpt", device="cpu")
+    assert part.steps_done == 1
+    for i in range(32, 128, 32):
+        part.step(images[i:i + 32], labels[i:i + 32])
+    sw, sp = whole.state_dict(), part.state_dict()
+    for k in sw:
+        assert torch.equal(sw[k], sp[k]), k
+
+
 def test_fit_with_a_dataloader(mlp, torch, fmnist):
     (x, y), (xt, yt) = fmnist
     data = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
