@@ -10,10 +10,14 @@ schedule, by PyTorch eager in f32. Prints both accuracy curves and step times si
     /usr/bin/python3 examples/train_torchvision.py --epochs 1 --side ampc --train-examples 6400
 
 A long run can be split across machines or sessions: each side writes its curve with the recipe
-that made it, and --table prints curves of the same recipe side by side.
+that made it, and --table prints curves of the same recipe side by side. With --checkpoint DIR a
+side saves itself after every epoch (ampc: Trainer.save; torch: model, optimizer and schedule) with
+the loader's shuffling state and its curve so far, and a later run with the same DIR continues from
+the last epoch saved; --stop-after N ends a run after N more epochs.
 
     /usr/bin/python3 examples/train_torchvision.py --side ampc --json ampc.json
-    /usr/bin/python3 examples/train_torchvision.py --side torch --json torch.json
+    /usr/bin/python3 examples/train_torchvision.py --side torch --json torch.json --checkpoint ck --stop-after 5
+    /usr/bin/python3 examples/train_torchvision.py --side torch --json torch.json --checkpoint ck
     /usr/bin/python3 examples/train_torchvision.py --table ampc.json torch.json
 
 Needs Debian's python3-torch, python3-torchvision and dataset-fashion-mnist (scripts/setup.sh).
@@ -79,7 +83,44 @@ def loaders(args, seed):
                                         drop_last=True, num_workers=2, generator=generator,
                                         worker_init_fn=lambda w: torch.manual_seed(seed * 100 + w))
     test = torch.utils.data.DataLoader(Augmented(test_images, test_labels, False), batch_size=500)
-    return train, test
+    return train, test, generator
+
+
+class Progress:
+    """A side's position in a run split by --checkpoint: the epochs done, their curve, and the
+    loader's shuffling state, saved after every epoch next to the side's own checkpoint."""
+
+    def __init__(self, args, side, generator):
+        self.args, self.generator = args, generator
+        self.dir = os.path.join(args.checkpoint, side) if args.checkpoint else None
+        self.curve, self.stop = [], args.epochs
+        self.saved = bool(self.dir) and os.path.exists(os.path.join(self.dir, "progress.json"))
+        if self.saved:
+            with open(os.path.join(self.dir, "progress.json")) as f:
+                saved = json.load(f)
+            if saved["recipe"] != recipe(args):
+                sys.exit(f"{self.dir}: saved by the recipe {saved['recipe']}, not {recipe(args)}")
+            self.curve = [tuple(point) for point in saved["curve"]]
+            generator.set_state(torch.load(os.path.join(self.dir, "generator.pt")))
+            print(f"{side}: continuing after epoch {len(self.curve)} from {self.dir}", flush=True)
+        if args.stop_after:
+            self.stop = min(args.epochs, len(self.curve) + args.stop_after)
+
+    def epochs(self):
+        return range(len(self.curve), self.stop)
+
+    def done(self, point, save):
+        """Records an epoch's (accuracy, ms/step); `save(dir)` writes the side's own state."""
+        self.curve.append(point)
+        if not self.dir:
+            return
+        os.makedirs(self.dir, exist_ok=True)
+        save(self.dir)
+        torch.save(self.generator.get_state(), os.path.join(self.dir, "generator.pt"))
+        tmp = os.path.join(self.dir, "progress.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"recipe": recipe(self.args), "curve": self.curve}, f)
+        os.replace(tmp, os.path.join(self.dir, "progress.json"))
 
 
 def schedule(args, steps_per_epoch):
@@ -96,25 +137,42 @@ def schedule(args, steps_per_epoch):
 
 
 def train_ampc(args, model):
-    train, test = loaders(args, args.seed)
-    total, _ = schedule(args, len(train))
-    step = ampc.compile(model, example=torch.zeros(args.batch, 1, 28, 28), precision=args.precision,
-                        optimizer=ampc.AdamW(lr=args.lr, weight_decay=args.weight_decay),
-                        schedule="cosine", warmup=args.warmup, total_steps=total)
-    trainer = ampc.Trainer(step, device="cpu", threads=args.threads)
+    train, test, generator = loaders(args, args.seed)
+    progress = Progress(args, "ampc", generator)
+    if progress.saved:
+        trainer = ampc.Trainer.resume(os.path.join(progress.dir, "trainer"), device="cpu", threads=args.threads)
+    else:
+        total, _ = schedule(args, len(train))
+        step = ampc.compile(model, example=torch.zeros(args.batch, 1, 28, 28), precision=args.precision,
+                            optimizer=ampc.AdamW(lr=args.lr, weight_decay=args.weight_decay),
+                            schedule="cosine", warmup=args.warmup, total_steps=total)
+        trainer = ampc.Trainer(step, device="cpu", threads=args.threads)
     print(f"ampc: {trainer.config['precision']} on {trainer.device}", flush=True)
-    history = ampc.fit(trainer, train, epochs=args.epochs, eval_loader=test, progress=not args.quiet,
-                       log=sys.stdout)
-    return [(h["eval_accuracy"], h["step_time_ms"]) for h in history], trainer
+    for epoch in progress.epochs():
+        h = ampc.fit(trainer, train, epochs=1, eval_loader=test, progress=not args.quiet)[0]
+        print(f"ampc {trainer.config['precision']}: epoch {epoch + 1}/{args.epochs}: loss {h['loss']:.4f}, eval "
+              f"accuracy {100 * h['eval_accuracy']:.2f}%, {h['step_time_ms']:.1f} ms/step", flush=True)
+        progress.done((h["eval_accuracy"], h["step_time_ms"]), lambda d: trainer.save(os.path.join(d, "trainer")))
+    return progress.curve, trainer
 
 
 def train_torch(args, model):
-    train, test = loaders(args, args.seed)
+    train, test, generator = loaders(args, args.seed)
     total, factor = schedule(args, len(train))
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
-    history = []
-    for epoch in range(args.epochs):
+    progress = Progress(args, "torch", generator)
+    if progress.saved:
+        state = torch.load(os.path.join(progress.dir, "torch.pt"))
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        lr_schedule.load_state_dict(state["schedule"])
+
+    def save(directory):
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "schedule": lr_schedule.state_dict()}, os.path.join(directory, "torch.pt"))
+
+    for epoch in progress.epochs():
         model.train()
         times = []
         for x, y in train:
@@ -132,10 +190,10 @@ def train_torch(args, model):
                 correct += int((model(x).argmax(1) == y).sum())
                 count += len(y)
         times.sort()
-        history.append((correct / count, times[len(times) // 2]))
+        progress.done((correct / count, times[len(times) // 2]), save)
         print(f"torch eager f32: epoch {epoch + 1}/{args.epochs}: eval accuracy {100 * correct / count:.2f}%, "
               f"{times[len(times) // 2]:.1f} ms/step", flush=True)
-    return history
+    return progress.curve
 
 
 def recipe(args):
@@ -191,6 +249,10 @@ def main():
     parser.add_argument("--side", choices=["both", "ampc", "torch"], default="both")
     parser.add_argument("--export", help="write the ampc-trained model's inference ONNX here")
     parser.add_argument("--json", help="write the curves, with the recipe that made them, here")
+    parser.add_argument("--checkpoint", metavar="DIR", help="save each side here after every epoch, and continue "
+                                                           "from what is saved")
+    parser.add_argument("--stop-after", type=int, default=0, metavar="N",
+                        help="end after N more epochs (with --checkpoint, to split a run)")
     parser.add_argument("--table", nargs="+", metavar="JSON",
                         help="print the curves of these --json files side by side (one recipe) and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
