@@ -223,6 +223,7 @@ struct EntryLowering {
       }
       rt::PlanStep b;
       b.op = inner.getName().getStringRef().str();
+      b.code = rt::opCodeOf(b.op);
       b.kind = rt::stepKindOf(b.op);
       b.loc = locString(inner.getLoc());
       for (Value v : inner.getOperands()) b.operands.push_back(local.lookup(v));
@@ -295,6 +296,7 @@ struct EntryLowering {
       if (isa<StepCountersOp>(op)) phase = "update";
       rt::PlanStep step;
       step.op = op.getName().getStringRef().str();
+      step.code = rt::opCodeOf(step.op);
       step.kind = rt::stepKindOf(step.op);
       step.loc = locString(op.getLoc());
       step.phase = phase;

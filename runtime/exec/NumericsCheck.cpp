@@ -23,7 +23,7 @@ absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s
   const bool lossScaled = config.ok() && config->lossScaling != "none";
   // A collective's operands on this rank were finite, so the value came from another rank; that
   // rank's own check names the op that produced it.
-  const bool fromAnotherRank = step.op == "amp.all_reduce" || step.op == "amp.reduce_scatter" || step.op == "amp.all_gather";
+  const bool fromAnotherRank = step.is(OpCode::AllReduce) || step.is(OpCode::ReduceScatter) || step.is(OpCode::AllGather);
   if (step.phase == "backward" && lossScaled && record) {
     if (!record->seen)
       *record = {true, fromAnotherRank ? step.op + " (from another rank)" : step.op, step.loc, b.name, dtype};

@@ -275,7 +275,7 @@ void writeStep(Out& out, const PlanStep& step, const std::string& constPrefix, s
   out.endObject();
   if (!step.loc.empty()) out.key("loc").string(step.loc);
   if (!step.phase.empty()) out.key("phase").string(step.phase);
-  if (step.op == "amp.fused") {
+  if (step.is(OpCode::Fused)) {
     out.key("body").beginArray();
     for (size_t b = 0; b < step.body.size(); ++b)
       writeStep(out, step.body[b], absl::StrCat(constPrefix, "/body", b), tensors);

@@ -50,15 +50,14 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
     if (!inRange(id)) return bad(what, " names buffer id ", id, ", but the plan has ", count, " buffers");
     if (producer[id] < 0) return bad(what, " places ", name(id), ", which no step of the entry writes");
     if (placed[id]) return bad(name(id), " is placed twice");
-    const std::string& op = entry.steps[producer[id]].op;
-    if (op == "amp.constant") return bad("constant ", name(id), " is placed; devices decode constants outside the arena");
+    if (entry.steps[producer[id]].is(OpCode::Constant)) return bad("constant ", name(id), " is placed; devices decode constants outside the arena");
     placed[id] = 1;
     return absl::OkStatus();
   };
 
   for (const auto& [id, offset] : layout.offsets) {
     if (auto status = claim(id, "an offset"); !status.ok()) return status;
-    if (entry.steps[producer[id]].op == "amp.reshape") return bad("reshape result ", name(id), " must be a view, not an offset");
+    if (entry.steps[producer[id]].is(OpCode::Reshape)) return bad("reshape result ", name(id), " must be a view, not an offset");
     const int64_t bytes = plan.buffers[id].byteSize();
     if (offset < 0 || offset % layout.alignment != 0 || offset > layout.arenaBytes - bytes)
       return bad(name(id), " (", bytes, " bytes) at offset ", offset, " does not fit a ", layout.arenaBytes,
@@ -69,9 +68,9 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
     if (std::find(entry.updates.begin(), entry.updates.end(), std::pair{src, tgt}) == entry.updates.end())
       return bad("in-place update [", src, ", ", tgt, "] is not one of the entry's updates");
     if (auto status = claim(src, "an in-place update"); !status.ok()) return status;
-    const std::string& op = entry.steps[producer[src]].op;
-    if (op == "amp.fused" || op == "amp.reshape")
-      return bad(name(src), " cannot be computed into ", name(tgt), " by ", op);
+    const PlanStep& producerStep = entry.steps[producer[src]];
+    if (producerStep.is(OpCode::Fused) || producerStep.is(OpCode::Reshape))
+      return bad(name(src), " cannot be computed into ", name(tgt), " by ", producerStep.op);
     updateTarget[src] = tgt;
     mp.inPlaceUpdates.emplace_back(src, tgt);
   }
@@ -93,9 +92,9 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
     previousStep = s;
     const PlanStep& step = entry.steps[s];
     bool legal = false;
-    if (step.op == "amp.reshape") {
+    if (step.is(OpCode::Reshape)) {
       legal = step.operands.size() == 1 && root(step.operands[0]) == root(src);
-    } else if (step.op != "amp.fused") {
+    } else if (!step.is(OpCode::Fused)) {
       const int r = static_cast<int>(std::find(step.results.begin(), step.results.end(), id) - step.results.begin());
       for (auto [pr, po] : inPlacePairs(plan, step))
         legal |= pr == r && root(step.operands[po]) == root(src);
@@ -111,10 +110,10 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
   }
   for (int64_t s = 0; s < steps; ++s)
     for (int32_t id : entry.steps[s].results) {
-      if (entry.steps[s].op != "amp.reshape") mp.unplannedBytes += plan.buffers[id].byteSize();  // as the planner counts
-      if (!placed[id] && entry.steps[s].op != "amp.constant")
+      if (!entry.steps[s].is(OpCode::Reshape)) mp.unplannedBytes += plan.buffers[id].byteSize();  // as the planner counts
+      if (!placed[id] && !entry.steps[s].is(OpCode::Constant))
         return bad(name(id), ", written by step ", s, " (", entry.steps[s].op, "), has no place");
-      if (!placed[id] || entry.steps[s].op != "amp.reshape" || mp.aliasOf[id] >= 0) continue;
+      if (!placed[id] || !entry.steps[s].is(OpCode::Reshape) || mp.aliasOf[id] >= 0) continue;
       return bad("reshape result ", name(id), " must be a view");
     }
 
@@ -137,7 +136,7 @@ absl::StatusOr<MemoryPlan> adoptMemoryLayout(const Plan& plan, const EntryPoint&
           const bool paired = std::find(pairs.begin(), pairs.end(), std::pair{static_cast<int>(r), static_cast<int>(o)}) != pairs.end();
           if (!paired) return bad(name(id), " is computed into ", name(tgt), " by a step that also reads it otherwise");
         }
-      if (step.op == "amp.reshape") version[id] = version[step.operands[0]];
+      if (step.is(OpCode::Reshape)) version[id] = version[step.operands[0]];
       else if (mp.aliasOf[id] >= 0 || updateTarget[id] >= 0) version[id] = ++current[home(id)];
       else version[id] = current[home(id)];
       last[home(id)] = std::max(last[home(id)], s);

@@ -18,12 +18,19 @@ struct Interval {
   int64_t start, end, bytes;  // live over steps [start, end]
 };
 
-bool isElementwise(std::string_view op) {
-  static constexpr std::string_view kOps[] = {
-      "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal", "amp.tanh",
-      "amp.erf",       "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub", "amp.mul", "amp.div",
-      "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.cast"};
-  return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
+// The elementwise ops whose result may take an operand's storage (each element is read before
+// it is written, on every device).
+bool isInPlaceElementwise(OpCode code) {
+  switch (code) {
+    case OpCode::Neg: case OpCode::Abs: case OpCode::Exp: case OpCode::Log: case OpCode::Sqrt:
+    case OpCode::Rsqrt: case OpCode::Reciprocal: case OpCode::Tanh: case OpCode::Erf: case OpCode::Sigmoid:
+    case OpCode::Relu: case OpCode::Silu: case OpCode::Gelu: case OpCode::Add: case OpCode::Sub:
+    case OpCode::Mul: case OpCode::Div: case OpCode::Maximum: case OpCode::Minimum: case OpCode::Pow:
+    case OpCode::Select: case OpCode::Cast:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -32,7 +39,7 @@ MemoryPlanOptions constantsOutsideArena(const Plan& plan, const EntryPoint& entr
   MemoryPlanOptions options;
   options.external.assign(plan.buffers.size(), 0);
   for (const PlanStep& step : entry.steps)
-    if (step.op == "amp.constant")
+    if (step.is(OpCode::Constant))
       for (int32_t id : step.results) options.external[id] = 1;
   return options;
 }
@@ -52,30 +59,37 @@ MemoryLayout layoutOf(const MemoryPlan& memory, const EntryPoint& entry) {
 
 std::vector<std::pair<int, int>> inPlacePairs(const Plan& plan, const PlanStep& step) {
   std::vector<std::pair<int, int>> pairs;
-  const std::string& op = step.op;
+  const std::optional<OpCode> code = step.code ? step.code : opCodeOf(step.op);
+  if (!code) return pairs;  // not an amp op: the validator's to report
   auto same = [&](int r, int o) {
     if (r >= static_cast<int>(step.results.size()) || o >= static_cast<int>(step.operands.size())) return false;
     const BufferDesc &a = plan.buffers[step.results[r]], &b = plan.buffers[step.operands[o]];
     return a.dtype == b.dtype && a.shape == b.shape;
   };
-  if (isElementwise(op) && step.results.size() == 1) {
-    for (size_t o = 0; o < step.operands.size(); ++o)
-      if (same(0, static_cast<int>(o))) pairs.emplace_back(0, static_cast<int>(o));
-  } else if (op == "amp.softmax" || op == "amp.log_softmax" || op == "amp.softmax_grad") {
-    // Every device reads a slice's inputs (for its max and sum) before writing any of its results,
-    // and then element j before writing result j.
-    if (same(0, 0)) pairs.emplace_back(0, 0);
-  } else if (op == "amp.unscale_check" || op == "amp.clip_grads") {
-    for (size_t r = 0; r + (op == "amp.unscale_check" ? 1 : 0) < step.results.size(); ++r)
-      if (same(static_cast<int>(r), static_cast<int>(r))) pairs.emplace_back(static_cast<int>(r), static_cast<int>(r));
-  } else if (op == "amp.adam_update" || op == "amp.sgd_update") {
-    if (auto u = decodeUpdate(step); u.ok())  // a malformed step is the validator's to report
-      for (size_t r = 0; r < u->states(); ++r)
-        if (same(static_cast<int>(r), static_cast<int>(u->stateOperands[r])))
-          pairs.emplace_back(static_cast<int>(r), static_cast<int>(u->stateOperands[r]));
-  } else if (op == "amp.update_scale" || op == "amp.step_counters") {
-    for (auto [r, o] : {std::pair{0, 0}, {1, 1}})
-      if (same(r, o)) pairs.emplace_back(r, o);
+  switch (*code) {
+    case OpCode::Softmax: case OpCode::LogSoftmax: case OpCode::SoftmaxGrad:
+      // Every device reads a slice's inputs (for its max and sum) before writing any of its results,
+      // and then element j before writing result j.
+      if (same(0, 0)) pairs.emplace_back(0, 0);
+      break;
+    case OpCode::UnscaleCheck: case OpCode::ClipGrads:
+      for (size_t r = 0; r + (*code == OpCode::UnscaleCheck ? 1 : 0) < step.results.size(); ++r)
+        if (same(static_cast<int>(r), static_cast<int>(r))) pairs.emplace_back(static_cast<int>(r), static_cast<int>(r));
+      break;
+    case OpCode::AdamUpdate: case OpCode::SgdUpdate:
+      if (auto u = decodeUpdate(step); u.ok())  // a malformed step is the validator's to report
+        for (size_t r = 0; r < u->states(); ++r)
+          if (same(static_cast<int>(r), static_cast<int>(u->stateOperands[r])))
+            pairs.emplace_back(static_cast<int>(r), static_cast<int>(u->stateOperands[r]));
+      break;
+    case OpCode::UpdateScale: case OpCode::StepCounters:
+      for (auto [r, o] : {std::pair{0, 0}, {1, 1}})
+        if (same(r, o)) pairs.emplace_back(r, o);
+      break;
+    default:
+      if (isInPlaceElementwise(*code) && step.results.size() == 1)
+        for (size_t o = 0; o < step.operands.size(); ++o)
+          if (same(0, static_cast<int>(o))) pairs.emplace_back(0, static_cast<int>(o));
   }
   return pairs;
 }
@@ -189,7 +203,7 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
   std::vector<int64_t> def(count, -1), last(count, -1), lastRead(count, -1);
   for (int64_t s = 0; s < steps; ++s) {
     const PlanStep& step = entry.steps[s];
-    const bool isAlias = step.op == "amp.reshape" && step.operands.size() == 1 && step.results.size() == 1;
+    const bool isAlias = step.is(OpCode::Reshape) && step.operands.size() == 1 && step.results.size() == 1;
     for (int32_t id : step.results) {
       if (isAlias) mp.aliasOf[id] = step.operands[0];
       else def[id] = s;
@@ -211,7 +225,7 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
   std::vector<char> inPlaceSource(count, 0);
   for (const auto& [src, tgt] : entry.updates) {
     const int32_t s = producer[src];
-    if (s < 0 || mp.aliasOf[src] >= 0 || entry.steps[s].op == "amp.fused" || lastRead[tgt] > s) continue;
+    if (s < 0 || mp.aliasOf[src] >= 0 || entry.steps[s].is(OpCode::Fused) || lastRead[tgt] > s) continue;
     const PlanStep& step = entry.steps[s];
     const int r = static_cast<int>(std::find(step.results.begin(), step.results.end(), src) - step.results.begin());
     bool readsTarget = false, paired = false;
@@ -227,7 +241,7 @@ MemoryPlan planMemory(const Plan& plan, const EntryPoint& entry, const MemoryPla
   // Elementwise results written over an operand that dies at their step.
   for (int64_t s = 0; s < steps; ++s) {
     const PlanStep& step = entry.steps[s];
-    if (step.op == "amp.fused") continue;  // generated kernels take restrict-qualified pointers
+    if (step.is(OpCode::Fused)) continue;  // generated kernels take restrict-qualified pointers
     std::vector<int32_t> taken;  // operands already given to a result of this step
     for (auto [r, o] : inPlacePairs(plan, step)) {
       const int32_t result = step.results[r], operand = root(step.operands[o]);

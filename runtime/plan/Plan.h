@@ -129,6 +129,24 @@ struct PlanStep {
     return A::decode(attrs);
   }
   [[noreturn]] void abortUndecoded(OpCode wanted) const;
+
+  // For code several ops share (softmax and log_softmax, a forward op and its gradient): `f`
+  // applied to the attributes of whichever of `A, Rest...` this step is (the last when it is none
+  // of the others), decoded as typedAttrs does.
+  template <typename A, typename... Rest, typename F>
+  auto withAttrsOf(F&& f) const -> absl::StatusOr<std::decay_t<decltype(f(std::declval<const A&>()))>> {
+    if constexpr (sizeof...(Rest) > 0) {
+      if (!is(A::kCode)) return withAttrsOf<Rest...>(std::forward<F>(f));
+    }
+    absl::StatusOr<A> a = typedAttrs<A>();
+    if (!a.ok()) return a.status();
+    return f(*a);
+  }
+
+  // Whether this step is op `c`: by `code`, or for a step built in memory before decodeSteps
+  // (a test's plan), by resolving its name here. Code outside the bundle reader never compares
+  // `op` itself.
+  bool is(OpCode c) const { return (code ? code : opCodeOf(op)) == c; }
 };
 
 // Native code generated for the plan's fused kernels, with its SHA-256 so a corrupted bundle is

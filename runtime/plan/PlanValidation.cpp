@@ -123,7 +123,7 @@ absl::Status validateFusedBody(const Plan& plan, const PlanStep& step) {
   size_t next = n;  // body results are numbered in order after the operands
   for (size_t k = 0; k < step.body.size(); ++k) {
     const PlanStep& inner = step.body[k];
-    if (inner.op == "amp.fused" || !inner.body.empty())
+    if (inner.is(OpCode::Fused) || !inner.body.empty())
       return absl::InvalidArgumentError(absl::StrCat("body op ", k, " nests a fused region"));
     for (int32_t id : inner.operands)
       if (id < 0 || static_cast<size_t>(id) >= next)
@@ -220,7 +220,7 @@ absl::Status validateEntryStructure(const Plan& plan, const EntryPoint& entry) {
             absl::StrCat(where(s), ": result buffer '", plan.buffers[id].name, "' is written twice"));
       written[id] = 1;
     }
-    if (step.op == "amp.fused") {
+    if (step.is(OpCode::Fused)) {
       absl::Status status = validateFusedBody(plan, step);
       if (status.ok()) status = validateFusedLayout(step);
       if (!status.ok()) return absl::InvalidArgumentError(absl::StrCat(where(s), ": ", status.message()));

@@ -48,7 +48,7 @@ bool isBatchNormOperand(const Plan& plan, const BufferDesc& b, size_t index) {
   const std::optional<int32_t> id = plan.findBuffer(b.name);
   for (const EntryPoint& e : plan.entries)
     for (const PlanStep& s : e.steps)
-      if (s.op == "amp.batch_norm" && s.operands.size() > index && id && s.operands[index] == *id) return true;
+      if (s.is(OpCode::BatchNorm) && s.operands.size() > index && id && s.operands[index] == *id) return true;
   return false;
 }
 

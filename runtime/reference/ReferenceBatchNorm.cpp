@@ -22,8 +22,8 @@ absl::StatusOr<BatchNormSetup> setupBatchNorm(const OpCall& c, size_t numOperand
                                               size_t runningAt) {
   REF_RETURN_IF_ERROR(expectOperands(c, numOperands, numOperands));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "epsilon"));
-  REF_ASSIGN_OR_RETURN(bool training, c.attrs.getBool(c.name, "training", false));
+  const auto [eps, training] = c.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>(
+      [](const auto& a) { return std::pair{a.epsilon, a.training}; });
   const Shape& xs = c.in(0).shape();
   if (xs.size() < 2) return c.error("input must be [N, C, ...] (rank >= 2), got ", typeString(c.in(0)));
   if (!(eps > 0)) return c.error("attribute 'epsilon' must be > 0, got ", eps);
@@ -85,7 +85,7 @@ void normStats(const BatchNormSetup& s, int64_t ch, float& mean, float& invstd, 
 absl::StatusOr<std::vector<Tensor>> evalBatchNorm(const OpCall& c) {
   // (input, scale, bias, running_mean, running_var)
   REF_ASSIGN_OR_RETURN(BatchNormSetup s, setupBatchNorm(c, 5, 1, 3));
-  REF_ASSIGN_OR_RETURN(double momentum, c.attrs.getDouble(c.name, "momentum"));
+  const double momentum = c.attrsOf<BatchNormAttrs>().momentum;
   if (!(momentum >= 0 && momentum <= 1)) return c.error("attribute 'momentum' must be in [0, 1], got ", momentum);
   const std::vector<float> bias = widen(c.in(2));
   std::vector<float> y(s.x.size()), newMean(s.runningMean), newVar(s.runningVar);

@@ -15,7 +15,7 @@ absl::StatusOr<std::vector<Tensor>> evalAllReduce(const OpCall& c) {
   if (c.numOperands() == 0 || c.results.size() != c.numOperands())
     return c.error("expected as many results as operands (at least one), got ", c.numOperands(), " operand(s) and ",
                    c.results.size(), " result(s)");
-  REF_ASSIGN_OR_RETURN(std::string kind, c.attrs.getString(c.name, "kind"));
+  const std::string_view kind = reduceKindKeyword(c.attrsOf<AllReduceAttrs>().kind);
   std::optional<ReduceOp> op = parseReduceOp(kind);
   if (!op) return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\", got \"", kind, "\"");
   const DType dtype = c.in(0).dtype();
@@ -60,7 +60,8 @@ namespace {
 
 // The `ranks` attribute, checked against the job: a step compiled for N ranks runs on N only.
 absl::StatusOr<int64_t> jobRanks(const OpCall& c) {
-  REF_ASSIGN_OR_RETURN(int64_t ranks, c.attrs.getInt(c.name, "ranks"));
+  const int64_t ranks = c.withAttrsOf<ReduceScatterAttrs, AllGatherAttrs, RankChunkAttrs>(
+      [](const auto& a) { return a.ranks; });
   if (ranks < 1 || ranks > kMaxRanks) return c.error("attribute 'ranks' must be in [1, ", kMaxRanks, "], got ", ranks);
   if (absl::Status s = checkJobSize(c.ctx.communicator, ranks, std::string(c.name).c_str()); !s.ok()) return s;
   return ranks;
@@ -86,7 +87,7 @@ absl::Status expectChunks(const OpCall& c, const std::vector<DType>& dtypes, con
 absl::StatusOr<std::vector<Tensor>> evalReduceScatter(const OpCall& c) {
   if (c.numOperands() == 0 || c.results.size() != c.numOperands())
     return c.error("expected as many results as operands (at least one)");
-  REF_ASSIGN_OR_RETURN(std::string kind, c.attrs.getString(c.name, "kind"));
+  const std::string_view kind = reduceKindKeyword(c.attrsOf<ReduceScatterAttrs>().kind);
   std::optional<ReduceOp> op = parseReduceOp(kind);
   if (!op || *op == ReduceOp::Max) return c.error("attribute 'kind' must be \"sum\" or \"mean\", got \"", kind, "\"");
   REF_ASSIGN_OR_RETURN(int64_t ranks, jobRanks(c));

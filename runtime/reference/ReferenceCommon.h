@@ -41,7 +41,8 @@ inline absl::string_view alpha(std::string_view s) { return absl::string_view(s.
 // One op evaluation. The dispatcher has checked: every operand pointer is non-null with storage
 // for its elements and non-negative dims, and there is exactly one result type.
 struct OpCall {
-  std::string_view name;
+  std::string_view name;  // for messages; kernels shared by several ops dispatch on `code`
+  OpCode code;
   absl::Span<const Tensor* const> operands;
   const AttrMap& attrs;
   absl::Span<const TensorType> results;
@@ -53,6 +54,18 @@ struct OpCall {
   template <typename A>
   const A& attrsOf() const {
     return *std::get_if<A>(&decoded);
+  }
+
+  // For a kernel several ops share (softmax and log_softmax, a forward op and its gradient): `f`
+  // applied to the attributes of whichever of `A, Rest...` this op decoded into.
+  template <typename A, typename... Rest, typename F>
+  auto withAttrsOf(F&& f) const {
+    if constexpr (sizeof...(Rest) == 0) {
+      return f(attrsOf<A>());
+    } else {
+      if (const A* a = std::get_if<A>(&decoded)) return f(*a);
+      return withAttrsOf<Rest...>(std::forward<F>(f));
+    }
   }
 
   const Tensor& in(size_t i) const { return *operands[i]; }
@@ -101,9 +114,9 @@ Tensor gatherElements(const Tensor& in, const Shape& outShape, const std::vector
 // broadcast to `out`).
 std::vector<int64_t> broadcastIndexMap(const Shape& in, const Shape& out);
 
-// Reads a per-spatial-dim pair attribute ([a, b]) with all entries >= minValue.
-absl::StatusOr<std::vector<int64_t>> getPair(const OpCall& c, std::string_view attr,
-                                             int64_t minValue);
+// Checks a per-spatial-dim pair attribute `attr` ([a, b]): two entries, all >= minValue.
+absl::StatusOr<std::vector<int64_t>> checkPair(const OpCall& c, std::string_view attr, std::vector<int64_t> v,
+                                               int64_t minValue);
 
 // softmaxSlice (runtime/numerics/Softmax.h) is the row kernel of softmax and cross_entropy.
 

@@ -8,8 +8,8 @@ namespace amp::rt::ref {
 absl::StatusOr<Tensor> evalDropout(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  REF_ASSIGN_OR_RETURN(double rate, c.attrs.getDouble(c.name, "rate"));
-  REF_ASSIGN_OR_RETURN(int64_t seed, c.attrs.getInt(c.name, "seed"));
+  const double rate = c.attrsOf<DropoutAttrs>().rate;
+  const int64_t seed = c.attrsOf<DropoutAttrs>().seed;
   if (!(rate >= 0.0 && rate < 1.0)) return c.error("attribute 'rate' must be in [0, 1), got ", rate);
   // Backends receive the rate as f32; the keep test and the scale both use that value.
   const float p = f32(rate);

@@ -46,37 +46,26 @@ int64_t loadInt(const Tensor& t, int64_t i) {
 absl::StatusOr<Tensor> evalUnary(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  const std::string_view op = c.name.substr(4);  // strip "amp."
-  bool geluTanh = false;
-  if (op == "gelu") {
-    REF_ASSIGN_OR_RETURN(std::string approx, c.attrs.getString(c.name, "approximate", "none"));
-    if (approx != "none" && approx != "tanh")
-      return c.error("attribute 'approximate' must be \"none\" or \"tanh\", got \"", approx, "\"");
-    geluTanh = approx == "tanh";
-  }
-  static constexpr std::string_view kOps[] = {"neg",  "abs",     "exp",     "log",  "sqrt", "rsqrt",
-                                              "reciprocal", "tanh", "sigmoid", "relu", "silu", "erf",
-                                              "gelu"};
-  int k = 0;
-  while (kOps[k] != op) ++k;  // the dispatcher only routes these names here
+  const OpCode op = c.code;
+  const bool geluTanh = op == OpCode::Gelu && c.attrsOf<GeluAttrs>().approximate == GeluApproximation::Tanh;
   std::vector<float> v = widen(c.in(0));
   for (float& e : v) {
     const double x = e;
     double y;
-    switch (k) {
-      case 0: y = -x; break;
-      case 1: y = std::fabs(x); break;
-      case 2: y = std::exp(x); break;
-      case 3: y = std::log(x); break;
-      case 4: y = std::sqrt(x); break;
-      case 5: y = 1.0 / std::sqrt(x); break;
-      case 6: y = 1.0 / x; break;
-      case 7: y = std::tanh(x); break;
-      case 8: y = sigmoid(x); break;
-      case 9: y = (x > 0 || std::isnan(x)) ? x : 0.0; break;  // NaN propagates, as in torch
-      case 10: y = x * sigmoid(x); break;
-      case 11: y = std::erf(x); break;
-      default:
+    switch (op) {  // the dispatcher only routes these ops here
+      case OpCode::Neg: y = -x; break;
+      case OpCode::Abs: y = std::fabs(x); break;
+      case OpCode::Exp: y = std::exp(x); break;
+      case OpCode::Log: y = std::log(x); break;
+      case OpCode::Sqrt: y = std::sqrt(x); break;
+      case OpCode::Rsqrt: y = 1.0 / std::sqrt(x); break;
+      case OpCode::Reciprocal: y = 1.0 / x; break;
+      case OpCode::Tanh: y = std::tanh(x); break;
+      case OpCode::Sigmoid: y = sigmoid(x); break;
+      case OpCode::Relu: y = (x > 0 || std::isnan(x)) ? x : 0.0; break;  // NaN propagates, as in torch
+      case OpCode::Silu: y = x * sigmoid(x); break;
+      case OpCode::Erf: y = std::erf(x); break;
+      default:  // gelu
         y = geluTanh ? 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)))
                      : 0.5 * x * (1.0 + std::erf(x * kSqrt1_2));
     }
@@ -90,24 +79,21 @@ absl::StatusOr<Tensor> evalBinary(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
   REF_ASSIGN_OR_RETURN(Shape shape, broadcastShapes(c, {c.in(0).shape(), c.in(1).shape()}));
-  const std::string_view op = c.name.substr(4);
+  const OpCode op = c.code;
   std::vector<float> a = widen(c.in(0)), b = widen(c.in(1));
   std::vector<int64_t> ia = broadcastIndexMap(c.in(0).shape(), shape);
   std::vector<int64_t> ib = broadcastIndexMap(c.in(1).shape(), shape);
   std::vector<float> out(ia.size());
-  static constexpr std::string_view kOps[] = {"add", "sub", "mul", "div", "maximum", "minimum", "pow"};
-  int k = 0;
-  while (kOps[k] != op) ++k;
   for (size_t i = 0; i < out.size(); ++i) {
     const float x = a[ia[i]], y = b[ib[i]];
-    switch (k) {
-      case 0: out[i] = f32(double(x) + double(y)); break;
-      case 1: out[i] = f32(double(x) - double(y)); break;
-      case 2: out[i] = f32(double(x) * double(y)); break;
-      case 3: out[i] = f32(double(x) / double(y)); break;
-      case 4: out[i] = nanMax(x, y); break;
-      case 5: out[i] = nanMin(x, y); break;
-      default: out[i] = f32(std::pow(double(x), double(y)));
+    switch (op) {  // the dispatcher only routes these ops here
+      case OpCode::Add: out[i] = f32(double(x) + double(y)); break;
+      case OpCode::Sub: out[i] = f32(double(x) - double(y)); break;
+      case OpCode::Mul: out[i] = f32(double(x) * double(y)); break;
+      case OpCode::Div: out[i] = f32(double(x) / double(y)); break;
+      case OpCode::Maximum: out[i] = nanMax(x, y); break;
+      case OpCode::Minimum: out[i] = nanMin(x, y); break;
+      default: out[i] = f32(std::pow(double(x), double(y)));  // pow
     }
   }
   return narrow(c.in(0).dtype(), shape, out);
@@ -116,11 +102,7 @@ absl::StatusOr<Tensor> evalBinary(const OpCall& c) {
 absl::StatusOr<Tensor> evalCompare(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
   REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
-  REF_ASSIGN_OR_RETURN(std::string pred, c.attrs.getString(c.name, "predicate"));
-  static constexpr std::string_view kPreds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  int p = 0;
-  while (p < 6 && kPreds[p] != pred) ++p;
-  if (p == 6) return c.error("attribute 'predicate' must be one of eq, ne, lt, le, gt, ge; got \"", pred, "\"");
+  const int p = static_cast<int>(c.attrsOf<CompareAttrs>().predicate);  // eq, ne, lt, le, gt, ge
   const DType dt = c.in(0).dtype();
   if (dt == DType::F64) return c.error("f64 operands are not supported");
   REF_ASSIGN_OR_RETURN(Shape shape, broadcastShapes(c, {c.in(0).shape(), c.in(1).shape()}));
@@ -179,7 +161,7 @@ absl::StatusOr<Tensor> evalCast(const OpCall& c) {
 
 absl::StatusOr<Tensor> evalConstant(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 0, 0));
-  REF_ASSIGN_OR_RETURN(const Tensor* value, c.attrs.getTensor(c.name, "value"));
+  const Tensor* value = c.attrsOf<ConstantAttrs>().value.get();
   if (value->shape() != c.result().shape)
     return c.error("attribute 'value' has shape ", shapeToString(value->shape()),
                    " but the result shape is ", shapeToString(c.result().shape));

@@ -16,7 +16,7 @@ namespace amp::rt {
 absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const PlanStep& step,
                                                       absl::Span<const Tensor* const> operands,
                                                       const EvalContext& ctx) {
-  if (step.op != "amp.fused") {
+  if (!step.is(OpCode::Fused)) {
     std::vector<TensorType> types;
     for (int32_t id : step.results) types.push_back({plan.buffers[id].dtype, plan.buffers[id].shape});
     return evalReferenceOp(step.op, operands, step.attrs, types, ctx, &step.decoded);

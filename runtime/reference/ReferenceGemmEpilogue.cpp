@@ -9,8 +9,9 @@ namespace amp::rt::ref {
 namespace {
 
 // One unfused op's single result.
-absl::StatusOr<Tensor> unfused(const OpCall& c, std::string_view op, std::vector<const Tensor*> operands,
+absl::StatusOr<Tensor> unfused(const OpCall& c, OpCode code, std::vector<const Tensor*> operands,
                                const AttrMap& attrs, TensorType type) {
+  const std::string_view op = opName(code);
   auto out = evalReferenceOp(op, operands, attrs, {type}, c.ctx);
   if (!out.ok()) return c.error("as ", alpha(op), ": ", alpha(out.status().message()));
   return std::move((*out)[0]);
@@ -28,18 +29,18 @@ absl::StatusOr<Tensor> rowSum(const OpCall& c, const Tensor& x, TensorType type)
   std::vector<int64_t> dims;
   for (int64_t d = 0; d + 1 < x.rank(); ++d) dims.push_back(d);
   attrs.set("dims", dims);
-  return unfused(c, "amp.reduce_sum", {&x}, attrs, std::move(type));
+  return unfused(c, OpCode::ReduceSum, {&x}, attrs, std::move(type));
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor>> evalGemmEpilogue(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 2, 3));
-  REF_ASSIGN_OR_RETURN(std::string kindName, c.attrs.getString(c.name, "kind"));
+  const GemmEpilogueAttrs& attrs = c.attrsOf<GemmEpilogueAttrs>();
+  const std::string_view kindName = gemmEpilogueKindKeyword(attrs.kind);
   const std::optional<cuda::EpilogueKind> kind = cuda::parseEpilogueKind(kindName);
   if (!kind) return c.error("unknown kind '", kindName, "'");
-  REF_ASSIGN_OR_RETURN(bool ta, c.attrs.getBool(c.name, "transpose_a", false));
-  REF_ASSIGN_OR_RETURN(bool tb, c.attrs.getBool(c.name, "transpose_b", false));
+  const bool ta = attrs.transposeA, tb = attrs.transposeB;
   using K = cuda::EpilogueKind;
   const K k = *kind;
   const bool third = k == K::ReluAuxBias || k == K::GeluAuxBias || k == K::GeluBias || k == K::DRelu ||
@@ -63,19 +64,19 @@ absl::StatusOr<std::vector<Tensor>> evalGemmEpilogue(const OpCall& c) {
       linear.set("activation", std::string(relu ? "relu" : "none"));
       std::vector<const Tensor*> operands = {&c.in(0), &c.in(1)};
       if (third) operands.push_back(&c.in(2));
-      REF_ASSIGN_OR_RETURN(Tensor pre, unfused(c, "amp.linear", operands, linear, dType));
+      REF_ASSIGN_OR_RETURN(Tensor pre, unfused(c, OpCode::Linear, operands, linear, dType));
       if (relu) {
         const Tensor zero = positiveZero(pre.dtype());
         AttrMap gt;
         gt.set("predicate", std::string("gt"));
-        REF_ASSIGN_OR_RETURN(Tensor mask, unfused(c, "amp.compare", {&pre, &zero}, gt, c.results[1]));
+        REF_ASSIGN_OR_RETURN(Tensor mask, unfused(c, OpCode::Compare, {&pre, &zero}, gt, c.results[1]));
         out.push_back(std::move(pre));
         out.push_back(std::move(mask));
         break;
       }
       AttrMap tanh;
       tanh.set("approximate", std::string("tanh"));
-      REF_ASSIGN_OR_RETURN(Tensor d, unfused(c, "amp.gelu", {&pre}, tanh, dType));
+      REF_ASSIGN_OR_RETURN(Tensor d, unfused(c, OpCode::Gelu, {&pre}, tanh, dType));
       out.push_back(std::move(d));
       if (twoResults) out.push_back(std::move(pre));
       break;
@@ -89,7 +90,7 @@ absl::StatusOr<std::vector<Tensor>> evalGemmEpilogue(const OpCall& c) {
       AttrMap matmul;
       matmul.set("transpose_a", ta);
       matmul.set("transpose_b", tb);
-      REF_ASSIGN_OR_RETURN(Tensor product, unfused(c, "amp.matmul", {&c.in(0), &c.in(1)}, matmul, dType));
+      REF_ASSIGN_OR_RETURN(Tensor product, unfused(c, OpCode::Matmul, {&c.in(0), &c.in(1)}, matmul, dType));
       if (k == K::BgradA || k == K::BgradB) {
         // The summed operand is a [K, *] matrix (lhs transposed, rhs not): its rows are K.
         const Tensor& summed = c.in(k == K::BgradA ? 0 : 1);
@@ -103,11 +104,11 @@ absl::StatusOr<std::vector<Tensor>> evalGemmEpilogue(const OpCall& c) {
       Tensor dx;
       if (k == K::DRelu || k == K::DReluBgrad) {
         const Tensor zero = positiveZero(product.dtype());
-        REF_ASSIGN_OR_RETURN(dx, unfused(c, "amp.select", {&c.in(2), &product, &zero}, AttrMap(), dType));
+        REF_ASSIGN_OR_RETURN(dx, unfused(c, OpCode::Select, {&c.in(2), &product, &zero}, AttrMap(), dType));
       } else {
         AttrMap tanh;
         tanh.set("approximate", std::string("tanh"));
-        REF_ASSIGN_OR_RETURN(dx, unfused(c, "amp.gelu_grad", {&c.in(2), &product}, tanh, dType));
+        REF_ASSIGN_OR_RETURN(dx, unfused(c, OpCode::GeluGrad, {&c.in(2), &product}, tanh, dType));
       }
       if (twoResults) {
         REF_ASSIGN_OR_RETURN(Tensor db, rowSum(c, dx, c.results[1]));

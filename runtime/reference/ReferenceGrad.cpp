@@ -2,6 +2,7 @@
 // float operands widened to f32, sums are sequential f32 running sums from +0 in the order given
 // at each kernel (and in docs/reference-executor.md, "Gradient ops"), no FMA
 // (-ffp-contract=off), one RNE rounding to the result type at the end.
+#include "runtime/plan/PoolWindow.h"
 #include "runtime/reference/ReferenceGrad.h"
 #include "runtime/WindowGeometry.h"
 #include "runtime/numerics/Softmax.h"
@@ -34,10 +35,12 @@ struct ConvAttrs {
 
 absl::StatusOr<ConvAttrs> convAttrs(const OpCall& c) {
   ConvAttrs a;
-  REF_ASSIGN_OR_RETURN(a.stride, getPair(c, "stride", 1));
-  REF_ASSIGN_OR_RETURN(a.pad, getPair(c, "padding", 0));
-  REF_ASSIGN_OR_RETURN(a.dil, getPair(c, "dilation", 1));
-  REF_ASSIGN_OR_RETURN(a.groups, c.attrs.getInt(c.name, "groups"));
+  const auto [stride, padding, dilation, groups] = c.withAttrsOf<Conv2DGradInputAttrs, Conv2DGradWeightAttrs>(
+      [](const auto& d) { return std::tuple{d.stride, d.padding, d.dilation, d.groups}; });
+  REF_ASSIGN_OR_RETURN(a.stride, checkPair(c, "stride", stride, 1));
+  REF_ASSIGN_OR_RETURN(a.pad, checkPair(c, "padding", padding, 0));
+  REF_ASSIGN_OR_RETURN(a.dil, checkPair(c, "dilation", dilation, 1));
+  a.groups = groups;
   return a;
 }
 
@@ -67,13 +70,10 @@ struct PoolAttrs {
 // Pool attributes (stride defaults to the kernel) and the forward output size for input `xs`.
 absl::StatusOr<PoolAttrs> poolAttrs(const OpCall& c, const Shape& xs, const Shape& dys) {
   PoolAttrs a;
-  REF_ASSIGN_OR_RETURN(a.k, getPair(c, "kernel", 1));
-  if (c.attrs.has("stride")) {
-    REF_ASSIGN_OR_RETURN(a.stride, getPair(c, "stride", 1));
-  } else {
-    a.stride = a.k;
-  }
-  REF_ASSIGN_OR_RETURN(a.pad, getPair(c, "padding", 0));
+  const PoolWindow window = *poolWindowOf(c.decoded);  // the dispatcher routes only pooling here
+  REF_ASSIGN_OR_RETURN(a.k, checkPair(c, "kernel", window.kernel, 1));
+  REF_ASSIGN_OR_RETURN(a.stride, checkPair(c, "stride", window.stride, 1));
+  REF_ASSIGN_OR_RETURN(a.pad, checkPair(c, "padding", window.padding, 0));
   if (a.pad[0] > a.k[0] / 2 || a.pad[1] > a.k[1] / 2)
     return c.error("padding must be at most half the kernel");
   if (xs.size() != 4) return c.error("input must be NCHW (rank 4), got ", shapeToString(xs));
@@ -99,8 +99,8 @@ absl::StatusOr<NormGradSetup> setupNormGrad(const OpCall& c, size_t numResults) 
   REF_RETURN_IF_ERROR(expectResults(c, numResults));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
-  REF_ASSIGN_OR_RETURN(int64_t ndim, c.attrs.getInt(c.name, "normalized_ndim"));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "eps"));
+  const auto [ndim, eps] = c.withAttrsOf<LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return std::pair{a.normalizedNdim, a.eps}; });
   const Shape& xs = c.in(0).shape();
   if (ndim < 1 || ndim > c.in(0).rank())
     return c.error("attribute 'normalized_ndim' = ", ndim, " must be in [1, ", c.in(0).rank(), "]");
@@ -127,9 +127,7 @@ absl::StatusOr<Tensor> evalGeluGrad(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
   REF_RETURN_IF_ERROR(expectShape(c, "grad", c.in(1).shape(), c.in(0).shape()));
-  REF_ASSIGN_OR_RETURN(std::string approx, c.attrs.getString(c.name, "approximate", "none"));
-  if (approx != "none" && approx != "tanh")
-    return c.error("attribute 'approximate' must be \"none\" or \"tanh\", got \"", approx, "\"");
+  const std::string_view approx = geluApproximationKeyword(c.attrsOf<GeluGradAttrs>().approximate);
   std::vector<float> x = widen(c.in(0)), dy = widen(c.in(1));
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
@@ -156,7 +154,7 @@ absl::StatusOr<Tensor> evalSoftmaxGrad(const OpCall& c) {
   if (g != t && !(t == DType::F32 && (g == DType::BF16 || g == DType::F16)))
     return c.error("grad must have the output's type, or bf16/f16 under an f32 output, got ", typeString(c.in(1)),
                    " for ", typeString(c.in(0)));
-  REF_ASSIGN_OR_RETURN(int64_t axis, c.attrs.getInt(c.name, "axis"));
+  const int64_t axis = c.attrsOf<SoftmaxGradAttrs>().axis;
   const Shape& s = c.in(0).shape();
   if (axis < 0 || axis >= c.in(0).rank())
     return c.error("attribute 'axis' = ", axis, " is out of range for ", typeString(c.in(0)));
@@ -374,7 +372,7 @@ absl::StatusOr<Tensor> evalEmbeddingGrad(const OpCall& c) {
   if (!isIndexType(ids.dtype()))
     return c.error("ids (operand 0) must have element type i32 or i64, got ", dtypeName(ids.dtype()));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 1));
-  REF_ASSIGN_OR_RETURN(int64_t V, c.attrs.getInt(c.name, "num_embeddings"));
+  const int64_t V = c.attrsOf<EmbeddingGradAttrs>().numEmbeddings;
   if (V < 1) return c.error("attribute 'num_embeddings' must be >= 1, got ", V);
   const Shape& gs = c.in(1).shape();
   if (gs.size() != ids.shape().size() + 1 || !std::equal(ids.shape().begin(), ids.shape().end(), gs.begin()))
@@ -422,9 +420,10 @@ absl::StatusOr<Tensor> evalSliceGrad(const OpCall& c) {
   const Tensor& dy = c.in(0);
   const Shape& xs = c.result().shape;
   if (c.result().dtype != dy.dtype()) return c.error("result element type must be grad's");
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> starts, c.attrs.getInts(c.name, "starts"));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> limits, c.attrs.getInts(c.name, "limits"));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> strides, c.attrs.getInts(c.name, "strides"));
+  const SliceGradAttrs& a = c.attrsOf<SliceGradAttrs>();
+  const std::vector<int64_t>& starts = a.starts;
+  const std::vector<int64_t>& limits = a.limits;
+  const std::vector<int64_t>& strides = a.strides;
   const size_t rank = xs.size();
   if (starts.size() != rank || limits.size() != rank || strides.size() != rank)
     return c.error("starts, limits and strides need ", rank, " entries each");

@@ -136,9 +136,8 @@ Tensor gatherElements(const Tensor& in, const Shape& outShape, const std::vector
   return out;
 }
 
-absl::StatusOr<std::vector<int64_t>> getPair(const OpCall& c, std::string_view attr,
-                                             int64_t minValue) {
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> v, c.attrs.getInts(c.name, attr));
+absl::StatusOr<std::vector<int64_t>> checkPair(const OpCall& c, std::string_view attr, std::vector<int64_t> v,
+                                               int64_t minValue) {
   if (v.size() != 2)
     return c.error("attribute '", attr, "' must have 2 entries, got ", v.size());
   for (int64_t x : v)
@@ -258,7 +257,7 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceOp(std::string_view opName,
     decodedHere = *std::move(d);
     decoded = &decodedHere;
   }
-  ref::OpCall call{opName, operands, attrs, resultTypes, ctx, *decoded};
+  ref::OpCall call{opName, *code, operands, attrs, resultTypes, ctx, *decoded};
   for (size_t i = 0; i < operands.size(); ++i) {
     const Tensor* t = operands[i];
     if (!t) return call.error("operand ", i, " is null");

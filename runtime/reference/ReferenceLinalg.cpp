@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/plan/PoolWindow.h"
 #include "runtime/reference/ReferenceCommon.h"
 #include "runtime/WindowGeometry.h"
 #include "runtime/numerics/Convert.h"
@@ -14,8 +15,7 @@ absl::StatusOr<Tensor> evalMatmul(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 2, 2));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   REF_RETURN_IF_ERROR(expectSameDType(c, 0, 1));
-  REF_ASSIGN_OR_RETURN(bool ta, c.attrs.getBool(c.name, "transpose_a", false));
-  REF_ASSIGN_OR_RETURN(bool tb, c.attrs.getBool(c.name, "transpose_b", false));
+  const bool ta = c.attrsOf<MatmulAttrs>().transposeA, tb = c.attrsOf<MatmulAttrs>().transposeB;
   const Shape& sa = c.in(0).shape();
   const Shape& sb = c.in(1).shape();
   if (sa.size() < 2 || sb.size() < 2)
@@ -63,10 +63,8 @@ absl::StatusOr<Tensor> evalLinear(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 2, 3));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
-  REF_ASSIGN_OR_RETURN(bool tw, c.attrs.getBool(c.name, "transpose_w", true));
-  REF_ASSIGN_OR_RETURN(std::string activation, c.attrs.getString(c.name, "activation", "none"));
-  if (activation != "none" && activation != "relu")
-    return c.error("attribute 'activation' must be \"none\" or \"relu\", got \"", activation, "\"");
+  const bool tw = c.attrsOf<LinearAttrs>().transposeW;
+  const std::string_view activation = linearActivationKeyword(c.attrsOf<LinearAttrs>().activation);
   const Shape& xs = c.in(0).shape();
   const Shape& ws = c.in(1).shape();
   if (xs.size() < 2) return c.error("input must be [..., in] with rank >= 2, got ", typeString(c.in(0)));
@@ -116,10 +114,11 @@ absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {
   for (size_t i = 1; i < c.numOperands(); ++i) REF_RETURN_IF_ERROR(expectSameDType(c, 0, i));
   REF_RETURN_IF_ERROR(expectRank(c, 0, 4));
   REF_RETURN_IF_ERROR(expectRank(c, 1, 4));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, getPair(c, "stride", 1));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, getPair(c, "padding", 0));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> dil, getPair(c, "dilation", 1));
-  REF_ASSIGN_OR_RETURN(int64_t groups, c.attrs.getInt(c.name, "groups"));
+  const Conv2DAttrs& attrs = c.attrsOf<Conv2DAttrs>();
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, checkPair(c, "stride", attrs.stride, 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, checkPair(c, "padding", attrs.padding, 0));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> dil, checkPair(c, "dilation", attrs.dilation, 1));
+  const int64_t groups = attrs.groups;
   const Shape& xs = c.in(0).shape();
   const Shape& ws = c.in(1).shape();
   const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
@@ -168,13 +167,14 @@ absl::StatusOr<Tensor> evalConv2d(const OpCall& c) {
 }
 
 absl::StatusOr<Tensor> evalPool2d(const OpCall& c) {
-  const bool isMax = c.name == "amp.max_pool2d";
+  const bool isMax = c.code == OpCode::MaxPool2D;
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
   REF_RETURN_IF_ERROR(expectRank(c, 0, 4));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> k, getPair(c, "kernel", 1));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, getPair(c, "stride", 1));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, getPair(c, "padding", 0));
+  const PoolWindow window = *poolWindowOf(c.decoded);  // the dispatcher routes only pooling here
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> k, checkPair(c, "kernel", window.kernel, 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> stride, checkPair(c, "stride", window.stride, 1));
+  REF_ASSIGN_OR_RETURN(std::vector<int64_t> pad, checkPair(c, "padding", window.padding, 0));
   if (pad[0] > k[0] / 2 || pad[1] > k[1] / 2)  // PyTorch's rule: no window lies fully in padding
     return c.error("padding [", pad[0], ", ", pad[1], "] must be at most half the kernel [", k[0], ", ", k[1], "]");
   const Shape& xs = c.in(0).shape();

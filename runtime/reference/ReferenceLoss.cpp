@@ -17,8 +17,8 @@ absl::StatusOr<CrossEntropyArgs> crossEntropyArgs(const OpCall& c) {
   a.C = c.in(0).shape()[1];
   if (labels.shape()[0] != a.N)
     return c.error("labels ", typeString(labels), " must have one entry per row of logits ", typeString(c.in(0)));
-  REF_ASSIGN_OR_RETURN(a.ignoreIndex, c.attrs.getInt(c.name, "ignore_index", -100));
-  REF_ASSIGN_OR_RETURN(a.labelSmoothing, c.attrs.getDouble(c.name, "label_smoothing", 0.0));
+  std::tie(a.ignoreIndex, a.labelSmoothing) = c.withAttrsOf<CrossEntropyAttrs, CrossEntropyGradAttrs>(
+      [](const auto& attrs) { return std::pair{attrs.ignoreIndex, attrs.labelSmoothing}; });
   if (!(a.labelSmoothing >= 0.0 && a.labelSmoothing <= 1.0))
     return c.error("attribute 'label_smoothing' must be in [0, 1], got ", a.labelSmoothing);
   for (int64_t i = 0; i < a.N; ++i) {  // validate every label before computing anything

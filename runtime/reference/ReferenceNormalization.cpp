@@ -14,8 +14,8 @@ struct NormSetup {
 
 // Validates x, the optional affine operands and the attributes shared by both norms.
 absl::StatusOr<NormSetup> setupNorm(const OpCall& c, bool allowBias) {
-  REF_ASSIGN_OR_RETURN(int64_t ndim, c.attrs.getInt(c.name, "normalized_ndim"));
-  REF_ASSIGN_OR_RETURN(double eps, c.attrs.getDouble(c.name, "eps"));
+  const auto [ndim, eps] = c.withAttrsOf<LayerNormAttrs, RmsNormAttrs>(
+      [](const auto& a) { return std::pair{a.normalizedNdim, a.eps}; });
   REF_ASSIGN_OR_RETURN(bool hasWeight, c.attrs.getBool(c.name, "has_weight", false));
   bool hasBias = false;
   if (allowBias) {

@@ -9,8 +9,8 @@ namespace amp::rt::ref {
 absl::StatusOr<Tensor> evalReduce(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> dims, c.attrs.getInts(c.name, "dims"));
-  REF_ASSIGN_OR_RETURN(bool keepdim, c.attrs.getBool(c.name, "keepdim", false));
+  const auto [dims, keepdim] = c.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>(
+      [](const auto& a) { return std::pair{a.dims, a.keepdim}; });
   const Shape& xs = c.in(0).shape();
   std::vector<bool> reduced(xs.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -32,7 +32,7 @@ absl::StatusOr<Tensor> evalReduce(const OpCall& c) {
     if (!reduced[d]) inToOutStrides[d] = keptStrides[k++];
   std::vector<int64_t> map = stridedIndexMap(xs, inToOutStrides, 0);
 
-  const bool isMax = c.name == "amp.reduce_max";
+  const bool isMax = c.code == OpCode::ReduceMax;
   const int64_t outN = numElements(outShape);
   int64_t reducedCount = 1;
   for (int64_t d : dims) reducedCount *= xs[d];
@@ -44,7 +44,7 @@ absl::StatusOr<Tensor> evalReduce(const OpCall& c) {
     if (!isMax) a += x[i];
     else if (x[i] > a || std::isnan(x[i])) a = x[i];  // NaN propagates and sticks
   }
-  if (c.name == "amp.reduce_mean")
+  if (c.code == OpCode::ReduceMean)
     for (float& a : acc) a = a / static_cast<float>(reducedCount);  // 0 elements: 0/0 = NaN
   return narrow(c.in(0).dtype(), outShape, acc);
 }
@@ -52,7 +52,7 @@ absl::StatusOr<Tensor> evalReduce(const OpCall& c) {
 absl::StatusOr<Tensor> evalSoftmax(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
   REF_RETURN_IF_ERROR(expectFloatOperand(c, 0));
-  REF_ASSIGN_OR_RETURN(int64_t axis, c.attrs.getInt(c.name, "axis"));
+  const int64_t axis = c.withAttrsOf<SoftmaxAttrs, LogSoftmaxAttrs>([](const auto& a) { return a.axis; });
   const Shape& xs = c.in(0).shape();
   if (axis < 0 || axis >= c.in(0).rank())
     return c.error("attribute 'axis' = ", axis, " is out of range for ", typeString(c.in(0)));
@@ -61,7 +61,7 @@ absl::StatusOr<Tensor> evalSoftmax(const OpCall& c) {
   for (int64_t d = axis + 1; d < c.in(0).rank(); ++d) inner *= xs[d];
   const int64_t len = xs[axis];
   std::vector<float> x = widen(c.in(0)), y(x.size());
-  const bool log = c.name == "amp.log_softmax";
+  const bool log = c.code == OpCode::LogSoftmax;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const int64_t base = o * len * inner + i;

@@ -19,7 +19,7 @@ absl::StatusOr<Tensor> evalReshape(const OpCall& c) {
 
 absl::StatusOr<Tensor> evalTranspose(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> perm, c.attrs.getInts(c.name, "permutation"));
+  const std::vector<int64_t>& perm = c.attrsOf<TransposeAttrs>().permutation;
   const Shape& xs = c.in(0).shape();
   std::vector<bool> seen(xs.size(), false);
   bool ok = perm.size() == xs.size();
@@ -55,9 +55,10 @@ absl::StatusOr<Tensor> evalBroadcastTo(const OpCall& c) {
 
 absl::StatusOr<Tensor> evalSlice(const OpCall& c) {
   REF_RETURN_IF_ERROR(expectOperands(c, 1, 1));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> starts, c.attrs.getInts(c.name, "starts"));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> limits, c.attrs.getInts(c.name, "limits"));
-  REF_ASSIGN_OR_RETURN(std::vector<int64_t> steps, c.attrs.getInts(c.name, "strides"));
+  const SliceAttrs& a = c.attrsOf<SliceAttrs>();
+  const std::vector<int64_t>& starts = a.starts;
+  const std::vector<int64_t>& limits = a.limits;
+  const std::vector<int64_t> steps = a.strides.value_or(std::vector<int64_t>(c.in(0).shape().size(), 1));
   const Shape& xs = c.in(0).shape();
   const size_t r = xs.size();
   if (starts.size() != r || limits.size() != r || steps.size() != r)
@@ -80,7 +81,7 @@ absl::StatusOr<Tensor> evalSlice(const OpCall& c) {
 
 absl::StatusOr<Tensor> evalConcat(const OpCall& c) {
   if (c.numOperands() == 0) return c.error("expected at least 1 operand, got 0");
-  REF_ASSIGN_OR_RETURN(int64_t axis, c.attrs.getInt(c.name, "axis"));
+  const int64_t axis = c.attrsOf<ConcatAttrs>().axis;
   const Shape& s0 = c.in(0).shape();
   if (axis < 0 || axis >= c.in(0).rank())
     return c.error("attribute 'axis' = ", axis, " is out of range for ", typeString(c.in(0)));

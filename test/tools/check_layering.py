@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Checks that arrows point down: every project include of every source file in a room is one the
-room may depend on (docs/design.md, "Rooms and the arrows between them").
+"""Checks that arrows point down: every project include of every source file in a room, and every
+CMake link edge of every library a room defines, is one the room may depend on (docs/design.md,
+"Rooms and the arrows between them").
 
-    check_layering.py ROOT        the tree; exit 1 listing every upward include
-    check_layering.py --self-test proves that a tree with an upward include fails the check
+    check_layering.py ROOT        the tree; exit 1 listing every upward include and link edge
+    check_layering.py --self-test proves that a tree with an upward include or link fails the check
 """
 import os
 import re
@@ -104,6 +105,72 @@ def check(root):
     return files, errors
 
 
+LIBRARY = re.compile(r"\b(?:add_library|add_mlir_library|add_mlir_dialect_library)\(\s*([A-Za-z0-9_]+)([^)]*)\)", re.S)
+LINK = re.compile(r"\btarget_link_libraries\(\s*([A-Za-z0-9_]+)([^)]*)\)", re.S)
+KEYWORDS = {"PUBLIC", "PRIVATE", "INTERFACE", "LINK_LIBS", "LINK_COMPONENTS", "DEPENDS", "STATIC", "SHARED",
+            "OBJECT"}
+
+
+def cmake_files(root):
+    for top in ("runtime", "ir", "passes", "codegen", "import"):
+        for dirpath, _, names in os.walk(os.path.join(root, top)):
+            if "CMakeLists.txt" in names:
+                path = os.path.join(dirpath, "CMakeLists.txt")
+                with open(path, encoding="utf-8") as f:
+                    # Comments out: they may name targets.
+                    yield os.path.relpath(dirpath, root), re.sub(r"#[^\n]*", "", f.read())
+
+
+def link_edges(root):
+    """The project's libraries: {target: (room, interface_only)}, and their link edges [(from, to, file)]."""
+    targets, edges = {}, []
+    for folder, text in cmake_files(root):
+        room = room_of(folder + "/CMakeLists.txt")
+        for m in LIBRARY.finditer(text):
+            words = m.group(2).split()
+            targets[m.group(1)] = (room, "INTERFACE" in words[:1])
+            if m.group(0).startswith("add_mlir") and "LINK_LIBS" in words:  # LINK_LIBS up to the next keyword
+                for word in words[words.index("LINK_LIBS") + 1:]:
+                    if word in KEYWORDS - {"PUBLIC", "PRIVATE", "INTERFACE"}:
+                        break
+                    edges.append((m.group(1), word, folder))
+        for m in LINK.finditer(text):
+            edges += [(m.group(1), word, folder) for word in m.group(2).split() if word not in KEYWORDS]
+    return targets, edges
+
+
+def check_links(root):
+    """Every link edge from a library in a room to a project library must point to a room it may include.
+    An INTERFACE library (the runtime's umbrella) stands for everything it links."""
+    targets, edges = link_edges(root)
+    links = {}
+    for src, dst, _ in edges:
+        links.setdefault(src, []).append(dst)
+
+    def expand(name, seen):
+        if name not in targets or name in seen:
+            return []
+        seen.add(name)
+        if not targets[name][1]:
+            return [name]
+        return [t for d in links.get(name, []) for t in expand(d, seen)]
+
+    errors = []
+    for src, dst, folder in edges:
+        if src not in targets or targets[src][0] is None or targets[src][1]:
+            continue
+        room = targets[src][0]
+        for reached in expand(dst, set()):
+            target_room = targets[reached][0]
+            if target_room is None or target_room in (room, CORE):
+                continue
+            if not any(entry == target_room or (entry.endswith(".h") and entry.startswith(target_room + "/"))
+                       for entry in ALLOWED[room]):
+                via = "" if reached == dst else f" (through {dst})"
+                errors.append(f"{folder}/CMakeLists.txt: {src} ({room}) may not link {reached} ({target_room}){via}")
+    return len(edges), errors
+
+
 def self_test():
     with tempfile.TemporaryDirectory() as root:
         def write(rel, text):
@@ -129,7 +196,24 @@ def self_test():
             for e in errors:
                 print("  ", e)
             return 1
-    print("self-test: the check reports each upward include and nothing else")
+        # Link edges: a compiler library that reaches a device through the runtime's umbrella, and
+        # one that links an executor directly, fail; the plan it may link does not.
+        write("runtime/CMakeLists.txt", "add_library(Core STATIC A.cpp)\nadd_library(Umbrella INTERFACE)\n")
+        write("runtime/plan/CMakeLists.txt", "add_library(Plan STATIC P.cpp)\ntarget_link_libraries(Plan PUBLIC Core)\n"
+                                             "target_link_libraries(Umbrella INTERFACE Plan)\n")
+        write("runtime/devices/cpu/CMakeLists.txt", "add_library(Cpu STATIC C.cpp)\n"
+                                                    "target_link_libraries(Umbrella INTERFACE Cpu)\n")
+        write("runtime/exec/CMakeLists.txt", "add_library(Exec STATIC E.cpp)\n")
+        write("codegen/CMakeLists.txt", "add_mlir_library(Gen G.cpp\n  LINK_LIBS PUBLIC\n  Umbrella\n  Plan\n)\n"
+                                        "add_library(Gen2 STATIC H.cpp)\ntarget_link_libraries(Gen2 PRIVATE Exec Plan)\n")
+        _, link_errors = check_links(root)
+        want = ["Gen (codegen) may not link Cpu (runtime/devices/cpu) (through Umbrella)",
+                "Gen2 (codegen) may not link Exec (runtime/exec)"]
+        got = sorted(e.split(": ", 1)[1] for e in link_errors)
+        if got != want:
+            print("self-test: expected link violations", want, "got", got)
+            return 1
+    print("self-test: the check reports each upward include and link edge, and nothing else")
     return 0
 
 
@@ -140,10 +224,11 @@ def main(argv):
         print(__doc__)
         return 2
     files, errors = check(argv[1])
-    for e in errors:
+    edges, link_errors = check_links(argv[1])
+    for e in errors + link_errors:
         print(e)
-    print(f"layering: {files} files, {len(errors)} upward includes")
-    return 1 if errors else 0
+    print(f"layering: {files} files, {len(errors)} upward includes; {edges} link edges, {len(link_errors)} upward")
+    return 1 if errors or link_errors else 0
 
 
 if __name__ == "__main__":

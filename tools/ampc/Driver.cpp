@@ -110,7 +110,7 @@ static std::optional<::amp::rt::Target> moduleTarget(ModuleOp module) {
 static LogicalResult attachNativeKernels(ModuleOp module, ::amp::rt::Plan& plan, bool compile, std::string* source) {
   bool anyFused = false;
   for (const auto& e : plan.entries)
-    for (const auto& st : e.steps) anyFused |= st.op == "amp.fused";
+    for (const auto& st : e.steps) anyFused |= st.is(::amp::rt::OpCode::Fused);
   std::string text, error;
   if (!::amp::codegen::emitCpuSource(plan, text, error)) {
     module.emitError("codegen: ") << error;

@@ -41,7 +41,7 @@ std::string weightCopiesLine(const Plan& plan, const std::string& entry) {
     if (classifyBuffer(b) == BufferClass::WeightCopies) ++stored, storedBytes += b.byteSize();
   if (const EntryPoint* e = plan.findEntry(entry))
     for (const PlanStep& s : e->steps) {
-      if (s.op != "amp.cast" || s.operands.size() != 1 || s.results.size() != 1) continue;
+      if (!s.is(OpCode::Cast) || s.operands.size() != 1 || s.results.size() != 1) continue;
       const BufferDesc& from = plan.buffers[s.operands[0]];
       const BufferDesc& to = plan.buffers[s.results[0]];
       if (from.kind != BufferKind::Param || (to.dtype != DType::BF16 && to.dtype != DType::F16)) continue;

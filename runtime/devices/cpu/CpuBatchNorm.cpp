@@ -264,9 +264,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeBatchNormStep(const StepContext& c)
     return c.error("expected 5 operands and 3 results");
   const BufferDesc& x = c.operand(0);
   const std::string& op = c.step.op;
-  auto eps = c.step.attrs.getDouble(op, "epsilon");
+  auto eps = c.step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.epsilon; });
   if (!eps.ok()) return eps.status();
-  auto training = c.step.attrs.getBool(op, "training", false);
+  auto training = c.step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.training; });
   if (!training.ok()) return training.status();
   if (!isKernelFloat(x.dtype) || x.shape.size() < 2) return c.error("input must be a float [N, C, ...] (rank >= 2)");
   if (!(*eps > 0)) return c.error(absl::StrCat("attribute 'epsilon' must be > 0, got ", *eps));
@@ -283,7 +283,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeBatchNormStep(const StepContext& c)
     if (c.result(r).dtype != DType::F32 || c.result(r).shape != channels)
       return c.error(absl::StrCat("result ", r, " must be f32", shapeToString(channels)));
   if (grad) return std::unique_ptr<CpuStep>(new BatchNormGradStep(s, c.step.operands, c.step.results));
-  auto momentum = c.step.attrs.getDouble(op, "momentum");
+  auto momentum = c.step.withAttrsOf<BatchNormAttrs>([](const auto& a) { return a.momentum; });
   if (!momentum.ok()) return momentum.status();
   if (!(*momentum >= 0 && *momentum <= 1)) return c.error(absl::StrCat("attribute 'momentum' must be in [0, 1]"));
   return std::unique_ptr<CpuStep>(new BatchNormStep(s, *momentum, c.step.operands, c.step.results));

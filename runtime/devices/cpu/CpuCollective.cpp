@@ -168,7 +168,7 @@ absl::StatusOr<ChunkedBucket> chunkedBucketOf(const StepContext& c, const std::v
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
   const std::string& op = c.step.op;
-  auto ranks = c.step.attrs.getInt(op, "ranks");
+  auto ranks = c.step.withAttrsOf<ReduceScatterAttrs, AllGatherAttrs, RankChunkAttrs>([](const auto& a) { return a.ranks; });
   if (!ranks.ok()) return ranks.status();
   // Bounded before any size is computed from it (the scratch holds ranks + 1 blocks).
   if (*ranks < 1 || *ranks > kMaxRanks) return c.error(absl::StrCat("attribute 'ranks' must be in [1, ", kMaxRanks, "]"));
@@ -193,7 +193,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
   if (!scatter)
     return std::unique_ptr<CpuStep>(new AllGatherStep(op, c.step.operands, c.step.results, std::move(*bucket),
                                                       operands[0]->dtype, c.communicator));
-  auto kind = c.step.attrs.getString(op, "kind");
+  auto kind = c.step.withAttrsOf<ReduceScatterAttrs>([](const auto& a) { return std::string(reduceKindKeyword(a.kind)); });
   if (!kind.ok()) return kind.status();
   std::optional<ReduceOp> reduce = parseReduceOp(*kind);
   if (!reduce || *reduce == ReduceOp::Max || !reduceSupports(*reduce, operands[0]->dtype))
@@ -210,7 +210,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c
   if (c.code != OpCode::AllReduce) return nullptr;
   const size_t n = c.step.operands.size();
   if (n == 0 || c.step.results.size() != n) return c.error("expected as many results as operands (at least one)");
-  auto kind = c.step.attrs.getString(op, "kind");
+  auto kind = c.step.withAttrsOf<AllReduceAttrs>([](const auto& a) { return std::string(reduceKindKeyword(a.kind)); });
   if (!kind.ok()) return kind.status();
   std::optional<ReduceOp> reduce = parseReduceOp(*kind);
   if (!reduce) return c.error("attribute 'kind' must be \"sum\", \"mean\" or \"max\"");

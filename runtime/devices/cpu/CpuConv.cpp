@@ -460,8 +460,8 @@ class ConvStep final : public CpuStep {
   int64_t padBuf_ = 0;  // oneDNN's scratchpad
 };
 
-absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* name, int64_t minValue) {
-  auto v = c.step.attrs.getInts(c.step.op, name);
+absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* name,
+                                              const absl::StatusOr<std::vector<int64_t>>& v, int64_t minValue) {
   if (!v.ok()) return v.status();
   if (v->size() != 2) return c.error(absl::StrCat("attribute '", name, "' must have 2 entries"));
   for (int64_t x : *v)
@@ -471,13 +471,17 @@ absl::StatusOr<std::vector<int64_t>> pairAttr(const StepContext& c, const char* 
 
 // The reference's checks (evalConv2d, checkConv) on x [N,C,H,W] and w [O,C/groups,KH,KW].
 absl::StatusOr<ConvGeom> convGeom(const StepContext& c, const Shape& xs, const Shape& ws, bool forward) {
-  auto stride = pairAttr(c, "stride", 1);
+  auto window = c.step.withAttrsOf<Conv2DAttrs, Conv2DGradInputAttrs, Conv2DGradWeightAttrs>(
+      [](const auto& a) { return std::array{a.stride, a.padding, a.dilation}; });
+  if (!window.ok()) return window.status();
+  auto stride = pairAttr(c, "stride", (*window)[0], 1);
   if (!stride.ok()) return stride.status();
-  auto pad = pairAttr(c, "padding", 0);
+  auto pad = pairAttr(c, "padding", (*window)[1], 0);
   if (!pad.ok()) return pad.status();
-  auto dil = pairAttr(c, "dilation", 1);
+  auto dil = pairAttr(c, "dilation", (*window)[2], 1);
   if (!dil.ok()) return dil.status();
-  auto groups = c.step.attrs.getInt(c.step.op, "groups");
+  auto groups = c.step.withAttrsOf<Conv2DAttrs, Conv2DGradInputAttrs, Conv2DGradWeightAttrs>(
+      [](const auto& a) { return a.groups; });
   if (!groups.ok()) return groups.status();
   if (xs.size() != 4 || ws.size() != 4) return c.error("input and weight must have rank 4");
   const int64_t C = xs[1], O = ws[0];

@@ -383,12 +383,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
     if (nIn != 2 || out.dtype != DType::Bool) return c.error("expected 2 operands and an i1 result");
     if (!isComputeFloat(c.operand(0).dtype) || c.operand(0).dtype != c.operand(1).dtype)
       return nullptr;  // integer compares: reference kernel
-    auto pred = c.step.attrs.getString(op, "predicate");
-    if (!pred.ok()) return pred.status();
-    static constexpr std::string_view kPreds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-    int p = 0;
-    while (p < 6 && kPreds[p] != *pred) ++p;
-    if (p == 6) return c.error("attribute 'predicate' must be one of eq, ne, lt, le, gt, ge");
+    auto attrs = c.step.typedAttrs<CompareAttrs>();
+    if (!attrs.ok()) return attrs.status();
+    const int p = static_cast<int>(attrs->predicate);  // eq, ne, lt, le, gt, ge
     auto in = inputs(2);
     if (!in.ok()) return in.status();
     return std::unique_ptr<CpuStep>(new CompareStep(p, std::move(*in), c.step.results[0], out.numel()));
@@ -409,10 +406,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& 
     if (!isComputeFloat(c.operand(i).dtype) || c.operand(i).dtype != out.dtype)
       return nullptr;  // f8 and mixed types: reference kernel (it reports what is wrong)
   if (*math == Math::Gelu) {
-    auto approx = c.step.attrs.getString(op, "approximate", "none");
-    if (!approx.ok()) return approx.status();
-    if (*approx != "none" && *approx != "tanh") return c.error("attribute 'approximate' must be \"none\" or \"tanh\"");
-    if (*approx == "tanh") math = Math::GeluTanh;
+    auto attrs = c.step.typedAttrs<GeluAttrs>();
+    if (!attrs.ok()) return attrs.status();
+    if (attrs->approximate == GeluApproximation::Tanh) math = Math::GeluTanh;
   }
   auto in = inputs(nIn);
   if (!in.ok()) return in.status();

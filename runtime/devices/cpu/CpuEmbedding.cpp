@@ -179,7 +179,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c)
     const BufferDesc &ids = c.operand(0), &dy = c.operand(1), &out = c.result(0);
     if (!isIndex(ids.dtype)) return c.error("ids (operand 0) must have element type i32 or i64");
     if (!isKernelFloat(dy.dtype)) return c.error("grad (operand 1) must have a float element type");
-    auto v = c.step.attrs.getInt(op, "num_embeddings");
+    auto v = c.step.withAttrsOf<EmbeddingGradAttrs>([](const auto& a) { return a.numEmbeddings; });
     if (!v.ok()) return v.status();
     if (*v < 1) return c.error("attribute 'num_embeddings' must be >= 1");
     if (dy.shape.size() != ids.shape.size() + 1 || !std::equal(ids.shape.begin(), ids.shape.end(), dy.shape.begin()))
@@ -195,9 +195,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeEmbeddingStep(const StepContext& c)
     const BufferDesc &x = c.operand(0), &out = c.result(0);
     if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type");
     if (out.dtype != x.dtype || out.shape != x.shape) return c.error("the result type must be the operand's");
-    auto rate = c.step.attrs.getDouble(op, "rate");
+    auto rate = c.step.withAttrsOf<DropoutAttrs>([](const auto& a) { return a.rate; });
     if (!rate.ok()) return rate.status();
-    auto seed = c.step.attrs.getInt(op, "seed");
+    auto seed = c.step.withAttrsOf<DropoutAttrs>([](const auto& a) { return a.seed; });
     if (!seed.ok()) return seed.status();
     if (!(*rate >= 0.0 && *rate < 1.0)) return c.error(absl::StrCat("attribute 'rate' must be in [0, 1), got ", *rate));
     return std::unique_ptr<CpuStep>(new DropoutStep(c.step.operands[0], c.step.results[0], x.dtype, x.numel(),

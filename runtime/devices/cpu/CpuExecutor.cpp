@@ -207,7 +207,7 @@ class CpuEntry final : public PreparedEntry {
 
   absl::Status prepareConstant(size_t s) {
     const PlanStep& step = entry_.steps[s];
-    auto value = step.attrs.getTensor(step.op, "value");
+    auto value = step.withAttrsOf<ConstantAttrs>([](const auto& a) { return a.value.get(); });
     if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s), ": ", value.status().message()));
     if (step.results.size() != 1 || !step.operands.empty() || (*value)->shape() != plan_.buffers[step.results[0]].shape)
       return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": amp.constant: the value's shape must be the result's"));

@@ -56,7 +56,7 @@ int64_t broadcastPeriod(const Shape& in, const Shape& space) {
 absl::StatusOr<std::unique_ptr<CpuStep>> makeFusedStep(const StepContext& c) {
   if (c.code != OpCode::Fused) return nullptr;
   if (!c.native) return nullptr;  // no code object for this CPU: interpreted from the body
-  auto kernel = c.step.attrs.getString(c.step.op, "kernel");
+  auto kernel = c.step.withAttrsOf<FusedAttrs>([](const auto& a) { return a.kernel; });
   if (!kernel.ok()) return kernel.status();
   auto rowLength = c.step.attrs.getInt(c.step.op, "row_length");
   if (!rowLength.ok()) return rowLength.status();

@@ -121,11 +121,10 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c) {
     if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type");
     if (dy.dtype != x.dtype || dy.shape != x.shape) return c.error("grad must have x's type");
     if (y.dtype != x.dtype || y.shape != x.shape) return c.error("the result type must be x's");
-    auto approx = c.step.attrs.getString(op, "approximate", "none");
-    if (!approx.ok()) return approx.status();
-    if (*approx != "none" && *approx != "tanh") return c.error("attribute 'approximate' must be \"none\" or \"tanh\"");
-    return std::unique_ptr<CpuStep>(
-        new GeluGradStep(c.step.operands[0], c.step.operands[1], c.step.results[0], x.dtype, x.numel(), *approx == "tanh"));
+    auto attrs = c.step.typedAttrs<GeluGradAttrs>();
+    if (!attrs.ok()) return attrs.status();
+    return std::unique_ptr<CpuStep>(new GeluGradStep(c.step.operands[0], c.step.operands[1], c.step.results[0], x.dtype,
+                                                     x.numel(), attrs->approximate == GeluApproximation::Tanh));
   }
   if (c.code == OpCode::MseLoss) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");

@@ -180,7 +180,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
   if (c.code != OpCode::Transpose) return nullptr;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
-  auto perm = c.step.attrs.getInts(op, "permutation");
+  auto perm = c.step.withAttrsOf<TransposeAttrs>([](const auto& a) { return a.permutation; });
   if (!perm.ok()) return perm.status();
   const size_t rank = x.shape.size();
   std::vector<bool> seen(rank, false);
@@ -209,8 +209,8 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c) {
   const BufferDesc &a = c.operand(0), &b = c.operand(1), &y = c.result(0);
   if (a.dtype != b.dtype) return c.error("operands must have the same element type");
   if (a.dtype != DType::F32 && a.dtype != DType::BF16 && a.dtype != DType::F16) return nullptr;
-  auto ta = c.step.attrs.getBool(op, "transpose_a", false);
-  auto tb = c.step.attrs.getBool(op, "transpose_b", false);
+  auto ta = c.step.withAttrsOf<MatmulAttrs>([](const auto& m) { return m.transposeA; });
+  auto tb = c.step.withAttrsOf<MatmulAttrs>([](const auto& m) { return m.transposeB; });
   if (!ta.ok()) return ta.status();
   if (!tb.ok()) return tb.status();
   auto gemm = Gemm::create(GemmDesc{a.dtype, a.shape, b.shape, *ta, *tb}, c.features);

@@ -55,11 +55,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
   if (w.dtype != x.dtype || (n == 3 && c.operand(2).dtype != x.dtype))
     return c.error("input, weight and bias must have one element type");
   if (x.dtype != DType::F32 && x.dtype != DType::BF16 && x.dtype != DType::F16) return nullptr;
-  auto tw = c.step.attrs.getBool(op, "transpose_w", true);
-  if (!tw.ok()) return tw.status();
-  auto activation = c.step.attrs.getString(op, "activation", "none");
-  if (!activation.ok()) return activation.status();
-  if (*activation != "none" && *activation != "relu") return c.error("activation must be \"none\" or \"relu\"");
+  auto attrs = c.step.typedAttrs<LinearAttrs>();
+  if (!attrs.ok()) return attrs.status();
+  const bool* tw = &attrs->transposeW;
   if (x.shape.size() < 2) return c.error("input must be [..., in] with rank >= 2");
   if (w.shape.size() != 2) return c.error("weight must have rank 2");
   const int64_t out = *tw ? w.shape[0] : w.shape[1];
@@ -75,7 +73,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
                                 shapeToString((*gemm)->resultShape())));
   return std::unique_ptr<CpuStep>(new LinearStep(std::move(*gemm), c.step.operands[0], c.step.operands[1],
                                                  n == 3 ? c.step.operands[2] : -1, c.step.results[0],
-                                                 *activation == "relu", y.dtype, y.numel()));
+                                                 attrs->activation == LinearActivation::Relu, y.dtype, y.numel()));
 }
 
 }  // namespace amp::rt::cpu

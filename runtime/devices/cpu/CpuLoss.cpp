@@ -138,10 +138,11 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLossStep(const StepContext& c) {
     return c.error("result type does not match the logits");
   if (grad && (c.operand(2).dtype != logits.dtype || !c.operand(2).shape.empty()))
     return c.error("the incoming gradient (operand 2) must be a scalar of the logits' type");
-  auto ignore = c.step.attrs.getInt(op, "ignore_index", -100);
-  if (!ignore.ok()) return ignore.status();
-  auto smoothing = c.step.attrs.getDouble(op, "label_smoothing", 0.0);
-  if (!smoothing.ok()) return smoothing.status();
+  auto attrs = c.step.withAttrsOf<CrossEntropyAttrs, CrossEntropyGradAttrs>(
+      [](const auto& a) { return std::pair{a.ignoreIndex, a.labelSmoothing}; });
+  if (!attrs.ok()) return attrs.status();
+  const int64_t* ignore = &attrs->first;
+  const double* smoothing = &attrs->second;
   if (!(*smoothing >= 0.0 && *smoothing <= 1.0)) return c.error("attribute 'label_smoothing' must be in [0, 1]");
   CrossEntropyShape s{c.step.operands[0], c.step.operands[1], grad ? c.step.operands[2] : -1, c.step.results[0],
                       logits.dtype, labels.dtype, out.dtype, logits.shape[0], logits.shape[1], *ignore, *smoothing};

@@ -92,7 +92,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool 
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
   if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
-  auto axis = c.step.attrs.getInt(op, "axis");
+  auto axis = c.step.withAttrsOf<SoftmaxAttrs, LogSoftmaxAttrs>([](const auto& a) { return a.axis; });
   if (!axis.ok()) return axis.status();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (*axis < 0 || *axis >= rank) return c.error(absl::StrCat("attribute 'axis' = ", *axis, " is out of range"));
@@ -367,13 +367,19 @@ class NormGradStep final : public CpuStep {
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
 };
 
+absl::StatusOr<int64_t> normalizedNdimOf(const PlanStep& step) {
+  return step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return a.normalizedNdim; });
+}
+
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with
 // its trailing shape.
 absl::StatusOr<NormShape> normShape(const StepContext& c, const BufferDesc& x) {
   const std::string& op = c.step.op;
-  auto ndim = c.step.attrs.getInt(op, "normalized_ndim");
+  auto ndim = normalizedNdimOf(c.step);
   if (!ndim.ok()) return ndim.status();
-  auto eps = c.step.attrs.getDouble(op, "eps");
+  auto eps = c.step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return a.eps; });
   if (!eps.ok()) return eps.status();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
@@ -402,7 +408,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNorm(const StepContext& c, bool rms
   const BufferDesc& x = c.operand(0);
   auto s = normShape(c, x);
   if (!s.ok()) return s.status();
-  const int64_t ndim = *c.step.attrs.getInt(op, "normalized_ndim");
+  const int64_t ndim = *normalizedNdimOf(c.step);  // normShape has read it
   const Shape trailing(x.shape.end() - ndim, x.shape.end());
   for (size_t i = 1; i < want; ++i)
     if (c.operand(i).dtype != x.dtype || c.operand(i).shape != trailing)
@@ -422,7 +428,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNormGrad(const StepContext& c, bool
   const BufferDesc& x = c.operand(0);
   auto s = normShape(c, x);
   if (!s.ok()) return s.status();
-  const int64_t ndim = *c.step.attrs.getInt(c.step.op, "normalized_ndim");
+  const int64_t ndim = *normalizedNdimOf(c.step);  // normShape has read it
   const Shape trailing(x.shape.end() - ndim, x.shape.end());
   const bool hasWeight = nOps == 3;
   for (size_t i = 1; i < nOps; ++i)

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/plan/PoolWindow.h"
 #include "runtime/devices/cpu/ChannelLanes.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
@@ -218,10 +219,8 @@ class PoolStep final : public CpuStep {
 };
 
 // A two-entry int attribute with every entry >= minValue; `dflt` (if non-null) when absent.
-absl::StatusOr<std::vector<int64_t>> pair(const StepContext& c, const char* name, int64_t minValue,
-                                          const std::vector<int64_t>* dflt = nullptr) {
-  if (dflt && !c.step.attrs.has(name)) return *dflt;
-  auto v = c.step.attrs.getInts(c.step.op, name);
+absl::StatusOr<std::vector<int64_t>> pair(const StepContext& c, const char* name,
+                                          const absl::StatusOr<std::vector<int64_t>>& v, int64_t minValue) {
   if (!v.ok()) return v.status();
   if (v->size() != 2) return c.error(absl::StrCat("attribute '", name, "' must have 2 entries"));
   for (int64_t x : *v)
@@ -230,12 +229,14 @@ absl::StatusOr<std::vector<int64_t>> pair(const StepContext& c, const char* name
 }
 
 // kernel/stride/padding against input xs [N, C, H, W]: the pooling geometry (output size floor).
-absl::StatusOr<PoolGeom> poolGeom(const StepContext& c, const Shape& xs, bool strideDefaultsToKernel) {
-  auto k = pair(c, "kernel", 1);
+absl::StatusOr<PoolGeom> poolGeom(const StepContext& c, const Shape& xs) {
+  auto window = poolWindowOf(c.step);
+  if (!window.ok()) return window.status();
+  auto k = pair(c, "kernel", window->kernel, 1);
   if (!k.ok()) return k.status();
-  auto stride = pair(c, "stride", 1, strideDefaultsToKernel ? &*k : nullptr);
+  auto stride = pair(c, "stride", window->stride, 1);
   if (!stride.ok()) return stride.status();
-  auto pad = pair(c, "padding", 0);
+  auto pad = pair(c, "padding", window->padding, 0);
   if (!pad.ok()) return pad.status();
   if ((*pad)[0] > (*k)[0] / 2 || (*pad)[1] > (*k)[1] / 2) return c.error("padding must be at most half the kernel");
   if (xs.size() != 4) return c.error(absl::StrCat("input must be NCHW (rank 4), got ", shapeToString(xs)));
@@ -265,7 +266,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makePoolStep(const StepContext& c) {
   if (!isKernelFloat(in.dtype)) return c.error("operand 0 must have a float element type");
   // The input shape: the operand's, or (avg_pool2d_grad) the result type's.
   const Shape& xs = kind == PoolKind::AvgGrad ? out.shape : in.shape;
-  auto g = poolGeom(c, xs, kind == PoolKind::MaxGrad || kind == PoolKind::AvgGrad);
+  auto g = poolGeom(c, xs);
   if (!g.ok()) return g.status();
   const Shape ys{xs[0], xs[1], g->oh, g->ow};
   if (kind == PoolKind::Max || kind == PoolKind::Avg) {

@@ -168,9 +168,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c)
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
   if (x.dtype != y.dtype || (x.dtype != DType::F32 && x.dtype != DType::BF16 && x.dtype != DType::F16)) return nullptr;
-  auto dims = c.step.attrs.getInts(op, "dims");
+  auto dims = c.step.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>([](const auto& a) { return a.dims; });
   if (!dims.ok()) return dims.status();
-  auto keepdim = c.step.attrs.getBool(op, "keepdim", false);
+  auto keepdim = c.step.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>([](const auto& a) { return a.keepdim; });
   if (!keepdim.ok()) return keepdim.status();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   for (size_t i = 0; i < dims->size(); ++i)

@@ -150,11 +150,12 @@ class ConcatStep final : public CpuStep {
 // sliced elements inside a contiguous xs.
 absl::StatusOr<View> sliceView(const StepContext& c, const Shape& xs) {
   const std::string& op = c.step.op;
-  auto starts = c.step.attrs.getInts(op, "starts");
+  auto starts = c.step.withAttrsOf<SliceAttrs>([](const auto& a) { return a.starts; });
   if (!starts.ok()) return starts.status();
-  auto limits = c.step.attrs.getInts(op, "limits");
+  auto limits = c.step.withAttrsOf<SliceAttrs>([](const auto& a) { return a.limits; });
   if (!limits.ok()) return limits.status();
-  auto steps = c.step.attrs.getInts(op, "strides");
+  auto steps = c.step.withAttrsOf<SliceAttrs>(
+      [&](const auto& a) { return a.strides.value_or(std::vector<int64_t>(xs.size(), 1)); });
   if (!steps.ok()) return steps.status();
   const size_t r = xs.size();
   if (starts->size() != r || limits->size() != r || steps->size() != r)
@@ -218,7 +219,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
   }
   if (c.code == OpCode::Concat) {
     if (c.step.operands.empty() || c.step.results.size() != 1) return c.error("expected at least 1 operand and 1 result");
-    auto axis = c.step.attrs.getInt(op, "axis");
+    auto axis = c.step.withAttrsOf<ConcatAttrs>([](const auto& a) { return a.axis; });
     if (!axis.ok()) return axis.status();
     const BufferDesc& x0 = c.operand(0);
     const int64_t rank = static_cast<int64_t>(x0.shape.size());

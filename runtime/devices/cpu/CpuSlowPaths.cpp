@@ -101,9 +101,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralReduce(const StepContext& c)
   const BufferDesc &x = c.operand(0), &y = c.result(0);
   if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type");
   if (y.dtype != x.dtype) return c.error("the result must have the operand's element type");
-  auto dims = c.step.attrs.getInts(op, "dims");
+  auto dims = c.step.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>([](const auto& a) { return a.dims; });
   if (!dims.ok()) return dims.status();
-  auto keepdim = c.step.attrs.getBool(op, "keepdim", false);
+  auto keepdim = c.step.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>([](const auto& a) { return a.keepdim; });
   if (!keepdim.ok()) return keepdim.status();
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
@@ -206,12 +206,9 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralCompare(const StepContext& c
   const BufferDesc &a = c.operand(0), &b = c.operand(1), &y = c.result(0);
   if (a.dtype != b.dtype) return c.error("operands must have the same element type");
   if (a.dtype == DType::F64) return c.error("f64 operands are not supported");
-  auto pred = c.step.attrs.getString(op, "predicate");
-  if (!pred.ok()) return pred.status();
-  static constexpr std::string_view kPreds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
-  int p = 0;
-  while (p < 6 && kPreds[p] != *pred) ++p;
-  if (p == 6) return c.error("attribute 'predicate' must be one of eq, ne, lt, le, gt, ge");
+  auto attrs = c.step.typedAttrs<CompareAttrs>();
+  if (!attrs.ok()) return attrs.status();
+  const int p = static_cast<int>(attrs->predicate);  // eq, ne, lt, le, gt, ge
   const size_t rank = std::max(a.shape.size(), b.shape.size());
   Shape shape(rank, 1);
   for (const Shape* s : {&a.shape, &b.shape})
@@ -249,7 +246,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSlowPathStep(const StepContext& c) 
   if (c.code == OpCode::Transpose && c.step.operands.size() == 1 && c.step.results.size() == 1 &&
       c.operand(0).shape.empty()) {
     // makeLayoutStep validates the permutation of every other rank; a scalar has only [].
-    auto perm = c.step.attrs.getInts(op, "permutation");
+    auto perm = c.step.withAttrsOf<TransposeAttrs>([](const auto& a) { return a.permutation; });
     if (!perm.ok()) return perm.status();
     if (!perm->empty() || c.result(0).dtype != c.operand(0).dtype || !c.result(0).shape.empty())
       return c.error("a scalar's permutation is [] and its result is a scalar of its type");

@@ -92,7 +92,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmaxGradStep(const StepContext& 
     return c.error("grad must have the output's type, or bf16/f16 under an f32 output");
   if (dy.shape != y.shape) return c.error("grad must have the output's shape");
   if (dx.dtype != y.dtype || dx.shape != y.shape) return c.error("the result type must be the output's");
-  auto axis = c.step.attrs.getInt(op, "axis");
+  auto axis = c.step.withAttrsOf<SoftmaxGradAttrs>([](const auto& a) { return a.axis; });
   if (!axis.ok()) return axis.status();
   const int64_t rank = static_cast<int64_t>(y.shape.size());
   if (*axis < 0 || *axis >= rank) return c.error(absl::StrCat("attribute 'axis' = ", *axis, " is out of range"));

@@ -126,7 +126,7 @@ absl::Status ActionBuilder::allReduce(size_t s) {
   const PlanStep& step = entry_.steps[s];
   const size_t n = step.operands.size();
   if (n == 0 || step.results.size() != n) return absl::InvalidArgumentError("expected as many results as operands (at least one)");
-  auto kind = step.attrs.getString(step.op, "kind");
+  auto kind = step.withAttrsOf<AllReduceAttrs>([](const auto& a) { return std::string(reduceKindKeyword(a.kind)); });
   if (!kind.ok()) return kind.status();
   std::optional<ReduceOp> reduce = parseReduceOp(*kind);
   if (!reduce) return absl::InvalidArgumentError("attribute 'kind' must be \"sum\", \"mean\" or \"max\"");
@@ -175,7 +175,7 @@ absl::Status ActionBuilder::allReduce(size_t s) {
 absl::Status ActionBuilder::chunkCollective(size_t s) {
   const PlanStep& step = entry_.steps[s];
   const bool scatter = step.code == OpCode::ReduceScatter;
-  auto ranks = step.attrs.getInt(step.op, "ranks");
+  auto ranks = step.withAttrsOf<ReduceScatterAttrs, AllGatherAttrs, RankChunkAttrs>([](const auto& a) { return a.ranks; });
   if (!ranks.ok()) return ranks.status();
   if (*ranks < 1 || *ranks > kMaxRanks) return absl::InvalidArgumentError(absl::StrCat("attribute 'ranks' must be in [1, ", kMaxRanks, "]"));
   const size_t n = step.operands.size();
@@ -195,7 +195,7 @@ absl::Status ActionBuilder::chunkCollective(size_t s) {
   }
   std::optional<ReduceOp> reduce;
   if (scatter) {
-    auto kind = step.attrs.getString(step.op, "kind");
+    auto kind = step.withAttrsOf<ReduceScatterAttrs>([](const auto& a) { return std::string(reduceKindKeyword(a.kind)); });
     if (!kind.ok()) return kind.status();
     reduce = parseReduceOp(*kind);
     if (!reduce || *reduce == ReduceOp::Max || !reduceSupports(*reduce, dtype))
@@ -258,7 +258,7 @@ absl::Status ActionBuilder::chunkCollective(size_t s) {
 
 absl::Status ActionBuilder::rankChunk(size_t s) {
   const PlanStep& step = entry_.steps[s];
-  auto ranks = step.attrs.getInt(step.op, "ranks");
+  auto ranks = step.withAttrsOf<ReduceScatterAttrs, AllGatherAttrs, RankChunkAttrs>([](const auto& a) { return a.ranks; });
   if (!ranks.ok()) return ranks.status();
   if (*ranks < 1 || *ranks > kMaxRanks) return absl::InvalidArgumentError(absl::StrCat("attribute 'ranks' must be in [1, ", kMaxRanks, "]"));
   if (step.operands.size() != 1 || step.results.size() != 1) return absl::InvalidArgumentError("expected one operand and one result");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/plan/PoolWindow.h"
 #include "runtime/devices/cuda/CudaActions.h"
 #include "runtime/devices/cuda/KernelTypes.h"
 #include "runtime/devices/cuda/LaunchConfig.h"
@@ -15,8 +16,8 @@ namespace amp::rt::cuda {
 namespace {
 
 // A pair attribute ([h, w]) of a conv or pooling step, every value at least `least`.
-absl::StatusOr<std::pair<long long, long long>> pairAttr(const PlanStep& step, const char* name, long long least) {
-  auto v = step.attrs.getInts(step.op, name);
+absl::StatusOr<std::pair<long long, long long>> pairAttr(const absl::StatusOr<std::vector<int64_t>>& v, const char* name,
+                                                         long long least) {
   if (!v.ok()) return v.status();
   if (v->size() != 2 || (*v)[0] < least || (*v)[1] < least)
     return absl::InvalidArgumentError(absl::StrCat("attribute '", name, "' must be two integers >= ", least));
@@ -52,8 +53,12 @@ absl::StatusOr<ConvProblem> convProblem(const Plan& plan, const PlanStep& step) 
   if (!floatSuffix(r.dtype) || a.dtype != r.dtype || b.dtype != r.dtype || xs.size() != 4 || ws.size() != 4 || ys.size() != 4)
     return absl::InvalidArgumentError("convolution tensors must be NCHW of one float type");
   out.dtype = r.dtype;
-  auto stride = pairAttr(step, "stride", 1), pad = pairAttr(step, "padding", 0), dil = pairAttr(step, "dilation", 1);
-  auto groups = step.attrs.getInt(step.op, "groups");
+  auto window = step.withAttrsOf<Conv2DAttrs, Conv2DGradInputAttrs, Conv2DGradWeightAttrs>(
+      [](const auto& a) { return std::array{a.stride, a.padding, a.dilation}; });
+  auto groups = step.withAttrsOf<Conv2DAttrs, Conv2DGradInputAttrs, Conv2DGradWeightAttrs>([](const auto& a) { return a.groups; });
+  if (!window.ok()) return window.status();
+  auto stride = pairAttr((*window)[0], "stride", 1), pad = pairAttr((*window)[1], "padding", 0),
+       dil = pairAttr((*window)[2], "dilation", 1);
   for (const absl::Status& st : {stride.status(), pad.status(), dil.status(), groups.status()})
     if (!st.ok()) return st;
   AmpConvShape& c = out.shape;
@@ -201,7 +206,10 @@ absl::Status ActionBuilder::poolOp(size_t s) {
   for (int32_t id : step.operands)
     if (plan_.buffers[id].dtype != r.dtype) type.reset();
   if (!type || xs.size() != 4 || ys.size() != 4) return absl::InvalidArgumentError("pooling tensors must be NCHW of one float type");
-  auto k = pairAttr(step, "kernel", 1), stride = pairAttr(step, "stride", 1), pad = pairAttr(step, "padding", 0);
+  auto window = poolWindowOf(step);
+  if (!window.ok()) return window.status();
+  auto k = pairAttr(window->kernel, "kernel", 1), stride = pairAttr(window->stride, "stride", 1),
+       pad = pairAttr(window->padding, "padding", 0);
   for (const absl::Status& st : {k.status(), stride.status(), pad.status()})
     if (!st.ok()) return st;
   AmpPoolShape p{};

@@ -233,7 +233,7 @@ class CudaExecutor final : public Executor, public DeviceResidency {
 
 absl::Status CudaEntry::prepareConstant(size_t s, DevicePtr& out) {
   const PlanStep& step = entry_.steps[s];
-  auto value = step.attrs.getTensor(step.op, "value");
+  auto value = step.withAttrsOf<ConstantAttrs>([](const auto& a) { return a.value.get(); });
   if (!value.ok()) return absl::Status(value.status().code(), absl::StrCat(where(entry_, s), ": ", value.status().message()));
   if (step.results.size() != 1 || !step.operands.empty() || (*value)->shape() != plan_.buffers[step.results[0]].shape)
     return absl::InvalidArgumentError(absl::StrCat(where(entry_, s), ": the value's shape must be the result's"));

@@ -28,8 +28,8 @@ absl::Status ActionBuilder::crossEntropy(size_t s) {
   const long long classes = logits.shape.back();
   const long long rows = classes > 0 ? logits.numel() / classes : 0;
   if (labels.numel() != rows) return absl::InvalidArgumentError("one label per row of logits");
-  auto ignore = step.attrs.getInt(step.op, "ignore_index", -100);
-  auto smoothing = step.attrs.getDouble(step.op, "label_smoothing", 0.0);
+  auto ignore = step.withAttrsOf<CrossEntropyAttrs, CrossEntropyGradAttrs>([](const auto& a) { return a.ignoreIndex; });
+  auto smoothing = step.withAttrsOf<CrossEntropyAttrs, CrossEntropyGradAttrs>([](const auto& a) { return a.labelSmoothing; });
   if (!ignore.ok()) return ignore.status();
   if (!smoothing.ok()) return smoothing.status();
   const std::string labelType = labels.dtype == DType::I64 ? "i64" : "i32";

@@ -36,7 +36,7 @@ absl::Status ActionBuilder::normOp(size_t s) {
   auto in = [&](size_t i) { return device<const void>(ptr_[step.operands[i]]); };
   auto out = [&](size_t i) { return device<void>(ptr_[step.results[i]]); };
   if (step.code == OpCode::Softmax || step.code == OpCode::LogSoftmax) {
-    auto axis = step.attrs.getInt(step.op, "axis");
+    auto axis = step.withAttrsOf<SoftmaxAttrs, LogSoftmaxAttrs>([](const auto& a) { return a.axis; });
     if (!axis.ok()) return axis.status();
     const int64_t rank = static_cast<int64_t>(x.shape.size());
     if (*axis < 0 || *axis >= rank || step.operands.size() != 1 || step.results.size() != 1 ||
@@ -57,8 +57,10 @@ absl::Status ActionBuilder::normOp(size_t s) {
                   a.arg(inner);
                 });
   }
-  auto ndim = step.attrs.getInt(step.op, "normalized_ndim");
-  auto eps = step.attrs.getDouble(step.op, "eps");
+  auto ndim = step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return a.normalizedNdim; });
+  auto eps = step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return a.eps; });
   if (!ndim.ok()) return ndim.status();
   if (!eps.ok()) return eps.status();
   if (*ndim < 1 || *ndim > static_cast<int64_t>(x.shape.size()))
@@ -138,7 +140,7 @@ absl::Status ActionBuilder::softmaxGrad(size_t s) {
     return absl::InvalidArgumentError("grad must have the output's type, or be bf16/f16 under an f32 output");
   if (dy.shape != y.shape || dx.shape != y.shape || dx.dtype != y.dtype)
     return absl::InvalidArgumentError("grad and result must have the output's shape, the result its type");
-  auto axis = step.attrs.getInt(step.op, "axis");
+  auto axis = step.withAttrsOf<SoftmaxGradAttrs>([](const auto& a) { return a.axis; });
   if (!axis.ok()) return axis.status();
   const int64_t rank = static_cast<int64_t>(y.shape.size());
   if (*axis < 0 || *axis >= rank) return absl::InvalidArgumentError("axis out of range");
@@ -180,13 +182,13 @@ absl::Status ActionBuilder::batchNorm(size_t s) {
   const BufferDesc& x = plan_.buffers[step.operands[0]];
   auto type = floatSuffix(x.dtype);
   if (!type || x.shape.size() < 2) return absl::InvalidArgumentError("x must be a float [N, C, ...] (rank >= 2)");
-  auto eps = step.attrs.getDouble(step.op, "epsilon");
+  auto eps = step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.epsilon; });
   if (!eps.ok()) return eps.status();
-  auto training = step.attrs.getBool(step.op, "training", false);
+  auto training = step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.training; });
   if (!training.ok()) return training.status();
   double momentum = 0;
   if (!grad) {
-    auto m = step.attrs.getDouble(step.op, "momentum");
+    auto m = step.withAttrsOf<BatchNormAttrs>([](const auto& a) { return a.momentum; });
     if (!m.ok()) return m.status();
     momentum = *m;
     if (!(momentum >= 0 && momentum <= 1))

@@ -17,7 +17,7 @@ absl::Status ActionBuilder::reduce(size_t s) {
   const BufferDesc& out = plan_.buffers[step.results[0]];
   auto type = floatSuffix(x.dtype);
   if (!type || out.dtype != x.dtype) return absl::InvalidArgumentError("the operand and result must share one float type");
-  auto dims = step.attrs.getInts(step.op, "dims");
+  auto dims = step.withAttrsOf<ReduceSumAttrs, ReduceMeanAttrs, ReduceMaxAttrs>([](const auto& a) { return a.dims; });
   if (!dims.ok()) return dims.status();
   const int rank = static_cast<int>(x.shape.size());
   if (rank > AMP_REDUCE_MAX_DIMS) return absl::UnimplementedError(absl::StrCat("reductions of rank above ", AMP_REDUCE_MAX_DIMS));

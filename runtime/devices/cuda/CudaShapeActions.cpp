@@ -35,9 +35,14 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
   if (step.code == OpCode::Slice || step.code == OpCode::SliceGrad) {
     const bool grad = step.code == OpCode::SliceGrad;
     const BufferDesc& whole = grad ? out : in0;  // the tensor the slice is taken of
-    auto starts = step.attrs.getInts(step.op, "starts");
-    auto limits = step.attrs.getInts(step.op, "limits");
-    auto steps = step.attrs.getInts(step.op, "strides");
+    auto starts = step.withAttrsOf<SliceAttrs, SliceGradAttrs>([](const auto& a) { return a.starts; });
+    auto limits = step.withAttrsOf<SliceAttrs, SliceGradAttrs>([](const auto& a) { return a.limits; });
+    auto steps = step.withAttrsOf<SliceAttrs, SliceGradAttrs>([&](const auto& a) -> std::vector<int64_t> {
+      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, SliceAttrs>)
+        return a.strides.value_or(std::vector<int64_t>(whole.shape.size(), 1));
+      else
+        return a.strides;
+    });
     for (const absl::Status& st : {starts.status(), limits.status(), steps.status()})
       if (!st.ok()) return st;
     const size_t rank = whole.shape.size();
@@ -67,7 +72,7 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
     });
   }
   if (step.code == OpCode::Concat) {
-    auto axis = step.attrs.getInt(step.op, "axis");
+    auto axis = step.withAttrsOf<ConcatAttrs>([](const auto& a) { return a.axis; });
     if (!axis.ok()) return axis.status();
     const int64_t rank = static_cast<int64_t>(out.shape.size());
     if (*axis < 0 || *axis >= rank) return absl::InvalidArgumentError("axis out of range");
@@ -99,7 +104,7 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
     return absl::OkStatus();
   }
   if (step.code == OpCode::Transpose) {
-    auto perm = step.attrs.getInts(step.op, "permutation");
+    auto perm = step.withAttrsOf<TransposeAttrs>([](const auto& a) { return a.permutation; });
     if (!perm.ok()) return perm.status();
     const int rank = static_cast<int>(in0.shape.size());
     if (static_cast<int>(perm->size()) != rank || out.dtype != in0.dtype || out.numel() != in0.numel())
@@ -124,18 +129,18 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
     if (step.code == OpCode::GeluGrad) {
       if (step.operands.size() != 2 || plan_.buffers[step.operands[1]].dtype != in0.dtype)
         return absl::InvalidArgumentError("expected (x, dy) of one type");
-      auto approximate = step.attrs.getString(step.op, "approximate", "none");
-      if (!approximate.ok()) return approximate.status();
-      if (*approximate != "none" && *approximate != "tanh") return absl::InvalidArgumentError("approximate must be none or tanh");
-      return emit(absl::StrCat("amp_gelu_grad_", *approximate == "tanh" ? "tanh_" : "", *type), n, [&](Action& a) {
+      auto attrs = step.typedAttrs<GeluGradAttrs>();
+      if (!attrs.ok()) return attrs.status();
+      const bool tanh = attrs->approximate == GeluApproximation::Tanh;
+      return emit(absl::StrCat("amp_gelu_grad_", tanh ? "tanh_" : "", *type), n, [&](Action& a) {
         a.arg(device<const void>(ptr_[step.operands[0]]));
         a.arg(device<const void>(ptr_[step.operands[1]]));
         a.arg(device<void>(ptr_[step.results[0]]));
         a.arg(n);
       });
     }
-    auto rate = step.attrs.getDouble(step.op, "rate");
-    auto seed = step.attrs.getInt(step.op, "seed");
+    auto rate = step.withAttrsOf<DropoutAttrs>([](const auto& a) { return a.rate; });
+    auto seed = step.withAttrsOf<DropoutAttrs>([](const auto& a) { return a.seed; });
     if (!rate.ok()) return rate.status();
     if (!seed.ok()) return seed.status();
     if (!(*rate >= 0.0 && *rate < 1.0)) return absl::InvalidArgumentError("rate must be in [0, 1)");
@@ -160,7 +165,7 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
   const long long tokens = ids.numel();
   long long rows = 0, dim = 0;
   if (grad) {
-    auto v = step.attrs.getInt(step.op, "num_embeddings");
+    auto v = step.withAttrsOf<EmbeddingGradAttrs>([](const auto& a) { return a.numEmbeddings; });
     if (!v.ok()) return v.status();
     rows = *v;
     dim = out.shape.size() == 2 ? out.shape[1] : 0;

@@ -13,21 +13,18 @@ absl::StatusOr<GemmStep> decodeGemmStep(const Plan& plan, const PlanStep& step) 
   GemmStep g;
   g.problem.dtype = x.dtype;
   if (*step.code == OpCode::Linear) {
-    auto tw = step.attrs.getBool(step.op, "transpose_w", true);
-    if (!tw.ok()) return tw.status();
-    auto activation = step.attrs.getString(step.op, "activation", "none");
-    if (!activation.ok()) return activation.status();
-    if (*activation != "none" && *activation != "relu")
-      return absl::InvalidArgumentError(absl::StrCat("activation \"", *activation, "\" has no cuBLASLt epilogue"));
+    auto attrs = step.typedAttrs<LinearAttrs>();
+    if (!attrs.ok()) return attrs.status();
     if (step.operands.size() > 3 || step.results.size() != 1)
       return absl::InvalidArgumentError("expected the GEMM's operands and results");
     const bool bias = step.operands.size() == 3;
-    g.problem = linearProblem(x.dtype, x.shape, w.shape, *tw, bias, *activation == "relu");
+    g.problem = linearProblem(x.dtype, x.shape, w.shape, attrs->transposeW, bias,
+                              attrs->activation == LinearActivation::Relu);
     if (bias) g.bias = 2;
     return g;
   }
-  auto ta = step.attrs.getBool(step.op, "transpose_a", false);
-  auto tb = step.attrs.getBool(step.op, "transpose_b", false);
+  auto ta = step.withAttrsOf<MatmulAttrs, GemmEpilogueAttrs>([](const auto& a) { return a.transposeA; });
+  auto tb = step.withAttrsOf<MatmulAttrs, GemmEpilogueAttrs>([](const auto& a) { return a.transposeB; });
   if (!ta.ok()) return ta.status();
   if (!tb.ok()) return tb.status();
   g.problem.a = x.shape;
@@ -36,7 +33,7 @@ absl::StatusOr<GemmStep> decodeGemmStep(const Plan& plan, const PlanStep& step) 
   g.problem.transB = *tb;
   size_t operands = 2, results = 1;
   if (*step.code == OpCode::GemmEpilogue) {
-    auto name = step.attrs.getString(step.op, "kind");
+    auto name = step.withAttrsOf<GemmEpilogueAttrs>([](const auto& a) { return std::string(gemmEpilogueKindKeyword(a.kind)); });
     if (!name.ok()) return name.status();
     g.kind = parseEpilogueKind(*name);
     if (!g.kind) return absl::InvalidArgumentError(absl::StrCat("unknown epilogue kind \"", *name, "\""));
