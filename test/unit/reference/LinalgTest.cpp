@@ -240,11 +240,18 @@ TEST(RefLinalg, Conv2dValidatesShapesAndAttributes) {
   AttrMap g3 = ok;
   g3.set("groups", int64_t{3});
   expectError(run("amp.conv2d", {&X, &W}, g3, {DType::F32, {1, 6, 3, 3}}), "groups = 3");
-  AttrMap noStride = ok;
-  noStride = AttrMap{{"padding", std::vector<int64_t>{0, 0}}, {"dilation", std::vector<int64_t>{1, 1}},
-                     {"groups", int64_t{2}}};
-  expectError(run("amp.conv2d", {&X, &W}, noStride, {DType::F32, {1, 6, 3, 3}}),
-              "amp.conv2d: missing attribute 'stride'");
+  // An absent default-valued attribute is its ODS default (stride [1, 1]), as in the IR; a
+  // present one of the wrong kind is refused by the decoder, naming it.
+  AttrMap noStride = AttrMap{{"padding", std::vector<int64_t>{0, 0}}, {"dilation", std::vector<int64_t>{1, 1}},
+                             {"groups", int64_t{2}}};
+  auto defaulted = run("amp.conv2d", {&X, &W}, noStride, {DType::F32, {1, 6, 3, 3}});
+  auto explicitStride = run("amp.conv2d", {&X, &W}, ok, {DType::F32, {1, 6, 3, 3}});
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status();
+  ASSERT_TRUE(explicitStride.ok()) << explicitStride.status();
+  EXPECT_EQ(values(*defaulted), values(*explicitStride));
+  AttrMap scalarStride = ok;
+  scalarStride.set("stride", int64_t{1});
+  expectError(run("amp.conv2d", {&X, &W}, scalarStride, {DType::F32, {1, 6, 3, 3}}), "'stride'");
   AttrMap zeroStride = ok;
   zeroStride.set("stride", std::vector<int64_t>{0, 1});
   expectError(run("amp.conv2d", {&X, &W}, zeroStride, {DType::F32, {1, 6, 3, 3}}), "'stride'");

@@ -59,8 +59,15 @@ TEST(RefNormalization, LayerNormOperandsFollowHasFlags) {
   expectError(run("amp.layer_norm", {&X, &badB}, biasOnly, {DType::F32, {2, 4}}), "bias must have shape [4]");
   AttrMap badNdim{{"normalized_ndim", int64_t{3}}, {"eps", 1e-5}};
   expectError(run("amp.layer_norm", {&X}, badNdim, {DType::F32, {2, 4}}), "'normalized_ndim'");
-  expectError(run("amp.layer_norm", {&X}, {{"normalized_ndim", int64_t{1}}}, {DType::F32, {2, 4}}),
-              "missing attribute 'eps'");
+  // An absent eps is the ODS default (1e-5), as in the IR.
+  auto defaulted = run("amp.layer_norm", {&X}, {{"normalized_ndim", int64_t{1}}}, {DType::F32, {2, 4}});
+  auto explicitEps = run("amp.layer_norm", {&X}, {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, {DType::F32, {2, 4}});
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status();
+  ASSERT_TRUE(explicitEps.ok()) << explicitEps.status();
+  EXPECT_EQ(values(*defaulted), values(*explicitEps));
+  expectError(run("amp.layer_norm", {&X}, {{"normalized_ndim", int64_t{1}}, {"eps", std::string("x")}},
+                  {DType::F32, {2, 4}}),
+              "'eps'");
 }
 
 TEST(RefNormalization, RmsNormMatchesF64) {
