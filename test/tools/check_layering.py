@@ -201,7 +201,7 @@ def self_test():
         write("runtime/CMakeLists.txt", "add_library(Core STATIC A.cpp)\nadd_library(Umbrella INTERFACE)\n")
         write("runtime/plan/CMakeLists.txt", "add_library(Plan STATIC P.cpp)\ntarget_link_libraries(Plan PUBLIC Core)\n"
                                              "target_link_libraries(Umbrella INTERFACE Plan)\n")
-        write("runtime/devices/cpu/CMakeLists.txt", "add_library(Cpu STATIC C.cpp)\n"
+        write(os.path.join("runtime/devices/cpu", "CMakeLists.txt"), "add_library(Cpu STATIC C.cpp)\n"
                                                     "target_link_libraries(Umbrella INTERFACE Cpu)\n")
         write("runtime/exec/CMakeLists.txt", "add_library(Exec STATIC E.cpp)\n")
         write("codegen/CMakeLists.txt", "add_mlir_library(Gen G.cpp\n  LINK_LIBS PUBLIC\n  Umbrella\n  Plan\n)\n"
