@@ -263,7 +263,6 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeBatchNormStep(const StepContext& c)
   if (c.step.operands.size() != 5 || c.step.results.size() != 3)
     return c.error("expected 5 operands and 3 results");
   const BufferDesc& x = c.operand(0);
-  const std::string& op = c.step.op;
   auto eps = c.step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.epsilon; });
   if (!eps.ok()) return eps.status();
   auto training = c.step.withAttrsOf<BatchNormAttrs, BatchNormGradAttrs>([](const auto& a) { return a.training; });

@@ -205,7 +205,6 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeChunkStep(const StepContext& c) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeCollectiveStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code == OpCode::ReduceScatter || c.code == OpCode::AllGather || c.code == OpCode::RankChunk) return makeChunkStep(c);
   if (c.code != OpCode::AllReduce) return nullptr;
   const size_t n = c.step.operands.size();

@@ -359,7 +359,6 @@ absl::Status StepContext::error(absl::string_view message) const {
 }
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeElementwiseStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   const size_t nIn = c.step.operands.size();
   if (c.step.results.size() != 1) return nullptr;
   const BufferDesc& out = c.result(0);

@@ -114,7 +114,6 @@ class MseLossStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGradStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code == OpCode::GeluGrad) {
     if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
     const BufferDesc &x = c.operand(0), &dy = c.operand(1), &y = c.result(0);

@@ -176,7 +176,6 @@ class MatmulStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code != OpCode::Transpose) return nullptr;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
@@ -203,7 +202,6 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeLayoutStep(const StepContext& c) {
 }
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeMatmulStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code != OpCode::Matmul) return nullptr;
   if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
   const BufferDesc &a = c.operand(0), &b = c.operand(1), &y = c.result(0);

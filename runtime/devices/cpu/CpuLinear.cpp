@@ -47,7 +47,6 @@ class LinearStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeLinearStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code != OpCode::Linear) return nullptr;
   const size_t n = c.step.operands.size();
   if (n < 2 || n > 3 || c.step.results.size() != 1) return c.error("expected 2 or 3 operands and 1 result");

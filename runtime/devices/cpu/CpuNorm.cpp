@@ -8,6 +8,7 @@
 // scratch is per slot, sized at prepare.
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuKernelUtil.h"
@@ -88,7 +89,6 @@ class SoftmaxStep final : public CpuStep {
 };
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool log) {
-  const std::string& op = c.step.op;
   if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
   const BufferDesc &x = c.operand(0), &y = c.result(0);
   if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
@@ -172,6 +172,7 @@ struct NormShape {
   DType dtype;
   int64_t groups, n;
   double eps;
+  int64_t ndim;  // normalized_ndim: x's trailing dims that form a group
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -367,27 +368,20 @@ class NormGradStep final : public CpuStep {
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
 };
 
-absl::StatusOr<int64_t> normalizedNdimOf(const PlanStep& step) {
-  return step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
-      [](const auto& a) { return a.normalizedNdim; });
-}
-
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with
 // its trailing shape.
 absl::StatusOr<NormShape> normShape(const StepContext& c, const BufferDesc& x) {
-  const std::string& op = c.step.op;
-  auto ndim = normalizedNdimOf(c.step);
-  if (!ndim.ok()) return ndim.status();
-  auto eps = c.step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
-      [](const auto& a) { return a.eps; });
-  if (!eps.ok()) return eps.status();
+  auto attrs = c.step.withAttrsOf<LayerNormAttrs, RmsNormAttrs, LayerNormGradAttrs, RmsNormGradAttrs>(
+      [](const auto& a) { return std::pair<int64_t, double>(a.normalizedNdim, a.eps); });
+  if (!attrs.ok()) return attrs.status();
+  const auto [ndim, eps] = *attrs;
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (!isKernelFloat(x.dtype)) return c.error("operand 0 must have a float element type (f32, f16, bf16 or f8)");
-  if (*ndim < 1 || *ndim > rank)
-    return c.error(absl::StrCat("attribute 'normalized_ndim' = ", *ndim, " must be in [1, ", rank, "]"));
-  if (!(*eps >= 0)) return c.error(absl::StrCat("attribute 'eps' must be >= 0, got ", *eps));
-  NormShape s{x.dtype, 0, 1, *eps};
-  for (int64_t d = rank - *ndim; d < rank; ++d) s.n *= x.shape[d];
+  if (ndim < 1 || ndim > rank)
+    return c.error(absl::StrCat("attribute 'normalized_ndim' = ", ndim, " must be in [1, ", rank, "]"));
+  if (!(eps >= 0)) return c.error(absl::StrCat("attribute 'eps' must be >= 0, got ", eps));
+  NormShape s{x.dtype, 0, 1, eps, ndim};
+  for (int64_t d = rank - ndim; d < rank; ++d) s.n *= x.shape[d];
   s.groups = s.n ? x.numel() / s.n : 0;
   return s;
 }
@@ -408,7 +402,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNorm(const StepContext& c, bool rms
   const BufferDesc& x = c.operand(0);
   auto s = normShape(c, x);
   if (!s.ok()) return s.status();
-  const int64_t ndim = *normalizedNdimOf(c.step);  // normShape has read it
+  const int64_t ndim = s->ndim;
   const Shape trailing(x.shape.end() - ndim, x.shape.end());
   for (size_t i = 1; i < want; ++i)
     if (c.operand(i).dtype != x.dtype || c.operand(i).shape != trailing)
@@ -428,7 +422,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeNormGrad(const StepContext& c, bool
   const BufferDesc& x = c.operand(0);
   auto s = normShape(c, x);
   if (!s.ok()) return s.status();
-  const int64_t ndim = *normalizedNdimOf(c.step);  // normShape has read it
+  const int64_t ndim = s->ndim;
   const Shape trailing(x.shape.end() - ndim, x.shape.end());
   const bool hasWeight = nOps == 3;
   for (size_t i = 1; i < nOps; ++i)

@@ -159,7 +159,6 @@ class ReduceStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeReductionStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   ReduceStep::Kind kind;
   if (c.code == OpCode::ReduceSum) kind = ReduceStep::Sum;
   else if (c.code == OpCode::ReduceMean) kind = ReduceStep::Mean;

@@ -149,7 +149,6 @@ class ConcatStep final : public CpuStep {
 // starts/limits/strides of slice and slice_grad against the full shape `xs`: the view of the
 // sliced elements inside a contiguous xs.
 absl::StatusOr<View> sliceView(const StepContext& c, const Shape& xs) {
-  const std::string& op = c.step.op;
   auto starts = c.step.withAttrsOf<SliceAttrs>([](const auto& a) { return a.starts; });
   if (!starts.ok()) return starts.status();
   auto limits = c.step.withAttrsOf<SliceAttrs>([](const auto& a) { return a.limits; });
@@ -178,7 +177,6 @@ absl::StatusOr<View> sliceView(const StepContext& c, const Shape& xs) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeShapeStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code == OpCode::BroadcastTo) {
     if (c.step.operands.size() != 1 || c.step.results.size() != 1) return c.error("expected 1 operand and 1 result");
     const BufferDesc &x = c.operand(0), &y = c.result(0);

@@ -93,7 +93,6 @@ std::vector<int64_t> offsetsOf(const Shape& shape, const std::vector<int64_t>& s
 }
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralReduce(const StepContext& c) {
-  const std::string& op = c.step.op;
   GeneralReduceStep::Kind kind = c.code == OpCode::ReduceSum    ? GeneralReduceStep::Sum
                                  : c.code == OpCode::ReduceMean ? GeneralReduceStep::Mean
                                                            : GeneralReduceStep::Max;
@@ -201,7 +200,6 @@ std::vector<int64_t> broadcastMap(const Shape& in, const Shape& out) {
 }
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeGeneralCompare(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
   const BufferDesc &a = c.operand(0), &b = c.operand(1), &y = c.result(0);
   if (a.dtype != b.dtype) return c.error("operands must have the same element type");
@@ -240,7 +238,6 @@ class CopyStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeSlowPathStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.code == OpCode::ReduceSum || c.code == OpCode::ReduceMean || c.code == OpCode::ReduceMax) return makeGeneralReduce(c);
   if (c.code == OpCode::Compare) return makeGeneralCompare(c);
   if (c.code == OpCode::Transpose && c.step.operands.size() == 1 && c.step.results.size() == 1 &&

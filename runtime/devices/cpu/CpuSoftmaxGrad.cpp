@@ -83,7 +83,6 @@ class SoftmaxGradStep final : public CpuStep {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmaxGradStep(const StepContext& c) {
-  const std::string& op = c.step.op;
   if (c.step.operands.size() != 2 || c.step.results.size() != 1) return c.error("expected 2 operands and 1 result");
   const BufferDesc &y = c.operand(0), &dy = c.operand(1), &dx = c.result(0);
   const auto kernelType = [](DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; };
