@@ -8,6 +8,7 @@
 
 #include "ir/AmpOps.h"
 #include "ir/ModelConvention.h"
+#include "ir/Origin.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -45,14 +46,6 @@ std::string locString(Location loc) {
       if (auto s = locString(inner); !s.empty()) return s;
   if (auto name = dyn_cast<NameLoc>(loc)) return locString(name.getChildLoc());
   return "";
-}
-
-// Whether `loc` is (or wraps) the NameLoc a training pass gives the ops it inserts.
-bool isNamedLoc(Location loc, llvm::StringRef name) {
-  if (auto n = dyn_cast<NameLoc>(loc)) return n.getName().getValue() == name;
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    return llvm::any_of(fused.getLocations(), [&](Location inner) { return isNamedLoc(inner, name); });
-  return false;
 }
 
 FailureOr<rt::Tensor> toTensor(Operation* op, ElementsAttr attr) {
@@ -259,10 +252,14 @@ struct EntryLowering {
           lossIdx = r;
       if (lossIdx < ret.getNumOperands()) lossOp = ret.getOperand(lossIdx).getDefiningOp();
       // The returned loss may be the model's loss seen through what the training passes put
-      // after it: the window mean of accumulation (amp.accumulate: (loss_sum + loss) / K) and the
-      // mean over ranks (amp.data_parallel). Those come after the backward pass; the forward ends
-      // at the model's loss op.
-      while (lossOp && (isNamedLoc(lossOp->getLoc(), "amp.accumulate") || isNamedLoc(lossOp->getLoc(), "amp.data_parallel"))) {
+      // after it: the window mean of accumulation ((loss_sum + loss) / K) and the mean over ranks,
+      // known by their amp.origin. Those come after the backward pass; the forward ends at the
+      // model's loss op.
+      auto wrapsLoss = [](Operation* op) {
+        std::optional<Origin> origin = getOrigin(op);
+        return origin == Origin::Accumulate || origin == Origin::DataParallel;
+      };
+      while (lossOp && wrapsLoss(lossOp)) {
         Operation* inner = nullptr;
         for (Value operand : lossOp->getOperands())
           if (Operation* def = operand.getDefiningOp(); def && !isa<ConstantOp>(def)) inner = def;

@@ -43,13 +43,14 @@ def Amp_Dialect : Dialect {
     "::mlir::StringAttr":$updates,
     "::mlir::UnitAttr":$data_parallel,
     "::mlir::StringAttr":$shard_of,
-    "::mlir::UnitAttr":$autocast_inserted
+    "::mlir::UnitAttr":$autocast_inserted,
+    "::mlir::StringAttr":$origin
   );
   let extraClassDeclaration = [{
     // The discardable attributes' names, defined from the ODS helpers in AmpDialect.h.
     static const ::llvm::StringLiteral kRoleAttr, kNameAttr, kInitAttr, kPrecisionAttr,
         kReasonAttr, kTargetAttr, kAutocastAttr, kEntryAttr, kGradOfAttr, kUpdatesAttr,
-        kDataParallelAttr, kShardOfAttr, kAutocastInsertedAttr;
+        kDataParallelAttr, kShardOfAttr, kAutocastInsertedAttr, kOriginAttr;
   }];
 }
 

@@ -260,5 +260,14 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
                                 "casts inserted by amp-autocast)";
     return success();
   }
+  if (name == kOriginAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || !symbolizeOrigin(str.getValue()))
+      return op->emitError() << "amp.origin must name the training pass that inserted the op "
+                                "(\"loss_scaling\", \"optimizer\", \"accumulate\", \"data_parallel\", "
+                                "\"shard_optimizer\" or \"remat\"), got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown amp attribute '" << name << "'";
 }

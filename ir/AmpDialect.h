@@ -28,6 +28,7 @@ inline const ::llvm::StringLiteral AmpDialect::kDataParallelAttr = DataParallelA
 inline const ::llvm::StringLiteral AmpDialect::kShardOfAttr = ShardOfAttrHelper::getNameStr();
 inline const ::llvm::StringLiteral AmpDialect::kAutocastInsertedAttr =
     AutocastInsertedAttrHelper::getNameStr();
+inline const ::llvm::StringLiteral AmpDialect::kOriginAttr = OriginAttrHelper::getNameStr();
 }  // namespace mlir::amp
 
 #endif  // AMP_IR_AMPDIALECT_H

@@ -61,6 +61,15 @@ def Amp_GemmEpilogueKindAttr : Amp_EnumAttr<Amp_GemmEpilogueKind, "gemm_epilogue
 def Amp_Precision : Amp_I32Enum<"Precision", "compute precision (f32, f16, bf16)", [
   I32EnumAttrCase<"F32", 0, "f32">, I32EnumAttrCase<"F16", 1, "f16">, I32EnumAttrCase<"BF16", 2, "bf16">]>;
 
+// amp.origin, the training pass that inserted an op. Like amp.precision it is a string in the IR
+// ({amp.origin = "optimizer"}) and typed in C++ (ir/Origin.h). Later stages read it, never the
+// op's location: the plan builder ends the forward phase at the model's loss, below the window
+// mean of accumulation and the mean over ranks, and ampc counts what amp-remat recomputed.
+def Amp_Origin : Amp_I32Enum<"Origin", "the training pass that inserted an op", [
+  I32EnumAttrCase<"LossScaling", 0, "loss_scaling">, I32EnumAttrCase<"Optimizer", 1, "optimizer">,
+  I32EnumAttrCase<"Accumulate", 2, "accumulate">, I32EnumAttrCase<"DataParallel", 3, "data_parallel">,
+  I32EnumAttrCase<"ShardOptimizer", 4, "shard_optimizer">, I32EnumAttrCase<"Remat", 5, "remat">]>;
+
 // What decided an op's precision (the kind of an #amp.reason). No attribute wraps it: it is a
 // parameter of Amp_ReasonAttr.
 def Amp_ReasonKind : Amp_I32Enum<"ReasonKind", "what decided an op's precision", [

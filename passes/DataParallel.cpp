@@ -5,6 +5,7 @@
 // (a bf16/f16 reduction that rounds, a backend that reduces in another order).
 #include <algorithm>
 
+#include "ir/Origin.h"
 #include "ir/Precision.h"
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
@@ -22,6 +23,9 @@ void describe(AllReduceOp op, Precision p, StringRef why) {
 }
 
 struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> {
+  // Every op this pass inserts carries amp.origin (ir/Origin.h).
+  OriginStamp stamp{Origin::DataParallel};
+
   using AmpDataParallelPassBase::AmpDataParallelPassBase;
 
   void runOnOperation() override {
@@ -84,6 +88,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     for (unsigned k : bucket)
       if (Operation* def = check.getGrads()[k].getDefiningOp(); def && (!last || last->isBeforeInBlock(def))) last = def;
     OpBuilder b(check.getContext());
+    b.setListener(&stamp);
     if (last) b.setInsertionPointAfter(last);
     else b.setInsertionPointToStart(check->getBlock());
     Location loc = NameLoc::get(StringAttr::get(check.getContext(), "amp.data_parallel"), check.getLoc());
@@ -109,6 +114,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
 
   void reduceFoundInf(UnscaleCheckOp check) {
     OpBuilder b(check.getContext());
+    b.setListener(&stamp);
     b.setInsertionPointAfter(check);
     Location loc = NameLoc::get(StringAttr::get(check.getContext(), "amp.data_parallel"), check.getLoc());
     Value local = check.getFoundInf();
@@ -124,6 +130,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
       auto n = out.attrs[i].getAs<StringAttr>(AmpDialect::kNameAttr);
       if (!n || n.getValue() != "loss") continue;
       OpBuilder b(ret);
+      b.setListener(&stamp);
       Location loc = NameLoc::get(StringAttr::get(step.getContext(), "amp.data_parallel"), ret.getLoc());
       auto reduce = b.create<AllReduceOp>(loc, ReduceKind::Mean, ValueRange{out.values[i]});
       describe(reduce, Precision::F32, "the logged loss is the mean over ranks");

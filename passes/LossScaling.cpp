@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ir/Origin.h"
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
 
@@ -83,12 +84,15 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
       return f.emitError("amp-loss-scaling: @train_step returns no amp.grad_of gradients");
 
     auto ret = cast<func::ReturnOp>(f.front().getTerminator());
+    OriginStamp stamp(Origin::LossScaling);
     OpBuilder b(ret);
+    b.setListener(&stamp);
     Location loc = NameLoc::get(StringAttr::get(ctx, "amp.loss_scaling"), ret.getLoc());
     Value scale;
     if (m == LossScalingMode::None) {
       // Seed 1.0: the backward is unscaled; the check still guards the step.
       OpBuilder eb = OpBuilder::atBlockBegin(&f.front());
+      eb.setListener(&stamp);
       Value one = eb.create<ConstantOp>(
           loc, DenseElementsAttr::get(scalarF32, llvm::ArrayRef<float>{1.0f}));
       seed.replaceAllUsesWith(one);

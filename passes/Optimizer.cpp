@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "ir/Origin.h"
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
 #include "runtime/schema/Target.h"
@@ -81,6 +82,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
 
     auto ret = cast<func::ReturnOp>(f.front().getTerminator());
     Location loc = NameLoc::get(StringAttr::get(ctx, "amp.optimizer"), ret.getLoc());
+    OriginStamp stamp(Origin::Optimizer);
     auto scalarF32 = RankedTensorType::get({}, Float32Type::get(ctx));
     auto scalarI64 = RankedTensorType::get({}, IntegerType::get(ctx, 64));
 
@@ -91,6 +93,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     UnscaleCheckOp check = checks.empty() ? UnscaleCheckOp() : checks.front();
     if (!check) {
       OpBuilder b(ret);
+      b.setListener(&stamp);
       SmallVector<Value> gs;
       for (const GradInfo& g : grads) gs.push_back(results.values[g.resultIdx]);
       check = b.create<UnscaleCheckOp>(loc, gs, Value());
@@ -112,6 +115,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     // Everything goes after the check and before the scale update (the last op).
     SmallVector<UpdateScaleOp> updates(f.getOps<UpdateScaleOp>());
     OpBuilder b(updates.empty() ? ret.getOperation() : updates.front().getOperation());
+    b.setListener(&stamp);
 
     SmallVector<Value> gs;
     for (const GradInfo& g : grads) gs.push_back(results.values[g.resultIdx]);
@@ -250,6 +254,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     if (SymbolTable(module).lookup("accumulate"))
       return f.emitError("amp-optimizer: accumulate > 1 but the module already has @accumulate");
     Location loc = NameLoc::get(StringAttr::get(ctx, "amp.accumulate"), check.getLoc());
+    OriginStamp stamp(Origin::Accumulate);
 
     // @accumulate.
     func::FuncOp acc = f.clone();
@@ -278,11 +283,13 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         }
       }
       OpBuilder b(accCheck);
+      b.setListener(&stamp);
       // The window's loss: each micro-batch adds its loss, @train_step returns the mean.
       auto scalar = RankedTensorType::get({}, Float32Type::get(ctx));
       for (unsigned i = 0, n = accOut.values.size(); i < n; ++i) {
         Value lossSum = addStateArg(acc, scalar, kLossSum, zerosInit(ctx));
         OpBuilder atEnd = OpBuilder::atBlockTerminator(&acc.front());
+        atEnd.setListener(&stamp);
         accOut.add(atEnd.create<AddOp>(loc, lossSum, accOut.values[i]), AmpDialect::kUpdatesAttr, kLossSum);
       }
       for (auto [k, g] : llvm::enumerate(grads)) {
@@ -301,6 +308,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     // @train_step: accum + last gradients, / K, into the check; accumulators back to zero.
     Results out = Results::read(f);
     OpBuilder b(check);
+    b.setListener(&stamp);
     auto scalarF32 = RankedTensorType::get({}, Float32Type::get(ctx));
     Value kConst = b.create<ConstantOp>(
         loc, DenseElementsAttr::get(scalarF32, llvm::ArrayRef<float>{static_cast<float>(accumulate)}));
@@ -316,6 +324,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     }
     if (std::optional<unsigned> lossIdx = findResult(f, AmpDialect::kNameAttr, "loss")) {
       OpBuilder atEnd = OpBuilder::atBlockTerminator(&f.front());
+      atEnd.setListener(&stamp);
       BlockArgument lossSum = addStateArg(f, scalarF32, kLossSum, zerosInit(ctx));
       Value sum = atEnd.create<AddOp>(loc, lossSum, out.values[*lossIdx]);
       out.values[*lossIdx] = atEnd.create<DivOp>(loc, sum, kConst);

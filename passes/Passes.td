@@ -298,8 +298,9 @@ def AmpRematPass : Pass<"amp-remat", "::mlir::func::FuncOp"> {
     A value not read before the peak is simply made later (no recompute, whatever op makes it) when
     the operands it then keeps alive longer are smaller than it. Cheapest first: casts,
     then elementwise math, then copies, then softmax and norms; among equals, the most bytes. Recompute runs the same op
-    on the same operands, so results are bitwise unchanged. The clones carry the location
-    `"amp.remat"(original)`, which `ampc --emit=memory-report` counts.
+    on the same operands, so results are bitwise unchanged. The clones carry
+    `amp.origin = "remat"`, which `ampc --emit=memory-report` counts, and the location
+    `"amp.remat"(original)` for diagnostics.
 
     `auto` recomputes while the peak falls, at most 2% of the step's estimated FLOPs, and leaves
     the step as it found it when its estimate did not fall. Where a peak has many candidates, up to

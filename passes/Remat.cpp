@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/AmpOps.h"
+#include "ir/Origin.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -409,6 +410,7 @@ struct AmpRematPass : mlir::amp::impl::AmpRematPassBase<AmpRematPass> {
     for (Operation* op : c.chain) {
       clone = b.clone(*op, map);
       clones.push_back(clone);
+      setOrigin(clone, Origin::Remat);
       clone->setLoc(NameLoc::get(b.getStringAttr("amp.remat"), op->getLoc()));
     }
     Operation* firstLate = c.firstLate;

@@ -6,6 +6,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
+#include "ir/Origin.h"
 #include "passes/Passes.h"
 #include "passes/TrainStep.h"
 
@@ -31,6 +32,9 @@ void describe(Operation* op, StringRef why) {
 }
 
 struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizerPass> {
+  // Every op this pass inserts carries amp.origin (ir/Origin.h).
+  OriginStamp stamp{Origin::ShardOptimizer};
+
   using AmpShardOptimizerPassBase::AmpShardOptimizerPassBase;
 
   void runOnOperation() override {
@@ -97,6 +101,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
     for (auto& [op, members] : buckets) {
       auto reduce = cast<AllReduceOp>(op);
       OpBuilder b(reduce);
+      b.setListener(&stamp);
       auto scatter = b.create<ReduceScatterOp>(reduce.getLoc(), ReduceKind::Mean, ranks, reduce.getValues());
       for (NamedAttribute a : reduce->getDiscardableAttrs()) scatter->setAttr(a.getName(), a.getValue());
       scatter->setAttr(AmpDialect::kReasonAttr,
@@ -106,6 +111,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
         Value chunk = scatter.getResult(s.index);
         if (s.widen) {
           OpBuilder after(scatter->getBlock(), std::next(Block::iterator(scatter)));
+          after.setListener(&stamp);
           chunk = after.create<CastOp>(s.widen.getLoc(), chunkOf(s.widen.getType(), ranks), chunk);
         }
         check->setOperand(k, chunk);
@@ -159,6 +165,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
         wholes.push_back(update->getOperand(0).getDefiningOp<RankChunkOp>().getValue().getType());
       }
       OpBuilder b(last->getBlock(), std::next(Block::iterator(last)));
+      b.setListener(&stamp);
       auto gather = b.create<AllGatherOp>(zeroLoc(last), wholes, ranks, chunks);
       describe(gather, "the updated f32 master chunks of every rank make the whole params");
       for (auto [i, chunk] : llvm::enumerate(chunks)) chunk.replaceAllUsesExcept(gather.getResult(i), gather);
@@ -170,6 +177,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
   // squared chunk norms). The padding is zeros and adds nothing.
   void globalNorm(GlobalNormOp norm) {
     OpBuilder b(norm->getBlock(), std::next(Block::iterator(norm)));
+    b.setListener(&stamp);
     Location loc = zeroLoc(norm);
     Value local = norm.getNorm();
     Value squared = b.create<MulOp>(loc, local, local);
@@ -188,6 +196,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       return update->emitError("amp-shard-optimizer: the update's master is not a param of @train_step");
     StringRef paramName = argName(step, param.getArgNumber());
     OpBuilder b(update);
+    b.setListener(&stamp);
     auto mine = b.create<RankChunkOp>(zeroLoc(update), ranks, param);
     update->setOperand(0, mine);
     auto stateOperands = isa<AdamUpdateOp>(update) ? SmallVector<unsigned>{2, 3} : SmallVector<unsigned>{};

@@ -14,6 +14,7 @@
 #include "runtime/io/Sha256.h"
 #include "ir/AmpDialect.h"
 #include "ir/AmpOps.h"
+#include "ir/Origin.h"
 #include "ir/Precision.h"
 #include "runtime/io/Json.h"
 #include "runtime/plan/Bundle.h"
@@ -28,6 +29,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "passes/PrecisionReport.h"
 #include "runtime/schema/Target.h"
 #include "tools/Registration.h"
@@ -219,6 +221,11 @@ static cl::opt<bool> reportJson("report-json",
 // Training (amp-autodiff, amp-loss-scaling, amp-optimizer, amp-verify; docs/training-ir.md)
 //===----------------------------------------------------------------------===//
 
+static cl::opt<bool> stripDebugInfoFlag(
+    "strip-debuginfo",
+    cl::desc("Drop source locations before building the plan: the bundle names no file of the build machine "
+             "(its steps carry no `loc`); nothing else in the plan changes"),
+    cl::init(false), cl::cat(ampcCategory));
 static cl::opt<bool> trainFlag("train", cl::desc("Compile the training step (train_step entry)"),
                                cl::init(false), cl::cat(ampcCategory));
 static cl::opt<mlir::amp::OptimizerKind> optimizerFlag("optimizer", cl::desc("Optimizer on the f32 master weights"),
@@ -310,8 +317,8 @@ static cl::opt<int64_t> totalStepsFlag("total-steps",
                                        cl::desc("Cosine schedule: the step at which the rate reaches 0"),
                                        cl::init(0), cl::cat(ampcCategory));
 
-// What amp-remat recomputed in @train_step (its clones carry the location "amp.remat"(...)), and
-// what that costs against the step's FLOPs.
+// What amp-remat recomputed in @train_step (its clones carry amp.origin = "remat"), and what that
+// costs against the step's FLOPs.
 static std::string rematSummary(ModuleOp module) {
   if (rematFlag == "off" && memoryBudgetFlag.empty()) return "";
   int64_t ops = 0, flops = 0, stepFlops = 0;
@@ -322,16 +329,7 @@ static std::string rematSummary(ModuleOp module) {
       if (op->getNumRegions() != 0) return;  // a fused region's body ops are counted one by one
       const int64_t n = mlir::amp::estimateFlops(op);
       stepFlops += n;
-      auto isRemat = [](Location loc) {
-        if (auto name = dyn_cast<NameLoc>(loc)) return name.getName().getValue() == "amp.remat";
-        if (auto fused = dyn_cast<FusedLoc>(loc))
-          return llvm::any_of(fused.getLocations(), [](Location l) {
-            auto name = dyn_cast<NameLoc>(l);
-            return name && name.getName().getValue() == "amp.remat";
-          });
-        return false;
-      };
-      if (isRemat(op->getLoc())) ++ops, flops += n;
+      if (mlir::amp::getOrigin(op) == mlir::amp::Origin::Remat) ++ops, flops += n;
     });
   });
   char line[256];
@@ -510,6 +508,7 @@ static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::Autocast
              << module->getAttrOfType<StringAttr>(mlir::amp::AmpDialect::kTargetAttr).getValue() << "'";
   }
   if (stages.fuse) mlir::amp::buildAmpFusionStage(pm, options);
+  if (stripDebugInfoFlag) pm.addPass(mlir::createStripDebugInfoPass());
   if (failed(pm.run(module))) return failure();
 
   if (stages.autocast) {

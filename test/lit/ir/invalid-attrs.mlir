@@ -186,6 +186,22 @@ func.func @unknown_op_attr(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @origin_not_a_pass(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.origin must name the training pass that inserted the op ("loss_scaling", "optimizer", "accumulate", "data_parallel", "shard_optimizer" or "remat"), got "autodiff"}}
+  %0 = amp.relu %x {amp.origin = "autodiff"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @origin_not_a_string(%x: tensor<4xf32>) {
+  // expected-error @+1 {{amp.origin must name the training pass that inserted the op}}
+  %0 = amp.relu %x {amp.origin = 1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown amp attribute 'amp.fast_math'}}
 func.func @unknown_func_attr(%x: tensor<4xf32>) attributes {amp.fast_math = true} {
   return
