@@ -2,6 +2,7 @@
 // one pass over memory). Each op keeps its precision inside the region, so fusion changes memory
 // traffic, never numbers.
 #include "ir/AmpOps.h"
+#include "ir/Origin.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -67,6 +68,9 @@ struct AmpFusePass : mlir::amp::impl::AmpFusePassBase<AmpFusePass> {
     for (Value v : results) resultTypes.push_back(v.getType());
     std::string name = (func.getSymName() + ".k" + Twine(kernel)).str();
     auto fused = b.create<FusedOp>(last->getLoc(), resultTypes, b.getStringAttr(name), inputs);
+    // The kernel stands where its anchor stood, with its location and its amp.origin (the window
+    // mean of accumulation stays recognisable to codegen once fused).
+    if (std::optional<Origin> origin = getOrigin(last)) setOrigin(fused, *origin);
     Block* body = b.createBlock(&fused.getBody());
     IRMapping map;
     for (Value v : inputs) map.map(v, body->addArgument(v.getType(), v.getLoc()));

@@ -104,6 +104,7 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       b.setListener(&stamp);
       auto scatter = b.create<ReduceScatterOp>(reduce.getLoc(), ReduceKind::Mean, ranks, reduce.getValues());
       for (NamedAttribute a : reduce->getDiscardableAttrs()) scatter->setAttr(a.getName(), a.getValue());
+      setOrigin(scatter, Origin::ShardOptimizer);
       scatter->setAttr(AmpDialect::kReasonAttr,
                        ReasonAttr::pass(b.getContext(), "ZeRO-1", "each rank receives its chunk of the mean gradient"));
       for (unsigned k : members) {

@@ -12,25 +12,25 @@
 // CHECK: %[[GW2:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_a : tensor<4x6xf32>, tensor<4x3xf32>
 // CHECK: %[[GW1:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_a : tensor<4x8xf32>, tensor<4x6xf32>
 // CHECK-NEXT: %[[GB1:.*]] = amp.reduce_sum
-// CHECK-NEXT: %[[R:.*]]:3 = amp.all_reduce mean %[[GW2]], %[[GW1]], %[[GB1]] {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "gradient mean across ranks in f32, the master gradients' precision">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
+// CHECK-NEXT: %[[R:.*]]:3 = amp.all_reduce mean %[[GW2]], %[[GW1]], %[[GB1]] {amp.origin = "data_parallel", amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "gradient mean across ranks in f32, the master gradients' precision">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
 // CHECK-NEXT: %[[U:.*]]:3, %[[F:.*]] = amp.unscale_check %[[R]]#1, %[[R]]#2, %[[R]]#0 scale
-// CHECK-NEXT: %[[FR:.*]] = amp.all_reduce max %[[F]] {amp.precision = "f32", {{.*}}} : tensor<f32>
+// CHECK-NEXT: %[[FR:.*]] = amp.all_reduce max %[[F]] {amp.origin = "data_parallel", amp.precision = "f32", {{.*}}} : tensor<f32>
 // CHECK-NEXT: amp.step_counters %{{.*}}, %{{.*}}, %[[FR]]
 // CHECK: amp.sgd_update %{{.*}}, %[[U]]#0, %{{.*}}, %[[FR]]
 // CHECK: amp.sgd_update %{{.*}}, %[[U]]#1, %{{.*}}, %[[FR]]
 // CHECK: amp.sgd_update %{{.*}}, %[[U]]#2, %{{.*}}, %[[FR]]
 // CHECK: amp.update_scale %{{.*}}, %{{.*}}, %[[FR]]
-// CHECK-NEXT: %[[L:.*]] = amp.all_reduce mean %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "the logged loss is the mean over ranks">} : tensor<f32>
+// CHECK-NEXT: %[[L:.*]] = amp.all_reduce mean %{{.*}} {amp.origin = "data_parallel", amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "data-parallel", detail = "the logged loss is the mean over ranks">} : tensor<f32>
 // CHECK-NEXT: return %[[L]], %[[FR]],
 // CHECK-NOT: amp.all_reduce
 // 100-byte buckets: each gradient is its own bucket, reduced as soon as it is ready (fc2's weight
 // gradient first), in bf16 with the casts around it.
 // SMALL-LABEL: func.func @train_step
 // SMALL: %[[GW2:.*]] = amp.matmul %{{.*}}, %{{.*}} transpose_a : tensor<4x6xf32>, tensor<4x3xf32>
-// SMALL-NEXT: %[[C:.*]] = amp.cast %[[GW2]] : tensor<6x3xf32> to tensor<6x3xbf16>
-// SMALL-NEXT: %[[R:.*]] = amp.all_reduce mean %[[C]] {amp.precision = "bf16", {{.*}}} : tensor<6x3xbf16>
-// SMALL-NEXT: amp.cast %[[R]] : tensor<6x3xbf16> to tensor<6x3xf32>
-// SMALL-COUNT-2: amp.all_reduce mean %{{.*}} {amp.precision = "bf16"
+// SMALL-NEXT: %[[C:.*]] = amp.cast %[[GW2]] {amp.origin = "data_parallel"} : tensor<6x3xf32> to tensor<6x3xbf16>
+// SMALL-NEXT: %[[R:.*]] = amp.all_reduce mean %[[C]] {amp.origin = "data_parallel", amp.precision = "bf16", {{.*}}} : tensor<6x3xbf16>
+// SMALL-NEXT: amp.cast %[[R]] {amp.origin = "data_parallel"} : tensor<6x3xbf16> to tensor<6x3xf32>
+// SMALL-COUNT-2: amp.all_reduce mean %{{.*}} {amp.origin = "data_parallel", amp.precision = "bf16"
 // SMALL: amp.unscale_check
 // SMALL-NEXT: amp.all_reduce max
 // Accumulation: @train_step reduces the window's mean gradients and the window's loss; @accumulate

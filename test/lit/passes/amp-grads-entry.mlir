@@ -12,7 +12,7 @@
 // CHECK-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<4x3xf32> {amp.name = "w.grad"}, tensor<f32> {amp.name = "found_inf"})
 // CHECK-SAME: attributes {amp.entry = "grads"}
 // CHECK: %[[D:.*]] = amp.mul %{{.*}}, %[[S]]
-// CHECK: %[[U:.*]], %[[F:.*]] = amp.unscale_check %{{.*}} scale(%[[S]]) : tensor<4x3xf32>
+// CHECK: %[[U:.*]], %[[F:.*]] = amp.unscale_check %{{.*}} scale(%[[S]]) {amp.origin = "loss_scaling"} : tensor<4x3xf32>
 // CHECK-NOT: amp.update_scale
 // CHECK-NEXT: return %{{.*}}, %[[U]], %[[F]]
 // Without scaling the seed is 1 and only the check remains.

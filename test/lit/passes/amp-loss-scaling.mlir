@@ -14,12 +14,13 @@
 // The backward is seeded with the scale itself (no extra multiply); one fused unscale + check.
 // AUTO: %[[D:.*]] = amp.mul %{{.*}}, %[[S]]
 // AUTO: %[[G:.*]] = amp.cast %{{.*}} : tensor<4x3xf16> to tensor<4x3xf32>
-// AUTO: %[[U:.*]], %[[F:.*]] = amp.unscale_check %[[G]] scale(%[[S]]) : tensor<4x3xf32>
-// AUTO-NEXT: %[[NS:.*]], %[[NT:.*]] = amp.update_scale %[[S]], %[[T]], %[[F]] {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64}
+// The ops the pass inserts carry amp.origin.
+// AUTO: %[[U:.*]], %[[F:.*]] = amp.unscale_check %[[G]] scale(%[[S]]) {amp.origin = "loss_scaling"} : tensor<4x3xf32>
+// AUTO-NEXT: %[[NS:.*]], %[[NT:.*]] = amp.update_scale %[[S]], %[[T]], %[[F]] {amp.origin = "loss_scaling", backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64}
 // AUTO-NEXT: return %{{.*}}, %[[U]], %[[F]], %[[NS]], %[[NT]]
 // DYN-LABEL: func.func @train_step
 // DYN-SAME: amp.init = #amp.init<constant, scale = 1.024000e+03>, amp.name = "amp.loss_scale"
-// DYN: amp.update_scale {{.*}} {backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 10 : i64}
+// DYN: amp.update_scale {{.*}} {amp.origin = "loss_scaling", backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 10 : i64}
 // STATIC-LABEL: func.func @train_step
 // STATIC-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<constant, scale = 1.280000e+02>, amp.name = "amp.loss_scale", amp.role = "state"})
 // STATIC-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<4x3xf32> {amp.grad_of = "w"}, tensor<f32> {amp.name = "found_inf"})

@@ -17,21 +17,21 @@
 // ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg_sq", amp.role = "state"}
 // ADAMW-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.name = "found_inf"}, tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"}, tensor<f32> {amp.name = "lr"}, tensor<f32> {amp.name = "grad_norm"}, tensor<i64> {amp.updates = "amp.step"}, tensor<i64> {amp.updates = "amp.skipped_steps"}, tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "w.exp_avg"}, tensor<4xf32> {amp.updates = "w.exp_avg_sq"})
 // ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check
-// ADAMW-NEXT: %[[N:.*]] = amp.global_norm %[[U]] : tensor<4xf32>
-// ADAMW-NEXT: %[[C:.*]] = amp.clip_grads %[[U]] norm(%[[N]]) {max_norm = 1.000000e+00 : f64} : tensor<4xf32>
+// ADAMW-NEXT: %[[N:.*]] = amp.global_norm %[[U]] {amp.origin = "optimizer"} : tensor<4xf32>
+// ADAMW-NEXT: %[[C:.*]] = amp.clip_grads %[[U]] norm(%[[N]]) {amp.origin = "optimizer", max_norm = 1.000000e+00 : f64} : tensor<4xf32>
 // ADAMW-NEXT: %[[NSTEP:.*]], %[[NSKIP:.*]] = amp.step_counters %[[STEP]], %[[SKIP]], %[[F]]
-// ADAMW-NEXT: %[[LR:.*]] = amp.lr_schedule cosine %[[NSTEP]] {base_lr = 1.000000e-03 : f64, min_lr = 1.000000e-05 : f64, total_steps = 100 : i64, warmup_steps = 10 : i64}
-// ADAMW-NEXT: %[[P:.*]], %[[M2:.*]], %[[V2:.*]] = amp.adam_update %[[W]], %[[C]], %[[M]], %[[V]], %[[NSTEP]], %[[LR]], %[[F]] {decoupled = true, weight_decay = 1.000000e-02 : f64} : tensor<4xf32>, tensor<4xf32>
+// ADAMW-NEXT: %[[LR:.*]] = amp.lr_schedule cosine %[[NSTEP]] {amp.origin = "optimizer", base_lr = 1.000000e-03 : f64, min_lr = 1.000000e-05 : f64, total_steps = 100 : i64, warmup_steps = 10 : i64}
+// ADAMW-NEXT: %[[P:.*]], %[[M2:.*]], %[[V2:.*]] = amp.adam_update %[[W]], %[[C]], %[[M]], %[[V]], %[[NSTEP]], %[[LR]], %[[F]] {amp.origin = "optimizer", decoupled = true, weight_decay = 1.000000e-02 : f64} : tensor<4xf32>, tensor<4xf32>
 // ADAMW-NEXT: %[[S2:.*]], %[[T2:.*]] = amp.update_scale
 // ADAMW-NEXT: return %{{.*}}, %[[F]], %[[S2]], %[[T2]], %[[LR]], %[[N]], %[[NSTEP]], %[[NSKIP]], %[[P]], %[[M2]], %[[V2]]
 // SGD-LABEL: func.func @train_step
 // SGD-SAME: %[[B:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.momentum_buffer", amp.role = "state"}
 // SGD-SAME: tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "w.momentum_buffer"})
 // SGD-NOT: amp.global_norm
-// SGD: amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} momentum_buffer(%[[B]] : tensor<4xf32>) {momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64}
+// SGD: amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} momentum_buffer(%[[B]] : tensor<4xf32>) {amp.origin = "optimizer", momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 1.000000e-04 : f64}
 // PLAIN-LABEL: func.func @train_step
 // PLAIN-NOT: momentum_buffer
-// PLAIN: %[[P:.*]] = amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>
+// PLAIN: %[[P:.*]] = amp.sgd_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {amp.origin = "optimizer"} : tensor<4xf32>, tensor<4xf32>
 // ACC-LABEL: func.func @train_step
 // ACC-SAME: %[[A:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.grad_accum", amp.role = "state"}
 // ACC-SAME: %[[LSUM:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<zeros>, amp.name = "amp.loss_sum", amp.role = "state"}
@@ -39,10 +39,10 @@
 // ACC: %[[G:.*]] = amp.mul
 // ACC: %[[K:.*]] = amp.constant dense<4.000000e+00> : tensor<f32>
 // ACC-NEXT: %[[SUM:.*]] = amp.add %[[A]], %[[G]]
-// ACC-NEXT: %[[MEAN:.*]] = amp.div %[[SUM]], %[[K]]
+// ACC-NEXT: %[[MEAN:.*]] = amp.div %[[SUM]], %[[K]] {amp.origin = "accumulate"}
 // The reset value is a scalar zero broadcast to the param's shape, not a param-sized constant.
 // ACC-NEXT: %[[Z0:.*]] = amp.constant dense<0.000000e+00> : tensor<f32>
-// ACC-NEXT: %[[Z:.*]] = amp.broadcast_to %[[Z0]] : tensor<f32> -> tensor<4xf32>
+// ACC-NEXT: %[[Z:.*]] = amp.broadcast_to %[[Z0]] {amp.origin = "accumulate"} : tensor<f32> -> tensor<4xf32>
 // ACC-NEXT: amp.unscale_check %[[MEAN]] scale
 // ACC: amp.update_scale
 // The step's loss is the window's: (the sum of the earlier micro-batches' losses + this one) / K,
@@ -82,7 +82,7 @@ func.func @train_step(
 
 // Without loss scaling the optimizer adds a check-only amp.unscale_check: updates stay guarded.
 // ADAMW-LABEL: func.func @train_step
-// ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check %{{.*}} : tensor<4xf32>
+// ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check %{{.*}} {amp.origin = "optimizer"} : tensor<4xf32>
 // ADAMW: amp.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[F]]
 // ADAMW: return {{.*}} : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>, tensor<i64>, tensor<i64>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
@@ -114,7 +114,7 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
 // ADAMW-NOT: amp.cast %[[W]]
 // ADAMW: amp.matmul %{{.*}}, %[[WB]]
 // ADAMW: %[[P:.*]], %{{.*}}, %{{.*}} = amp.adam_update %[[W]]
-// ADAMW: %[[COPY:.*]] = amp.cast %[[P]] : tensor<4x4xf32> to tensor<4x4xbf16>
+// ADAMW: %[[COPY:.*]] = amp.cast %[[P]] {amp.origin = "optimizer"} : tensor<4x4xf32> to tensor<4x4xbf16>
 // ADAMW: return {{.*}}, %[[COPY]] :
 // ACC: func.func @accumulate({{.*}}%[[AWB:[a-z0-9]+]]: tensor<4x4xbf16> {amp.init = #amp.init<cast, from = "w">, amp.name = "w.bf16", amp.role = "state"}
 // ACC: amp.matmul %{{.*}}, %[[AWB]]

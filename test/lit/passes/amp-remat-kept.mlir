@@ -10,8 +10,8 @@
 // AUTO-CHECK-LABEL: func.func @kept_scores
 // AUTO-CHECK:      %[[S:.*]] = amp.matmul %{{.*}}, %{{.*}} : tensor<32x16xbf16>, tensor<16x32xbf16>
 // AUTO-CHECK:      amp.matmul %{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x64xf32>
-// AUTO-CHECK:      %[[C2:.*]] = amp.cast %[[S]] : tensor<32x32xbf16> to tensor<32x32xf32>
-// AUTO-CHECK-NEXT: %[[P2:.*]] = amp.softmax %[[C2]] axis = 1
+// AUTO-CHECK:      %[[C2:.*]] = amp.cast %[[S]] {amp.origin = "remat"} : tensor<32x32xbf16> to tensor<32x32xf32>
+// AUTO-CHECK-NEXT: %[[P2:.*]] = amp.softmax %[[C2]] axis = 1 {amp.origin = "remat"}
 // AUTO-CHECK-NEXT: amp.mul %[[P2]]
 func.func @kept_scores(%q: tensor<32x16xbf16> {amp.role = "input", amp.name = "q"},
                        %k: tensor<16x32xbf16> {amp.role = "param", amp.name = "k"},

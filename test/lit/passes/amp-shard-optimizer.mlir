@@ -18,19 +18,19 @@
 // CHECK-SAME: %{{.*}}: tensor<2xf32> {amp.init = #amp.init<zeros>, amp.name = "fc1.bias.exp_avg", amp.role = "state", amp.shard_of = "fc1.bias"}
 // CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "fc2.weight.exp_avg_sq", amp.role = "state", amp.shard_of = "fc2.weight"}
 // CHECK-NOT: amp.all_reduce mean %{{.*}}, %{{.*}}, %{{.*}} :
-// CHECK: %[[C:.*]]:3 = amp.reduce_scatter mean ranks(5) %{{.*}}, %{{.*}}, %{{.*}} {amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "ZeRO-1", detail = "each rank receives its chunk of the mean gradient">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
-// CHECK-NEXT: %[[U:.*]]:3, %[[F:.*]] = amp.unscale_check %[[C]]#1, %[[C]]#2, %[[C]]#0 scale(%{{.*}}) : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
+// CHECK: %[[C:.*]]:3 = amp.reduce_scatter mean ranks(5) %{{.*}}, %{{.*}}, %{{.*}} {amp.origin = "shard_optimizer", amp.precision = "f32", amp.reason = #amp.reason<pass, rule = "ZeRO-1", detail = "each rank receives its chunk of the mean gradient">} : tensor<6x3xf32>, tensor<8x6xf32>, tensor<6xf32>
+// CHECK-NEXT: %[[U:.*]]:3, %[[F:.*]] = amp.unscale_check %[[C]]#1, %[[C]]#2, %[[C]]#0 scale(%{{.*}}) {amp.origin = "loss_scaling"} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
 // CHECK-NEXT: %[[FR:.*]] = amp.all_reduce max %[[F]]
-// CHECK-NEXT: %[[LOCAL:.*]] = amp.global_norm %[[U]]#0, %[[U]]#1, %[[U]]#2 : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
-// CHECK-NEXT: %[[SQ:.*]] = amp.mul %[[LOCAL]], %[[LOCAL]]
+// CHECK-NEXT: %[[LOCAL:.*]] = amp.global_norm %[[U]]#0, %[[U]]#1, %[[U]]#2 {amp.origin = "optimizer"} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
+// CHECK-NEXT: %[[SQ:.*]] = amp.mul %[[LOCAL]], %[[LOCAL]] {amp.origin = "shard_optimizer"}
 // CHECK-NEXT: %[[SUM:.*]] = amp.all_reduce sum %[[SQ]] {{.*}} : tensor<f32>
 // CHECK-NEXT: %[[NORM:.*]] = amp.sqrt %[[SUM]]
-// CHECK-NEXT: %[[CL:.*]]:3 = amp.clip_grads %[[U]]#0, %[[U]]#1, %[[U]]#2 norm(%[[NORM]]) {max_norm = 1.000000e+00 : f64} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
-// CHECK: %[[W1:.*]] = amp.rank_chunk ranks(5) %arg2 : tensor<8x6xf32>
+// CHECK-NEXT: %[[CL:.*]]:3 = amp.clip_grads %[[U]]#0, %[[U]]#1, %[[U]]#2 norm(%[[NORM]]) {amp.origin = "optimizer", max_norm = 1.000000e+00 : f64} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32>
+// CHECK: %[[W1:.*]] = amp.rank_chunk ranks(5) %arg2 {amp.origin = "shard_optimizer"} : tensor<8x6xf32>
 // CHECK-NEXT: %[[NW1:.*]], %{{.*}}, %{{.*}} = amp.adam_update %[[W1]], %[[CL]]#0, {{.*}} : tensor<10xf32>, tensor<10xf32>
 // CHECK: %[[NB1:.*]], %{{.*}}, %{{.*}} = amp.adam_update {{.*}} : tensor<2xf32>, tensor<2xf32>
 // CHECK: %[[NW2:.*]], %{{.*}}, %{{.*}} = amp.adam_update {{.*}} : tensor<4xf32>, tensor<4xf32>
-// CHECK-NEXT: %[[G:.*]]:3 = amp.all_gather ranks(5) %[[NW1]], %[[NB1]], %[[NW2]] {amp.precision = "f32", {{.*}}} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<8x6xf32>, tensor<6xf32>, tensor<6x3xf32>
+// CHECK-NEXT: %[[G:.*]]:3 = amp.all_gather ranks(5) %[[NW1]], %[[NB1]], %[[NW2]] {amp.origin = "shard_optimizer", amp.precision = "f32", {{.*}}} : tensor<10xf32>, tensor<2xf32>, tensor<4xf32> -> tensor<8x6xf32>, tensor<6xf32>, tensor<6x3xf32>
 // CHECK: return {{.*}}%[[G]]#0, {{.*}}%[[G]]#1, {{.*}}%[[G]]#2,
 // CHECK-NOT: amp.all_reduce mean %{{.*}} : tensor<8x6xf32>
 
@@ -39,8 +39,8 @@
 // SMALL-LABEL: func.func @train_step
 // SMALL-SAME: tensor<24xf32> {amp.init = #amp.init<zeros>, amp.name = "fc1.weight.momentum_buffer", amp.role = "state", amp.shard_of = "fc1.weight"}
 // SMALL: %[[N:.*]] = amp.cast %{{.*}} : tensor<6x3xf32> to tensor<6x3xbf16>
-// SMALL-NEXT: %[[R:.*]] = amp.reduce_scatter mean ranks(2) %[[N]] {amp.precision = "bf16", {{.*}}} : tensor<6x3xbf16>
-// SMALL-NEXT: amp.cast %[[R]] : tensor<9xbf16> to tensor<9xf32>
+// SMALL-NEXT: %[[R:.*]] = amp.reduce_scatter mean ranks(2) %[[N]] {amp.origin = "shard_optimizer", amp.precision = "bf16", {{.*}}} : tensor<6x3xbf16>
+// SMALL-NEXT: amp.cast %[[R]] {amp.origin = "shard_optimizer"} : tensor<9xbf16> to tensor<9xf32>
 // SMALL-COUNT-2: amp.reduce_scatter mean ranks(2)
 // SMALL: amp.unscale_check
 // SMALL-NOT: amp.all_reduce mean %{{.*}} : tensor<{{.*}}bf16>
