@@ -3,7 +3,7 @@
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=1024 --growth-factor=4 --backoff-factor=0.25 --growth-interval=10 --emit=train-ir | FileCheck %s --check-prefix=IR-CHECK
 // IR-CHECK: amp.init = #amp.init<constant, scale = 1.024000e+03>, amp.name = "amp.loss_scale"
-// IR-CHECK: amp.update_scale {{.*}} {backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 10 : i64}
+// IR-CHECK: amp.update_scale {{.*}} {amp.origin = "loss_scaling", backoff_factor = 2.500000e-01 : f64, growth_factor = 4.000000e+00 : f64, growth_interval = 10 : i64}
 
 // The defaults are GradScaler's: 2^16, x2 after 2000 clean steps, x0.5 on overflow.
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --emit=plan | FileCheck %s --check-prefix=META-CHECK
