@@ -6,6 +6,7 @@
 
 #include "runtime/plan/MemoryPlan.h"
 
+#include "codegen/RecipeMetadata.h"
 #include "ir/AmpOps.h"
 #include "ir/ModelConvention.h"
 #include "ir/Origin.h"
@@ -377,6 +378,7 @@ FailureOr<rt::Plan> mlir::amp::buildPlan(ModuleOp module, bool eraseLoweredFunct
   plan.metadata.emplace_back("model", modelName);
   if (auto target = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr))
     plan.metadata.emplace_back("target", target.getValue().str());
+  for (auto& kv : recipeMetadata(module)) plan.metadata.push_back(std::move(kv));
   // amp-plan-memory: every entry's arena layout, from the one planner devices validate it against.
   for (rt::EntryPoint& entry : plan.entries)
     entry.memory = rt::layoutOf(rt::planMemory(plan, entry, rt::constantsOutsideArena(plan, entry)), entry);

@@ -85,4 +85,71 @@ def Amp_ReasonAttr : AttrDef<Amp_Dialect, "Reason"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// The recipe: what the training passes decided, stamped on the module by the pass that decided
+// it. The plan builder alone turns them into the bundle's training metadata
+// (runtime/plan/TrainingConfig.h); the driver writes none of it.
+//===----------------------------------------------------------------------===//
+
+def Amp_LossScalingRecipeAttr : AttrDef<Amp_Dialect, "LossScalingRecipe"> {
+  let mnemonic = "loss_scaling";
+  let summary = "The loss scaling amp-loss-scaling built (module attribute amp.loss_scaling)";
+  let description = [{
+    `kind` is the scaling the step uses, `auto` resolved: `none`, `static` (with its
+    `init_scale`) or `dynamic` (with GradScaler's four settings). The verifier holds the one copy
+    of their ranges, as torch's GradScaler states them: the scale positive and finite in f32, growth
+    factor finite and > 1, backoff factor in (0, 1), growth interval in [1, 2^31 - 1].
+    amp-loss-scaling checks its options by building this attribute, so a bad value is reported
+    once, by the same rule, whichever way it arrived.
+
+    Example: `amp.loss_scaling = #amp.loss_scaling<kind = dynamic, init_scale = 6.553600e+04,
+    growth_factor = 2.000000e+00, backoff_factor = 5.000000e-01, growth_interval = 2000>`
+  }];
+  let parameters = (ins
+    EnumParameter<Amp_ScalingKind>:$kind,
+    OptionalParameter<"::mlir::FloatAttr">:$init_scale,
+    OptionalParameter<"::mlir::FloatAttr">:$growth_factor,
+    OptionalParameter<"::mlir::FloatAttr">:$backoff_factor,
+    DefaultValuedParameter<"int64_t", "0">:$growth_interval
+  );
+  let assemblyFormat = "`<` struct($kind, $init_scale, $growth_factor, $backoff_factor, $growth_interval) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Amp_OptimizerRecipeAttr : AttrDef<Amp_Dialect, "OptimizerRecipe"> {
+  let mnemonic = "optimizer";
+  let summary = "The optimizer amp-optimizer built (module attribute amp.optimizer)";
+  let description = [{
+    The optimizer `kind`, its base learning rate `lr` (before any schedule) and the micro-batches
+    per optimizer step (`accumulate`).
+
+    Example: `amp.optimizer = #amp.optimizer<kind = adamw, lr = 1.000000e-03, accumulate = 4>`
+  }];
+  let parameters = (ins
+    EnumParameter<Amp_OptimizerKind>:$kind,
+    "::mlir::FloatAttr":$lr,
+    DefaultValuedParameter<"int64_t", "1">:$accumulate
+  );
+  let assemblyFormat = "`<` struct($kind, $lr, $accumulate) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Amp_DataParallelRecipeAttr : AttrDef<Amp_Dialect, "DataParallelRecipe"> {
+  let mnemonic = "data_parallel";
+  let summary = "The data parallelism amp-data-parallel built (module attribute amp.data_parallel)";
+  let description = [{
+    The precision gradients are all-reduced in (`reduce`) and, once amp-shard-optimizer has split
+    the optimizer state (ZeRO-1), the ranks it was split for (`shard_world_size`; 0: not sharded).
+    Its presence marks the step data-parallel: amp-data-parallel refuses a module that has it.
+
+    Example: `amp.data_parallel = #amp.data_parallel<reduce = bf16, shard_world_size = 4>`
+  }];
+  let parameters = (ins
+    EnumParameter<Amp_Precision>:$reduce,
+    DefaultValuedParameter<"int64_t", "0">:$shard_world_size
+  );
+  let assemblyFormat = "`<` struct($reduce, $shard_world_size) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // AMP_ATTRS_TD

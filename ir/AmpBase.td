@@ -41,16 +41,19 @@ def Amp_Dialect : Dialect {
     "::mlir::StringAttr":$entry,
     "::mlir::StringAttr":$grad_of,
     "::mlir::StringAttr":$updates,
-    "::mlir::UnitAttr":$data_parallel,
+    "::mlir::amp::DataParallelRecipeAttr":$data_parallel,
     "::mlir::StringAttr":$shard_of,
     "::mlir::UnitAttr":$autocast_inserted,
-    "::mlir::StringAttr":$origin
+    "::mlir::StringAttr":$origin,
+    "::mlir::amp::LossScalingRecipeAttr":$loss_scaling,
+    "::mlir::amp::OptimizerRecipeAttr":$optimizer
   );
   let extraClassDeclaration = [{
     // The discardable attributes' names, defined from the ODS helpers in AmpDialect.h.
     static const ::llvm::StringLiteral kRoleAttr, kNameAttr, kInitAttr, kPrecisionAttr,
         kReasonAttr, kTargetAttr, kAutocastAttr, kEntryAttr, kGradOfAttr, kUpdatesAttr,
-        kDataParallelAttr, kShardOfAttr, kAutocastInsertedAttr, kOriginAttr;
+        kDataParallelAttr, kShardOfAttr, kAutocastInsertedAttr, kOriginAttr, kLossScalingAttr,
+        kOptimizerAttr;
   }];
 }
 

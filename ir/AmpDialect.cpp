@@ -248,10 +248,23 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation* op, NamedAttribute
                                 "function or region)";
     return success();
   }
+  // The recipe (ir/Recipe.cpp verifies the values): module attributes set by the pass that decided.
   if (name == kDataParallelAttr) {
-    if (!isa<UnitAttr>(attr.getValue()) || !isa<ModuleOp>(op))
-      return op->emitError() << "amp.data_parallel is a unit attribute of the module (set by "
+    if (!isa<DataParallelRecipeAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "amp.data_parallel is a #amp.data_parallel<...> attribute of the module (set by "
                                 "amp-data-parallel: the training step reduces across ranks)";
+    return success();
+  }
+  if (name == kLossScalingAttr) {
+    if (!isa<LossScalingRecipeAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "amp.loss_scaling is a #amp.loss_scaling<...> attribute of the module (set by "
+                                "amp-loss-scaling)";
+    return success();
+  }
+  if (name == kOptimizerAttr) {
+    if (!isa<OptimizerRecipeAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "amp.optimizer is a #amp.optimizer<...> attribute of the module (set by "
+                                "amp-optimizer)";
     return success();
   }
   if (name == kAutocastInsertedAttr) {

@@ -29,6 +29,8 @@ inline const ::llvm::StringLiteral AmpDialect::kShardOfAttr = ShardOfAttrHelper:
 inline const ::llvm::StringLiteral AmpDialect::kAutocastInsertedAttr =
     AutocastInsertedAttrHelper::getNameStr();
 inline const ::llvm::StringLiteral AmpDialect::kOriginAttr = OriginAttrHelper::getNameStr();
+inline const ::llvm::StringLiteral AmpDialect::kLossScalingAttr = LossScalingAttrHelper::getNameStr();
+inline const ::llvm::StringLiteral AmpDialect::kOptimizerAttr = OptimizerAttrHelper::getNameStr();
 }  // namespace mlir::amp
 
 #endif  // AMP_IR_AMPDIALECT_H

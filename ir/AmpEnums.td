@@ -70,6 +70,18 @@ def Amp_Origin : Amp_I32Enum<"Origin", "the training pass that inserted an op", 
   I32EnumAttrCase<"Accumulate", 2, "accumulate">, I32EnumAttrCase<"DataParallel", 3, "data_parallel">,
   I32EnumAttrCase<"ShardOptimizer", 4, "shard_optimizer">, I32EnumAttrCase<"Remat", 5, "remat">]>;
 
+// The optimizer on the f32 master weights (amp-optimizer's `kind`, ampc's --optimizer): also a
+// parameter of the #amp.optimizer recipe the pass stamps on the module.
+def Amp_OptimizerKind : Amp_I32Enum<"OptimizerKind", "optimizer on the f32 master weights", [
+  I32EnumAttrCase<"Sgd", 0, "sgd">, I32EnumAttrCase<"Adam", 1, "adam">,
+  I32EnumAttrCase<"AdamW", 2, "adamw">]>;
+
+// The loss scaling amp-loss-scaling decided (its mode `auto` resolved by precision): a parameter
+// of the #amp.loss_scaling recipe.
+def Amp_ScalingKind : Amp_I32Enum<"ScalingKind", "the loss scaling a training step uses", [
+  I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Static", 1, "static">,
+  I32EnumAttrCase<"Dynamic", 2, "dynamic">]>;
+
 // What decided an op's precision (the kind of an #amp.reason). No attribute wraps it: it is a
 // parameter of Amp_ReasonAttr.
 def Amp_ReasonKind : Amp_I32Enum<"ReasonKind", "what decided an op's precision", [

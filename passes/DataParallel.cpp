@@ -53,7 +53,7 @@ struct AmpDataParallelPass : impl::AmpDataParallelPassBase<AmpDataParallelPass> 
     reduceGradients(check);
     reduceFoundInf(check);
     reduceLoss(step);
-    module->setAttr(AmpDialect::kDataParallelAttr, UnitAttr::get(&getContext()));
+    module->setAttr(AmpDialect::kDataParallelAttr, DataParallelRecipeAttr::get(&getContext(), reducePrecision, 0));
   }
 
   // Buckets in the order the gradients become ready; each is reduced right after its last one.

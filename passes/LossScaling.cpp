@@ -1,8 +1,6 @@
 // amp-loss-scaling: seeds @train_step's backward with the loss scale and inserts the fused
 // unscale + non-finite check and (dynamic) the scale update (docs/training-ir.md).
-#include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "ir/Origin.h"
 #include "passes/Passes.h"
@@ -29,17 +27,23 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
     if (failed(checkOptions(f)) || failed(rewrite(f))) return signalPassFailure();
   }
 
+  // The recipe the options ask for, checked by #amp.loss_scaling's verifier (the one statement of
+  // the ranges). Dynamic settings are checked whenever the mode may use them (dynamic, auto).
+  FailureOr<LossScalingRecipeAttr> recipe(func::FuncOp f, ScalingKind kind) {
+    Builder b(f.getContext());
+    auto emitError = [&] { return f.emitError("amp-loss-scaling: "); };
+    const bool dynamic = kind == ScalingKind::Dynamic, scaled = kind != ScalingKind::None;
+    auto attr = LossScalingRecipeAttr::getChecked(
+        emitError, f.getContext(), kind, scaled ? b.getF64FloatAttr(initScale) : FloatAttr(),
+        dynamic ? b.getF64FloatAttr(growthFactor) : FloatAttr(), dynamic ? b.getF64FloatAttr(backoffFactor) : FloatAttr(),
+        dynamic ? static_cast<int64_t>(growthInterval) : 0);
+    if (!attr) return failure();
+    return attr;
+  }
+
   LogicalResult checkOptions(func::FuncOp f) {
-    if (!(initScale > 0.0) || !std::isfinite(static_cast<float>(initScale)))
-      return f.emitError("amp-loss-scaling: init-scale must be positive and finite in f32, got ")
-             << initScale;
-    if (!(growthFactor > 1.0) || !std::isfinite(growthFactor))
-      return f.emitError("amp-loss-scaling: growth-factor must be finite and > 1, got ") << growthFactor;
-    if (!(backoffFactor > 0.0 && backoffFactor < 1.0))
-      return f.emitError("amp-loss-scaling: backoff-factor must be in (0, 1), got ") << backoffFactor;
-    if (growthInterval < 1 || growthInterval > std::numeric_limits<int32_t>::max())
-      return f.emitError("amp-loss-scaling: growth-interval must be in [1, 2^31 - 1], got ")
-             << growthInterval;
+    if (mode == LossScalingMode::Static) return recipe(f, ScalingKind::Static);
+    if (mode != LossScalingMode::None) return recipe(f, ScalingKind::Dynamic);
     return success();
   }
 
@@ -116,6 +120,13 @@ struct AmpLossScalingPass : impl::AmpLossScalingPassBase<AmpLossScalingPass> {
       results.add(upd.getNewGrowthTracker(), AmpDialect::kUpdatesAttr, kGrowthTracker);
     }
     results.write(f);
+    // The decided recipe, for the plan's training metadata.
+    const ScalingKind kind = m == LossScalingMode::Dynamic ? ScalingKind::Dynamic
+                             : m == LossScalingMode::Static ? ScalingKind::Static
+                                                            : ScalingKind::None;
+    FailureOr<LossScalingRecipeAttr> decided = recipe(f, kind);
+    if (failed(decided)) return failure();
+    f->getParentOp()->setAttr(AmpDialect::kLossScalingAttr, *decided);
     return success();
   }
 };

@@ -27,6 +27,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
   using AmpOptimizerPassBase::AmpOptimizerPassBase;
 
   double wd = 0.0;
+  OptimizerRecipeAttr recipe;  // checked with the options, stamped on the module
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -55,7 +56,10 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     if (warmup < 0) return bad("warmup must be >= 0");
     if (schedule == LrScheduleKind::Cosine && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
       return bad("cosine needs total-steps > warmup and 0 <= min-lr <= lr");
-    if (accumulate < 1) return bad("accumulate must be >= 1");
+    // The recipe's verifier holds the accumulation window's bounds (ir/Recipe.cpp).
+    recipe = OptimizerRecipeAttr::getChecked([&] { return f.emitError("amp-optimizer: "); }, f.getContext(), kind,
+                                             Builder(f.getContext()).getF64FloatAttr(lr), accumulate);
+    if (!recipe) return failure();
     wd = weightDecay < 0.0 ? (kind == OptimizerKind::AdamW ? 0.01 : 0.0) : static_cast<double>(weightDecay);
     if (!std::isfinite(wd)) return bad("weight-decay must be finite");
     return success();
@@ -178,6 +182,7 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     if (failed(copies)) return failure();
     if (*copies == WeightCopyMode::Stored) addWeightCopies(module, f, grads, out, b, loc);
     out.write(f);
+    module->setAttr(AmpDialect::kOptimizerAttr, recipe);  // for the plan's training metadata
     return success();
   }
 

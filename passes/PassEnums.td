@@ -1,6 +1,7 @@
 //===- PassEnums.td - the fixed-value options of the ampc passes ----------===//
 // Enums of pass options (passes/PassEnums.h gives their command-line spellings). The learning-rate
-// schedule option uses the IR's own enum, ::mlir::amp::LrScheduleKind (ir/AmpEnums.td).
+// schedule and optimizer options use the IR's own enums, ::mlir::amp::LrScheduleKind and
+// ::mlir::amp::OptimizerKind (ir/AmpEnums.td): the recipe attributes carry them too.
 #ifndef AMP_PASS_ENUMS_TD
 #define AMP_PASS_ENUMS_TD
 
@@ -20,10 +21,6 @@ def Amp_AutocastDtype : Amp_PassEnum<"AutocastDtype", "amp-autocast low-precisio
 def Amp_LossScalingMode : Amp_PassEnum<"LossScalingMode", "amp-loss-scaling mode", [
   I32EnumAttrCase<"Dynamic", 0, "dynamic">, I32EnumAttrCase<"Static", 1, "static">,
   I32EnumAttrCase<"None", 2, "none">, I32EnumAttrCase<"Auto", 3, "auto">]>;
-
-def Amp_OptimizerKind : Amp_PassEnum<"OptimizerKind", "amp-optimizer kind", [
-  I32EnumAttrCase<"Sgd", 0, "sgd">, I32EnumAttrCase<"Adam", 1, "adam">,
-  I32EnumAttrCase<"AdamW", 2, "adamw">]>;
 
 // Where the low-precision copy of a master weight lives (amp-optimizer): state written by the
 // optimizer step, or a cast before each use; auto decides by the module's amp.target.

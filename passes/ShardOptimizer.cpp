@@ -44,7 +44,8 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       return signalPassFailure();
     }
     func::FuncOp step = findEntry(module, kTrainStep);
-    if (!step || !module->hasAttr(AmpDialect::kDataParallelAttr)) {
+    auto dataParallel = module->getAttrOfType<DataParallelRecipeAttr>(AmpDialect::kDataParallelAttr);
+    if (!step || !dataParallel) {
       module.emitError("amp-shard-optimizer: needs a data-parallel @train_step; run amp-data-parallel first");
       return signalPassFailure();
     }
@@ -58,6 +59,10 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
       return signalPassFailure();
     }
     if (failed(shard(step, checks.front()))) return signalPassFailure();
+    auto recipe = DataParallelRecipeAttr::getChecked([&] { return module.emitError("amp-shard-optimizer: "); },
+                                                     &getContext(), dataParallel.getReduce(), worldSize);
+    if (!recipe) return signalPassFailure();
+    module->setAttr(AmpDialect::kDataParallelAttr, recipe);
     // Block arguments and results were re-typed in place: the signature follows them.
     Results::read(step).write(step);
     step.setFunctionType(FunctionType::get(&getContext(), step.front().getArgumentTypes(),

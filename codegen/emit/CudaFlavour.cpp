@@ -209,7 +209,8 @@ std::optional<rt::PlanStep> singleOpRegion(const rt::Plan& plan, const rt::Entry
                                            const rt::PlanStep& step) {
   if (step.results.size() != 1 || step.operands.empty()) return std::nullopt;
   rt::PlanStep region;
-  region.op = "amp.fused";
+  region.op = std::string(rt::opName(rt::OpCode::Fused));
+  region.code = rt::OpCode::Fused;
   region.kind = rt::StepKind::Fused;
   region.operands = step.operands;
   region.results = step.results;
@@ -250,7 +251,7 @@ bool emitCudaSource(rt::Plan& plan, std::string& source, std::string& error) {
       // one-op kernels through the same emitter; what it cannot emit stays without a cuda_symbol
       // and is the device's to run (or refuse).
       std::optional<rt::PlanStep> single;
-      if (original.op != "amp.fused") {
+      if (!original.is(rt::OpCode::Fused)) {
         if (original.kind != rt::StepKind::Op) continue;
         single = singleOpRegion(plan, entry, index, original);
         std::string ignored;

@@ -5,7 +5,6 @@
 #include <set>
 #include <sstream>
 
-#include "ir/AmpEnums.h"
 #include "runtime/plan/CodeRecords.h"
 #include "runtime/plan/KernelBinding.h"
 #include "runtime/schema/KernelTable.h"
@@ -78,71 +77,67 @@ InputAccess classify(const rt::Shape& in, const rt::Shape& space, bool rowBroadc
   return {};
 }
 
-// The string attribute `name` of a plan step (plans spell enum attributes as their keywords).
-const std::string* stringAttr(const rt::PlanStep& op, const char* name) {
-  const rt::AttrValue* value = op.attrs.find(name);
-  return value ? std::get_if<std::string>(value) : nullptr;
-}
-
-const char* comparisonOperator(mlir::amp::ComparePredicate predicate) {
-  using mlir::amp::ComparePredicate;
+const char* comparisonOperator(rt::ComparePredicate predicate) {
   switch (predicate) {
-    case ComparePredicate::Eq: return "==";
-    case ComparePredicate::Ne: return "!=";
-    case ComparePredicate::Lt: return "<";
-    case ComparePredicate::Le: return "<=";
-    case ComparePredicate::Gt: return ">";
-    case ComparePredicate::Ge: return ">=";
+    case rt::ComparePredicate::Eq: return "==";
+    case rt::ComparePredicate::Ne: return "!=";
+    case rt::ComparePredicate::Lt: return "<";
+    case rt::ComparePredicate::Le: return "<=";
+    case rt::ComparePredicate::Gt: return ">";
+    case rt::ComparePredicate::Ge: return ">=";
   }
   return "";
 }
 
 // The f32 formula of a body op over its operand values: the reference's, evaluated the same way
-// (docs/reference-executor.md), so results are bit-identical.
+// (docs/reference-executor.md), so results are bit-identical. Attributes are read through the
+// op's generated struct (runtime/plan/OpAttrs.h), which validates them as the ODS declares.
 bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::string& out, std::string& error) {
-  const std::string& n = op.op;
+  using rt::OpCode;
   auto dbl = [](const std::string& x) { return "(double)" + x; };
-  if (n == "amp.add") out = a[0] + " + " + a[1];
-  else if (n == "amp.sub") out = a[0] + " - " + a[1];
-  else if (n == "amp.mul") out = a[0] + " * " + a[1];
-  else if (n == "amp.div") out = a[0] + " / " + a[1];
-  else if (n == "amp.maximum") out = "amp_max(" + a[0] + ", " + a[1] + ")";
-  else if (n == "amp.minimum") out = "amp_min(" + a[0] + ", " + a[1] + ")";
-  else if (n == "amp.pow") out = "(float)pow(" + dbl(a[0]) + ", " + dbl(a[1]) + ")";
-  else if (n == "amp.neg") out = "-" + a[0];
-  else if (n == "amp.abs") out = "fabsf(" + a[0] + ")";
-  else if (n == "amp.exp") out = "(float)exp(" + dbl(a[0]) + ")";
-  else if (n == "amp.log") out = "(float)log(" + dbl(a[0]) + ")";
-  else if (n == "amp.sqrt") out = "sqrtf(" + a[0] + ")";
-  else if (n == "amp.rsqrt") out = "(float)(1.0 / sqrt(" + dbl(a[0]) + "))";
-  else if (n == "amp.reciprocal") out = "1.0f / " + a[0];
-  else if (n == "amp.tanh") out = "(float)tanh(" + dbl(a[0]) + ")";
-  else if (n == "amp.erf") out = "(float)erf(" + dbl(a[0]) + ")";
-  else if (n == "amp.sigmoid") out = "(float)amp_sigmoid(" + dbl(a[0]) + ")";
-  else if (n == "amp.relu") out = "((" + a[0] + " > 0.0f || isnan(" + a[0] + ")) ? " + a[0] + " : 0.0f)";
-  else if (n == "amp.silu") out = "(float)(" + dbl(a[0]) + " * amp_sigmoid(" + dbl(a[0]) + "))";
-  else if (n == "amp.gelu") {
-    // A plan may leave the approximation out: the executors read that as none, and so does this.
-    const std::string* s = stringAttr(op, "approximate");
-    auto approx = s ? mlir::amp::symbolizeGeluApproximation(*s) : mlir::amp::GeluApproximation::None;
-    if (!approx) return error = "amp.gelu: attribute 'approximate' must be none or tanh", false;
-    switch (*approx) {
-      case mlir::amp::GeluApproximation::None: out = "amp_gelu(" + dbl(a[0]) + ")"; break;
-      case mlir::amp::GeluApproximation::Tanh: out = "amp_gelu_tanh(" + dbl(a[0]) + ")"; break;
+  const std::optional<OpCode> code = op.code ? op.code : rt::opCodeOf(op.op);
+  switch (code.value_or(OpCode::Fused)) {  // Fused: no body op, refused below
+    case OpCode::Add: out = a[0] + " + " + a[1]; return true;
+    case OpCode::Sub: out = a[0] + " - " + a[1]; return true;
+    case OpCode::Mul: out = a[0] + " * " + a[1]; return true;
+    case OpCode::Div: out = a[0] + " / " + a[1]; return true;
+    case OpCode::Maximum: out = "amp_max(" + a[0] + ", " + a[1] + ")"; return true;
+    case OpCode::Minimum: out = "amp_min(" + a[0] + ", " + a[1] + ")"; return true;
+    case OpCode::Pow: out = "(float)pow(" + dbl(a[0]) + ", " + dbl(a[1]) + ")"; return true;
+    case OpCode::Neg: out = "-" + a[0]; return true;
+    case OpCode::Abs: out = "fabsf(" + a[0] + ")"; return true;
+    case OpCode::Exp: out = "(float)exp(" + dbl(a[0]) + ")"; return true;
+    case OpCode::Log: out = "(float)log(" + dbl(a[0]) + ")"; return true;
+    case OpCode::Sqrt: out = "sqrtf(" + a[0] + ")"; return true;
+    case OpCode::Rsqrt: out = "(float)(1.0 / sqrt(" + dbl(a[0]) + "))"; return true;
+    case OpCode::Reciprocal: out = "1.0f / " + a[0]; return true;
+    case OpCode::Tanh: out = "(float)tanh(" + dbl(a[0]) + ")"; return true;
+    case OpCode::Erf: out = "(float)erf(" + dbl(a[0]) + ")"; return true;
+    case OpCode::Sigmoid: out = "(float)amp_sigmoid(" + dbl(a[0]) + ")"; return true;
+    case OpCode::Relu: out = "((" + a[0] + " > 0.0f || isnan(" + a[0] + ")) ? " + a[0] + " : 0.0f)"; return true;
+    case OpCode::Silu: out = "(float)(" + dbl(a[0]) + " * amp_sigmoid(" + dbl(a[0]) + "))"; return true;
+    case OpCode::Gelu: {
+      // An absent approximation is its ODS default, none, as the executors read it.
+      absl::StatusOr<rt::GeluAttrs> attrs = op.typedAttrs<rt::GeluAttrs>();
+      if (!attrs.ok()) return error = std::string(attrs.status().message()), false;
+      out = (attrs->approximate == rt::GeluApproximation::Tanh ? "amp_gelu_tanh(" : "amp_gelu(") + dbl(a[0]) + ")";
+      return true;
     }
-  } else if (n == "amp.compare") {
-    const std::string* s = stringAttr(op, "predicate");
-    auto predicate = s ? mlir::amp::symbolizeComparePredicate(*s) : std::nullopt;
-    if (!predicate) return error = "amp.compare: unknown predicate", false;
-    out = "(" + a[0] + " " + comparisonOperator(*predicate) + " " + a[1] + ")";
-  } else if (n == "amp.select") out = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")";
-  else if (n == "amp.cast") out = a[0];
-  // A broadcast is its operand, read through the input's broadcast access (amp-fuse never puts
-  // one in a region; a lone one becomes a CUDA kernel). Float values pass through f32 exactly;
-  // only a signalling NaN comes out quiet, which the numeric contract exempts.
-  else if (n == "amp.broadcast_to") out = a[0];
-  else return error = "op " + n + " cannot be emitted in a fused kernel", false;
-  return true;
+    case OpCode::Compare: {
+      absl::StatusOr<rt::CompareAttrs> attrs = op.typedAttrs<rt::CompareAttrs>();
+      if (!attrs.ok()) return error = std::string(attrs.status().message()), false;
+      out = "(" + a[0] + " " + comparisonOperator(attrs->predicate) + " " + a[1] + ")";
+      return true;
+    }
+    case OpCode::Select: out = "(" + a[0] + " ? " + a[1] + " : " + a[2] + ")"; return true;
+    case OpCode::Cast: out = a[0]; return true;
+    // A broadcast is its operand, read through the input's broadcast access (amp-fuse never puts
+    // one in a region; a lone one becomes a CUDA kernel). Float values pass through f32 exactly;
+    // only a signalling NaN comes out quiet, which the numeric contract exempts.
+    case OpCode::BroadcastTo: out = a[0]; return true;
+    default: break;
+  }
+  return error = "op " + op.op + " cannot be emitted in a fused kernel", false;
 }
 
 const char* kPrelude = R"(// Generated by ampc: fused elementwise kernels (docs/kernels.md). Each value is rounded to the
@@ -243,12 +238,12 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
   k.symbol = kernelSymbol(*kernel);
   if (step.results.empty() || step.body.empty()) return error = "fused step without results", k;
   // The iteration space: the shape of the body's elementwise values (the first op is one).
-  if (step.body[0].results.size() != 1 || step.body[0].op == "amp.reduce_sum")
+  if (step.body[0].results.size() != 1 || step.body[0].is(rt::OpCode::ReduceSum))
     return error = *kernel + ": the body must start with an elementwise op", k;
   const rt::Shape& space = step.locals[step.body[0].results[0]].shape;
   std::vector<int32_t> reducedLocal(step.locals.size(), -1);  // reduce result local -> summed local
   for (const rt::PlanStep& op : step.body)
-    if (op.op == "amp.reduce_sum") {
+    if (op.is(rt::OpCode::ReduceSum)) {
       if (op.operands.size() != 1 || op.results.size() != 1 || space.size() < 2 ||
           step.locals[op.operands[0]].shape != space || step.locals[op.results[0]].shape != rt::Shape{space.back()})
         return error = *kernel + ": a reduce_sum must sum a body value over all but its last dim", k;
@@ -304,7 +299,7 @@ KernelBody emitBody(const rt::Plan& plan, const rt::PlanStep& step, std::string&
     k.loads.push_back(loadStatement(static_cast<int32_t>(i), t, ptr + "[" + index + "]"));
   }
   for (const rt::PlanStep& op : step.body) {
-    if (op.op == "amp.reduce_sum") continue;  // accumulated by the column loop (reductions)
+    if (op.is(rt::OpCode::ReduceSum)) continue;  // accumulated by the column loop (reductions)
     if (op.results.size() != 1) return error = *kernel + ": body op " + op.op + " must have one result", k;
     std::vector<std::string> args;
     for (int32_t id : op.operands) args.push_back(v(id));
@@ -366,7 +361,7 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
   std::set<std::pair<std::string, std::string>> table;  // (symbol, body hash) of every step
   for (rt::EntryPoint& entry : plan.entries)
     for (rt::PlanStep& step : entry.steps) {
-      if (step.op != "amp.fused") continue;
+      if (!step.is(rt::OpCode::Fused)) continue;
       KernelBody k = emitAnnotatedBody(plan, step, error);
       if (!error.empty()) return false;
       std::ostringstream fn;

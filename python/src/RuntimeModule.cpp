@@ -205,9 +205,9 @@ class PySession {
     if (!config.ok()) raise(config.status());
     d["model"] = config->model;
     d["target"] = config->target;
-    d["precision"] = config->precision;
-    d["optimizer"] = config->optimizer;
-    d["loss_scaling"] = config->lossScaling;
+    d["precision"] = std::string(precisionKeyword(config->precision));
+    d["optimizer"] = config->optimizer ? std::string(optimizerKindKeyword(*config->optimizer)) : std::string();
+    d["loss_scaling"] = std::string(scalingKindKeyword(config->lossScaling));
     d["accumulate"] = config->accumulate;
     d["data_parallel"] = config->dataParallel;
     d["lr"] = config->lr ? py::cast(*config->lr) : py::none();

@@ -20,7 +20,7 @@ absl::Status nonFiniteResult(const Plan& plan, const EntryPoint& entry, size_t s
   const BufferDesc& b = plan.buffers[id];
   const std::string dtype(dtypeName(b.dtype));
   auto config = plan.trainingConfig();
-  const bool lossScaled = config.ok() && config->lossScaling != "none";
+  const bool lossScaled = config.ok() && config->lossScaling != ScalingKind::None;
   // A collective's operands on this rank were finite, so the value came from another rank; that
   // rank's own check names the op that produced it.
   const bool fromAnotherRank = step.is(OpCode::AllReduce) || step.is(OpCode::ReduceScatter) || step.is(OpCode::AllGather);

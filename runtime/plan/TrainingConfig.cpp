@@ -26,16 +26,28 @@ bool oneOf(const std::string& v, std::initializer_list<const char*> allowed) {
   return false;
 }
 
+// An enum's keyword (runtime/schema/OpEnums.h's parser), or an error naming the key.
+template <typename Enum, typename Parse>
+absl::Status keyword(const std::string& key, const std::string& v, Parse parse, const std::string& expected,
+                     Enum* out) {
+  std::optional<Enum> parsed = parse(v);
+  if (!parsed) return bad(key, v, expected);
+  *out = *parsed;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-Metadata TrainingConfig::encodeTraining() const {
+Metadata TrainingConfig::encodeRecipe(bool training) const {
   Metadata m;
-  if (!optimizer.empty()) m.emplace_back("optimizer", optimizer);
-  m.emplace_back("loss_scaling", lossScaling);
+  m.emplace_back("precision", std::string(precisionKeyword(precision)));
+  if (!training) return m;
+  if (optimizer) m.emplace_back("optimizer", std::string(optimizerKindKeyword(*optimizer)));
+  m.emplace_back("loss_scaling", std::string(scalingKindKeyword(lossScaling)));
   m.emplace_back("accumulate", std::to_string(accumulate));
   if (dataParallel) {
     m.emplace_back("data_parallel", "true");
-    if (!reducePrecision.empty()) m.emplace_back("reduce_precision", reducePrecision);
+    if (reducePrecision) m.emplace_back("reduce_precision", std::string(precisionKeyword(*reducePrecision)));
     if (shardWorldSize > 0) m.emplace_back("shard_world_size", std::to_string(shardWorldSize));
   }
   if (lr) m.emplace_back("lr", exact(*lr));
@@ -71,22 +83,22 @@ absl::StatusOr<TrainingConfig> TrainingConfig::decode(const Metadata& metadata) 
     } else if (key == "target") {
       c.target = v;
     } else if (key == "precision") {
-      if (!oneOf(v, {"f32", "f16", "bf16"})) return bad(key, v, "f32, f16 or bf16");
-      c.precision = v;
+      s = keyword(key, v, parsePrecision, "f32, f16 or bf16", &c.precision);
     } else if (key == "optimizer") {
-      if (!oneOf(v, {"sgd", "adam", "adamw"})) return bad(key, v, "sgd, adam or adamw");
-      c.optimizer = v;
+      OptimizerKind kind{};
+      s = keyword(key, v, parseOptimizerKind, "sgd, adam or adamw", &kind);
+      c.optimizer = kind;
     } else if (key == "loss_scaling") {
-      if (!oneOf(v, {"none", "static", "dynamic"})) return bad(key, v, "none, static or dynamic");
-      c.lossScaling = v;
+      s = keyword(key, v, parseScalingKind, "none, static or dynamic", &c.lossScaling);
     } else if (key == "accumulate") {
       s = positive(key, v, kMaxAccumulate, "2^20", &c.accumulate);
     } else if (key == "data_parallel") {
       if (!oneOf(v, {"true", "false"})) return bad(key, v, "true or false");
       c.dataParallel = v == "true";
     } else if (key == "reduce_precision") {
-      if (!oneOf(v, {"f32", "f16", "bf16"})) return bad(key, v, "f32, f16 or bf16");
-      c.reducePrecision = v;
+      Precision p{};
+      s = keyword(key, v, parsePrecision, "f32, f16 or bf16", &p);
+      c.reducePrecision = p;
     } else if (key == "shard_world_size") {
       s = positive(key, v, kMaxWorldSize, "65536", &c.shardWorldSize);
     } else if (key == "lr") {

@@ -1,4 +1,4 @@
-// The recipe a bundle was compiled with, as bundle metadata: ampc encodes it, and every reader
+// The recipe a bundle was compiled with, as bundle metadata: the plan builder encodes it, and every reader
 // (the bundle reader, amp-run, the trainer, plan validation, the memory report, the cuda device)
 // decodes it here, once, into typed fields. No reader matches metadata strings of its own.
 #ifndef AMP_RUNTIME_PLAN_TRAININGCONFIG_H
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/schema/OpEnums.h"
 
 namespace amp::rt {
 
@@ -22,24 +23,25 @@ struct TrainingConfig {
   static constexpr int64_t kMaxAccumulate = int64_t{1} << 20;
   static constexpr int64_t kMaxWorldSize = 65536;
 
-  std::string model;                 // the model function's name ("model")
-  std::string target;                // cpu | cuda:sm_NN | reference ("target")
-  std::string precision = "f32";     // f32 | f16 | bf16 ("precision")
-  std::string optimizer;             // sgd | adam | adamw; empty without --train ("optimizer")
-  std::string lossScaling = "none";  // none | static | dynamic ("loss_scaling")
-  int64_t accumulate = 1;            // micro-batches per optimizer step ("accumulate")
-  bool dataParallel = false;         // compiled with --data-parallel ("data_parallel")
-  std::string reducePrecision;       // its gradient all-reduce precision ("reduce_precision")
-  int64_t shardWorldSize = 0;        // ZeRO-1 ranks; 0: state not sharded ("shard_world_size")
+  std::string model;                         // the model function's name ("model")
+  std::string target;                        // cpu | cuda:sm_NN | reference ("target")
+  Precision precision = Precision::F32;      // the low-precision dtype autocast chose ("precision")
+  std::optional<OptimizerKind> optimizer;    // absent without --train ("optimizer")
+  ScalingKind lossScaling = ScalingKind::None;  // ("loss_scaling")
+  int64_t accumulate = 1;                    // micro-batches per optimizer step ("accumulate")
+  bool dataParallel = false;                 // compiled with --data-parallel ("data_parallel")
+  std::optional<Precision> reducePrecision;  // its gradient all-reduce precision ("reduce_precision")
+  int64_t shardWorldSize = 0;                // ZeRO-1 ranks; 0: state not sharded ("shard_world_size")
   // The optimizer's and scaler's settings, as exact decimal values ("lr", "init_scale",
   // "growth_factor", "backoff_factor", "growth_interval").
   std::optional<double> lr, initScale, growthFactor, backoffFactor;
   std::optional<int64_t> growthInterval;
   std::string cudaToolkit;           // the NVRTC that compiled the cuda code ("cuda_toolkit")
 
-  // The training keys (everything but model, target and cuda_toolkit, which the plan builder
-  // and the CUDA toolchain write), in a fixed order; values round-trip exactly (%.17g).
-  Metadata encodeTraining() const;
+  // The recipe's keys (precision and the training keys: everything but model, target and
+  // cuda_toolkit), in a fixed order; values round-trip exactly (%.17g). The plan builder writes
+  // them from the module's recipe attributes; `training` adds the keys of a training bundle.
+  Metadata encodeRecipe(bool training) const;
 
   // Decodes and validates every key it knows; a key it does not know is ignored. A bad value is
   // an error naming the key and the value.

@@ -54,12 +54,39 @@ inline constexpr std::optional<LrScheduleKind> parseLrScheduleKind(std::string_v
   return std::nullopt;
 }
 
+enum class OptimizerKind : uint8_t { Sgd, Adam, AdamW };
+inline constexpr std::string_view kOptimizerKindKeywords[] = {"sgd", "adam", "adamw"};
+inline constexpr std::string_view optimizerKindKeyword(OptimizerKind v) { return kOptimizerKindKeywords[static_cast<size_t>(v)]; }
+inline constexpr std::optional<OptimizerKind> parseOptimizerKind(std::string_view keyword) {
+  for (size_t i = 0; i < 3; ++i)
+    if (kOptimizerKindKeywords[i] == keyword) return static_cast<OptimizerKind>(i);
+  return std::nullopt;
+}
+
+enum class Precision : uint8_t { F32, F16, BF16 };
+inline constexpr std::string_view kPrecisionKeywords[] = {"f32", "f16", "bf16"};
+inline constexpr std::string_view precisionKeyword(Precision v) { return kPrecisionKeywords[static_cast<size_t>(v)]; }
+inline constexpr std::optional<Precision> parsePrecision(std::string_view keyword) {
+  for (size_t i = 0; i < 3; ++i)
+    if (kPrecisionKeywords[i] == keyword) return static_cast<Precision>(i);
+  return std::nullopt;
+}
+
 enum class ReduceKind : uint8_t { Sum, Mean, Max };
 inline constexpr std::string_view kReduceKindKeywords[] = {"sum", "mean", "max"};
 inline constexpr std::string_view reduceKindKeyword(ReduceKind v) { return kReduceKindKeywords[static_cast<size_t>(v)]; }
 inline constexpr std::optional<ReduceKind> parseReduceKind(std::string_view keyword) {
   for (size_t i = 0; i < 3; ++i)
     if (kReduceKindKeywords[i] == keyword) return static_cast<ReduceKind>(i);
+  return std::nullopt;
+}
+
+enum class ScalingKind : uint8_t { None, Static, Dynamic };
+inline constexpr std::string_view kScalingKindKeywords[] = {"none", "static", "dynamic"};
+inline constexpr std::string_view scalingKindKeyword(ScalingKind v) { return kScalingKindKeywords[static_cast<size_t>(v)]; }
+inline constexpr std::optional<ScalingKind> parseScalingKind(std::string_view keyword) {
+  for (size_t i = 0; i < 3; ++i)
+    if (kScalingKindKeywords[i] == keyword) return static_cast<ScalingKind>(i);
   return std::nullopt;
 }
 

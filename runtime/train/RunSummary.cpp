@@ -107,9 +107,10 @@ JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, co
       "device's entries share one arena, sized for the largest"));
   if (report.plannedMemory) summary.set("memory", plannedMemory(*report.plannedMemory));
   summary.set("device", JsonValue::string(context.device));
-  summary.set("precision", JsonValue::string(config.precision));
-  summary.set("optimizer", JsonValue::string(config.optimizer));
-  summary.set("loss_scaling", JsonValue::string(config.lossScaling));
+  summary.set("precision", JsonValue::string(std::string(precisionKeyword(config.precision))));
+  summary.set("optimizer",
+              JsonValue::string(config.optimizer ? std::string(optimizerKindKeyword(*config.optimizer)) : ""));
+  summary.set("loss_scaling", JsonValue::string(std::string(scalingKindKeyword(config.lossScaling))));
   addScalerConfig(config, summary);
   summary.set("accumulate", JsonValue::integer(report.accumulate));
   summary.set("batch", JsonValue::integer(context.batch));

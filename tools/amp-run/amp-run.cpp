@@ -320,7 +320,8 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
   options.resume = cl.resume;
   options.checkNumerics = cl.checkNumerics;
   options.communicator = job.get();
-  const std::string& precision = config.precision;
+  const std::string precision(precisionKeyword(config.precision));
+  const std::string optimizer(config.optimizer ? optimizerKindKeyword(*config.optimizer) : "");
   const int world = job ? job->worldSize() : 1;
   const int64_t accumulate = config.accumulate;
   if (rankZero()) {
@@ -331,7 +332,7 @@ int runTraining(Session& session, const RunCommandLine& cl, Device device) {
                   static_cast<long long>(batch), static_cast<long long>(accumulate));
     std::printf("training %s (%s, %s) on %s: batch %lld, %lld train / %lld test examples\n",
                 config.model.c_str(), precision.c_str(),
-                config.optimizer.c_str(), std::string(deviceName(device)).c_str(),
+                optimizer.c_str(), std::string(deviceName(device)).c_str(),
                 static_cast<long long>(batch), static_cast<long long>(trainData->size()),
                 static_cast<long long>(haveEval ? evalData->size() : 0));
   }

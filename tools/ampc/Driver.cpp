@@ -354,7 +354,8 @@ static std::optional<int64_t> parseBytes(llvm::StringRef text) {
   return static_cast<int64_t>(value * scale);
 }
 
-// Builds @train_step on the autocast module. Metadata for the plan is returned in `meta`.
+// The training flags as the pipeline's options. Only relations between flags are checked here;
+// each value is checked by the pass that takes it, which reports a bad one as a diagnostic.
 static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& options) {
   auto flagError = [](const llvm::Twine& message) {
     mlir::amp::driverErrs() << "ampc: " << message << "\n";
@@ -363,14 +364,13 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
   // --remat and --memory-budget were checked in main.
   options.remat = rematFlag == "auto";
   if (std::optional<int64_t> budget = parseBytes(memoryBudgetFlag)) options.memoryBudget = *budget;
-  if (accumulateFlag < 1) return flagError("--accumulate must be >= 1");
   if (scheduleFlag == mlir::amp::LrScheduleKind::Cosine && totalStepsFlag <= 0)
     return flagError("--schedule=cosine needs --total-steps=N (the step at which the rate reaches 0)");
   using mlir::amp::LossScalingMode;
   std::string mode = lossScaleFlag;
   if (llvm::StringRef(mode).starts_with("static:")) {
     double s = 0;
-    if (llvm::StringRef(mode).drop_front(7).getAsDouble(s) || !(s > 0))
+    if (llvm::StringRef(mode).drop_front(7).getAsDouble(s))
       return flagError("--loss-scale=static:S needs a positive number S, got '" + mode + "'");
     options.lossScaling = LossScalingMode::Static;
     options.initScale = s;
@@ -385,18 +385,8 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
   if (scalerFlags && (options.lossScaling == LossScalingMode::None || options.lossScaling == LossScalingMode::Static))
     return flagError("--init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic "
                      "loss scaling; --loss-scale=" + mode + " does not use them");
+  // Their ranges are amp-loss-scaling's to check (#amp.loss_scaling's verifier).
   if (options.lossScaling != LossScalingMode::Static) {
-    if (!(initScaleFlag > 0) || !std::isfinite(static_cast<float>(initScaleFlag.getValue())))
-      return flagError("--init-scale must be positive and finite in f32, got " + std::to_string(initScaleFlag));
-    if (!(growthFactorFlag > 1.0) || !std::isfinite(growthFactorFlag.getValue()))
-      return flagError("--growth-factor must be finite and > 1 (as torch's GradScaler), got " +
-                       std::to_string(growthFactorFlag));
-    if (!(backoffFactorFlag > 0.0 && backoffFactorFlag < 1.0))
-      return flagError("--backoff-factor must be in (0, 1) (as torch's GradScaler), got " +
-                       std::to_string(backoffFactorFlag));
-    if (growthIntervalFlag < 1 || growthIntervalFlag > std::numeric_limits<int32_t>::max())
-      return flagError("--growth-interval must be a positive integer below 2^31, got " +
-                       std::to_string(growthIntervalFlag));
     options.initScale = initScaleFlag.getValue();
     options.growthFactor = growthFactorFlag.getValue();
     options.backoffFactor = backoffFactorFlag.getValue();
@@ -437,38 +427,6 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
   return success();
 }
 
-// The training configuration a bundle records, read from the compiled module and the options.
-static void addTrainingConfig(ModuleOp module, const mlir::amp::AmpPipelineOptions& options,
-                              std::vector<std::pair<std::string, std::string>>& meta) {
-  // The loss scaling amp-loss-scaling chose (mode=auto decides by precision), read from the ops it
-  // inserted: a scale update is dynamic scaling, an unscale by a scale without one is static (after
-  // fusion the unscale is amp.grad_stats').
-  bool updatesScale = false, unscales = false;
-  module.walk([&](Operation* op) {
-    updatesScale |= isa<mlir::amp::UpdateScaleOp>(op);
-    if (auto check = dyn_cast<mlir::amp::UnscaleCheckOp>(op)) unscales |= static_cast<bool>(check.getScale());
-    if (auto stats = dyn_cast<mlir::amp::GradStatsOp>(op)) unscales |= static_cast<bool>(stats.getScale());
-  });
-  const std::string scalingUsed = updatesScale ? "dynamic" : unscales ? "static" : "none";
-  ::amp::rt::TrainingConfig config;
-  config.optimizer = mlir::amp::stringifyEnum(optimizerFlag.getValue()).str();
-  config.lossScaling = scalingUsed;
-  config.accumulate = accumulateFlag;
-  if (dataParallelFlag) {
-    config.dataParallel = true;
-    config.reducePrecision = mlir::amp::stringifyPrecision(reducePrecisionFlag.getValue()).str();
-    if (shardOptimizerFlag) config.shardWorldSize = worldSizeFlag;
-  }
-  config.lr = lrFlag;
-  if (scalingUsed != "none") config.initScale = options.initScale;
-  if (scalingUsed == "dynamic") {
-    config.growthFactor = options.growthFactor;
-    config.backoffFactor = options.backoffFactor;
-    config.growthInterval = options.growthInterval;
-  }
-  for (auto& kv : config.encodeTraining()) meta.push_back(std::move(kv));
-}
-
 // How far a request compiles: autocast (every stage past the parsed IR; --precision=f32 makes it a
 // no-op), training (--train), fusion (the IR codegen lowers).
 struct Stages {
@@ -476,9 +434,10 @@ struct Stages {
 };
 
 // Sets amp.target, then runs the stages asked for as one pass pipeline, so --mlir-timing and
-// --mlir-print-ir-after-all see ampc's whole compilation; `meta` receives what the bundle records.
+// --mlir-print-ir-after-all see ampc's whole compilation. The passes stamp the recipe they decided
+// on the module (amp.precision, amp.optimizer, ...); the plan builder records it in the bundle.
 static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::AutocastDtype precision,
-                             std::vector<std::pair<std::string, std::string>>& meta, bool withBudget = true) {
+                             bool withBudget = true) {
   MLIRContext* ctx = module.getContext();
   mlir::amp::AmpPipelineOptions options;
   if (stages.train && failed(trainOptionsFromFlags(options))) return failure();
@@ -509,14 +468,7 @@ static LogicalResult compile(ModuleOp module, Stages stages, mlir::amp::Autocast
   }
   if (stages.fuse) mlir::amp::buildAmpFusionStage(pm, options);
   if (stripDebugInfoFlag) pm.addPass(mlir::createStripDebugInfoPass());
-  if (failed(pm.run(module))) return failure();
-
-  if (stages.autocast) {
-    auto p = mlir::amp::getPrecision(module);
-    meta.emplace_back("precision", p ? mlir::amp::stringifyPrecision(*p).str() : "f32");
-  }
-  if (stages.train) addTrainingConfig(module, options, meta);
-  return success();
+  return pm.run(module);
 }
 
 int mlir::amp::runAmpc(int argc, const char* const* argv, llvm::raw_ostream& errs) {
@@ -595,8 +547,7 @@ int mlir::amp::runAmpc(int argc, const char* const* argv, llvm::raw_ostream& err
   stages.train = stages.autocast && trainFlag && stage != Emit::AutocastIR;
   stages.fuse = stage == Emit::FusedIR || stage == Emit::Kernels || stage == Emit::Cuda || stage == Emit::Plan ||
                 stage == Emit::Bundle || stage == Emit::MemoryReport;
-  std::vector<std::pair<std::string, std::string>> meta;
-  if (failed(compile(*module, stages, precisionFlag, meta))) return 1;
+  if (failed(compile(*module, stages, precisionFlag))) return 1;
   if (stage == Emit::AutocastIR || stage == Emit::TrainIR || stage == Emit::FusedIR || stage == Emit::PrecisionReport ||
       stage == Emit::Dot || !explainFlag.empty()) {
     auto output = openOutputFile(outputFilename, &error);
@@ -618,13 +569,11 @@ int mlir::amp::runAmpc(int argc, const char* const* argv, llvm::raw_ostream& err
     return 0;
   }
   if (stage == Emit::MemoryReport) {
-    std::vector<std::pair<std::string, std::string>> baseMeta;
     // The baseline is f32 with the same --remat (both sides recompute alike), without the budget.
-    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, baseMeta, /*withBudget=*/false))) return 1;
+    if (failed(compile(*baseline, stages, mlir::amp::AutocastDtype::F32, /*withBudget=*/false))) return 1;
     auto ampPlan = mlir::amp::buildPlan(*module);
     auto f32Plan = mlir::amp::buildPlan(*baseline);
     if (failed(ampPlan) || failed(f32Plan)) return 1;
-    for (auto& kv : meta) ampPlan->metadata.push_back(kv);
     auto output = openOutputFile(outputFilename, &error);
     if (!output) {
       mlir::amp::driverErrs() << "ampc: cannot write '" << outputFilename << "': " << error << "\n";
@@ -638,7 +587,6 @@ int mlir::amp::runAmpc(int argc, const char* const* argv, llvm::raw_ostream& err
   if (stage == Emit::Plan || stage == Emit::Bundle || stage == Emit::Kernels || stage == Emit::Cuda) {
     auto plan = mlir::amp::buildPlan(*module, /*eraseLoweredFunctions=*/true);
     if (failed(plan)) return 1;
-    for (auto& kv : meta) plan->metadata.push_back(kv);
     std::string kernels, cudaKernels;
     if (failed(attachNativeKernels(*module, *plan, stage == Emit::Bundle, &kernels)) ||
         failed(attachCudaKernels(*module, *plan, stage == Emit::Bundle, stage == Emit::Cuda ? &cudaKernels : nullptr)))

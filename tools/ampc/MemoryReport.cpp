@@ -68,7 +68,7 @@ std::string renderMemoryReport(const Plan& f32, const Plan& amp, const std::stri
                         "temporaries, planned arena", "(temporaries, all at once)"})
     if (a.count(c) || b.count(c)) classes.push_back(c);
   const ::amp::rt::TrainingConfig config = amp.trainingConfig().value_or(::amp::rt::TrainingConfig());
-  const std::string& precision = config.precision;
+  const std::string precision(::amp::rt::precisionKeyword(config.precision));
   char line[256];
   std::string s = "Memory report: entry '" + entry + "', f32 vs " + precision +
                   ". Persistent buffers, plus the arena ampc's memory planner assigns to the temporaries\n"

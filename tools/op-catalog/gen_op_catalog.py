@@ -8,7 +8,8 @@ these generated, checked-in files instead:
   runtime/plan/OpSchema.inc   AMP_OP_SCHEMA(Code, StepKind, operands min/max, results min/max,
                               regions, attributes): the step kind (the op's Amp_*Step trait, ir/AmpBase.td) and
                               arity (-1: variadic) that every plan step is checked against.
-  runtime/schema/OpEnums.h    the dialect's enums (ir/AmpEnums.td) with their keywords.
+  runtime/schema/OpEnums.h    the dialect's enums (ir/AmpEnums.td) that op attributes and the recipe
+                              attributes (ir/AmpAttrs.td) use, with their keywords.
   runtime/plan/OpAttrs.h, .cpp one typed struct per op with attributes and its decode(AttrMap), which
                               checks what the ODS declares: presence, kind, default, enum keyword,
                               and the interval of an Amp_BoundedAttr; devices read the struct.
@@ -134,6 +135,18 @@ def collect(records):
             "attrs": attrs,
         })
     ops.sort(key=lambda o: o["full"])
+    # The recipe attributes (ir/AmpAttrs.td) are the plan's training metadata: their enum
+    # parameters (optimizer, loss scaling, precision) are runtime enums too.
+    by_class = {records[e]["className"]: records[e] for e in records["!instanceof"]["EnumAttrInfo"]}
+    for name in records["!instanceof"]["AttrDef"]:
+        if not name.endswith("RecipeAttr"):
+            continue
+        for arg in records[name]["parameters"]["args"]:
+            param = records[arg[0]["def"]] if isinstance(arg[0], dict) else None  # else a C++ type string
+            if param and "EnumParameter" in param["!superclasses"]:
+                info = by_class[param["cppType"].rsplit("::", 1)[1]]
+                ods.enums[info["className"]] = [(records[c["def"]]["symbol"], records[c["def"]]["str"])
+                                                for c in info["enumerants"]]
     return ops, ods.enums
 
 

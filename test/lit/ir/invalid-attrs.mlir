@@ -235,3 +235,41 @@ func.func @init_values_of_another_shape(%w: tensor<4xf32> {amp.role = "param", a
 func.func @init_values_not_f32(%w: tensor<4xf32> {amp.role = "param", amp.name = "w", amp.init = dense<1> : tensor<4xi32>}) {
   return
 }
+
+// -----
+
+// The recipe attributes (set by the training passes) hold GradScaler's ranges and their shape.
+// expected-error @+1 {{growth-factor must be finite and > 1 (as torch's GradScaler), got 0.5}}
+module attributes {amp.loss_scaling = #amp.loss_scaling<kind = dynamic, init_scale = 8.0 : f64, growth_factor = 0.5 : f64, backoff_factor = 0.5 : f64, growth_interval = 10>} {
+}
+
+// -----
+
+// expected-error @+1 {{#amp.loss_scaling<kind = none> takes no init_scale}}
+module attributes {amp.loss_scaling = #amp.loss_scaling<kind = none, init_scale = 8.0 : f64>} {
+}
+
+// -----
+
+// expected-error @+1 {{growth_factor, backoff_factor and growth_interval configure dynamic scaling; kind = static takes none of them}}
+module attributes {amp.loss_scaling = #amp.loss_scaling<kind = static, init_scale = 8.0 : f64, growth_interval = 10>} {
+}
+
+// -----
+
+// expected-error @+1 {{accumulate must be in [1, 2^20], got 0}}
+module attributes {amp.optimizer = #amp.optimizer<kind = sgd, lr = 0.1 : f64, accumulate = 0>} {
+}
+
+// -----
+
+// expected-error @+1 {{amp.optimizer is a #amp.optimizer<...> attribute of the module (set by amp-optimizer)}}
+module attributes {amp.optimizer = "adamw"} {
+}
+
+// -----
+
+// expected-error @+1 {{amp.data_parallel is a #amp.data_parallel<...> attribute of the module}}
+func.func @data_parallel_on_a_function() attributes {amp.data_parallel = #amp.data_parallel<reduce = f32>} {
+  return
+}

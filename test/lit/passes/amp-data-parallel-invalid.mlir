@@ -27,7 +27,7 @@ module {
 // -----
 
 // Twice: the step already reduces.
-module attributes {amp.data_parallel} {
+module attributes {amp.data_parallel = #amp.data_parallel<reduce = f32>} {
   // expected-error @+1 {{amp-data-parallel: @train_step is already data-parallel}}
   func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"})
       -> (tensor<f32> {amp.name = "loss"}) attributes {amp.entry = "train_step"} {

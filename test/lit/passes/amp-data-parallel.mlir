@@ -4,6 +4,10 @@
 // RUN: not amp-opt %s --split-input-file --amp-autodiff --amp-loss-scaling="mode=dynamic" --amp-optimizer="kind=sgd" --amp-data-parallel="reduce-precision=f8" 2>&1 | FileCheck %s --check-prefix=BADPREC
 // BADPREC: for the --reduce-precision option: 'f8' is not one of: f32, bf16, f16
 
+// The module records the data parallelism and its reduction precision (the plan's metadata).
+// CHECK: module attributes {amp.data_parallel = #amp.data_parallel<reduce = f32>
+// SMALL: module attributes {amp.data_parallel = #amp.data_parallel<reduce = bf16>
+
 // Default buckets (25 MiB): the three gradients form one bucket, reduced as a mean right after
 // the last of them is ready; found_inf is reduced as a max before anything reads it, and every
 // consumer (counters, updates, scale update, the returned flag) reads the reduced one; the

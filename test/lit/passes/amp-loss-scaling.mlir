@@ -6,7 +6,12 @@
 // RUN: not amp-opt %s --split-input-file --amp-loss-scaling="mode=bogus" 2>&1 | FileCheck %s --check-prefix=BADMODE
 // BADMODE: for the --mode option: 'bogus' is not one of: dynamic, static, none, auto
 
-// An f16 step ("after amp-autodiff" shape): auto picks dynamic with PyTorch's defaults.
+// An f16 step ("after amp-autodiff" shape): auto picks dynamic with PyTorch's defaults, and
+// records the recipe it decided on the module (the plan's training metadata comes from it).
+// AUTO: module attributes {amp.loss_scaling = #amp.loss_scaling<kind = dynamic, init_scale = 6.553600e+04 : f64, growth_factor = 2.000000e+00 : f64, backoff_factor = 5.000000e-01 : f64, growth_interval = 2000>}
+// DYN: module attributes {amp.loss_scaling = #amp.loss_scaling<kind = dynamic, init_scale = 1.024000e+03 : f64, growth_factor = 4.000000e+00 : f64, backoff_factor = 2.500000e-01 : f64, growth_interval = 10>}
+// STATIC: module attributes {amp.loss_scaling = #amp.loss_scaling<kind = static, init_scale = 1.280000e+02 : f64>}
+// NONE: module attributes {amp.loss_scaling = #amp.loss_scaling<kind = none>}
 // AUTO-LABEL: func.func @train_step
 // AUTO-SAME: %[[S:[a-z0-9]+]]: tensor<f32> {amp.init = #amp.init<constant, scale = 6.553600e+04>, amp.name = "amp.loss_scale", amp.role = "state"}
 // AUTO-SAME: %[[T:[a-z0-9]+]]: tensor<i32> {amp.init = #amp.init<zeros>, amp.name = "amp.growth_tracker", amp.role = "state"}

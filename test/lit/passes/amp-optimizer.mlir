@@ -8,6 +8,10 @@
 // RUN: not amp-opt %s --split-input-file --amp-optimizer="schedule=linear" 2>&1 | FileCheck %s --check-prefix=BADSCHEDULE
 // BADSCHEDULE: for the --schedule option: 'linear' is not one of: constant, cosine
 
+// The recipe on the module: the optimizer, its base rate and the accumulation window.
+// ADAMW: module attributes {amp.optimizer = #amp.optimizer<kind = adamw, lr = 1.000000e-03 : f64>}
+// ACC: module attributes {amp.optimizer = #amp.optimizer<kind = adam, lr = 1.000000e-03 : f64, accumulate = 4>}
+
 // "After amp-loss-scaling{mode=dynamic}": the optimizer goes between the check and the update.
 // ADAMW-LABEL: func.func @train_step
 // ADAMW-SAME: %[[W:[a-z0-9]+]]: tensor<4xf32> {amp.name = "w", amp.role = "param"}

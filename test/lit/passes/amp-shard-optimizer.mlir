@@ -7,6 +7,10 @@
 // NOSIZE: error: amp-shard-optimizer: world-size must be >= 1, got 0
 // TWICE: error: amp-shard-optimizer: @train_step is already sharded
 
+// The module's data-parallel recipe gains the ranks the state was split for.
+// CHECK: module attributes {amp.data_parallel = #amp.data_parallel<reduce = f32, shard_world_size = 5>
+// SMALL: module attributes {amp.data_parallel = #amp.data_parallel<reduce = bf16, shard_world_size = 2>
+
 // Over 5 ranks: fc1.weight (48) in chunks of 10, fc1.bias (6) of 2, fc2.weight (18) of 4, the
 // last ones zero-padded. The bucket's all-reduce became a reduce-scatter of the same tensors; the
 // check, the norm and the clipping run on the chunks; the norm is sqrt of the all-reduced sum of

@@ -284,7 +284,7 @@ func.func @train_step(%w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
 
 // AMP010 (rule 9): a data-parallel step whose update reads a gradient that was not reduced. The
 // bias gradient is reduced; the weight gradient goes to the check (and the update) unreduced.
-module attributes {amp.data_parallel} {
+module attributes {amp.data_parallel = #amp.data_parallel<reduce = f32>} {
   func.func @train_step(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
                         %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
                         %b: tensor<4xf32> {amp.role = "param", amp.name = "b"},
@@ -308,7 +308,7 @@ module attributes {amp.data_parallel} {
 
 // AMP010: the skip decision reads this rank's found_inf, not the reduced one: the flag itself
 // depends on the rank's data, so every update it guards does.
-module attributes {amp.data_parallel} {
+module attributes {amp.data_parallel = #amp.data_parallel<reduce = f32>} {
   func.func @train_step(%x: tensor<4xf32> {amp.role = "input", amp.name = "x"},
                         %w: tensor<4xf32> {amp.role = "param", amp.name = "w"},
                         %lr: tensor<f32> {amp.role = "state", amp.name = "lr"})

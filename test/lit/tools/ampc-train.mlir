@@ -1,5 +1,6 @@
 // ampc's training flags: GradScaler's options (PyTorch's names, defaults and validation) reach
-// the scaler and the plan metadata; contradictory or invalid values are named errors.
+// the scaler and the plan metadata; contradictory flags are ampc's errors, a bad value is the
+// error of the pass that takes it (located at the model), by the one rule that pass applies.
 
 // RUN: ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=1024 --growth-factor=4 --backoff-factor=0.25 --growth-interval=10 --emit=train-ir | FileCheck %s --check-prefix=IR-CHECK
 // IR-CHECK: amp.init = #amp.init<constant, scale = 1.024000e+03>, amp.name = "amp.loss_scale"
@@ -23,14 +24,14 @@
 // RESULTS-CHECK-DAG: grads loss fc1.weight.grad fc1.bias.grad fc2.weight.grad fc2.bias.grad fc3.weight.grad fc3.bias.grad found_inf
 
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --growth-factor=1 --emit=plan 2>&1 | FileCheck %s --check-prefix=GROWTH-CHECK
-// GROWTH-CHECK: ampc: --growth-factor must be finite and > 1 (as torch's GradScaler), got 1
+// GROWTH-CHECK: mlp.mlir:{{[0-9]+}}:{{[0-9]+}}: error: amp-loss-scaling: growth-factor must be finite and > 1 (as torch's GradScaler), got 1{{$}}
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --backoff-factor=1 --emit=plan 2>&1 | FileCheck %s --check-prefix=BACKOFF-CHECK
-// BACKOFF-CHECK: ampc: --backoff-factor must be in (0, 1) (as torch's GradScaler), got 1
+// BACKOFF-CHECK: error: amp-loss-scaling: backoff-factor must be in (0, 1) (as torch's GradScaler), got 1{{$}}
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --growth-interval=0 --emit=plan 2>&1 | FileCheck %s --check-prefix=INTERVAL-CHECK
-// INTERVAL-CHECK: ampc: --growth-interval must be a positive integer below 2^31, got 0
+// INTERVAL-CHECK: error: amp-loss-scaling: growth-interval must be a positive integer below 2^31, got 0
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=nan --emit=plan 2>&1 | FileCheck %s --check-prefix=INIT-CHECK
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --init-scale=1e39 --emit=plan 2>&1 | FileCheck %s --check-prefix=INIT-CHECK
-// INIT-CHECK: ampc: --init-scale must be positive and finite in f32
+// INIT-CHECK: error: amp-loss-scaling: init-scale must be positive and finite in f32
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=none --init-scale=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=static:8 --growth-interval=8 --emit=plan 2>&1 | FileCheck %s --check-prefix=MODE-CHECK
 // MODE-CHECK: ampc: --init-scale, --growth-factor, --backoff-factor and --growth-interval configure dynamic loss scaling
@@ -51,6 +52,11 @@
 // FLAGS-CHECK-DAG: "loss_scaling": "static"
 // FLAGS-CHECK-DAG: "init_scale": "128"
 // FLAGS-CHECK-DAG: "s": "cosine"
+
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --precision=f16 --loss-scale=static:-2 --emit=plan 2>&1 | FileCheck %s --check-prefix=STATIC-RANGE
+// STATIC-RANGE: error: amp-loss-scaling: init-scale must be positive and finite in f32, got -2
+// RUN: not ampc %amp_src_root/examples/mlp.mlir --train --accumulate=0 --emit=plan 2>&1 | FileCheck %s --check-prefix=ACCUMULATE-CHECK
+// ACCUMULATE-CHECK: error: amp-optimizer: accumulate must be in [1, 2^20], got 0
 
 // RUN: not ampc %amp_src_root/examples/mlp.mlir --train --weight-decay=-0.5 --emit=plan 2>&1 | FileCheck %s --check-prefix=WD-CHECK
 // WD-CHECK: ampc: --weight-decay must be finite and >= 0, got -0.5

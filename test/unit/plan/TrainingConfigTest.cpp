@@ -11,31 +11,31 @@ namespace {
 
 TEST(TrainingConfig, RoundTripsEveryField) {
   TrainingConfig c;
-  c.optimizer = "adamw";
-  c.lossScaling = "dynamic";
+  c.precision = Precision::F16;
+  c.optimizer = OptimizerKind::AdamW;
+  c.lossScaling = ScalingKind::Dynamic;
   c.accumulate = 4;
   c.dataParallel = true;
-  c.reducePrecision = "bf16";
+  c.reducePrecision = Precision::BF16;
   c.shardWorldSize = 2;
   c.lr = 0.1;  // not a binary fraction: %.17g must bring back the same double
   c.initScale = 65536.0;
   c.growthFactor = 2.0;
   c.backoffFactor = 0.5;
   c.growthInterval = 2000;
-  Metadata m = c.encodeTraining();
+  Metadata m = c.encodeRecipe(/*training=*/true);
   m.emplace_back("model", "mlp");
-  m.emplace_back("precision", "f16");
   m.emplace_back("cuda_toolkit", "13.0");
   m.emplace_back("some_future_key", "whatever");  // ignored
   auto d = TrainingConfig::decode(m);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->model, "mlp");
-  EXPECT_EQ(d->precision, "f16");
-  EXPECT_EQ(d->optimizer, "adamw");
-  EXPECT_EQ(d->lossScaling, "dynamic");
+  EXPECT_EQ(d->precision, Precision::F16);
+  EXPECT_EQ(d->optimizer, OptimizerKind::AdamW);
+  EXPECT_EQ(d->lossScaling, ScalingKind::Dynamic);
   EXPECT_EQ(d->accumulate, 4);
   EXPECT_TRUE(d->dataParallel);
-  EXPECT_EQ(d->reducePrecision, "bf16");
+  EXPECT_EQ(d->reducePrecision, Precision::BF16);
   EXPECT_EQ(d->shardWorldSize, 2);
   EXPECT_EQ(*d->lr, 0.1);
   EXPECT_EQ(*d->initScale, 65536.0);
@@ -43,14 +43,15 @@ TEST(TrainingConfig, RoundTripsEveryField) {
   EXPECT_EQ(*d->backoffFactor, 0.5);
   EXPECT_EQ(*d->growthInterval, 2000);
   EXPECT_EQ(d->cudaToolkit, "13.0");
-  EXPECT_EQ(d->encodeTraining(), c.encodeTraining());
+  EXPECT_EQ(d->encodeRecipe(true), c.encodeRecipe(true));
 }
 
 TEST(TrainingConfig, DefaultsAreAPlainSingleProcessRecipe) {
   auto d = TrainingConfig::decode({});
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->precision, "f32");
-  EXPECT_EQ(d->lossScaling, "none");
+  EXPECT_EQ(d->precision, Precision::F32);
+  EXPECT_FALSE(d->optimizer.has_value());
+  EXPECT_EQ(d->lossScaling, ScalingKind::None);
   EXPECT_EQ(d->accumulate, 1);
   EXPECT_FALSE(d->dataParallel);
   EXPECT_EQ(d->shardWorldSize, 0);

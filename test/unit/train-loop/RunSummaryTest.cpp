@@ -32,7 +32,7 @@ TrainReport twoSteps() {
 
 TEST(RunSummary, PlainRunKeysInOrder) {
   TrainingConfig config;
-  config.optimizer = "sgd";
+  config.optimizer = OptimizerKind::Sgd;
   JsonValue s = runSummary(twoSteps(), config, {"cpu", 128, true, false});
   EXPECT_EQ(keysOf(s), (std::vector<std::string>{
                            "steps", "skipped_steps", "overflow_steps", "first_overflow_steps", "first_loss",
@@ -96,8 +96,8 @@ TEST(RunSummary, PlannedMemoryKeysInOrder) {
 
 TEST(RunSummary, ScalerDataParallelAndOverflowKeysInOrder) {
   TrainingConfig config;
-  config.precision = "f16";
-  config.lossScaling = "dynamic";
+  config.precision = Precision::F16;
+  config.lossScaling = ScalingKind::Dynamic;
   config.initScale = 65536;
   config.growthFactor = 2;
   config.backoffFactor = 0.5;
