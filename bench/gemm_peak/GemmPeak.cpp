@@ -1,4 +1,4 @@
-// amp-bench-gemm: GFLOP/s of the cpu device's own Gemm (runtime/devices/cpu/Gemm.h) on the training
+// amp-bench-gemm: GFLOP/s of the cpu device's own Gemm (runtime/devices/cpu/kernels/Gemm.h) on the training
 // GEMMs of the benchmarked MLPs, against the machine's measured peak (a large square GEMM) per
 // dtype. Prints JSON lines on stdout (bench/README.md; bench/run.py prints them as a table).
 //
@@ -21,7 +21,7 @@
 
 #include "runtime/DType.h"
 #include "runtime/schema/CpuFeatures.h"
-#include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/kernels/Gemm.h"
 #include "runtime/numerics/Convert.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // Buffer conversions between f32 and f16/bf16/FP8 with the numeric contract's bits, on AVX2 + F16C
 // where the caller says the host has them: the cpu device's GEMMs widen their operands with these
-// and round their results back (runtime/devices/cpu/Gemm.h), and convertBuffer takes them for
+// and round their results back (runtime/devices/cpu/kernels/Gemm.h), and convertBuffer takes them for
 // f32 <-> f16/bf16 when simdConvertOnHost().
 #ifndef AMP_RUNTIME_NUMERICS_SIMDCONVERT_H
 #define AMP_RUNTIME_NUMERICS_SIMDCONVERT_H

@@ -15,7 +15,8 @@ import tempfile
 CORE = "the runtime core"  # the files directly in the runtime folder: DType and Tensor
 ROOMS = [
     "runtime/schema", "runtime/kernels/math", "runtime/kernels/cuda", "runtime/numerics", "runtime/io", "runtime/dist", "runtime/plan",
-    "runtime/exec", "runtime/reference", "runtime/devices/cpu", "runtime/devices/cuda",
+    "runtime/exec", "runtime/reference", "runtime/devices/cpu/kernels/avx2", "runtime/devices/cpu/kernels/avx512",
+    "runtime/devices/cpu/kernels", "runtime/devices/cpu/steps", "runtime/devices/cpu", "runtime/devices/cuda",
     "runtime/devices", "runtime/train", "ir", "passes", "codegen", "import",
 ]
 
@@ -35,9 +36,17 @@ ALLOWED = {
     "runtime/exec": BELOW_PLAN + ["runtime/plan", "runtime/dist"],
     "runtime/reference": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math"],
     # A device reaches the oracle only through its executor's header (fallback steps), and never
-    # another device.
+    # another device. The cpu device's inner plan: its kernels know nothing of plans or steps, and
+    # each ISA's files only the kernels they implement (the dispatchers declare, never include,
+    # them); steps use kernels and the executor's step interface; the executor never includes a
+    # step (it reaches them through the factories CpuStep.h declares).
+    "runtime/devices/cpu/kernels/avx2": BELOW_PLAN + ["runtime/devices/cpu/kernels"],
+    "runtime/devices/cpu/kernels/avx512": BELOW_PLAN + ["runtime/devices/cpu/kernels"],
+    "runtime/devices/cpu/kernels": BELOW_PLAN + ["runtime/kernels/math"],
+    "runtime/devices/cpu/steps": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/kernels/math",
+                                               "runtime/devices/cpu", "runtime/devices/cpu/kernels"],
     "runtime/devices/cpu": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math",
-                                         "runtime/reference/ReferenceExecutor.h"],
+                                         "runtime/reference/ReferenceExecutor.h", "runtime/devices/cpu/kernels"],
     "runtime/devices/cuda": BELOW_PLAN + ["runtime/plan", "runtime/dist", "runtime/exec", "runtime/kernels/math",
                                           "runtime/kernels/cuda", "runtime/reference/ReferenceExecutor.h"],
     # The registry sees every device.
@@ -66,12 +75,15 @@ def room_of(path):
 
 
 def allowed(room, target):
-    if room_of(target) in (room, CORE):
+    target_room = room_of(target)
+    if target_room in (room, CORE):
         return True
     for entry in ALLOWED[room]:
         if entry.endswith(".h") and target == entry:
             return True
-        if not entry.endswith(".h") and target.startswith(entry + "/"):
+        # A room entry opens that room only, not the rooms nested in it: cpu/steps may include
+        # cpu/kernels, not cpu/kernels/avx2.
+        if target_room == entry:
             return True
     return False
 
@@ -186,10 +198,21 @@ def self_test():
         write("runtime/exec/Executor.h", '#include "runtime/plan/Plan.h"\n')
         write(kernel, '#include "runtime/reference/ReferenceExecutor.h"\n#include "runtime/reference/ReferenceCommon.h"\n'
                       '#include "runtime/devices/cuda/GpuApi.h"\n')
-        write(policy, '#include "runtime/devices/cpu/Gemm.h"\n#include "runtime/schema/CpuFeatures.h"\n')
+        write(policy, '#include "runtime/devices/cpu/kernels/Gemm.h"\n#include "runtime/schema/CpuFeatures.h"\n')
         write(bad, '#include "runtime/exec/Executor.h"\n')
+        # The cpu device's inner rooms: a step may use the executor's step interface and the
+        # kernels, not one ISA's files; a kernel knows no plan; one ISA's file not another's.
+        cpu = os.path.join("runtime", "devices", "cpu")
+        step = os.path.join(cpu, "steps", "Step.cpp")
+        loop = os.path.join(cpu, "kernels", "Loop.cpp")
+        avx2 = os.path.join(cpu, "kernels", "avx2", "LoopAvx2.cpp")
+        write(step, '#include "' + os.path.join(cpu, "Step.h") + '"\n#include "' + os.path.join(cpu, "kernels", "Loop.h") +
+              '"\n#include "' + os.path.join(cpu, "kernels", "avx2", "LoopAvx2.h") + '"\n')
+        write(loop, '#include "runtime/plan/Plan.h"\n#include "runtime/schema/CpuFeatures.h"\n')
+        write(avx2, '#include "' + os.path.join(cpu, "kernels", "Loop.h") + '"\n#include "' +
+              os.path.join(cpu, "kernels", "avx512", "LoopAvx512.h") + '"\n')
         _, errors = check(root)
-        want = [kernel + ":2", kernel + ":3", policy + ":1", bad + ":1"]
+        want = [kernel + ":2", kernel + ":3", policy + ":1", bad + ":1", step + ":3", loop + ":1", avx2 + ":2"]
         got = sorted(e.split(": ")[0] for e in errors)
         if got != sorted(want):
             print("self-test: expected violations", sorted(want), "got", got)

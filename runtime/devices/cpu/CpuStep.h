@@ -11,10 +11,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/kernels/Parallel.h"
 #include "runtime/dist/Communicator.h"
 #include "runtime/plan/OpCode.h"
 #include "runtime/plan/Plan.h"
+#include "runtime/schema/CpuFeatures.h"
 
 namespace amp::rt::cpu {
 
@@ -94,13 +95,6 @@ struct StepFactories {
 };
 StepFactories factoriesFor(OpCode code);
 
-// Runs body(begin, end) over [0, n) split across the OpenMP threads when n is large enough to
-// pay for the fork; otherwise on the calling thread.
-template <class F>
-void parallelFor(int64_t n, int64_t grain, F&& body);
-
 }  // namespace amp::rt::cpu
-
-#include "runtime/devices/cpu/Parallel.inc"
 
 #endif  // AMP_RUNTIME_DEVICES_CPU_CPUSTEP_H

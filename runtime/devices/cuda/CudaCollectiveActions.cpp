@@ -1,7 +1,7 @@
 // The collectives of a data-parallel step (docs/data-parallel.md) on the cuda device: each
 // becomes copies on the device and one call of the job's GpuCollectives, all captured into the
 // step's graph, so a replayed step communicates with no host synchronisation. The layouts are the
-// cpu device's (runtime/devices/cpu/CpuCollective.cpp, runtime/dist/Chunks.h): a bucket of several
+// cpu device's (runtime/devices/cpu/steps/CpuCollective.cpp, runtime/dist/Chunks.h): a bucket of several
 // gradients is packed into one scratch buffer, reduced in place and unpacked, as DDP's bucket
 // buffers are; ZeRO-1's reduce-scatter sends rank-major blocks, zero-padded, and its all-gather
 // receives them.

@@ -13,7 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/cpu/CpuExecutor.h"
-#include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/kernels/Gemm.h"
 #include "runtime/schema/CpuFeatures.h"
 #include "runtime/exec/Session.h"
 #include "runtime/plan/UpdateLayout.h"

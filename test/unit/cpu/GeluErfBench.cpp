@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/devices/cpu/GeluExact.h"
+#include "runtime/devices/cpu/kernels/GeluExact.h"
 
 using amp::rt::CpuFeatures;
 using amp::rt::cpu::VectorPath;

@@ -15,8 +15,8 @@
 
 #include "gtest/gtest.h"
 #include "test/unit/cpu/HostVectorPaths.h"
-#include "runtime/devices/cpu/GeluExact.h"
-#include "runtime/devices/cpu/GeluExactKernels.h"
+#include "runtime/devices/cpu/kernels/GeluExact.h"
+#include "runtime/devices/cpu/kernels/GeluExactKernels.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cpu/ParityUtil.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cpu/CpuGelu.h"
+#include "runtime/devices/cpu/steps/CpuGelu.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cpu/ParityUtil.h"
 

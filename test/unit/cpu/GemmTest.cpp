@@ -34,7 +34,7 @@
 #include "runtime/Tensor.h"
 #include "runtime/devices/cpu/CpuExecutor.h"
 #include "runtime/schema/CpuFeatures.h"
-#include "runtime/devices/cpu/Gemm.h"
+#include "runtime/devices/cpu/kernels/Gemm.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cpu/HalfTable.h"
+#include "runtime/devices/cpu/kernels/HalfTable.h"
 #include "runtime/numerics/Convert.h"
 #include "test/unit/cpu/ParityUtil.h"
 

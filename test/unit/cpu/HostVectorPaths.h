@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "runtime/devices/cpu/VectorPath.h"
+#include "runtime/devices/cpu/kernels/VectorPath.h"
 #include "runtime/schema/CpuFeatures.h"
 
 namespace amp::rt {

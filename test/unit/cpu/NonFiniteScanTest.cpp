@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/devices/Devices.h"
-#include "runtime/devices/cpu/NonFiniteScan.h"
+#include "runtime/devices/cpu/kernels/NonFiniteScan.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
 

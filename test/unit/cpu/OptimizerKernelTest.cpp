@@ -1,4 +1,4 @@
-// The Adam and SGD element updates (runtime/devices/cpu/OptimizerKernels.h) on every path the
+// The Adam and SGD element updates (runtime/devices/cpu/kernels/OptimizerKernels.h) on every path the
 // machine runs (scalar, AVX2, AVX-512, each chosen explicitly; a path above CpuFeatures::host(),
 // which AMP_CPU_FEATURES lowers, is skipped and says so) must give the scalar loop's bits for every
 // input: every configuration branch, sizes around the vector widths and the 512-element blocks,
@@ -18,7 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "test/unit/cpu/HostVectorPaths.h"
-#include "runtime/devices/cpu/OptimizerKernels.h"
+#include "runtime/devices/cpu/kernels/OptimizerKernels.h"
 #include "test/unit/cpu/ParityUtil.h"
 
 namespace amp::rt {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cpu/ReluBits.h"
+#include "runtime/devices/cpu/kernels/ReluBits.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {

@@ -16,8 +16,8 @@
 
 #include "gtest/gtest.h"
 #include "test/unit/cpu/HostVectorPaths.h"
-#include "runtime/devices/cpu/SoftmaxExact.h"
-#include "runtime/devices/cpu/SoftmaxExactKernels.h"
+#include "runtime/devices/cpu/kernels/SoftmaxExact.h"
+#include "runtime/devices/cpu/kernels/SoftmaxExactKernels.h"
 #include "runtime/numerics/Softmax.h"
 
 namespace amp::rt {

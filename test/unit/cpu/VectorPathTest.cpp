@@ -7,10 +7,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "runtime/devices/cpu/GeluExact.h"
-#include "runtime/devices/cpu/OptimizerKernels.h"
-#include "runtime/devices/cpu/SoftmaxExact.h"
-#include "runtime/devices/cpu/VectorPath.h"
+#include "runtime/devices/cpu/kernels/GeluExact.h"
+#include "runtime/devices/cpu/kernels/OptimizerKernels.h"
+#include "runtime/devices/cpu/kernels/SoftmaxExact.h"
+#include "runtime/devices/cpu/kernels/VectorPath.h"
 
 namespace amp::rt {
 namespace {

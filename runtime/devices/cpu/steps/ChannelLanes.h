@@ -1,0 +1,88 @@
+// Per-channel loops over [N, C, S] data (NCHW with S = H·W) with one channel per vector lane.
+//
+// Batch norm sums each channel's M = N·S elements one after another (n-major, then s: the
+// reference's order). Channel by channel that is one long chain of dependent adds, which bound the
+// step (about 3 cycles an element). Here a block of up to kLanes channels is transposed into
+// [M][kLanes] f32 scratch; a loop over the lanes then advances every channel's chain by one
+// element at a time with vector operations whose lanes are independent. Each lane performs exactly
+// the scalar loop's operations on its channel, so the bits are unchanged.
+#ifndef AMP_RUNTIME_DEVICES_CPU_STEPS_CHANNELLANES_H
+#define AMP_RUNTIME_DEVICES_CPU_STEPS_CHANNELLANES_H
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/devices/cpu/steps/CpuKernelUtil.h"
+#include "runtime/devices/cpu/kernels/TransposeTile.h"
+
+namespace amp::rt::cpu {
+
+constexpr int64_t kLanes = 16;
+
+// Four lanes as one GCC vector, the width every x86-64 CPU has (SSE2): operations are lane by
+// lane, each the scalar operation (no reassociation; no contraction under -ffp-contract=off). A
+// row of kLanes is kQuads of them. Moved with memcpy, so row pointers need no alignment.
+typedef float Quad __attribute__((vector_size(4 * sizeof(float))));
+typedef int32_t QuadInts __attribute__((vector_size(4 * sizeof(int32_t))));
+constexpr int kQuads = kLanes / 4;
+
+inline Quad loadQuad(const float* p) {
+  Quad v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void storeQuad(float* p, Quad v) { std::memcpy(p, &v, sizeof v); }
+
+// Channels [c0, c0 + width) of an [N, C, S] tensor, width <= kLanes.
+struct ChannelBlock {
+  int64_t c0, width;
+};
+
+// At least ceil(C / kLanes) blocks, and at least one per slot (up to C) so that every thread has
+// channels even when C is small.
+inline int64_t channelBlockCount(int64_t C, int slots) {
+  return std::max((C + kLanes - 1) / kLanes, std::min<int64_t>(C, std::max(slots, 1)));
+}
+
+// Block b of `blocks` even splits of C channels.
+inline ChannelBlock channelBlock(int64_t C, int64_t blocks, int64_t b) {
+  const int64_t c0 = C * b / blocks;
+  return {c0, C * (b + 1) / blocks - c0};
+}
+
+// Floats each gatherLanes / scatterLanes call needs in `tile`, for S elements per channel.
+constexpr int64_t laneTileFloats(int64_t S) { return 2 * kLanes * S; }
+
+// The block's channels as f32 rows of kLanes: out[(n·S + s)·kLanes + l] = x[n, c0 + l, s]; lanes
+// at and past `width` are +0. The [width][S] run of each n (widened in `tile` unless f32) is
+// transposed through SSE2 register blocks (bit moves).
+inline void gatherLanes(DType t, const uint8_t* x, int64_t N, int64_t C, int64_t S, ChannelBlock blk, float* tile,
+                        float* out) {
+  for (int64_t n = 0; n < N; ++n) {
+    const float* src = widenRun(t, x, (n * C + blk.c0) * S, blk.width * S, tile);
+    float* dst = out + n * S * kLanes;
+    if (blk.width < kLanes)
+      for (int64_t s = 0; s < S; ++s) std::memset(dst + s * kLanes + blk.width, 0, sizeof(float) * (kLanes - blk.width));
+    transpose::tile(reinterpret_cast<const uint32_t*>(src), S, reinterpret_cast<uint32_t*>(dst), kLanes, S, blk.width);
+  }
+}
+
+// The inverse for results: rowOf(n·S + s, row) fills a row of kLanes floats, whose first `width`
+// lanes become y[n, c0 + l, s] (rounded RNE to t). Writes only the block's channels, so y may be
+// the gathered x once the block is gathered.
+template <class RowFn>
+void scatterLanes(DType t, uint8_t* y, int64_t N, int64_t C, int64_t S, ChannelBlock blk, float* tile, RowFn&& rowOf) {
+  float* rows = tile + kLanes * S;  // [S][kLanes]
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t s = 0; s < S; ++s) rowOf(n * S + s, rows + s * kLanes);
+    const int64_t at = (n * C + blk.c0) * S;
+    float* dst = t == DType::F32 ? reinterpret_cast<float*>(y) + at : tile;  // f32: in place
+    transpose::tile(reinterpret_cast<const uint32_t*>(rows), kLanes, reinterpret_cast<uint32_t*>(dst), S, blk.width, S);
+    if (t != DType::F32) narrowRun(tile, t, y, at, blk.width * S);
+  }
+}
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_STEPS_CHANNELLANES_H
