@@ -1,6 +1,6 @@
 // The arithmetic of the CUDA device's convolution and pooling kernels (ConvKernels.cu), written once
 // for the GPU and the host. ampc compiles it into every CUDA bundle's kernels with NVRTC; the host
-// test (test/unit/cuda/ConvKernelTest.cpp) runs ConvKernels.cu over it as C++ and requires bit-identical
+// test (test/unit/kernels/ConvKernelTest.cpp) runs ConvKernels.cu over it as C++ and requires bit-identical
 // results against the reference executor (runtime/reference/ReferenceLinalg.cpp, ReferenceGrad.cpp).
 // Each function computes one result element as one sequential f32 sum in the reference's order:
 // conv2d over (ci, kh, kw) with padded taps adding fl(0 * w), grad_input over (o, kh, kw),

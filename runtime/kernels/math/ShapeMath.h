@@ -1,7 +1,7 @@
 // The arithmetic and index math of the CUDA device's embedding, embedding_grad, transpose (and
 // slice, a strided transpose), concat, gelu_grad and dropout kernels (ShapeKernels.cu), written once for the GPU and the host. ampc
 // compiles it into every CUDA bundle's kernels with NVRTC; the host tests compile the same text as
-// C++ (test/unit/cuda/ShapeMathTest.cpp) and require bit-identical results against the reference
+// C++ (test/unit/kernels/ShapeMathTest.cpp) and require bit-identical results against the reference
 // executor: amp.embedding and amp.transpose (runtime/reference/ReferenceShape.cpp), amp.dropout
 // (ReferenceDropout.cpp with the Philox stream of runtime/numerics/Philox.cpp), amp.gelu_grad and
 // amp.embedding_grad (ReferenceGrad.cpp). Every formula below follows the reference's operation

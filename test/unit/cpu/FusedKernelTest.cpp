@@ -14,7 +14,7 @@
 #include "runtime/io/Sha256.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/devices/Devices.h"
-#include "test/unit/cpu/FusedPlan.h"
+#include "test/unit/common/FusedPlan.h"
 
 namespace amp::rt {
 namespace {

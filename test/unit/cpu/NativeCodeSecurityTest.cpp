@@ -24,7 +24,7 @@
 #include "runtime/plan/CodeRecords.h"
 #include "runtime/plan/Provenance.h"
 #include "runtime/schema/CpuFeatures.h"
-#include "test/unit/cpu/FusedPlan.h"
+#include "test/unit/common/FusedPlan.h"
 
 namespace amp::rt {
 namespace {

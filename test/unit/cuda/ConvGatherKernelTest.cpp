@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/ConvGemm.h"
-#include "test/unit/cuda/ConvTestSupport.h"
+#include "test/unit/common/ConvTestSupport.h"
 #include "test/unit/cuda/GemmEmulator.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/cuda/ConvGather.h"
 #include "runtime/kernels/cuda/ConvGatherKernels.cu"
 

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/kernels/cuda/ConvGather.h"
-#include "test/unit/cuda/ConvTestSupport.h"
+#include "test/unit/common/ConvTestSupport.h"
 #include "test/unit/cuda/GemmEmulator.h"
 
 namespace amp::rt::cuda {

@@ -15,7 +15,7 @@
 #include "runtime/numerics/Convert.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "test/unit/cuda/GemmEmulator.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/EpilogueMath.h"

@@ -1,7 +1,7 @@
 // What the tests that run the library kernels' source through BlockEmulation.h share: tensors from
 // f32 values, the reference executor's result, and a bit-for-bit comparison.
-#ifndef AMP_TEST_UNIT_CUDA_KERNELTESTSUPPORT_H
-#define AMP_TEST_UNIT_CUDA_KERNELTESTSUPPORT_H
+#ifndef AMP_TEST_UNIT_KERNELS_KERNELTESTSUPPORT_H
+#define AMP_TEST_UNIT_KERNELS_KERNELTESTSUPPORT_H
 
 #include <cmath>
 #include <cstring>
@@ -67,4 +67,4 @@ inline std::vector<Tensor> reference(std::string_view op, const std::vector<cons
 
 }  // namespace amp::rt::kerneltest
 
-#endif  // AMP_TEST_UNIT_CUDA_KERNELTESTSUPPORT_H
+#endif  // AMP_TEST_UNIT_KERNELS_KERNELTESTSUPPORT_H

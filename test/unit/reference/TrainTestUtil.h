@@ -1,6 +1,6 @@
 // Helpers for the training-op tests: build scalars/tensors and run one reference op.
-#ifndef AMP_TEST_UNIT_TRAIN_TRAINTESTUTIL_H
-#define AMP_TEST_UNIT_TRAIN_TRAINTESTUTIL_H
+#ifndef AMP_TEST_UNIT_REFERENCE_TRAINTESTUTIL_H
+#define AMP_TEST_UNIT_REFERENCE_TRAINTESTUTIL_H
 
 #include <gtest/gtest.h>
 
@@ -81,4 +81,4 @@ inline const TensorType kI64Scalar{DType::I64, {}};
 
 }  // namespace amp::rt::traintest
 
-#endif  // AMP_TEST_UNIT_TRAIN_TRAINTESTUTIL_H
+#endif  // AMP_TEST_UNIT_REFERENCE_TRAINTESTUTIL_H

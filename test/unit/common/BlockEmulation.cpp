@@ -2,7 +2,7 @@
 // callee-saved registers and the stack pointer), which is cheap enough for blocks of 256 threads
 // and kernels with a barrier per 256 elements. ucontext would do a signal-mask system call on
 // every switch.
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/BlockEmulation.h"
 
 #include <memory>
 #include <vector>

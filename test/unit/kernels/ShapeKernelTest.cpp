@@ -17,8 +17,8 @@
 
 #include "gtest/gtest.h"
 #include "runtime/numerics/Philox.h"
-#include "test/unit/cuda/KernelTestSupport.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/kernels/KernelTestSupport.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/ShapeMath.h"

@@ -12,8 +12,8 @@
 #include <random>
 
 #include "gtest/gtest.h"
-#include "test/unit/cuda/KernelTestSupport.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/kernels/KernelTestSupport.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/RowMath.h"

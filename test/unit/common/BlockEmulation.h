@@ -14,8 +14,8 @@
 //
 // The prelude's f16/bf16 conversions (codegen/emit/CudaFlavour.cpp) are runtime/numerics' here;
 // CudaPreludeTest checks that the two are the same bits.
-#ifndef AMP_TEST_UNIT_CUDA_BLOCKEMULATION_H
-#define AMP_TEST_UNIT_CUDA_BLOCKEMULATION_H
+#ifndef AMP_TEST_UNIT_COMMON_BLOCKEMULATION_H
+#define AMP_TEST_UNIT_COMMON_BLOCKEMULATION_H
 
 #include <cmath>
 #include <cstring>
@@ -90,4 +90,4 @@ inline float amp_ld_f16(unsigned short h) { return amp::rt::f16ToF32(h); }
 inline unsigned short amp_st_f16(float x) { return amp::rt::f32ToF16(x); }
 inline float amp_rn_f16(float x) { return amp_ld_f16(amp_st_f16(x)); }
 
-#endif  // AMP_TEST_UNIT_CUDA_BLOCKEMULATION_H
+#endif  // AMP_TEST_UNIT_COMMON_BLOCKEMULATION_H

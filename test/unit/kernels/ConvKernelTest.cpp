@@ -12,12 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/ConvMath.h"
 #include "runtime/kernels/cuda/ConvKernels.cu"
-#include "test/unit/cuda/ConvTestSupport.h"
+#include "test/unit/common/ConvTestSupport.h"
 
 namespace amp::rt {
 namespace {

@@ -5,7 +5,7 @@
 // built-ins mapped onto BlockEmulation.h's indices, launched on grids far smaller than the step
 // (every grid-stride loop takes several turns; both schedules), against the reference executor
 // running the same region op by op, bit for bit. The library kernels appended to the same source
-// are left out: they run through the emulator in the kernel tests (amp-cuda-kernel-tests*).
+// are left out: they run through the emulator in the kernel tests (amp-kernel-tests*).
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -20,8 +20,8 @@
 #include "runtime/devices/Devices.h"
 #include "runtime/exec/Session.h"
 #include "runtime/numerics/Convert.h"
-#include "test/unit/cpu/FusedPlan.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/FusedPlan.h"
+#include "test/unit/common/BlockEmulation.h"
 
 namespace amp::rt {
 namespace {

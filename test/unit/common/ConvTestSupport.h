@@ -1,8 +1,8 @@
 // What the tests of the cuda device's convolution kernels share (ConvMathTest.cpp, ConvGemmTest.cpp):
 // random tensors with special values, the reference executor's result, bitwise comparison (a NaN
 // matches any NaN: docs/numerics.md) and the shape of a convolution case.
-#ifndef AMP_TEST_UNIT_CUDA_CONVTESTSUPPORT_H
-#define AMP_TEST_UNIT_CUDA_CONVTESTSUPPORT_H
+#ifndef AMP_TEST_UNIT_COMMON_CONVTESTSUPPORT_H
+#define AMP_TEST_UNIT_COMMON_CONVTESTSUPPORT_H
 
 #include <cmath>
 #include <cstring>
@@ -84,4 +84,4 @@ struct ConvCase {
 
 }  // namespace amp::rt::convtest
 
-#endif  // AMP_TEST_UNIT_CUDA_CONVTESTSUPPORT_H
+#endif  // AMP_TEST_UNIT_COMMON_CONVTESTSUPPORT_H

@@ -1,7 +1,7 @@
 // A plan with one fused step over Input buffers, for the tests of the kernel emitter's flavours
-// (test/unit/cpu/FusedKernelTest.cpp, test/unit/cuda/CudaFlavourTest.cpp).
-#ifndef AMP_TEST_UNIT_CPU_FUSEDPLAN_H
-#define AMP_TEST_UNIT_CPU_FUSEDPLAN_H
+// (test/unit/cpu/FusedKernelTest.cpp, test/unit/codegen/CudaFlavourTest.cpp).
+#ifndef AMP_TEST_UNIT_COMMON_FUSEDPLAN_H
+#define AMP_TEST_UNIT_COMMON_FUSEDPLAN_H
 
 #include <string>
 #include <vector>
@@ -61,4 +61,4 @@ inline Plan fusedPlan(const FusedCase& c) {
 
 }  // namespace amp::rt
 
-#endif  // AMP_TEST_UNIT_CPU_FUSEDPLAN_H
+#endif  // AMP_TEST_UNIT_COMMON_FUSEDPLAN_H

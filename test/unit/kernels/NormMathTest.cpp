@@ -20,7 +20,7 @@
 #include "gtest/gtest.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
-#include "test/unit/cuda/BlockEmulation.h"
+#include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/RowMath.h"

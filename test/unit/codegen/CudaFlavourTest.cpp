@@ -4,7 +4,7 @@
 #include "codegen/emit/KernelEmitter.h"
 #include "gtest/gtest.h"
 #include "runtime/plan/KernelBinding.h"
-#include "test/unit/cpu/FusedPlan.h"
+#include "test/unit/common/FusedPlan.h"
 
 namespace amp::rt {
 namespace {
