@@ -13,6 +13,27 @@ std::string_view deviceName(Device d) {
   return "?";
 }
 
+void EntryReport::add(std::string_view name, int64_t n) {
+  for (ReportCount& c : counts)
+    if (c.name == name) {
+      c.value += n;
+      return;
+    }
+  counts.push_back({std::string(name), n});
+}
+
+int64_t EntryReport::count(std::string_view name) const {
+  for (const ReportCount& c : counts)
+    if (c.name == name) return c.value;
+  return 0;
+}
+
+std::string EntryReport::countsText() const {
+  std::string text;
+  for (const ReportCount& c : counts) absl::StrAppend(&text, text.empty() ? "" : ", ", c.value, " ", c.name);
+  return text;
+}
+
 absl::StatusOr<Device> parseDevice(std::string_view name) {
   if (name == "reference") return Device::Reference;
   if (name == "cpu") return Device::Cpu;

@@ -94,20 +94,32 @@ class DeviceResidency {
   virtual int64_t hostSyncs() const = 0;
 };
 
+// A count a device keeps about an entry, by the name reports print ("generated kernels": 12).
+struct ReportCount {
+  std::string name;
+  int64_t value = 0;
+};
+
 // What prepare decided for one entry, for reports, the dry run and tests. Every device fills the
-// first part; the others are what only one device has (zero or empty on the rest).
+// common part; what only one device knows goes in `counts`, under names that device declares
+// (runtime/devices/cuda/CudaReport.h, runtime/devices/cpu/CpuReport.h), so a device adds a count
+// without touching this struct or anyone who prints it.
 struct EntryReport {
   int64_t steps = 0;
   // This entry's own needs, also where its device shares the arena (cpu: what it needs of it).
   int64_t arenaBytes = 0, scratchBytes = 0;
   int64_t referenceSteps = 0;             // steps run on the oracle's kernels (the reference: all)
   std::vector<std::string> referenceOps;  // their ops
-  // cpu: its own kernels and library calls, views, in-place optimizer results.
-  int64_t libraryAndKernelSteps = 0, aliasSteps = 0, inPlaceUpdates = 0, inPlaceResults = 0, unplannedBytes = 0;
-  // cuda: what the captured graph launches.
-  int64_t kernels = 0, gemms = 0, multiTensorLaunches = 0, copies = 0, fills = 0;
-  std::string code;                  // the code object chosen ("sm_90 cubin")
-  std::vector<std::string> actions;  // one line per captured operation, in capture order
+  std::vector<ReportCount> counts;        // in the order the device declared them
+  std::string code;                  // the code object chosen ("sm_90 cubin"); empty where none
+  std::vector<std::string> actions;  // one line per operation the device captured, in order
+
+  // Adds `n` to count `name`, declaring it (last in order) if new; n = 0 declares it.
+  void add(std::string_view name, int64_t n = 1);
+  // Count `name`, 0 where the device keeps none.
+  int64_t count(std::string_view name) const;
+  // "12 generated kernels, 3 cuBLASLt GEMMs, ...": every count in order.
+  std::string countsText() const;
 };
 
 class PreparedEntry {

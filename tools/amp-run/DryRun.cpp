@@ -47,11 +47,8 @@ int dryRunCuda(Plan plan, int64_t memoryLimit, bool profile, const cuda::CudaOpt
     }
     // --debug-sync runs the operations one by one, each followed by a wait, and captures no graph.
     const char* how = options.syncEachLaunch ? "run one by one, each waited for" : "in one graph";
-    std::printf("\nentry %s: %zu operations %s (%lld generated kernels, %lld cuBLASLt GEMMs, %lld scaler/"
-                "optimizer launches, %lld copies, %lld fills); arena %lld bytes, scratch %lld bytes; code %s\n",
-                name.c_str(), r->actions.size(), how, static_cast<long long>(r->kernels), static_cast<long long>(r->gemms),
-                static_cast<long long>(r->multiTensorLaunches), static_cast<long long>(r->copies),
-                static_cast<long long>(r->fills), static_cast<long long>(r->arenaBytes),
+    std::printf("\nentry %s: %zu operations %s (%s); arena %lld bytes, scratch %lld bytes; code %s\n", name.c_str(),
+                r->actions.size(), how, r->countsText().c_str(), static_cast<long long>(r->arenaBytes),
                 static_cast<long long>(r->scratchBytes), r->code.c_str());
     for (size_t i = 0; i < r->actions.size(); ++i) std::printf("  %4zu  %s\n", i + 1, r->actions[i].c_str());
     std::printf("steady state: %lld graph launch(es) and %lld host synchronisation(s) per call (the results' copy)\n",

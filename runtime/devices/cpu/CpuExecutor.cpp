@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/schema/CpuFeatures.h"
+#include "runtime/devices/cpu/CpuReport.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
 #include "runtime/devices/cpu/SharedArena.h"
@@ -72,6 +73,7 @@ class CpuEntry final : public PreparedEntry {
     ptr_.assign(count, nullptr);
     steps_.resize(entry_.steps.size());
     report_.steps = static_cast<int64_t>(entry_.steps.size());
+    for (std::string_view count : kCountsInOrder) report_.add(count, 0);
     for (size_t s = 0; s < entry_.steps.size(); ++s) {
       const PlanStep& step = entry_.steps[s];
       const std::optional<OpCode> code = step.code;  // resolved by Session::create
@@ -82,7 +84,7 @@ class CpuEntry final : public PreparedEntry {
             plan_.buffers[step.operands[0]].numel() != plan_.buffers[step.results[0]].numel())
           return absl::InvalidArgumentError(
               absl::StrCat(where(entry_, s), ": amp.reshape: the result must have the operand's element type and count"));
-        ++report_.aliasSteps;  // the memory plan makes it a view of its operand
+        report_.add(kViewSteps);  // the memory plan makes it a view of its operand
         continue;
       }
       if (*code == OpCode::Constant) {
@@ -104,7 +106,7 @@ class CpuEntry final : public PreparedEntry {
         }
       }
       if (prepared) {
-        ++report_.libraryAndKernelSteps;
+        report_.add(kOwnSteps);
       } else {
         prepared = std::make_unique<ReferenceStep>(plan_, step, &callStep_, &callCommunicator_);
         ++report_.referenceSteps;
@@ -118,7 +120,7 @@ class CpuEntry final : public PreparedEntry {
     if (!planned.ok()) return planned.status();
     MemoryPlan memory = std::move(*planned);
     inPlace_ = memory.inPlaceUpdates;
-    report_.inPlaceUpdates = static_cast<int64_t>(inPlace_.size());
+    report_.add(kInPlaceUpdates, static_cast<int64_t>(inPlace_.size()));
     // Views (reshapes, elementwise results over a dying operand) resolve in step order, so a view
     // of a view, or of a persistent buffer, sees its source's storage of the current call.
     for (size_t s = 0; s < entry_.steps.size(); ++s)
@@ -127,9 +129,9 @@ class CpuEntry final : public PreparedEntry {
           aliases_.emplace_back(id, memory.aliasOf[id]);
           aliasStep_.push_back(s);
         }
-    report_.inPlaceResults = static_cast<int64_t>(aliases_.size()) - report_.aliasSteps;
+    report_.add(kInPlaceResults, static_cast<int64_t>(aliases_.size()) - report_.count(kViewSteps));
     report_.arenaBytes = memory.arenaBytes;
-    report_.unplannedBytes = memory.unplannedBytes;
+    report_.add(kUnplannedBytes, memory.unplannedBytes);
     // Each step's run-only scratch goes into arena bytes no buffer live at that step holds
     // (runtime/plan/StepScratch.h); what the arena grows by for it counts as scratch.
     std::vector<int64_t> scratchPerStep(steps_.size(), 0);

@@ -156,7 +156,7 @@ void ActionBuilder::copy(DevicePtr dst, DevicePtr src, int64_t bytes, std::strin
   a.bytes = bytes;
   a.what = "copy: " + what;
   actions_.push_back(std::move(a));
-  ++report_.copies;
+  report_.add(kCopies);
 }
 
 // Every operation of the step (copies and fills included) carries the step's plan number, op and
@@ -325,7 +325,7 @@ absl::Status ActionBuilder::generated(size_t s) {
   for (int32_t id : step.operands) a.arg(ptr_[id]);
   for (int32_t id : step.results) a.arg(ptr_[id]);
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 
@@ -457,7 +457,7 @@ absl::Status ActionBuilder::epiloguePass(size_t s, const std::string& name, cons
     k.arg(static_cast<long long>(elements));
   }
   actions_.push_back(std::move(k));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 
@@ -477,7 +477,7 @@ void ActionBuilder::pushGemm(size_t s, GemmId id, const GemmPlan& plan, const st
   g.d = d;
   g.aux = aux;
   actions_.push_back(std::move(g));
-  ++report_.gemms;
+  report_.add(kGemms);
 }
 
 }  // namespace amp::rt::cuda

@@ -18,6 +18,7 @@
 
 #include "runtime/devices/cuda/ConvGemm.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/CudaReport.h"
 #include "runtime/devices/cuda/GpuApi.h"
 #include "runtime/devices/cuda/GpuCollectives.h"
 #include "runtime/plan/Plan.h"

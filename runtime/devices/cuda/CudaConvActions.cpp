@@ -114,7 +114,7 @@ absl::Status ActionBuilder::convOp(size_t s) {
   k.arg(device<void>(ptr_[step.results[0]]));
   k.arg(conv->shape);
   actions_.push_back(std::move(k));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 
@@ -183,7 +183,7 @@ absl::StatusOr<bool> ActionBuilder::convAsGemm(size_t s, const ConvProblem& conv
       k.arg(lowered->shape);
       k.arg(static_cast<int>(g.mode));
       actions_.push_back(std::move(k));
-      ++report_.kernels;
+      report_.add(kGeneratedKernels);
     }
     pushGemm(s, *id, plan, "implicit GEMM, ", absl::StrCat(plan.accumulate ? " onto the bias" : "", images),
              address(lowered->a, chunk), address(lowered->b, chunk), 0, address(lowered->d, chunk));
@@ -229,7 +229,7 @@ absl::Status ActionBuilder::poolOp(size_t s) {
   a.arg(device<void>(ptr_[step.results[0]]));
   a.arg(p);
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 

@@ -295,6 +295,7 @@ absl::Status CudaEntry::prepare(const std::vector<DevicePtr>& mirrors, const std
   stepStaging_ = *stepHost;
   stepDevice_ = *stepDevice;
 
+  for (std::string_view count : kCountsInOrder) report_.add(count, 0);
   ActionBuilder builder(api_, plan_, entry_, memory_, ptr, actions_, report_, *stepDevice,
                         exec_.options(), exec_.sharedMemory(), exec_.convColumns());
   builder.bindCollectives(exec_.collectivesSlot());

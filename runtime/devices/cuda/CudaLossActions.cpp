@@ -45,7 +45,7 @@ absl::Status ActionBuilder::crossEntropy(size_t s) {
     a.threads = threads;
     args(a);
     actions_.push_back(std::move(a));
-    ++report_.kernels;
+    report_.add(kGeneratedKernels);
     return absl::OkStatus();
   };
   const DevicePtr x = ptr_[step.operands[0]], y = ptr_[step.operands[1]], result = ptr_[step.results[0]];
@@ -125,7 +125,7 @@ absl::Status ActionBuilder::mseLoss(size_t s) {
     a.arg(n);
     a.arg(device<float>(*partials));
     actions_.push_back(std::move(a));
-    ++report_.kernels;
+    report_.add(kGeneratedKernels);
   }
   auto fn = kernel("amp_mse_mean_" + *type);
   if (!fn.ok()) return fn.status();
@@ -138,7 +138,7 @@ absl::Status ActionBuilder::mseLoss(size_t s) {
   a.arg(n);
   a.arg(device<void>(ptr_[step.results[0]]));
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 

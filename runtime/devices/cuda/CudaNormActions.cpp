@@ -30,7 +30,7 @@ absl::Status ActionBuilder::normOp(size_t s) {
     a.threads = 256;
     args(a);
     actions_.push_back(std::move(a));
-    ++report_.kernels;
+    report_.add(kGeneratedKernels);
     return absl::OkStatus();
   };
   auto in = [&](size_t i) { return device<const void>(ptr_[step.operands[i]]); };
@@ -165,7 +165,7 @@ absl::Status ActionBuilder::softmaxGrad(size_t s) {
   a.arg(len);
   a.arg(inner);
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 
@@ -233,7 +233,7 @@ absl::Status ActionBuilder::batchNorm(size_t s) {
   if (!grad) a.arg(momentum);
   a.arg(static_cast<int>(*training));
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 

@@ -65,7 +65,7 @@ absl::Status ActionBuilder::reduce(size_t s) {
   a.arg(device<void>(ptr_[step.results[0]]));
   a.arg(shape);
   if (a.blocks > 0) actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 

@@ -29,7 +29,7 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
     a.threads = grid.threads;
     args(a);
     actions_.push_back(std::move(a));
-    ++report_.kernels;
+    report_.add(kGeneratedKernels);
     return absl::OkStatus();
   };
   if (step.code == OpCode::Slice || step.code == OpCode::SliceGrad) {
@@ -212,7 +212,7 @@ absl::Status ActionBuilder::shapeKernels(size_t s) {
   a.arg(rows);
   a.arg(dim);
   actions_.push_back(std::move(a));
-  ++report_.kernels;
+  report_.add(kGeneratedKernels);
   return absl::OkStatus();
 }
 

@@ -52,7 +52,7 @@ absl::Status listLaunches(std::vector<Action>& actions, EntryReport& report, con
     a.threads = AMP_MT_BLOCK_THREADS;
     a.what += absl::StrCat(" (", l.tensors.size(), " tensors, ", l.blocks.size(), " blocks)");
     actions.push_back(std::move(a));
-    ++report.multiTensorLaunches;
+    report.add(kMultiTensorLaunches);
   }
   return absl::OkStatus();
 }
@@ -73,7 +73,7 @@ absl::Status ActionBuilder::unscaleCheck(size_t s) {
   fill.what = absl::StrCat("step ", s, " amp.unscale_check: found_inf = 0");
   fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
-  ++report_.fills;
+  report_.add(kFills);
   // One launch sequence per gradient type.
   std::map<DType, std::vector<size_t>> byType;
   for (size_t i = 0; i < n; ++i) {
@@ -156,7 +156,7 @@ absl::Status ActionBuilder::combineNorm(size_t s, DevicePtr partials, const std:
   a.arg(device<float>(*norms));
   a.arg(device<float>(out));
   actions_.push_back(std::move(a));
-  ++report_.multiTensorLaunches;
+  report_.add(kMultiTensorLaunches);
   return absl::OkStatus();
 }
 
@@ -181,7 +181,7 @@ absl::Status ActionBuilder::gradStats(size_t s) {
   fill.what = absl::StrCat("step ", s, " ", step.op, ": found_inf = 0");
   fill.category = Action::Category::ScalerOptimizer;
   actions_.push_back(std::move(fill));
-  ++report_.fills;
+  report_.add(kFills);
   // One launch sequence per kernel; its members' partial sums follow the groups before it.
   struct Group {
     std::vector<size_t> members;
@@ -309,7 +309,7 @@ absl::Status ActionBuilder::scalarKernel(size_t s) {
   a.blocks = 1;
   a.threads = 1;
   actions_.push_back(std::move(a));
-  ++report_.multiTensorLaunches;
+  report_.add(kMultiTensorLaunches);
   return absl::OkStatus();
 }
 
@@ -414,7 +414,7 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   a.threads = 1;
   a.arg(args);
   actions_.push_back(std::move(a));
-  ++report_.multiTensorLaunches;
+  report_.add(kMultiTensorLaunches);
 
   const std::string name = absl::StrCat("amp_mt_", adam ? "adam_" : "sgd_", *floatSuffix(gradType), widened ? "w_" : "_",
                                         copies ? *floatSuffix(copyType) : "none");

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/CudaReport.h"
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/devices/cuda/NumericsChecks.h"
 #include "runtime/kernels/cuda/MultiTensorArgs.h"
@@ -113,8 +114,8 @@ TEST(CudaExecutor, EveryStepOfTheMlpLowers) {
       const EntryReport* r = &(**prepared).report();
       ASSERT_NE(r, nullptr);
       // 3 linear layers forward; training adds 5 weight/input-gradient matmuls.
-      EXPECT_EQ(r->gemms, e.name == "eval" ? 3 : 8) << e.name;
-      EXPECT_GT(r->kernels, 0) << e.name;
+      EXPECT_EQ(r->count(cuda::kGemms), e.name == "eval" ? 3 : 8) << e.name;
+      EXPECT_GT(r->count(cuda::kGeneratedKernels), 0) << e.name;
       // Capture follows the plan's step order.
       int last = -1;
       const std::regex stepNumber("^step ([0-9]+) ");
@@ -268,7 +269,7 @@ TEST(CudaExecutor, AProfileTimesEveryOperationAndPutsTheStateBack) {
     EXPECT_EQ(c.ms, 0.0) << "the dry run has no clock";
   }
   EXPECT_EQ(total, static_cast<int64_t>(r->actions.size()));
-  EXPECT_EQ(operations["GEMM"], r->gemms);
+  EXPECT_EQ(operations["GEMM"], r->count(cuda::kGemms));
   EXPECT_GT(operations["fused"], 0);
   EXPECT_GT(operations["scaler/optimizer"], 0);
   // Per call: a timer on each side of the graph, one before each operation and one after the last.
@@ -327,7 +328,7 @@ TEST(CudaExecutor, TheSmallCnnLowersWithItsConvolutionsAndPooling) {
   EXPECT_EQ(kernels["amp_max_pool2d_grad_f16"], 1);
   EXPECT_EQ(kernels["amp_avg_pool2d_f16"], 1);
   EXPECT_EQ(kernels["amp_avg_pool2d_grad_f16"], 1);
-  EXPECT_EQ(r->gemms, 3) << "the linear layer's three GEMMs, no convolution";
+  EXPECT_EQ(r->count(cuda::kGemms), 3) << "the linear layer's three GEMMs, no convolution";
   d.api->clearCalls();
   ASSERT_TRUE(d.session->run("train_step", d.feeds).ok());
   EXPECT_EQ(count(d.api->calls(), "graph "), 1) << "a replay of train_step's graph";
@@ -400,7 +401,7 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   ASSERT_TRUE(prepared.ok());
   const EntryReport* r = &(**prepared).report();
   ASSERT_NE(r, nullptr);
-  EXPECT_EQ(r->gemms, 3 + 5) << "the linear layer's and one per convolution pass (2 forward, 2 weight, 1 input gradient)";
+  EXPECT_EQ(r->count(cuda::kGemms), 3 + 5) << "the linear layer's and one per convolution pass (2 forward, 2 weight, 1 input gradient)";
   int64_t implicit = 0, directKernels = 0, gathers = 0;
   for (const std::string& a : r->actions) {
     implicit += a.find(": implicit GEMM, cuBLASLt f16") != std::string::npos;
@@ -428,7 +429,7 @@ TEST(CudaExecutor, ConvolutionsRunAsImplicitGemmsByDefault) {
   auto grads = d.session->prepared("grads"), exactGrads = e.session->prepared("grads");
   ASSERT_TRUE(grads.ok() && exactGrads.ok());
   EXPECT_EQ((**grads).report().scratchBytes, (**exactGrads).report().scratchBytes) << "no second workspace";
-  EXPECT_GT((**grads).report().gemms, (**exactGrads).report().gemms);
+  EXPECT_GT((**grads).report().count(cuda::kGemms), (**exactGrads).report().count(cuda::kGemms));
 }
 
 // Under a small columns limit the small CNN's forward and input-gradient convolutions run two

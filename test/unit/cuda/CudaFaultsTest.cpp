@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/devices/cuda/CudaExecutor.h"
+#include "runtime/devices/cuda/CudaReport.h"
 #include "runtime/devices/cuda/DryRunApi.h"
 #include "runtime/exec/Session.h"
 #include "test/unit/cuda/TestBundles.h"
@@ -105,7 +106,7 @@ TEST(CudaFaults, DebugSyncWaitsAfterEveryOperationAndCapturesNothing) {
   ASSERT_TRUE(d.session->run("eval", d.feeds).ok());
   // The inputs' wait, one after each operation, then the call's own for its results.
   EXPECT_EQ(d.api->hostSyncs() - syncs, operations + 2);
-  EXPECT_EQ(count(d.api->calls(), "launch"), (**prepared).report().kernels);
+  EXPECT_EQ(count(d.api->calls(), "launch"), (**prepared).report().count(cuda::kGeneratedKernels));
   EXPECT_EQ(count(d.api->calls(), "gemm"), 3);
   EXPECT_EQ(d.api->graphsCaptured(), 0);
   // Enqueued training runs the same way and still delivers its log.
@@ -201,7 +202,7 @@ TEST(CudaFaults, ALinearWithoutABiasAlgorithmRunsOntoTheBiasRowsAndSaysSoOnce) {
   EXPECT_NE(said.find("cuBLASLt has no algorithm for a f16 GEMM of 256 x 128 x 784 with epilogue BIAS"), std::string::npos) << said;
   EXPECT_NE(said.find("it runs as DEFAULT onto the bias rows, with the same results"), std::string::npos) << said;
   const std::vector<std::string>& actions = (**prepared).report().actions;
-  EXPECT_EQ((**prepared).report().gemms, 3);
+  EXPECT_EQ((**prepared).report().count(cuda::kGemms), 3);
   EXPECT_FALSE(anyContains(actions, " BIAS")) << "no call with the epilogue";
   EXPECT_TRUE(anyContains(actions, "DEFAULT onto the bias rows (fallback: DEFAULT onto the bias rows)"));
   // Each layer: its bias rows, the GEMM accumulating onto them, then (the hidden layers) the relu.

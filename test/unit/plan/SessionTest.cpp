@@ -39,6 +39,21 @@ Tensor matrix(std::initializer_list<float> v) {
   return t;
 }
 
+// A device's counts keep the order it declared them in, whatever order it adds to them; a count
+// it does not keep reads 0.
+TEST(EntryReport, CountsKeepTheDeclaredOrder) {
+  EntryReport r;
+  for (const char* name : {"kernels", "GEMMs", "copies"}) r.add(name, 0);
+  r.add("copies");
+  r.add("kernels", 3);
+  r.add("copies");
+  EXPECT_EQ(r.countsText(), "3 kernels, 0 GEMMs, 2 copies");
+  EXPECT_EQ(r.count("copies"), 2);
+  EXPECT_EQ(r.count("fills"), 0);
+  r.add("fills", 5);
+  EXPECT_EQ(r.countsText(), "3 kernels, 0 GEMMs, 2 copies, 5 fills");
+}
+
 TEST(Session, RunsWithInitialisedParams) {
   auto s = openSession(logMatmulPlan(), Device::Reference);
   ASSERT_TRUE(s.ok()) << s.status();

@@ -1,0 +1,20 @@
+// The counts the cpu device keeps in an entry's report (EntryReport::counts, runtime/exec/Executor.h):
+// how prepare placed the plan's steps and buffers.
+#ifndef AMP_RUNTIME_DEVICES_CPU_CPUREPORT_H
+#define AMP_RUNTIME_DEVICES_CPU_CPUREPORT_H
+
+#include <string_view>
+
+namespace amp::rt::cpu {
+
+inline constexpr std::string_view kOwnSteps = "steps on own kernels and library calls";
+inline constexpr std::string_view kViewSteps = "reshapes as views";
+inline constexpr std::string_view kInPlaceUpdates = "optimizer results written in place";
+inline constexpr std::string_view kInPlaceResults = "elementwise results over a dying operand";
+inline constexpr std::string_view kUnplannedBytes = "bytes outside the planned arena";
+inline constexpr std::string_view kCountsInOrder[] = {kOwnSteps, kViewSteps, kInPlaceUpdates, kInPlaceResults,
+                                                      kUnplannedBytes};
+
+}  // namespace amp::rt::cpu
+
+#endif  // AMP_RUNTIME_DEVICES_CPU_CPUREPORT_H
