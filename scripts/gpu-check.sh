@@ -323,10 +323,11 @@ export dir out mode results cublaslt
 
 check package-libraries 15 package_libraries
 if [ "$mode" = dry ]; then
-  # Measured (s, longest of four): executor-tests 5, dry-run 44, conformance 66, each GPU stage 1.
+  # Measured (s, longest of four): executor-tests 5, dry-run 44, conformance 66, each GPU stage 1;
+  # executor-tests grew to 8 s alone (47 tests, 2026-12) and passed 15 s under a loaded ctest -j2.
   echo "gpu-check: cuBLASLt, for a GPU run here (the dry run does not load it): $(find_cublaslt || true)"
   echo "gpu-check: NCCL, for the nccl stage of a GPU run here: $(find_nccl || true)"
-  check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
+  check executor-tests 30 gtest executor-tests amp-cuda-executor-tests
   check dry-run 135 dry_runs
   check conformance 200 gtest conformance amp-conformance-tests
   # The GPU stages' code paths with the GPU hidden: every test skips, and the table shows it.
@@ -362,7 +363,7 @@ check nccl 90 each_test_in_its_own_process nccl 'CudaGpuNccl.*' 40
 # dry run and the GPU (whose cases, a third, skip in the dry run that measured the limit). The dry
 # run of every bundle (dry-run) is left to the build machine: nothing there depends on the GPU.
 check conformance 200 gtest conformance amp-conformance-tests
-check executor-tests 15 gtest executor-tests amp-cuda-executor-tests
+check executor-tests 30 gtest executor-tests amp-cuda-executor-tests
 # The machine's own python3 and PyTorch: no packed library reaches them (the binaries they start
 # find theirs through their RPATH).
 check bench 240 python3 "$dir/bench/cuda_step.py" --bindir "$dir/bin" --bundles "$dir/bundles" --json "$out/results.json"
