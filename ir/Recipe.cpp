@@ -33,8 +33,10 @@ LogicalResult LossScalingRecipeAttr::verify(function_ref<InFlightDiagnostic()> e
   if (static_cast<bool>(initScale) != scaled)
     return emitError() << "#amp.loss_scaling<kind = " << stringifyScalingKind(kind) << "> "
                        << (scaled ? "needs" : "takes no") << " init_scale";
+  // growth_interval 0 is its absence (the parameter's default); for dynamic scaling the range
+  // check below names it.
   if (static_cast<bool>(growthFactor) != dynamic || static_cast<bool>(backoffFactor) != dynamic ||
-      (growthInterval != 0) != dynamic)
+      (!dynamic && growthInterval != 0))
     return emitError() << "#amp.loss_scaling: growth_factor, backoff_factor and growth_interval configure "
                           "dynamic scaling; kind = "
                        << stringifyScalingKind(kind) << (dynamic ? " needs all three" : " takes none of them");

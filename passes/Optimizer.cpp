@@ -57,8 +57,10 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     if (schedule == LrScheduleKind::Cosine && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
       return bad("cosine needs total-steps > warmup and 0 <= min-lr <= lr");
     // The recipe's verifier holds the accumulation window's bounds (ir/Recipe.cpp).
-    recipe = OptimizerRecipeAttr::getChecked([&] { return f.emitError("amp-optimizer: "); }, f.getContext(), kind,
-                                             Builder(f.getContext()).getF64FloatAttr(lr), accumulate);
+    recipe = OptimizerRecipeAttr::getChecked([&] { return f.emitError("amp-optimizer: "); }, f.getContext(),
+                                             static_cast<OptimizerKind>(kind),
+                                             Builder(f.getContext()).getF64FloatAttr(lr),
+                                             static_cast<int64_t>(accumulate));
     if (!recipe) return failure();
     wd = weightDecay < 0.0 ? (kind == OptimizerKind::AdamW ? 0.01 : 0.0) : static_cast<double>(weightDecay);
     if (!std::isfinite(wd)) return bad("weight-decay must be finite");

@@ -60,7 +60,8 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
     }
     if (failed(shard(step, checks.front()))) return signalPassFailure();
     auto recipe = DataParallelRecipeAttr::getChecked([&] { return module.emitError("amp-shard-optimizer: "); },
-                                                     &getContext(), dataParallel.getReduce(), worldSize);
+                                                     &getContext(), dataParallel.getReduce(),
+                                                     static_cast<int64_t>(worldSize));
     if (!recipe) return signalPassFailure();
     module->setAttr(AmpDialect::kDataParallelAttr, recipe);
     // Block arguments and results were re-typed in place: the signature follows them.

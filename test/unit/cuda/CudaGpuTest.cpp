@@ -75,7 +75,7 @@ TEST_P(CudaGpuDynamicScaling, AnOverflowedStepChangesNoStateBit) {
   SKIP_WITHOUT_A_GPU();
   auto plan = readBundle(bundlePath(GetParam()));
   ASSERT_TRUE(plan.ok()) << plan.status();  // with a GPU, a missing bundle is a broken package
-  ASSERT_EQ(plan->trainingConfig()->lossScaling, "dynamic");
+  ASSERT_EQ(plan->trainingConfig()->lossScaling, ScalingKind::Dynamic);
   GpuSession gpu = openGpu(*plan);
   ASSERT_TRUE(gpu.session.has_value());
   for (int step = 0; step < 3; ++step) ASSERT_TRUE(gpu.session->run("train_step", batch(*plan, step)).ok());
