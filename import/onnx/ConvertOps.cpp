@@ -209,87 +209,6 @@ LogicalResult convertConcat(GraphTranslator& t) {
   return bind(t, build<ConcatOp>(t, inputs, {i64(t, "axis", *axis)}));
 }
 
-// ONNX pads are [x1_begin, x2_begin, ..., x1_end, x2_end]; amp pads symmetrically.
-FailureOr<std::vector<int64_t>> symmetricPads(GraphTranslator& t, int64_t spatial) {
-  const std::string autoPad = t.stringAttribute("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID")
-    return t.refuse() << "auto_pad=" << autoPad
-                      << " is not supported (NOTSET with explicit pads, or VALID; re-export with explicit padding)",
-           failure();
-  std::vector<int64_t> pads = t.intsAttribute("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
-  if (autoPad == "VALID") pads.assign(2 * spatial, 0);
-  if (static_cast<int64_t>(pads.size()) != 2 * spatial) return t.refuse() << "pads must have " << 2 * spatial << " entries", failure();
-  for (int64_t d = 0; d < spatial; ++d)
-    if (pads[d] != pads[d + spatial])
-      return t.refuse() << "asymmetric padding (pads = [" << llvm::join(llvm::map_range(pads, [](int64_t p) {
-                                                    return std::to_string(p);
-                                                  }), ", ")
-                        << "]) is not supported; the amp dialect pads each spatial dim equally on both sides",
-             failure();
-  return std::vector<int64_t>(pads.begin(), pads.begin() + spatial);
-}
-
-FailureOr<Value> spatialInput(GraphTranslator& t) {
-  auto x = floatInput(t, 0);
-  if (failed(x)) return failure();
-  if (cast<RankedTensorType>(x->getType()).getRank() != 4)
-    return t.refuse() << "only 2-D (NCHW, rank-4) inputs are supported; this input is " << x->getType(), failure();
-  return x;
-}
-
-LogicalResult convertConv(GraphTranslator& t) {
-  if (failed(t.onlyAttributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))) return failure();
-  auto x = spatialInput(t);
-  auto w = failed(x) ? x : floatInput(t, 1);
-  if (failed(w)) return failure();
-  auto wShape = cast<RankedTensorType>(w->getType()).getShape();
-  if (wShape.size() != 4) return t.refuse() << "the weight must be [O, C/group, KH, KW]";
-  if (auto kernel = t.intsAttribute("kernel_shape"); kernel && *kernel != std::vector<int64_t>{wShape[2], wShape[3]})
-    return t.refuse() << "kernel_shape does not match the weight's shape";
-  auto pads = symmetricPads(t, 2);
-  if (failed(pads)) return failure();
-  llvm::SmallVector<Value> operands = {*x, *w};
-  if (t.hasInput(2)) {
-    auto b = floatInput(t, 2);
-    if (failed(b)) return failure();
-    operands.push_back(*b);
-  }
-  return bind(t, build<Conv2DOp>(t, operands,
-                                 {i64Array(t, "stride", t.intsAttribute("strides").value_or(Shape{1, 1})),
-                                  i64Array(t, "padding", *pads),
-                                  i64Array(t, "dilation", t.intsAttribute("dilations").value_or(Shape{1, 1})),
-                                  i64(t, "groups", t.intAttribute("group", 1))}));
-}
-
-template <typename OpT>
-LogicalResult convertPool(GraphTranslator& t, bool isMax) {
-  if (isMax) {
-    if (failed(t.onlyAttributes({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"})))
-      return failure();
-    if (t.outputUsed(1)) return t.refuse() << "the Indices output is not supported";
-    auto dilations = t.intsAttribute("dilations");
-    if (dilations && llvm::any_of(*dilations, [](int64_t d) { return d != 1; }))
-      return t.refuse() << "dilated pooling is not supported (dilations must be 1)";
-  } else if (failed(t.onlyAttributes({"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}))) {
-    return failure();
-  }
-  if (t.intAttribute("ceil_mode", 0) != 0) return t.refuse() << "ceil_mode=1 is not supported (only floor)";
-  auto x = spatialInput(t);
-  if (failed(x)) return failure();
-  auto kernel = t.intsAttribute("kernel_shape");
-  if (!kernel || kernel->size() != 2) return t.refuse() << "kernel_shape must have two entries";
-  auto pads = symmetricPads(t, 2);
-  if (failed(pads)) return failure();
-  // amp's average counts padded zeros (count_include_pad=1); without padding the two agree.
-  if (!isMax && t.intAttribute("count_include_pad", 0) == 0 && llvm::any_of(*pads, [](int64_t p) { return p != 0; }))
-    return t.refuse() << "count_include_pad=0 with padding is not supported (the amp dialect averages over the "
-                         "padded window, count_include_pad=1)";
-  return bind(t, build<OpT>(t, *x,
-                            {i64Array(t, "kernel", *kernel),
-                             i64Array(t, "stride", t.intsAttribute("strides").value_or(Shape{1, 1})),
-                             i64Array(t, "padding", *pads)}));
-}
-
 LogicalResult convertGlobalAveragePool(GraphTranslator& t) {
   if (failed(t.onlyAttributes({}))) return failure();
   auto x = floatInput(t, 0);
@@ -462,10 +381,8 @@ const llvm::StringMap<Converter>& opConverters() {
     llvm::StringMap<Converter> all = {
         {"Abs", convertUnary<AbsOp>},
         {"Add", convertBinary<AddOp>},
-        {"AveragePool", [](GraphTranslator& t) { return convertPool<AvgPool2DOp>(t, false); }},
         {"Cast", convertCast},
         {"Concat", convertConcat},
-        {"Conv", convertConv},
         {"Div", convertBinary<DivOp>},
         {"Dropout", convertDropout},
         {"Erf", convertUnary<ErfOp>},
@@ -481,7 +398,6 @@ const llvm::StringMap<Converter>& opConverters() {
         {"LogSoftmax", [](GraphTranslator& t) { return convertSoftmaxLike(t, true); }},
         {"MatMul", convertMatMul},
         {"Max", convertBinary<MaximumOp>},
-        {"MaxPool", [](GraphTranslator& t) { return convertPool<MaxPool2DOp>(t, true); }},
         {"Min", convertBinary<MinimumOp>},
         {"Mul", convertBinary<MulOp>},
         {"Neg", convertUnary<NegOp>},
@@ -504,6 +420,7 @@ const llvm::StringMap<Converter>& opConverters() {
     };
     addCompositeConverters(all);
     addBatchNormConverter(all);
+    addWindowConverters(all);
     return all;
   }();
   return converters;

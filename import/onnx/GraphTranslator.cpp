@@ -1,5 +1,6 @@
 #include "import/onnx/GraphTranslator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <set>
@@ -10,9 +11,11 @@
 #include "ir/AmpOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Path.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 namespace mlir::amp::onnx_import {
@@ -307,6 +310,53 @@ std::string unsupportedOpMessage() {
          "and arithmetic on known values)";
 }
 
+LogicalResult GraphTranslator::translateNodes(Location fileLoc) {
+  // Every node is tried, so that one compile names every node ampc refuses (each error located at
+  // its node), then sums them up by reason. A node that reads a refused node's output is not
+  // tried: its operands have no type.
+  std::vector<std::string> nodeErrors;  // the current node's errors, its description cut off
+  ScopedDiagnosticHandler capture(context_, [&](Diagnostic& diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error) {
+      std::string text = diag.str();
+      if (llvm::StringRef(text).starts_with(nodeDescription() + ": ")) text = text.substr(nodeDescription().size() + 2);
+      nodeErrors.push_back(node_->op_type() + ": " + text);
+    }
+    return failure();  // not handled here: the driver's handler prints it
+  });
+  std::vector<std::pair<std::string, int>> reasons;  // in the order first seen, with their node counts
+  llvm::StringSet<> unavailable;
+  int refused = 0, untried = 0;
+  for (int i = 0; i < graph_.node_size(); ++i) {
+    const onnx::NodeProto& node = graph_.node(i);
+    if (llvm::any_of(node.input(), [&](const std::string& in) { return unavailable.contains(in); })) {
+      for (const auto& out : node.output()) unavailable.insert(out);
+      ++untried;
+      continue;
+    }
+    nodeErrors.clear();
+    if (succeeded(translateNode(i))) continue;
+    ++refused;
+    for (const auto& out : node.output()) unavailable.insert(out);
+    if (nodeErrors.empty()) nodeErrors.push_back(node.op_type() + ": refused");
+    llvm::sort(nodeErrors);
+    nodeErrors.erase(std::unique(nodeErrors.begin(), nodeErrors.end()), nodeErrors.end());
+    for (const std::string& text : nodeErrors) {
+      auto it = llvm::find_if(reasons, [&](const auto& r) { return r.first == text; });
+      if (it == reasons.end()) reasons.emplace_back(text, 1);
+      else ++it->second;
+    }
+  }
+  if (refused == 0) return success();
+  std::string summary;
+  llvm::raw_string_ostream os(summary);
+  os << "ampc refuses " << refused << " of the model's " << graph_.node_size() << " nodes (each named above)";
+  if (untried) os << "; " << untried << " more read what those compute and were not tried";
+  os << ". By reason:";
+  for (const auto& [text, nodes] : reasons) os << "\n  " << nodes << " x " << text;
+  emitError(fileLoc) << summary;
+  return failure();
+}
+
 std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& options) {
   ImportedModel result;
   Location fileLoc = FileLineColLoc::get(context_, filename_, 0, 0);
@@ -340,8 +390,7 @@ std::optional<ImportedModel> GraphTranslator::translate(const ImportOptions& opt
   recognizeLinearLayers();
   builder_.setInsertionPointToEnd(body);
 
-  for (int i = 0; i < graph_.node_size(); ++i)
-    if (failed(translateNode(i))) return std::nullopt;
+  if (failed(translateNodes(fileLoc))) return std::nullopt;
 
   // Results: the loss first (the model convention), then every graph output by name.
   llvm::SmallVector<Value> results;

@@ -84,6 +84,8 @@ class GraphTranslator {
   FailureOr<ElementsAttr> storedInitialValues(RankedTensorType type, llvm::StringRef name,
                                               const std::vector<double>& values);
   LogicalResult translateNode(int index);
+  // Translates every node, reporting each refused one and then every reason with its count.
+  LogicalResult translateNodes(Location fileLoc);
   // The exact GELU chain Div -> Erf -> Add -> Mul -> Mul (ExactGelu.cpp): its first four nodes are
   // absorbed, and the last becomes one amp.gelu of the chain's input.
   void recognizeExactGelu();
@@ -127,6 +129,8 @@ const llvm::StringMap<Converter>& opConverters();
 void addCompositeConverters(llvm::StringMap<Converter>& converters);
 // BatchNormalization (BatchNorm.cpp).
 void addBatchNormConverter(llvm::StringMap<Converter>& converters);
+// Conv, MaxPool and AveragePool, 1-D and 2-D, any padding (WindowOps.cpp).
+void addWindowConverters(llvm::StringMap<Converter>& converters);
 // Whether ampc imports nodes of this default-domain op_type: it has a converter, or it is one of
 // the ops only folded (Shape, Constant, ConstantOfShape, Range). The loader refuses any other
 // op_type before libonnx's shape inference sees the node.

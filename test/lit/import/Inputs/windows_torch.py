@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""PyTorch's own exports of the window layers ampc maps onto its 2-D ops: Conv1d, MaxPool1d and
+AvgPool1d (rank-3 inputs), and MaxPool2d with ceil_mode=True as GoogLeNet and SqueezeNet use it
+(a last window overhanging the input, with and without padding). Each model is exported by
+torch.onnx.export (opset 15), imported by ampc and run one f32 step by amp-run; the loss and every
+gradient (amp-run --entry=grads) must be PyTorch's within 1e-5 relative.
+
+usage: windows_torch.py WORK_DIR DEVICE AMPC AMP_RUN
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+work, device, ampc, amp_run = sys.argv[1:5]
+torch.manual_seed(0)
+nn = torch.nn
+
+
+class OneD(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(3, 4, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv1d(4, 4, 2, dilation=2, bias=False)
+        self.fc = nn.Linear(4 * 4, 5)
+
+    def forward(self, x):  # [N, 3, 17]
+        h = nn.functional.max_pool1d(torch.relu(self.conv1(x)), 2, ceil_mode=True)  # 9 -> 5
+        h = nn.functional.avg_pool1d(torch.tanh(self.conv2(h)), 2, stride=1, padding=1)  # 5 -> 3 -> 4
+        return self.fc(torch.flatten(h, 1))
+
+
+class CeilMode(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 3, 3, padding=1)
+        self.fc = nn.Linear(3 * 2 * 2, 5)
+
+    def forward(self, x):  # [N, 2, 10, 10]
+        h = torch.relu(self.conv(x))
+        h = nn.functional.max_pool2d(h, 3, stride=2, ceil_mode=True)             # 10 -> 5 (floor: 4)
+        h = nn.functional.max_pool2d(h, 3, stride=2, padding=1, ceil_mode=True)  # 5 -> 3
+        h = nn.functional.max_pool2d(h, 2, stride=2, ceil_mode=True)             # 3 -> 2 (floor: 1)
+        return self.fc(torch.flatten(h, 1))
+
+
+path = lambda name: os.path.join(work, name)
+failed = False
+for name, net, shape in (("one_d", OneD(), (4, 3, 17)), ("ceil_mode", CeilMode(), (4, 2, 10, 10))):
+    x, y = torch.randn(*shape), torch.randint(0, 5, (shape[0],))
+    torch.onnx.export(net, x, path(name + ".onnx"), opset_version=15, input_names=["x"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    np.save(path(name + ".x.npy"), x.numpy())
+    np.save(path(name + ".y.npy"), y.numpy())
+    loss = nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    subprocess.run([ampc, path(name + ".onnx"), "--loss=cross_entropy:logits", "--train", "--precision=f32", "-o",
+                    path(name + ".ampx")], check=True)
+    subprocess.run([amp_run, path(name + ".ampx"), "--device=" + device, "--entry=grads",
+                    "--output=" + path(name + ".g.safetensors"), "--input", "x=" + path(name + ".x.npy"),
+                    "--input", "label=" + path(name + ".y.npy")], check=True, stdout=subprocess.DEVNULL)
+    data = open(path(name + ".g.safetensors"), "rb").read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header, body = json.loads(data[8:8 + n]), data[8 + n:]
+    got = {k: np.frombuffer(body[v["data_offsets"][0]:v["data_offsets"][1]], dtype="<f4").astype(np.float64)
+           for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32"}
+    checks = [("loss", got["loss"], np.array([loss.item()]))]
+    checks += [(p + ".grad", got[p + ".grad"], t.grad.numpy().ravel()) for p, t in net.named_parameters()]
+    for what, have, want in checks:
+        err = np.max(np.abs(have - want)) / np.max(np.abs(want))
+        failed |= not err < 1e-5
+        print(f"{'ok' if err < 1e-5 else 'FAIL'} {name} {what} rel error {err:.1e}")
+sys.exit(1 if failed else 0)
