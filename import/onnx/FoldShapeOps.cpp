@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 
+#include "import/onnx/FoldSupport.h"
 #include "import/onnx/GraphTranslator.h"
 #include "llvm/ADT/STLExtras.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -15,45 +16,7 @@
 namespace mlir::amp::onnx_import {
 namespace {
 
-using onnx::TensorProto;
-using Shape = std::vector<int64_t>;
-
-int64_t product(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
-
-std::string shapeText(const Shape& s) {
-  std::string text;
-  for (size_t i = 0; i < s.size(); ++i) text += (i ? "x" : "") + std::to_string(s[i]);
-  return s.empty() ? "scalar" : text;
-}
-
-// A folded value's shape, checked before anything is allocated: no negative dim, and at most
-// kMaxFoldedElements elements (with the product overflow-checked). Failure is reported.
-LogicalResult checkFoldedShape(GraphTranslator& t, const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0)
-      return t.refuse() << "the folded value would have the negative dim " << d << " (shape " << shapeText(shape)
-                        << ")";
-  auto n = checkedNumel(shape);
-  if (!n || *n > kMaxFoldedElements)
-    return t.refuse() << "the folded value would have shape " << shapeText(shape) << ", more than the "
-                      << kMaxFoldedElements << " elements ampc folds at import time";
-  return success();
-}
-
-// Integer results of a fold must fit the tensor's ONNX type; ampc refuses a fold that overflows
-// instead of wrapping it (ONNX leaves integer overflow undefined).
-bool fitsIntegerType(int32_t dataType, int64_t v) {
-  switch (dataType) {
-    case TensorProto::INT32: return v >= INT32_MIN && v <= INT32_MAX;
-    case TensorProto::INT16: return v >= INT16_MIN && v <= INT16_MAX;
-    case TensorProto::INT8: return v >= INT8_MIN && v <= INT8_MAX;
-    case TensorProto::UINT8: return v >= 0 && v <= UINT8_MAX;
-    case TensorProto::UINT16: return v >= 0 && v <= UINT16_MAX;
-    case TensorProto::UINT32: return v >= 0 && v <= UINT32_MAX;
-    case TensorProto::BOOL: return v == 0 || v == 1;
-    default: return true;  // int64 (and uint64, kept in its bits)
-  }
-}
+using namespace fold;
 
 // An integer converted to a narrower ONNX integer type as C and NumPy do (the low bits, two's
 // complement): Cast between integer types is defined by ONNX.
@@ -83,11 +46,6 @@ std::pair<double, double> integerRange(int32_t dataType) {
   }
 }
 
-std::vector<int64_t> stridesOf(const Shape& s) {
-  std::vector<int64_t> strides(s.size(), 1);
-  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * s[i + 1];
-  return strides;
-}
 
 // A copy of `t` with the elements at `indices` (flat, into t) in order, and shape `shape`.
 HostTensor gatherFlat(const HostTensor& t, const std::vector<int64_t>& indices, Shape shape) {
@@ -278,45 +236,6 @@ LogicalResult foldConcat(GraphTranslator& t, const std::vector<const HostTensor*
   return success();
 }
 
-// NumPy broadcasting of known values: the result's shape, and for each result element the flat
-// index of the element each input contributes.
-struct Broadcast {
-  Shape shape, strides;
-  std::vector<Shape> padded;  // each input's shape, left-padded with 1s to the result's rank
-
-  static std::optional<Broadcast> of(const std::vector<const HostTensor*>& inputs) {
-    Broadcast b;
-    size_t rank = 0;
-    for (const HostTensor* in : inputs) rank = std::max(rank, in->shape.size());
-    b.shape.assign(rank, 1);
-    for (const HostTensor* in : inputs) {
-      Shape p(rank - in->shape.size(), 1);
-      p.insert(p.end(), in->shape.begin(), in->shape.end());
-      for (size_t d = 0; d < rank; ++d) {
-        if (p[d] != b.shape[d] && p[d] != 1 && b.shape[d] != 1) return std::nullopt;
-        if (p[d] != 1) b.shape[d] = p[d];
-      }
-      b.padded.push_back(std::move(p));
-    }
-    return b;
-  }
-  // Checks the result's size (failure reported), then prepares source().
-  LogicalResult check(GraphTranslator& t) {
-    if (failed(checkFoldedShape(t, shape))) return failure();
-    strides = stridesOf(shape);
-    return success();
-  }
-  int64_t numel() const { return product(shape); }
-  int64_t source(size_t input, int64_t i) const {
-    const Shape& p = padded[input];
-    int64_t flat = 0;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const int64_t idx = (i / strides[d]) % shape[d];
-      flat = flat * p[d] + (p[d] == 1 ? 0 : idx);
-    }
-    return flat;
-  }
-};
 
 template <typename Op>
 LogicalResult foldBinary(GraphTranslator& t, const HostTensor& a, const HostTensor& b, Op op) {
@@ -607,7 +526,7 @@ std::optional<LogicalResult> foldNode(GraphTranslator& t) {
   if (op == "Range" && in.size() == 3) return foldRange(t, *in[0], *in[1], *in[2]);
   if (op == "Where" && in.size() == 3 && in[1] && in[2]) return foldWhere(t, *in[0], *in[1], *in[2]);
   if (op == "Trilu") return foldTrilu(t, *in[0], in.size() > 1 ? in[1] : nullptr);
-  return std::nullopt;
+  return foldLogicNode(t, in);
 }
 
 }  // namespace mlir::amp::onnx_import

@@ -298,7 +298,9 @@ LogicalResult GraphTranslator::translateNode(int index) {
 }
 
 bool isImportedOpType(llvm::StringRef opType) {
-  return opConverters().count(opType) || llvm::is_contained({"Shape", "Constant", "ConstantOfShape", "Range"}, opType);
+  return opConverters().count(opType) || llvm::is_contained({"Shape", "Constant", "ConstantOfShape", "Range", "Not", "And",
+                                                             "Or", "Xor", "Mod", "ScatterND"},
+                                                            opType);
 }
 
 std::string unsupportedOpMessage() {
@@ -306,8 +308,8 @@ std::string unsupportedOpMessage() {
   for (const auto& entry : opConverters()) names.push_back(entry.getKey().str());
   llvm::sort(names);
   return "this op is not supported yet; ampc imports " + llvm::join(names, ", ") +
-         " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range, ConstantOfShape, Trilu, Where "
-         "and arithmetic on known values)";
+         " (and folds Shape, Gather, Squeeze, Unsqueeze, Concat, Cast, Slice, Range, ConstantOfShape, Trilu, Where, "
+         "comparisons, Not, And, Or, Xor, Mod, ScatterND and arithmetic on known values)";
 }
 
 LogicalResult GraphTranslator::translateNodes(Location fileLoc) {

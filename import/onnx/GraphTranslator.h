@@ -132,7 +132,8 @@ void addBatchNormConverter(llvm::StringMap<Converter>& converters);
 // Conv, MaxPool and AveragePool, 1-D and 2-D, any padding (WindowOps.cpp).
 void addWindowConverters(llvm::StringMap<Converter>& converters);
 // Whether ampc imports nodes of this default-domain op_type: it has a converter, or it is one of
-// the ops only folded (Shape, Constant, ConstantOfShape, Range). The loader refuses any other
+// the ops only folded (Shape, Constant, ConstantOfShape, Range, Not, And, Or, Xor, Mod,
+// ScatterND). The loader refuses any other
 // op_type before libonnx's shape inference sees the node.
 bool isImportedOpType(llvm::StringRef opType);
 // What a node of any other op_type is told: the ops ampc imports and folds.
@@ -140,6 +141,9 @@ std::string unsupportedOpMessage();
 // Folding of shape arithmetic on known values. Returns nullopt when the node's inputs are not
 // all known (the converter then translates it), else whether folding succeeded.
 std::optional<LogicalResult> foldNode(GraphTranslator& t);
+// The comparisons, boolean logic, Mod and ScatterND on known values (FoldLogicOps.cpp), as
+// foldNode: nullopt when the node is none of them or an input is not known.
+std::optional<LogicalResult> foldLogicNode(GraphTranslator& t, const std::vector<const HostTensor*>& in);
 
 // ONNX Reshape's target shape for an input of shape `in`: 0 copies the input's dim (unless the
 // node has allowzero=1) and one -1 is inferred. Failure is reported.

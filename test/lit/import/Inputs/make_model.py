@@ -78,6 +78,39 @@ def shape_arith():
         [i64("axes", [0]), i64("minus_one", [-1]), i64("axes1", [1])])
 
 
+def logic_folds():
+    """Swin- and ViT-style mask arithmetic on known values: Mod and Equal of a shape value, a
+    ScatterND into ConstantOfShape zeros, Cast to bool, Not and And; the mask then selects from x."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    return model(
+        [helper.make_node("Shape", ["x"], ["s"], name="shape"),
+         helper.make_node("Gather", ["s", "one"], ["n"], name="width", axis=0),
+         helper.make_node("Mod", ["n", "four"], ["m"], name="mod"),
+         helper.make_node("Equal", ["m", "two"], ["even"], name="equal"),
+         helper.make_node("ConstantOfShape", ["s"], ["zeros"], name="zeros", value=i64("zero_value", [0])),
+         helper.make_node("ScatterND", ["zeros", "where", "ones"], ["marks"], name="scatter"),
+         helper.make_node("Cast", ["marks"], ["marked"], name="to_bool", to=TensorProto.BOOL),
+         helper.make_node("Not", ["marked"], ["kept"], name="not"),
+         helper.make_node("And", ["kept", "even"], ["mask"], name="and"),
+         helper.make_node("Where", ["mask", "x", "fill"], ["y"], name="select")],
+        [f32("x", [2, 6])], [f32("y", [2, 6])],
+        [i64("one", 1), i64("four", 4), i64("two", 2), i64("where", [[0, 1], [1, 4]]), i64("ones", [1, 1]),
+         numpy_helper.from_array(np.zeros((2, 6), dtype=np.float32), "fill")])
+
+
+def fold_refusals():
+    """Two folds that are not exact, refused in one compile: Mod by zero, and a ScatterND that
+    writes one element twice."""
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    return model(
+        [helper.make_node("Mod", ["six", "zero"], ["m"], name="mod_by_zero"),
+         helper.make_node("ScatterND", ["base", "twice", "vals"], ["s"], name="scatter_twice"),
+         helper.make_node("Add", ["x", "x"], ["y"], name="add")],
+        [f32("x", [2])], [f32("y", [2]), helper.make_tensor_value_info("m", TensorProto.INT64, []),
+                          helper.make_tensor_value_info("s", TensorProto.INT64, [3])],
+        [i64("six", 6), i64("zero", 0), i64("base", [0, 0, 0]), i64("twice", [[1], [1]]), i64("vals", [5, 7])])
+
+
 def scalar_loss():
     """A model that computes its own loss: mean((x W)^2)."""
     return model(
@@ -286,7 +319,7 @@ def batch_norm_running_var_out():
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   lone_erf, gelu_and_causal_mask, composite_ops, linear_3d,
-                                  custom_domain, asymmetric_pads, many_refusals, double_input, cast_to_half, batch_norm,
+                                  custom_domain, asymmetric_pads, many_refusals, logic_folds, fold_refusals, double_input, cast_to_half, batch_norm,
                                   batch_norm_eval, batch_norm_running_var_out, pad_modes, dynamic_pads]}
 
 if __name__ == "__main__":
