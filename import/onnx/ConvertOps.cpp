@@ -421,6 +421,7 @@ const llvm::StringMap<Converter>& opConverters() {
     addCompositeConverters(all);
     addBatchNormConverter(all);
     addWindowConverters(all);
+    addRecurrentConverters(all);
     return all;
   }();
   return converters;
