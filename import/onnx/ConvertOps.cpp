@@ -280,15 +280,52 @@ LogicalResult convertReduce(GraphTranslator& t, bool axesInput) {
 }
 
 // Gather along axis 0 of a float table by integer indices is an embedding lookup.
+// Gather of computed data at indices known at import (`y[-1]` of an RNN's outputs, a token picked
+// by position): one amp.slice per index along the axis, joined, then reshaped to ONNX's shape
+// data.shape[:axis] + indices.shape + data.shape[axis+1:].
+LogicalResult gatherKnownIndices(GraphTranslator& t, Value data, const HostTensor& indices) {
+  auto shape = cast<RankedTensorType>(data.getType()).getShape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto axis = normalizeAxis(t.intAttribute("axis", 0), rank);
+  if (!axis) return t.refuse() << "axis out of range";
+  const int64_t n = shape[*axis];
+  llvm::SmallVector<Value> pieces;
+  for (int64_t index : indices.ints) {
+    if (index < -n || index >= n) return t.refuse() << "index " << index << " is out of range for a dim of size " << n;
+    if (index < 0) index += n;
+    Shape starts(rank, 0), limits(shape.begin(), shape.end());
+    starts[*axis] = index;
+    limits[*axis] = index + 1;
+    auto piece = build<SliceOp>(t, data, {i64Array(t, "starts", starts), i64Array(t, "limits", limits)});
+    if (failed(piece)) return failure();
+    pieces.push_back(*piece);
+  }
+  if (pieces.empty()) return t.refuse() << "Gather with no indices is not supported";
+  Value joined = pieces.front();
+  if (pieces.size() > 1) {
+    auto concat = build<ConcatOp>(t, pieces, {i64(t, "axis", *axis)});
+    if (failed(concat)) return failure();
+    joined = *concat;
+  }
+  Shape out(shape.begin(), shape.begin() + *axis);
+  out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+  out.insert(out.end(), shape.begin() + *axis + 1, shape.end());
+  return t.setOutput(0, reshape(t, joined, out));
+}
+
 LogicalResult convertGather(GraphTranslator& t) {
   if (failed(t.onlyAttributes({"axis"}))) return failure();
   auto table = floatInput(t, 0);
-  auto ids = failed(table) ? table : t.input(1);
-  if (failed(ids)) return failure();
+  if (failed(table)) return failure();
   auto tableType = cast<RankedTensorType>(table->getType());
+  const HostTensor* known = t.constantInput(1);
+  if ((t.intAttribute("axis", 0) != 0 || tableType.getRank() != 2) && known && !known->isFloat())
+    return gatherKnownIndices(t, *table, *known);
+  auto ids = t.input(1);
+  if (failed(ids)) return failure();
   if (t.intAttribute("axis", 0) != 0 || tableType.getRank() != 2)
-    return t.refuse() << "Gather of computed data is supported along axis 0 of a 2-D table (an embedding lookup); "
-                         "Gather on shapes and constants is folded";
+    return t.refuse() << "Gather of computed data is supported along axis 0 of a 2-D table (an embedding lookup) "
+                         "or at indices known at import; Gather on shapes and constants is folded";
   if (!isa<IntegerType>(cast<RankedTensorType>(ids->getType()).getElementType()))
     return t.refuse() << "the indices must be integers";
   return bind(t, build<EmbeddingOp>(t, {*table, *ids}));

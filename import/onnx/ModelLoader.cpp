@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -460,13 +461,39 @@ std::optional<LoadError> screenModel(onnx::ModelProto& model, llvm::StringRef fi
   for (const auto& output : graph.output())
     if (!defined.count(output.name()))
       return LoadError{"graph output '" + output.name() + "' is not produced by any node", -1};
+  // Every node is screened, so that one compile names every node refused here, then sums them up
+  // by reason (the op type and what is wrong), as the translator does for what it refuses.
+  std::vector<LoadError> refused;
+  std::vector<std::pair<std::string, int>> reasons;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
-    if (!isDefaultDomain(node.domain()))
-      return refuseNode(node, i,
-                        "ops of domain '" + node.domain() + "' are not supported (only the default ONNX domain)");
-    if (!isImportedOpType(node.op_type())) return refuseNode(node, i, unsupportedOpMessage());
-    if (auto error = screenAttributes(node, i)) return error;
+    std::optional<LoadError> error;
+    std::string reason;
+    if (!isDefaultDomain(node.domain())) {
+      reason = "ops of domain '" + node.domain() + "' are not supported (only the default ONNX domain)";
+      error = refuseNode(node, i, reason);
+    } else if (!isImportedOpType(node.op_type())) {
+      reason = "this op is not supported yet";
+      error = refuseNode(node, i, unsupportedOpMessage());
+    } else if ((error = screenAttributes(node, i))) {
+      reason = error->message.substr(std::min(error->message.size(), describeNode(node, i).size() + 2));
+    }
+    if (!error) continue;
+    refused.push_back(*error);
+    reason = node.op_type() + ": " + reason;
+    auto it = llvm::find_if(reasons, [&](const auto& r) { return r.first == reason; });
+    if (it == reasons.end()) reasons.emplace_back(reason, 1);
+    else ++it->second;
+  }
+  if (!refused.empty()) {
+    LoadError first = refused.front();
+    for (size_t k = 1; k < refused.size(); ++k) first.moreNodes.emplace_back(refused[k].node, refused[k].message);
+    if (refused.size() > 1) {
+      first.summary = "ampc refuses " + std::to_string(refused.size()) + " of the model's " +
+                      std::to_string(graph.node_size()) + " nodes (each named above). By reason:";
+      for (const auto& [text, nodes] : reasons) first.summary += "\n  " + std::to_string(nodes) + " x " + text;
+    }
+    return first;
   }
   if (auto error = screenRanks(graph, defaultOpsetVersion(model))) return error;
   // LayerNormalization's Mean and InvStdDev: libonnx's shape inference builds their shapes from

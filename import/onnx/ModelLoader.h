@@ -6,6 +6,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "import/onnx/OnnxImport.h"
 #include "onnx/onnx_pb.h"
@@ -28,6 +30,10 @@ std::string describeNode(const onnx::NodeProto& node, int index);
 struct LoadError {
   std::string message;
   int node = -1;
+  // Screening tries every node: the refused ones after the first (index, message), and a line
+  // summing all of them up by reason, when there are several.
+  std::vector<std::pair<int, std::string>> moreNodes;
+  std::string summary;
 };
 
 // Parses the model and screens it as hostile input before any of libonnx sees more than its

@@ -25,8 +25,10 @@ std::optional<ImportedModel> importOnnxModel(llvm::StringRef bytes, llvm::String
   auto model = loadOnnxModel(bytes, filename, options, &error);
   if (!model) {
     // A refused node is located as the translator locates it: MODEL.onnx:K:0 for node K-1.
-    emitError(error.node >= 0 ? FileLineColLoc::get(context, filename, error.node + 1, 0) : fileLoc)
-        << error.message;
+    auto nodeLoc = [&](int node) { return node >= 0 ? FileLineColLoc::get(context, filename, node + 1, 0) : fileLoc; };
+    emitError(nodeLoc(error.node)) << error.message;
+    for (const auto& [node, message] : error.moreNodes) emitError(nodeLoc(node)) << message;
+    if (!error.summary.empty()) emitError(fileLoc) << error.summary;
     return std::nullopt;
   }
   GraphTranslator translator(*model, filename, context);

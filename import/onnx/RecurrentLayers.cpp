@@ -35,12 +35,14 @@ FailureOr<Value> take(GraphTranslator& t, Value x, int64_t index) {
 
 template <typename OpT>
 FailureOr<Value> apply(GraphTranslator& t, FailureOr<Value> x) {
-  return failed(x) ? x : build<OpT>(t, *x);
+  if (failed(x)) return failure();
+  return build<OpT>(t, *x);
 }
 
 template <typename OpT>
 FailureOr<Value> combine(GraphTranslator& t, FailureOr<Value> a, FailureOr<Value> b) {
-  return failed(a) || failed(b) ? failure() : build<OpT>(t, {*a, *b});
+  if (failed(a) || failed(b)) return failure();
+  return build<OpT>(t, {*a, *b});
 }
 
 struct Direction {

@@ -261,15 +261,29 @@ def asymmetric_pads():
         [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 4, 4])], [weights("w", [2, 1, 3, 3])])
 
 
-def many_refusals():
-    """Three nodes refused for two reasons, and one that reads a refused node's output."""
-    return model(
+def unsupported_ops():
+    """Three nodes of op types ampc has no translation for (two reasons), refused by the screening."""
+    m = model(
         [helper.make_node("Hardmax", ["x"], ["a"], name="pick_a"),
-         helper.make_node("Hardmax", ["x"], ["b"], name="pick_b"),
+         helper.make_node("Relu", ["a"], ["b"], name="relu"),
+         helper.make_node("Hardmax", ["b"], ["c"], name="pick_b"),
+         helper.make_node("FusedThing", ["c"], ["y"], name="fused", domain="com.example")],
+        [f32("x", [2, 3])], [f32("y", [2, 3])])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    return m
+
+
+def many_refusals():
+    """Three nodes the translator refuses for two reasons, and one that reads a refused node's
+    output."""
+    return model(
+        [helper.make_node("AveragePool", ["img"], ["a"], name="/pool_a/AveragePool", kernel_shape=[2, 2],
+                          strides=[2, 2], ceil_mode=1),
          helper.make_node("Relu", ["a"], ["y"], name="after_a"),
-         helper.make_node("AveragePool", ["img"], ["c"], name="/pool/AveragePool", kernel_shape=[2, 2],
-                          strides=[2, 2], ceil_mode=1)],
-        [f32("x", [2, 3]), f32("img", [1, 1, 5, 5])], [f32("y", [2, 3]), f32("b", [2, 3]), f32("c", [1, 1, 3, 3])])
+         helper.make_node("AveragePool", ["img"], ["b"], name="/pool_b/AveragePool", kernel_shape=[2, 2],
+                          strides=[2, 2], ceil_mode=1),
+         helper.make_node("MaxPool", ["img"], ["c"], name="/pool_c/MaxPool", kernel_shape=[2, 2], dilations=[2, 2])],
+        [f32("img", [1, 1, 5, 5])], [f32("y", [1, 1, 3, 3]), f32("b", [1, 1, 3, 3]), f32("c", [1, 1, 3, 3])])
 
 
 def double_input():
@@ -319,7 +333,7 @@ def batch_norm_running_var_out():
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   lone_erf, gelu_and_causal_mask, composite_ops, linear_3d,
-                                  custom_domain, asymmetric_pads, many_refusals, logic_folds, fold_refusals, double_input, cast_to_half, batch_norm,
+                                  custom_domain, asymmetric_pads, many_refusals, unsupported_ops, logic_folds, fold_refusals, double_input, cast_to_half, batch_norm,
                                   batch_norm_eval, batch_norm_running_var_out, pad_modes, dynamic_pads]}
 
 if __name__ == "__main__":
