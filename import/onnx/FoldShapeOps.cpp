@@ -364,6 +364,46 @@ LogicalResult foldSlice(GraphTranslator& t, const HostTensor& data) {
   return success();
 }
 
+// Expand of a known value to a known shape (numpy's broadcast of the two shapes): Swin's mask
+// indices are expanded ranges.
+LogicalResult foldExpand(GraphTranslator& t, const HostTensor& data, const HostTensor& shape) {
+  if (failed(t.onlyAttributes({}))) return failure();
+  if (shape.isFloat() || shape.shape.size() != 1) return t.refuse() << "the shape must be a 1-D integer tensor";
+  HostTensor target;
+  target.shape = shape.ints;
+  auto b = Broadcast::of({&data, &target});
+  if (!b) return t.refuse() << "the input does not broadcast to the shape " << shapeText(shape.ints);
+  if (failed(b->check(t))) return failure();
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < b->numel(); ++i) flat.push_back(b->source(0, i));
+  t.setOutputConstant(0, gatherFlat(data, flat, b->shape));
+  return success();
+}
+
+// Transpose of a known value (Swin's shifted-window padding reverses a pads list with one).
+LogicalResult foldTranspose(GraphTranslator& t, const HostTensor& data) {
+  if (failed(t.onlyAttributes({"perm"}))) return failure();
+  const int64_t rank = static_cast<int64_t>(data.shape.size());
+  Shape perm(rank);
+  std::iota(perm.rbegin(), perm.rend(), 0);  // ONNX's default reverses the dims
+  if (auto given = t.intsAttribute("perm")) perm = *given;
+  if (static_cast<int64_t>(perm.size()) != rank) return t.refuse() << "perm must have " << rank << " entries";
+  Shape out(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (perm[d] < 0 || perm[d] >= rank) return t.refuse() << "perm entry " << perm[d] << " is out of range";
+    out[d] = data.shape[perm[d]];
+  }
+  const Shape strides = stridesOf(data.shape), outStrides = stridesOf(out);
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < product(out); ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d) src += ((i / outStrides[d]) % out[d]) * strides[perm[d]];
+    flat.push_back(src);
+  }
+  t.setOutputConstant(0, gatherFlat(data, flat, out));
+  return success();
+}
+
 LogicalResult foldConstantOfShape(GraphTranslator& t, const HostTensor& shape) {
   if (failed(t.onlyAttributes({"value"}))) return failure();
   HostTensor fill;
@@ -522,6 +562,8 @@ std::optional<LogicalResult> foldNode(GraphTranslator& t) {
     if (op == "Div") return foldBinary(t, *in[0], *in[1], std::divides<>());
   }
   if (op == "Slice" && in.size() >= 3) return foldSlice(t, *in[0]);
+  if (op == "Transpose" && in.size() == 1) return foldTranspose(t, *in[0]);
+  if (op == "Expand" && in.size() == 2) return foldExpand(t, *in[0], *in[1]);
   if (op == "ConstantOfShape") return foldConstantOfShape(t, *in[0]);
   if (op == "Range" && in.size() == 3) return foldRange(t, *in[0], *in[1], *in[2]);
   if (op == "Where" && in.size() == 3 && in[1] && in[2]) return foldWhere(t, *in[0], *in[1], *in[2]);
