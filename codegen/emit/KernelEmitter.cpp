@@ -96,7 +96,8 @@ bool formula(const rt::PlanStep& op, const std::vector<std::string>& a, std::str
   using rt::OpCode;
   auto dbl = [](const std::string& x) { return "(double)" + x; };
   const std::optional<OpCode> code = op.code ? op.code : rt::opCodeOf(op.op);
-  switch (code.value_or(OpCode::Fused)) {  // Fused: no body op, refused below
+  if (!code) return error = "op " + op.op + " is not an amp op", false;
+  switch (*code) {
     case OpCode::Add: out = a[0] + " + " + a[1]; return true;
     case OpCode::Sub: out = a[0] + " - " + a[1]; return true;
     case OpCode::Mul: out = a[0] + " * " + a[1]; return true;

@@ -1,20 +1,13 @@
 """What the PyTorch-parity import tests share: compile an exported model for one f32 training
 step, run its grads entry with amp-run, and read the results back."""
-import json
 import os
-import struct
 import subprocess
+import sys
 
 import numpy as np
 
-
-def f32_tensors(path):
-    """The f32 tensors of a safetensors file, as float64 arrays by name."""
-    data = open(path, "rb").read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header, body = json.loads(data[8:8 + n]), data[8 + n:]
-    return {k: np.frombuffer(body[v["data_offsets"][0]:v["data_offsets"][1]], dtype="<f4").astype(np.float64)
-            for k, v in header.items() if k != "__metadata__" and v["dtype"] == "F32"}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "e2e"))
+from safetensors_numpy import read_arrays  # noqa: E402
 
 
 def grads(work, name, x, y, device, ampc, amp_run):
@@ -28,7 +21,7 @@ def grads(work, name, x, y, device, ampc, amp_run):
     subprocess.run([amp_run, path(".ampx"), "--device=" + device, "--entry=grads", "--output=" + path(".g.safetensors"),
                     "--input", "x=" + path(".x.npy"), "--input", "label=" + path(".y.npy")],
                    check=True, stdout=subprocess.DEVNULL)
-    return f32_tensors(path(".g.safetensors"))
+    return {k: v.ravel() for k, v in read_arrays(path(".g.safetensors"), only_f32=True).items()}
 
 
 def relative_error(have, want):
