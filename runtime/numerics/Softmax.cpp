@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt {
@@ -10,12 +11,11 @@ namespace amp::rt {
 void softmaxSlice(const float* x, int64_t len, int64_t stride, bool log, float* y) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < len; ++j) m = x[j * stride] > m ? x[j * stride] : m;  // NaN -> NaN later
-  float s = 0.0f;
-  for (int64_t j = 0; j < len; ++j) {
+  const float s = amp_blocked_sum(len, [&](int64_t j) {
     const float e = static_cast<float>(std::exp(double(x[j * stride] - m)));
-    s += e;
     if (!log) y[j * stride] = e;
-  }
+    return e;
+  });
   if (log) {
     const float lse = static_cast<float>(std::log(double(s)));
     for (int64_t j = 0; j < len; ++j) y[j * stride] = (x[j * stride] - m) - lse;
@@ -25,14 +25,13 @@ void softmaxSlice(const float* x, int64_t len, int64_t stride, bool log, float* 
 }
 
 void softmaxGradSlice(const float* y, const float* dy, int64_t len, int64_t stride, DType t, float* dx) {
-  float s = 0.0f;
   if (t == DType::F32) {  // every rounding below is the identity; spelled out, the loops vectorise
-    for (int64_t j = 0; j < len; ++j) s += dy[j * stride] * y[j * stride];
+    const float s = amp_blocked_sum(len, [&](int64_t j) { return dy[j * stride] * y[j * stride]; });
     for (int64_t j = 0; j < len; ++j) dx[j * stride] = y[j * stride] * (dy[j * stride] - s);
     return;
   }
-  for (int64_t j = 0; j < len; ++j) s += roundToDType(t, dy[j * stride] * y[j * stride]);
-  s = roundToDType(t, s);
+  const float s =
+      roundToDType(t, amp_blocked_sum(len, [&](int64_t j) { return roundToDType(t, dy[j * stride] * y[j * stride]); }));
   for (int64_t j = 0; j < len; ++j)
     dx[j * stride] = roundToDType(t, y[j * stride] * roundToDType(t, dy[j * stride] - s));
 }

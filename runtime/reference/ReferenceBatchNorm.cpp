@@ -1,9 +1,12 @@
 // batch_norm and batch_norm_grad over [N, C, ...] (channels are dim 1): per channel, statistics in f32
 // whatever the input's type. The f32 order (docs/reference-executor.md, "batch_norm"): each
-// channel's M elements (N times the trailing dims) are visited n-major, then row-major; sum, mean = sum / M, then the
-// two-pass sum of fl(d*d), d = fl(x - mean), var = sq / M; invstd = f32(1 / sqrt(f64(var) + eps)).
+// channel's M elements (N times the trailing dims) are visited n-major, then row-major, and every sum
+// over them takes the contract's blocked pairwise order (runtime/kernels/math/SumOrder.h); sum,
+// mean = sum / M, then the two-pass sum of fl(d*d), d = fl(x - mean), var = sq / M;
+// invstd = f32(1 / sqrt(f64(var) + eps)).
 #include <cmath>
 
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/reference/ReferenceGrad.h"
 
 namespace amp::rt::ref {
@@ -50,19 +53,17 @@ absl::StatusOr<BatchNormSetup> setupBatchNorm(const OpCall& c, size_t numOperand
 
 int64_t at(const BatchNormSetup& s, int64_t n, int64_t ch, int64_t i) { return (n * s.C + ch) * s.S + i; }
 
+// Channel ch's j-th element (0 <= j < M) in the documented order.
+int64_t channelAt(const BatchNormSetup& s, int64_t ch, int64_t j) { return at(s, j / s.S, ch, j % s.S); }
+
 // Channel ch's batch mean and sum of centred squares, in the documented order.
 void batchStats(const BatchNormSetup& s, int64_t ch, float& mean, float& sq) {
-  const float M = static_cast<float>(s.N * s.S);
-  float sum = 0.0f;
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t i = 0; i < s.S; ++i) sum += s.x[at(s, n, ch, i)];
-  mean = sum / M;
-  sq = 0.0f;
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t i = 0; i < s.S; ++i) {
-      const float d = s.x[at(s, n, ch, i)] - mean;
-      sq += d * d;
-    }
+  const int64_t M = s.N * s.S;
+  mean = amp_blocked_sum(M, [&](int64_t j) { return s.x[channelAt(s, ch, j)]; }) / static_cast<float>(M);
+  sq = amp_blocked_sum(M, [&](int64_t j) {
+    const float d = s.x[channelAt(s, ch, j)] - mean;
+    return d * d;
+  });
 }
 
 // The mean and invstd amp.batch_norm normalises channel ch with.
@@ -124,13 +125,12 @@ absl::StatusOr<std::vector<Tensor>> evalBatchNormGrad(const OpCall& c) {
   for (int64_t ch = 0; ch < s.C; ++ch) {
     float mean, invstd;
     normStats(s, ch, mean, invstd);
-    float sg = 0.0f, sgx = 0.0f;
-    for (int64_t n = 0; n < s.N; ++n)
-      for (int64_t i = 0; i < s.S; ++i) {
-        const int64_t k = at(s, n, ch, i);
-        sg += dy[k];
-        sgx += dy[k] * ((s.x[k] - mean) * invstd);
-      }
+    const int64_t count = s.N * s.S;
+    const float sg = amp_blocked_sum(count, [&](int64_t j) { return dy[channelAt(s, ch, j)]; });
+    const float sgx = amp_blocked_sum(count, [&](int64_t j) {
+      const int64_t k = channelAt(s, ch, j);
+      return dy[k] * ((s.x[k] - mean) * invstd);
+    });
     dbias[ch] = sg;
     dscale[ch] = sgx;
     const float a = s.scale[ch] * invstd;

@@ -6,6 +6,7 @@
 #include "runtime/reference/ReferenceGrad.h"
 #include "runtime/WindowGeometry.h"
 #include "runtime/numerics/Softmax.h"
+#include "runtime/kernels/math/SumOrder.h"
 
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,13 @@
 
 namespace amp::rt::ref {
 namespace {
+
+// The finished column sums of a norm's weight and bias gradients (over groups, in group order).
+std::vector<float> columnSums(const std::vector<AmpBlockedSum<float>>& sums) {
+  std::vector<float> out(sums.size());
+  for (size_t j = 0; j < sums.size(); ++j) out[j] = sums[j].result();
+  return out;
+}
 
 constexpr double kSqrt1_2 = 0.70710678118654752440;      // 1/sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/sqrt(2*pi)
@@ -306,63 +314,60 @@ absl::StatusOr<Tensor> evalAvgPool2dGrad(const OpCall& c) {
 absl::StatusOr<std::vector<Tensor>> evalLayerNormGrad(const OpCall& c) {
   REF_ASSIGN_OR_RETURN(NormGradSetup s, setupNormGrad(c, 3));
   const float n = static_cast<float>(s.n);
-  std::vector<float> dx(s.x.size()), dw(static_cast<size_t>(s.n), 0.0f), db(static_cast<size_t>(s.n), 0.0f);
+  std::vector<float> dx(s.x.size());
+  std::vector<AmpBlockedSum<float>> dw(static_cast<size_t>(s.n)), db(static_cast<size_t>(s.n));  // over groups
+  for (int64_t j = 0; j < s.n; ++j) dw[j].reset(0.0f), db[j].reset(0.0f);
   std::vector<float> xhat(static_cast<size_t>(s.n)), g(static_cast<size_t>(s.n));
   for (int64_t grp = 0; grp < s.groups; ++grp) {
     const float* xg = s.x.data() + grp * s.n;
     const float* dyg = s.dy.data() + grp * s.n;
     // Statistics exactly as amp.layer_norm computes them.
-    float sum = 0.0f;
-    for (int64_t j = 0; j < s.n; ++j) sum += xg[j];
-    const float mean = sum / n;
-    float sq = 0.0f;
-    for (int64_t j = 0; j < s.n; ++j) sq += (xg[j] - mean) * (xg[j] - mean);
+    const float mean = amp_blocked_sum(s.n, [&](int64_t j) { return xg[j]; }) / n;
+    const float sq = amp_blocked_sum(s.n, [&](int64_t j) { return (xg[j] - mean) * (xg[j] - mean); });
     const float rstd = f32(1.0 / std::sqrt(double(sq / n) + s.eps));
-    float sg = 0.0f, sgx = 0.0f;
     for (int64_t j = 0; j < s.n; ++j) {
       xhat[j] = (xg[j] - mean) * rstd;
       g[j] = s.w.empty() ? dyg[j] : dyg[j] * s.w[j];
-      sg += g[j];
-      sgx += g[j] * xhat[j];
-      dw[j] += dyg[j] * xhat[j];  // group order
-      db[j] += dyg[j];
+      dw[j].add(dyg[j] * xhat[j]);  // group order
+      db[j].add(dyg[j]);
     }
+    const float sg = amp_blocked_sum(s.n, [&](int64_t j) { return g[j]; });
+    const float sgx = amp_blocked_sum(s.n, [&](int64_t j) { return g[j] * xhat[j]; });
     const float mg = sg / n, mgx = sgx / n;
     for (int64_t j = 0; j < s.n; ++j) dx[grp * s.n + j] = rstd * ((g[j] - mg) - xhat[j] * mgx);
   }
   const DType dt = c.in(0).dtype();
   std::vector<Tensor> out;
   out.push_back(narrow(dt, c.in(0).shape(), dx));
-  out.push_back(narrow(dt, s.trailing, dw));
-  out.push_back(narrow(dt, s.trailing, db));
+  out.push_back(narrow(dt, s.trailing, columnSums(dw)));
+  out.push_back(narrow(dt, s.trailing, columnSums(db)));
   return out;
 }
 
 absl::StatusOr<std::vector<Tensor>> evalRmsNormGrad(const OpCall& c) {
   REF_ASSIGN_OR_RETURN(NormGradSetup s, setupNormGrad(c, 2));
   const float n = static_cast<float>(s.n);
-  std::vector<float> dx(s.x.size()), dw(static_cast<size_t>(s.n), 0.0f);
+  std::vector<float> dx(s.x.size());
+  std::vector<AmpBlockedSum<float>> dw(static_cast<size_t>(s.n));  // over groups
+  for (auto& d : dw) d.reset(0.0f);
   std::vector<float> xhat(static_cast<size_t>(s.n)), g(static_cast<size_t>(s.n));
   for (int64_t grp = 0; grp < s.groups; ++grp) {
     const float* xg = s.x.data() + grp * s.n;
     const float* dyg = s.dy.data() + grp * s.n;
-    float sq = 0.0f;
-    for (int64_t j = 0; j < s.n; ++j) sq += xg[j] * xg[j];
+    const float sq = amp_blocked_sum(s.n, [&](int64_t j) { return xg[j] * xg[j]; });
     const float rstd = f32(1.0 / std::sqrt(double(sq / n) + s.eps));
-    float sgx = 0.0f;
     for (int64_t j = 0; j < s.n; ++j) {
       xhat[j] = xg[j] * rstd;
       g[j] = s.w.empty() ? dyg[j] : dyg[j] * s.w[j];
-      sgx += g[j] * xhat[j];
-      dw[j] += dyg[j] * xhat[j];
+      dw[j].add(dyg[j] * xhat[j]);
     }
-    const float mgx = sgx / n;
+    const float mgx = amp_blocked_sum(s.n, [&](int64_t j) { return g[j] * xhat[j]; }) / n;
     for (int64_t j = 0; j < s.n; ++j) dx[grp * s.n + j] = rstd * (g[j] - xhat[j] * mgx);
   }
   const DType dt = c.in(0).dtype();
   std::vector<Tensor> out;
   out.push_back(narrow(dt, c.in(0).shape(), dx));
-  out.push_back(narrow(dt, s.trailing, dw));
+  out.push_back(narrow(dt, s.trailing, columnSums(dw)));
   return out;
 }
 

@@ -1,6 +1,7 @@
 // cross_entropy and mse_loss: scalar means, accumulated in f32 in sample order.
 #include <cmath>
 
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
@@ -40,7 +41,8 @@ absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c) {
   const double eps = args.labelSmoothing;
   std::vector<float> x = widen(c.in(0)), logp(static_cast<size_t>(C));
   const float keepW = f32(1.0 - eps), smoothW = f32(eps);
-  float total = 0.0f;
+  AmpBlockedSum<float> total;  // over the counted rows, in row order
+  total.reset(0.0f);
   int64_t count = 0;
   for (int64_t i = 0; i < N; ++i) {
     const int64_t y = loadIndex(labels, i);
@@ -48,15 +50,13 @@ absl::StatusOr<Tensor> evalCrossEntropy(const OpCall& c) {
     softmaxSlice(x.data() + i * C, C, 1, /*log=*/true, logp.data());
     float loss = -logp[y];
     if (eps > 0.0) {  // (1-eps) * nll + eps * mean_c(-logp_c); skipped at eps = 0 (PyTorch too)
-      float smooth = 0.0f;
-      for (int64_t k = 0; k < C; ++k) smooth += -logp[k];
-      smooth = smooth / static_cast<float>(C);
+      const float smooth = amp_blocked_sum(C, [&](int64_t k) { return -logp[k]; }) / static_cast<float>(C);
       loss = keepW * loss + smoothW * smooth;
     }
-    total += loss;
+    total.add(loss);
     ++count;
   }
-  std::vector<float> result = {total / static_cast<float>(count)};  // all ignored: 0/0 = NaN
+  std::vector<float> result = {total.result() / static_cast<float>(count)};  // all ignored: 0/0 = NaN
   return narrow(c.in(0).dtype(), {}, result);
 }
 
@@ -67,11 +67,10 @@ absl::StatusOr<Tensor> evalMseLoss(const OpCall& c) {
   if (c.in(0).shape() != c.in(1).shape())
     return c.error("pred ", typeString(c.in(0)), " and target ", typeString(c.in(1)), " must have the same shape");
   std::vector<float> p = widen(c.in(0)), t = widen(c.in(1));
-  float sum = 0.0f;
-  for (size_t i = 0; i < p.size(); ++i) {
+  const float sum = amp_blocked_sum(static_cast<int64_t>(p.size()), [&](int64_t i) {
     const float d = p[i] - t[i];
-    sum += d * d;
-  }
+    return d * d;
+  });
   std::vector<float> result = {sum / static_cast<float>(p.size())};  // empty: 0/0 = NaN
   return narrow(c.in(0).dtype(), {}, result);
 }

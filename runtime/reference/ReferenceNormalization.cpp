@@ -1,6 +1,8 @@
-// layer_norm and rms_norm over the trailing `normalized_ndim` dims, statistics in f32.
+// layer_norm and rms_norm over the trailing `normalized_ndim` dims, statistics in f32, each sum in
+// the contract's blocked pairwise order (runtime/kernels/math/SumOrder.h).
 #include <cmath>
 
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
@@ -54,11 +56,9 @@ absl::StatusOr<Tensor> evalLayerNorm(const OpCall& c) {
   for (int64_t g = 0; g < s.groups; ++g) {
     const float* xg = x.data() + g * s.n;
     float* yg = y.data() + g * s.n;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < s.n; ++j) sum += xg[j];
-    const float mean = sum / n;
-    float sq = 0.0f;  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
-    for (int64_t j = 0; j < s.n; ++j) sq += (xg[j] - mean) * (xg[j] - mean);
+    const float mean = amp_blocked_sum(s.n, [&](int64_t j) { return xg[j]; }) / n;
+    // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
+    const float sq = amp_blocked_sum(s.n, [&](int64_t j) { return (xg[j] - mean) * (xg[j] - mean); });
     const float var = sq / n;
     const float rstd = f32(1.0 / std::sqrt(double(var) + s.eps));
     for (int64_t j = 0; j < s.n; ++j) {
@@ -78,8 +78,7 @@ absl::StatusOr<Tensor> evalRmsNorm(const OpCall& c) {
   for (int64_t g = 0; g < s.groups; ++g) {
     const float* xg = x.data() + g * s.n;
     float* yg = y.data() + g * s.n;
-    float sq = 0.0f;
-    for (int64_t j = 0; j < s.n; ++j) sq += xg[j] * xg[j];
+    const float sq = amp_blocked_sum(s.n, [&](int64_t j) { return xg[j] * xg[j]; });
     const float rstd = f32(1.0 / std::sqrt(double(sq / n) + s.eps));
     for (int64_t j = 0; j < s.n; ++j) {
       float v = xg[j] * rstd;

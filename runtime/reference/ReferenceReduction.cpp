@@ -1,7 +1,9 @@
-// reduce_sum / reduce_mean / reduce_max and softmax / log_softmax, all accumulated in f32.
+// reduce_sum / reduce_mean / reduce_max and softmax / log_softmax, all accumulated in f32; sums in
+// the contract's blocked pairwise order (runtime/kernels/math/SumOrder.h).
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/reference/ReferenceCommon.h"
 
 namespace amp::rt::ref {
@@ -39,10 +41,21 @@ absl::StatusOr<Tensor> evalReduce(const OpCall& c) {
   if (isMax && reducedCount == 0 && outN > 0) return c.error("maximum over an empty set of elements");
   std::vector<float> x = widen(c.in(0));
   std::vector<float> acc(static_cast<size_t>(outN), isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-  for (size_t i = 0; i < map.size(); ++i) {
-    float& a = acc[map[i]];
-    if (!isMax) a += x[i];
-    else if (x[i] > a || std::isnan(x[i])) a = x[i];  // NaN propagates and sticks
+  if (isMax) {
+    for (size_t i = 0; i < map.size(); ++i) {
+      float& a = acc[map[i]];
+      if (x[i] > a || std::isnan(x[i])) a = x[i];  // NaN propagates and sticks
+    }
+  } else {
+    // Each output's terms in row-major order of its reduced elements: the input indices grouped by
+    // output (a stable counting sort keeps them increasing), then summed in the contract's order.
+    std::vector<int64_t> start(static_cast<size_t>(outN) + 1, 0), byOutput(map.size());
+    for (int64_t o : map) ++start[o + 1];
+    for (int64_t o = 0; o < outN; ++o) start[o + 1] += start[o];
+    std::vector<int64_t> next(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < map.size(); ++i) byOutput[next[map[i]]++] = static_cast<int64_t>(i);
+    for (int64_t o = 0; o < outN; ++o)
+      acc[o] = amp_blocked_sum(start[o + 1] - start[o], [&](int64_t j) { return x[byOutput[start[o] + j]]; });
   }
   if (c.code == OpCode::ReduceMean)
     for (float& a : acc) a = a / static_cast<float>(reducedCount);  // 0 elements: 0/0 = NaN

@@ -12,6 +12,7 @@
 
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
@@ -177,8 +178,7 @@ absl::StatusOr<Tensor> evalGlobalNorm(const OpCall& c) {
     if (g.dtype() != DType::F32)
       return c.error("gradient (operand ", i, ") must be f32, got ", typeString(g));
     const float* x = g.as<float>();
-    float sum = 0.0f;
-    for (int64_t k = 0; k < g.numel(); ++k) sum += x[k] * x[k];
+    const float sum = amp_blocked_sum(g.numel(), [&](int64_t k) { return x[k] * x[k]; });
     const float norm = std::sqrt(sum);  // vector_norm(g, 2)
     total += norm * norm;               // vector_norm(stack(norms), 2)
   }
@@ -225,13 +225,13 @@ absl::StatusOr<std::vector<Tensor>> evalGradStats(const OpCall& c) {
   for (size_t i = 0; i < n; ++i) {
     REF_RETURN_IF_ERROR(expectFloatOperand(c, i));
     const Tensor& g = c.in(i);
-    float sum = 0.0f;  // global_norm's order over the f32 unscaled values
-    for (int64_t k = 0; k < g.numel(); ++k) {
+    // global_norm's order over the f32 unscaled values
+    const float sum = amp_blocked_sum(g.numel(), [&](int64_t k) {
       const float v = loadAsF32(g.dtype(), g.data(), k);
       if (!std::isfinite(v)) found = true;
       const float u = amp_unscale(v, invScale);
-      sum += u * u;
-    }
+      return u * u;
+    });
     const float norm = std::sqrt(sum);
     total += norm * norm;
   }

@@ -29,7 +29,7 @@ ALLOWED = {
     # The maths every device shares, host- and device-compilable, and the CUDA library built on it.
     "runtime/kernels/math": [],
     "runtime/kernels/cuda": ["runtime/kernels/math"],
-    "runtime/numerics": ["runtime/schema"],
+    "runtime/numerics": ["runtime/schema", "runtime/kernels/math"],
     "runtime/io": ["runtime/numerics"],
     "runtime/dist": ["runtime/numerics", "runtime/io"],
     "runtime/plan": BELOW_PLAN,

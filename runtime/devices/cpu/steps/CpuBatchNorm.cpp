@@ -1,7 +1,8 @@
 // amp.batch_norm and amp.batch_norm_grad on the cpu device. Every sum of a channel runs the
 // reference's own f32 sequence (ReferenceBatchNorm.cpp, docs/reference-executor.md "batch_norm":
-// its M elements n-major, then h, then w; invstd = f32(1/sqrt(f64)); the same expressions in the
-// same order), so the results are the reference's bits. Channels are independent: blocks of up to
+// its M elements n-major, then h, then w, summed in the contract's blocked pairwise order of
+// runtime/kernels/math/SumOrder.h; invstd = f32(1/sqrt(f64)); the same expressions in the same
+// order), so the results are the reference's bits. Channels are independent: blocks of up to
 // kLanes channels are split across threads, and within a block each channel is one vector lane
 // (ChannelLanes.h). A block's operands are gathered as f32 lane rows into per-slot scratch sized
 // at prepare: all M rows once when they fit kStoredFloats, else one n at a time by every pass
@@ -12,6 +13,7 @@
 #include "runtime/devices/cpu/steps/ChannelLanes.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/kernels/math/SumOrder.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -57,6 +59,21 @@ struct Lanes {
   float operator[](int64_t l) const { return q[l / 4][l % 4]; }
 };
 
+// Lane by lane, the scalar f32 addition (the sums' `+`, SumOrder.h).
+Lanes operator+(const Lanes& a, const Lanes& b) {
+  Lanes v;
+  for (int i = 0; i < kQuads; ++i) v.q[i] = a.q[i] + b.q[i];
+  return v;
+}
+
+// One blocked pairwise sum per lane, from +0.
+struct LaneSum {
+  AmpBlockedSum<Lanes> sum;
+  LaneSum() { sum.reset(Lanes{}); }
+  void add(const Lanes& v) { sum.add(v); }
+  Lanes result() const { return sum.result(); }
+};
+
 Lanes laneLoad(const float* row) {
   Lanes v;
   for (int i = 0; i < kQuads; ++i) v.q[i] = loadQuad(row + 4 * i);
@@ -92,17 +109,19 @@ LaneStats laneStats(const BnShape& s, const LaneOperand& x, const float* running
   Lanes var;
   if (s.training) {
     const float mf = static_cast<float>(s.M());
-    Lanes sum{};
+    LaneSum sum, sq;
+    forEachRow(s, x, [&](const float* r) { sum.add(laneLoad(r)); });
+    const Lanes total = sum.result();
+    for (int i = 0; i < kQuads; ++i) st.mean.q[i] = total.q[i] / mf;
     forEachRow(s, x, [&](const float* r) {
-      for (int i = 0; i < kQuads; ++i) sum.q[i] += loadQuad(r + 4 * i);
-    });
-    for (int i = 0; i < kQuads; ++i) st.mean.q[i] = sum.q[i] / mf;
-    forEachRow(s, x, [&](const float* r) {
+      Lanes d2;
       for (int i = 0; i < kQuads; ++i) {
         const Quad d = loadQuad(r + 4 * i) - st.mean.q[i];
-        st.sq.q[i] += d * d;
+        d2.q[i] = d * d;
       }
+      sq.add(d2);
     });
+    st.sq = sq.result();
     for (int i = 0; i < kQuads; ++i) var.q[i] = st.sq.q[i] / mf;
   } else {
     st.mean = laneValues(runningMean, blk);
@@ -212,16 +231,21 @@ class BatchNormGradStep final : public CpuStep {
         const ChannelBlock blk = channelBlock(s_.C, blocks, b);
         const LaneOperand x(s_, ptr[in_[0]], blk, xRows, tile), dy(s_, ptr[in_[1]], blk, dyRows, tile);
         const LaneStats st = laneStats(s_, x, rm, rv, blk);
-        Lanes sg{}, sgx{};
+        LaneSum sgSum, sgxSum;
         for (int64_t n = 0; n < s_.N; ++n) {
           const float *xn = x.rows(n), *dyn = dy.rows(n);
-          for (int64_t k = 0; k < s_.S; ++k)
+          for (int64_t k = 0; k < s_.S; ++k) {
+            Lanes g, gx;
             for (int i = 0; i < kQuads; ++i) {
-              const Quad g = loadQuad(dyn + k * kLanes + 4 * i), v = loadQuad(xn + k * kLanes + 4 * i);
-              sg.q[i] += g;
-              sgx.q[i] += g * ((v - st.mean.q[i]) * st.invstd.q[i]);
+              const Quad v = loadQuad(xn + k * kLanes + 4 * i);
+              g.q[i] = loadQuad(dyn + k * kLanes + 4 * i);
+              gx.q[i] = g.q[i] * ((v - st.mean.q[i]) * st.invstd.q[i]);
             }
+            sgSum.add(g);
+            sgxSum.add(gx);
+          }
         }
+        const Lanes sg = sgSum.result(), sgx = sgxSum.result();
         const Lanes sc = laneValues(scale, blk);
         Lanes a, mg, mgx;
         for (int i = 0; i < kQuads; ++i) {

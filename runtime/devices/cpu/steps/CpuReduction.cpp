@@ -1,6 +1,8 @@
 // reduce_sum / reduce_mean / reduce_max over a contiguous run of dims, seen as [outer, R, inner].
-// Each output accumulates its R inputs in increasing order in f32, the reference's order, so
-// results match the reference bit for bit; non-contiguous dims fall back to the reference kernel.
+// Each output sums its R inputs in f32 in the contract's blocked pairwise order (in-order blocks of
+// AMP_SUM_BLOCK inputs, then the fixed tree over the block sums: runtime/kernels/math/SumOrder.h),
+// the reference's order, so results match the reference bit for bit; a max takes its inputs in
+// increasing order. Non-contiguous dims fall back to the reference kernel.
 // Speed comes from converting whole blocks of inputs at once and from running independent
 // outputs' accumulations side by side, never from reordering one output's adds.
 #include <cmath>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::cpu {
@@ -53,8 +56,36 @@ class ReduceStep final : public CpuStep {
   static constexpr int64_t kChunk = 256;  // outputs per task where inner is large
   static constexpr int64_t kTile = 1024;  // f32 elements of one converted block of inputs
   static constexpr int kRows = 8;         // rows summed together over the last dim
+  static_assert(kTile % AMP_SUM_BLOCK == 0, "a converted tile holds whole blocks of the sum's order");
 
   float initial(bool isMax) const { return isMax ? -std::numeric_limits<float>::infinity() : 0.0f; }
+
+  // The inputs [r0, r1) of the block that starts at r0: a sum's blocks of the contract's order, a
+  // max's one run over all R.
+  template <bool IsMax>
+  int64_t blockEnd(int64_t r0) const {
+    return IsMax ? r_ : std::min<int64_t>(r_, r0 + AMP_SUM_BLOCK);
+  }
+
+  // A sum's block of acc[0..n) is done: into the trees, and acc restarts from +0.
+  template <bool IsMax>
+  static void closeBlock(float* acc, AmpSumTree<float>* trees, int64_t n) {
+    if constexpr (IsMax) return;
+    for (int64_t j = 0; j < n; ++j) {
+      trees[j].push(acc[j]);
+      acc[j] = 0.0f;
+    }
+  }
+  template <bool IsMax>
+  static void openTrees(AmpSumTree<float>* trees, int64_t n) {
+    if constexpr (!IsMax)
+      for (int64_t j = 0; j < n; ++j) trees[j].reset();
+  }
+  template <bool IsMax>
+  static void treeResults(float* acc, const AmpSumTree<float>* trees, int64_t n) {
+    if constexpr (!IsMax)
+      for (int64_t j = 0; j < n; ++j) acc[j] = trees[j].result(0.0f);
+  }
 
   // Mean's one division, then the rounding to the result type.
   void finish(float* acc, int64_t n, uint8_t* out) const {
@@ -65,7 +96,7 @@ class ReduceStep final : public CpuStep {
 
   // inner == 1 (e.g. softmax's backward sum over the keys): output o reduces the contiguous row
   // x[o, 0..r). kRows rows at a time, each converted to f32 a tile at a time (f32 is read in
-  // place), accumulated by interleaved chains.
+  // place), accumulated by interleaved chains; a tile holds whole blocks of the sum's order.
   template <bool IsMax>
   void lastDim(BufferPtrs ptr) const {
     const size_t es = dtypeSize(inType_), eo = dtypeSize(outType_);
@@ -74,10 +105,12 @@ class ReduceStep final : public CpuStep {
     parallelFor(groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kRows)), [&](int64_t begin, int64_t end) {
       alignas(64) float tile[kRows][kTile];
       float acc[kRows];
+      AmpSumTree<float> trees[kRows];
       const float* rows[kRows];
       for (int64_t g = begin; g < end; ++g) {
         const int64_t o0 = g * kRows, nRows = std::min<int64_t>(kRows, outer_ - o0);
         for (int l = 0; l < kRows; ++l) acc[l] = initial(IsMax);
+        openTrees<IsMax>(trees, kRows);
         for (int64_t k0 = 0; k0 < r_; k0 += kTile) {
           const int64_t n = std::min(kTile, r_ - k0);
           for (int64_t l = 0; l < nRows; ++l) {
@@ -89,12 +122,20 @@ class ReduceStep final : public CpuStep {
               rows[l] = tile[l];
             }
           }
-          if (nRows == kRows) {
-            accumulateRows<IsMax, kRows>(rows, acc, n);
-          } else {
-            for (int64_t l = 0; l < nRows; ++l) accumulateRows<IsMax, 1>(rows + l, acc + l, n);
+          for (int64_t b0 = 0; b0 < n;) {
+            const int64_t b1 = blockEnd<IsMax>(k0 + b0) - k0;  // within the tile: kTile % AMP_SUM_BLOCK == 0
+            const float* blockRows[kRows];
+            for (int64_t l = 0; l < nRows; ++l) blockRows[l] = rows[l] + b0;
+            if (nRows == kRows) {
+              accumulateRows<IsMax, kRows>(blockRows, acc, std::min(b1, n) - b0);
+            } else {
+              for (int64_t l = 0; l < nRows; ++l) accumulateRows<IsMax, 1>(blockRows + l, acc + l, std::min(b1, n) - b0);
+            }
+            b0 = std::min(b1, n);
+            if (b1 <= n) closeBlock<IsMax>(acc, trees, kRows);
           }
         }
+        treeResults<IsMax>(acc, trees, kRows);
         finish(acc, nRows, ptr[out_] + o0 * eo);
       }
     });
@@ -110,10 +151,12 @@ class ReduceStep final : public CpuStep {
     parallelFor(outer_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * inner_)), [&](int64_t begin, int64_t end) {
       alignas(64) float tile[kTile];
       alignas(64) float acc[kChunk];
+      std::vector<AmpSumTree<float>> trees(IsMax ? 0 : kChunk);
       for (int64_t o = begin; o < end; ++o) {
         for (int64_t j = 0; j < inner_; ++j) acc[j] = initial(IsMax);
-        for (int64_t r0 = 0; r0 < r_; r0 += rowsPerTile) {
-          const int64_t nr = std::min(rowsPerTile, r_ - r0);
+        openTrees<IsMax>(trees.data(), inner_);
+        for (int64_t r0 = 0, blockR1 = blockEnd<IsMax>(0); r0 < r_;) {
+          const int64_t nr = std::min(rowsPerTile, blockR1 - r0);  // a tile never crosses a block
           const uint8_t* src = ptr[in_] + (o * r_ + r0) * inner_ * es;
           const float* block = reinterpret_cast<const float*>(src);
           if (!f32) {
@@ -122,7 +165,13 @@ class ReduceStep final : public CpuStep {
           }
           for (int64_t r = 0; r < nr; ++r)
             for (int64_t j = 0; j < inner_; ++j) acc[j] = accumulate<IsMax>(acc[j], block[r * inner_ + j]);
+          r0 += nr;
+          if (r0 == blockR1) {
+            closeBlock<IsMax>(acc, trees.data(), inner_);
+            blockR1 = blockEnd<IsMax>(r0);
+          }
         }
+        treeResults<IsMax>(acc, trees.data(), inner_);
         finish(acc, inner_, ptr[out_] + o * inner_ * eo);
       }
     });
@@ -137,14 +186,21 @@ class ReduceStep final : public CpuStep {
     const int64_t tasks = outer_ * chunksPerOuter;
     parallelFor(tasks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kChunk)), [&](int64_t begin, int64_t end) {
       alignas(64) float acc[kChunk], row[kChunk];
+      std::vector<AmpSumTree<float>> trees(IsMax ? 0 : kChunk);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / chunksPerOuter, j0 = (t % chunksPerOuter) * kChunk;
         const int64_t n = std::min(kChunk, inner_ - j0);
         for (int64_t j = 0; j < n; ++j) acc[j] = initial(IsMax);
-        for (int64_t r = 0; r < r_; ++r) {
+        openTrees<IsMax>(trees.data(), n);
+        for (int64_t r = 0, blockR1 = blockEnd<IsMax>(0); r < r_; ++r) {
           convertBuffer(inType_, ptr[in_] + ((o * r_ + r) * inner_ + j0) * es, DType::F32, row, n);
           for (int64_t j = 0; j < n; ++j) acc[j] = accumulate<IsMax>(acc[j], row[j]);
+          if (r + 1 == blockR1) {
+            closeBlock<IsMax>(acc, trees.data(), n);
+            blockR1 = blockEnd<IsMax>(r + 1);
+          }
         }
+        treeResults<IsMax>(acc, trees.data(), n);
         finish(acc, n, ptr[out_] + (o * inner_ + j0) * eo);
       }
     });
