@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "CudaLibrarySource.inc"  // kCudaLibrarySource (codegen/EmbedText.cmake)
+#include "codegen/emit/BlockedSumText.h"
 #include "codegen/emit/KernelEmitter.h"
 #include "runtime/plan/KernelBinding.h"
 #include "runtime/schema/CudaLaunch.h"
@@ -132,11 +133,14 @@ std::string kernelText(const rt::PlanStep& step, const KernelBody& k, int64_t el
      << "  const long first = (long)blockIdx.x * blockDim.x + threadIdx.x;\n"
      << "  const long stride = (long)gridDim.x * blockDim.x;\n";
   if (!k.reductions.empty()) {
-    // One thread per column, every row in order: each column sum is fl(...fl(fl(+0 + x0) + x1)...)
-    // as the reference's reduce_sum, rounded once at the end. Neighbouring threads read
-    // neighbouring columns, so every row's loads are coalesced.
+    // One thread per column, every row in order: each column sum is the reference's reduce_sum,
+    // fl(...fl(fl(+0 + x0) + x1)...) over each block of rows, the blocks added pairwise
+    // (BlockedSumText.h), rounded once at the end. Neighbouring threads read neighbouring
+    // columns, so every row's loads are coalesced.
+    const BlockedSumText blocked{k.rows, k.reductions.size(), "", ""};
     fn << "  for (long j = first; j < " << k.rowLength << "; j += stride) {\n";
     for (size_t a = 0; a < k.reductions.size(); ++a) fn << "    float acc" << a << " = 0.0f;\n";
+    if (blocked.needed()) fn << blocked.declare("    ", "");
     fn << "    for (long row = 0; row < " << k.rows << "; ++row) {\n"
        << "      const long i = row * " << k.rowLength << " + j;\n";
     emitBodyStatements(fn, "      ", k.loads);
@@ -144,7 +148,9 @@ std::string kernelText(const rt::PlanStep& step, const KernelBody& k, int64_t el
     emitBodyStatements(fn, "      ", k.stores);
     for (size_t a = 0; a < k.reductions.size(); ++a)
       fn << "      acc" << a << " += v" << k.reductions[a].source << ";\n";
+    if (blocked.needed()) fn << blocked.closeBlock("      ");
     fn << "      (void)i;\n    }\n";
+    if (blocked.needed()) fn << blocked.finish("    ");
     for (size_t a = 0; a < k.reductions.size(); ++a)
       fn << "    out" << k.reductions[a].yield << "[j] = "
          << storeExpr(k.reductions[a].dtype, "acc" + std::to_string(a)) << ";\n";

@@ -1,4 +1,5 @@
 #include "codegen/emit/KernelEmitter.h"
+#include "codegen/emit/BlockedSumText.h"
 
 #include <algorithm>
 #include <map>
@@ -382,12 +383,15 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
         for (const std::string& st : k.stores) fn << "      " << st << "\n";
         fn << "      (void)i;\n    }\n  }\n}\n";
       } else {
-        // Columns [begin, end) in blocks of 256; every row in order, so each column sum is
-        // fl(...fl(fl(+0 + x0) + x1)...) as the reference's reduce_sum, rounded once at the end.
+        // Columns [begin, end) in blocks of 256; every row in order, so each column sum is the
+        // reference's reduce_sum: fl(...fl(fl(+0 + x0) + x1)...) over each block of rows, the
+        // blocks added pairwise (BlockedSumText.h), rounded once at the end.
+        const BlockedSumText blocked{k.rows, k.reductions.size(), "for (long j = j0; j < j1; ++j) ", "[j - j0]"};
         fn << "  for (long j0 = begin; j0 < end; j0 += 256) {\n"
            << "    const long j1 = j0 + 256 < end ? j0 + 256 : end;\n";
         for (size_t a = 0; a < k.reductions.size(); ++a)
           fn << "    float acc" << a << "[256];\n    for (long j = j0; j < j1; ++j) acc" << a << "[j - j0] = 0.0f;\n";
+        if (blocked.needed()) fn << blocked.declare("    ", "[256]");
         fn << "    for (long row = 0; row < " << k.rows << "; ++row) {\n"
            << "      for (long j = j0; j < j1; ++j) {\n"
            << "        const long i = row * " << k.rowLength << " + j;\n";
@@ -396,7 +400,10 @@ bool emitCpuSource(rt::Plan& plan, std::string& source, std::string& error) {
         for (const std::string& st : k.stores) fn << "        " << st << "\n";
         for (size_t a = 0; a < k.reductions.size(); ++a)
           fn << "        acc" << a << "[j - j0] += " << v(k.reductions[a].source) << ";\n";
-        fn << "        (void)i;\n      }\n    }\n";
+        fn << "        (void)i;\n      }\n";
+        if (blocked.needed()) fn << blocked.closeBlock("      ");
+        fn << "    }\n";
+        if (blocked.needed()) fn << blocked.finish("    ");
         for (size_t a = 0; a < k.reductions.size(); ++a)
           fn << "    for (long j = j0; j < j1; ++j) out" << k.reductions[a].yield << "[j] = "
              << storeExpr(k.reductions[a].dtype, "acc" + std::to_string(a) + "[j - j0]") << ";\n";

@@ -89,17 +89,18 @@ template <int T, class L>
 __device__ void amp_ce_mean_of_rows(const float* rowLoss, const L* labels, void* loss, long long rows,
                                     long long classes, long long ignoreIndex) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  float total = 0.0f;
+  AmpBlockedSum<float> total;  // the counted rows in order
+  total.reset(0.0f);
   long long counted = 0;
   bool invalid = false;
   for (long long row = 0; row < rows; ++row) {
     const AmpCeLabel state = amp_ce_label_state((long long)labels[row], classes, ignoreIndex);
     if (state == AMP_CE_INVALID) invalid = true;
     if (state != AMP_CE_COUNTED) continue;
-    total = amp_ce_mean_add(total, rowLoss[row]);
+    total.add(rowLoss[row]);
     ++counted;
   }
-  amp_store<T>(loss, 0, invalid ? amp_ce_nan() : amp_ce_mean(total, counted));
+  amp_store<T>(loss, 0, invalid ? amp_ce_nan() : amp_ce_mean(total.result(), counted));
 }
 
 // Integer counts: any order gives the same result.

@@ -115,7 +115,9 @@ __device__ __forceinline__ float amp_nrm_load_optional(const void* p, long long 
 // `chunks` holds 4 * 256 floats. Thread 0's two running sums are independent chains.
 template <class Terms>
 __device__ void amp_row_ordered_sum2(long long len, float* chunks, const Terms& terms, float* sumA, float* sumB) {
-  float a = 0.0f, b = 0.0f;
+  AmpSumTree<float> treeA, treeB;
+  treeA.reset();
+  treeB.reset();
   int half = 0;
   for (long long base = 0; base < len; base += AMP_NRM_BLOCK, half ^= 1) {
     float* chunkA = chunks + half * 2 * AMP_NRM_BLOCK;
@@ -125,14 +127,17 @@ __device__ void amp_row_ordered_sum2(long long len, float* chunks, const Terms& 
     __syncthreads();
     if (threadIdx.x == 0) {
       const int count = len - base < AMP_NRM_BLOCK ? (int)(len - base) : AMP_NRM_BLOCK;
+      float a = 0.0f, b = 0.0f;
       for (int i = 0; i < count; ++i) {
         a += chunkA[i];
         b += chunkB[i];
       }
+      treeA.push(a);
+      treeB.push(b);
     }
   }
-  *sumA = a;
-  *sumB = b;
+  *sumA = treeA.result(0.0f);
+  *sumB = treeB.result(0.0f);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -174,8 +179,8 @@ __device__ void amp_nrm_softmax(const void* x, void* y, long long outer, long lo
     float max = __uint_as_float(0xff800000u);  // -inf
     long long at = AMP_ROW_NO_INDEX;
     for (long long j = 0; j < len; ++j) amp_row_max_step(&max, &at, amp_load<T>(x, base + j * inner), j);
-    float sumExp = 0.0f;
-    for (long long j = 0; j < len; ++j) sumExp += amp_nrm_exp(amp_load<T>(x, base + j * inner), max);
+    const float sumExp =
+        amp_blocked_sum(len, [&](long long j) { return amp_nrm_exp(amp_load<T>(x, base + j * inner), max); });
     const float lse = Log ? amp_nrm_lse(sumExp) : 0.0f;
     for (long long j = 0; j < len; ++j) {
       const float v = amp_load<T>(x, base + j * inner);
@@ -236,9 +241,8 @@ __device__ void amp_nrm_softmax_grad(const void* y, const void* dy, void* dx, lo
     const long long i = unit % tiles * AMP_NRM_BLOCK + threadIdx.x;
     if (i >= inner) continue;
     const long long base = unit / tiles * len * inner + i;
-    float sum = 0.0f;
-    for (long long j = 0; j < len; ++j)
-      sum += amp_sg_term<T>(amp_load<T>(y, base + j * inner), amp_load<G>(dy, base + j * inner));
+    const float sum = amp_blocked_sum(
+        len, [&](long long j) { return amp_sg_term<T>(amp_load<T>(y, base + j * inner), amp_load<G>(dy, base + j * inner)); });
     const float s = amp_round<T>(sum);
     for (long long j = 0; j < len; ++j) {
       const float yj = amp_load<T>(y, base + j * inner);
@@ -391,16 +395,18 @@ __device__ void amp_nrm_affine_grad(const void* x, const void* dy, const float* 
                                     long long groups, long long n) {
   const long long stride = (long long)gridDim.x * AMP_NRM_BLOCK;
   for (long long j = (long long)blockIdx.x * AMP_NRM_BLOCK + threadIdx.x; j < n; j += stride) {
-    float dw = 0.0f, db = 0.0f;
+    AmpBlockedSum<float> dw, db;
+    dw.reset(0.0f);
+    db.reset(0.0f);
     for (long long group = 0; group < groups; ++group) {
       const float xv = amp_load<T>(x, group * n + j), dyv = amp_load<T>(dy, group * n + j);
       const float xhat = Layer ? amp_nrm_layer_xhat(xv, stats[group], stats[groups + group])
                                : amp_nrm_rms_xhat(xv, stats[group]);
-      dw = amp_nrm_accumulate(dw, amp_nrm_product(dyv, xhat));
-      if (Layer) db = amp_nrm_accumulate(db, dyv);
+      dw.add(amp_nrm_product(dyv, xhat));
+      if (Layer) db.add(dyv);
     }
-    amp_store<T>(dweight, j, dw);
-    if (Layer) amp_store<T>(dbias, j, db);
+    amp_store<T>(dweight, j, dw.result());
+    if (Layer) amp_store<T>(dbias, j, db.result());
   }
 }
 

@@ -1,6 +1,7 @@
 // amp.reduce_sum, amp.reduce_mean and amp.reduce_max on the CUDA device, with the reference's
 // numbers: one thread per output element, its reduced elements visited in row-major order and
-// accumulated in f32 from +0 (sum, mean) or -inf (max, where a NaN propagates and sticks), the mean
+// summed in f32 in the contract's blocked pairwise order (SumOrder.h; sum, mean) or taken from
+// -inf in order (max, where a NaN propagates and sticks), the mean
 // divided once by the count, the result rounded once to the output's type. A column sum (a bias
 // gradient) has neighbouring threads on neighbouring columns, so its loads are coalesced.
 //   amp_reduce_<op>_<T>(const void* in, void* out, AmpReduceShape shape)
@@ -19,6 +20,8 @@ __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
       rem /= s.keptSize[d];
     }
     float acc = Op == 2 ? __int_as_float(0xff800000) : 0.0f;  // -inf
+    AmpSumTree<float> tree;  // a sum's finished blocks
+    tree.reset();
     long long coord[AMP_REDUCE_MAX_DIMS] = {0};
     long long offset = base;
     for (long long k = 0; k < s.reducedCount; ++k) {
@@ -27,6 +30,10 @@ __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
         if (x > acc || isnan(x)) acc = x;
       } else {
         acc += x;
+        if ((k + 1) % AMP_SUM_BLOCK == 0 || k + 1 == s.reducedCount) {
+          tree.push(acc);
+          acc = 0.0f;
+        }
       }
       // The next reduced element in row-major order: an odometer over the reduced dims.
       for (int d = s.reducedDims - 1; d >= 0; --d) {
@@ -36,6 +43,7 @@ __device__ void amp_reduce(const void* in, void* out, const AmpReduceShape& s) {
         coord[d] = 0;
       }
     }
+    if (Op != 2) acc = tree.result(0.0f);
     if (Op == 1) acc = acc / (float)s.reducedCount;
     amp_store<T>(out, o, acc);
   }

@@ -1,10 +1,12 @@
 // Block-wide helpers of the row kernels (LossKernels.cu, NormKernels.cu): a block of
 // AMP_ROW_BLOCK threads takes a row's max with the exact tie-break of RowMath.h, and adds a row's
-// terms in index order (the reference's order) while computing them 256 at a time.
+// terms in the contract's blocked pairwise order (SumOrder.h, the reference's order) while
+// computing them 256 at a time: one block of the order per chunk.
 #ifndef AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH
 #define AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH
 
 #define AMP_ROW_BLOCK 256
+static_assert(AMP_ROW_BLOCK == AMP_SUM_BLOCK, "a chunk of the row kernels is one block of the sum order");
 
 // The row's max (softmaxSlice's m, to the bit), by the whole block: each thread scans its elements in
 // order, then a tree combines the partials. The caller synchronises before the arrays are reused.
@@ -31,13 +33,14 @@ __device__ float amp_row_block_max(const void* x, long long base, long long len,
   return maxes[0];
 }
 
-// sum over j in [0, len) of term(j), added in increasing j from +0 as the reference's loops do.
+// sum over j in [0, len) of term(j) in the contract's order, as the reference's amp_blocked_sum.
 // The block evaluates 256 terms into one half of `chunks` (2 * 256 floats) while thread 0 adds the
-// previous 256 from the other half: one barrier per chunk. The sum is thread 0's only; the caller
-// synchronises before `chunks` is reused.
+// previous 256 from the other half in order from +0 and pushes that block sum into its tree: one
+// barrier per chunk. The sum is thread 0's only; the caller synchronises before `chunks` is reused.
 template <class Term>
 __device__ float amp_row_ordered_sum(long long len, float* chunks, const Term& term) {
-  float sum = 0.0f;
+  AmpSumTree<float> tree;
+  tree.reset();
   int half = 0;
   for (long long base = 0; base < len; base += AMP_ROW_BLOCK, half ^= 1) {
     float* chunk = chunks + half * AMP_ROW_BLOCK;
@@ -46,10 +49,12 @@ __device__ float amp_row_ordered_sum(long long len, float* chunks, const Term& t
     __syncthreads();
     if (threadIdx.x == 0) {
       const int n = len - base < AMP_ROW_BLOCK ? (int)(len - base) : AMP_ROW_BLOCK;
+      float sum = 0.0f;
       for (int i = 0; i < n; ++i) sum += chunk[i];
+      tree.push(sum);
     }
   }
-  return sum;
+  return tree.result(0.0f);
 }
 
 #endif  // AMP_RUNTIME_KERNELS_CUDA_ROWKERNELS_CUH

@@ -53,9 +53,8 @@ AMP_TM float amp_ce_row_loss(float nll, float negLogpSum, long long classes, dou
   return nll;
 }
 
-// The mean over counted rows: their losses added in row order from +0, divided by their number.
-// No counted row: 0 / 0, NaN.
-AMP_TM float amp_ce_mean_add(float total, float rowLoss) { return total + rowLoss; }
+// The mean over counted rows: their losses summed in row order (the contract's blocked pairwise
+// order, SumOrder.h), divided by their number. No counted row: 0 / 0, NaN.
 AMP_TM float amp_ce_mean(float total, long long counted) { return total / (float)counted; }
 
 // The gradient's common factor dloss / counted (infinite or NaN with no counted row, when no

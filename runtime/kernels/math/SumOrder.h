@@ -22,7 +22,7 @@
 #define AMP_SUM_BLOCK 256
 #define AMP_SUM_LEVELS 40  // up to 2^40 blocks
 
-// T is float or a vector of independent lanes (each lane its own sum) with lane-wise `+`.
+// T is float, or a vector type whose `+` adds element by element (each element its own sum).
 template <class T>
 struct AmpSumTree {
   T level[AMP_SUM_LEVELS];

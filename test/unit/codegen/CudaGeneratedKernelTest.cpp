@@ -203,6 +203,12 @@ TEST(CudaGeneratedKernel, ColumnSumKernelIsTheReferencesBits) {
                                    {4, 5}}),
               1);
   }
+  // Over 256 rows: the blocked pairwise order of the reference's reduce_sum (3 blocks, the last partial).
+  expectReferenceBits({{{DType::F32, {700, 33}}, {DType::F32, {33}}},
+                       {700, 33},
+                       {{"amp.add", {0, 1}, DType::F32},
+                        {"amp.reduce_sum", {2}, DType::F32, {{"dims", std::vector<int64_t>{0}}, {"keepdim", false}}, {33}}},
+                       {3}});
   expectReferenceBits({{{DType::F32, {4, 9, 70}}, {DType::F32, {70}}},
                        {4, 9, 70},
                        {{"amp.add", {0, 1}, DType::F32},

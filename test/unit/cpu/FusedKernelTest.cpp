@@ -118,6 +118,18 @@ TEST(FusedKernels, ReluGradientAndBiasGradientInOnePass) {
                      {{"amp.add", {0, 1}, DType::F32},
                       {"amp.reduce_sum", {2}, DType::F32, {{"dims", std::vector<int64_t>{0, 1}}, {"keepdim", false}}, {70}}},
                      {3}});
+  // Over 256 rows: the sums take the contract's blocked pairwise order (4 full blocks and a
+  // partial one; 1,200 rows over two dims), as the reference's reduce_sum.
+  for (const Shape& space : {Shape{1100, 40}, Shape{4, 300, 70}}) {
+    SCOPED_TRACE(shapeToString(space));
+    std::vector<int64_t> dims(space.size() - 1);
+    for (size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<int64_t>(d);
+    expectFusedParity({{{DType::F32, space}, {DType::F32, {space.back()}}},
+                       space,
+                       {{"amp.add", {0, 1}, DType::F32},
+                        {"amp.reduce_sum", {2}, DType::F32, {{"dims", dims}, {"keepdim", false}}, {space.back()}}},
+                       {3}});
+  }
 }
 
 TEST(FusedKernels, EveryUnaryAndBinaryOpInEveryPrecision) {

@@ -1,8 +1,8 @@
 // The block helpers of runtime/kernels/cuda/RowKernels.cuh and NormKernels.cu and the
 // softmax kernels, their own source run on the host through BlockEmulation.h: amp_row_block_max
 // (the tree with RowMath.h's tie-break) against the reference's sequential max, amp_row_ordered_sum
-// and amp_row_ordered_sum2 (thread 0's sums behind a barrier per 256 terms) against the sequential
-// f32 sums the reference's loops make, and amp_softmax_<T> / amp_log_softmax_<T> on contiguous
+// and amp_row_ordered_sum2 (thread 0's block sums behind a barrier per 256 terms) against the
+// blocked pairwise f32 sums the reference makes (SumOrder.h), and amp_softmax_<T> / amp_log_softmax_<T> on contiguous
 // (block-shared) and strided (one thread per slice) axes against amp.softmax and amp.log_softmax,
 // bit for bit in f32, bf16 and f16, and amp_softmax_grad_<T> (and its f32 kernels of a bf16/f16
 // dy) against amp.softmax_grad, in place and not.
@@ -15,6 +15,7 @@
 #include "test/unit/kernels/KernelTestSupport.h"
 #include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/RowMath.h"
 #include "runtime/kernels/cuda/RowKernels.cuh"
@@ -66,13 +67,14 @@ std::vector<float> awkwardTerms(int64_t len, std::mt19937& rng) {
   return v;
 }
 
-TEST(CudaRowKernel, OrderedSumsAreTheSequentialSumsInIndexOrder) {
+TEST(CudaRowKernel, OrderedSumsAreTheReferencesBlockedPairwiseSums) {
   std::mt19937 rng(83);
   std::vector<float> chunks(4 * AMP_ROW_BLOCK);
   for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{256}, int64_t{257}, int64_t{1000}, int64_t{4099}}) {
     const std::vector<float> a = awkwardTerms(len, rng), b = awkwardTerms(len, rng);
-    float wantA = 0.0f, wantB = 0.0f;
-    for (int64_t j = 0; j < len; ++j) wantA += a[j], wantB += b[j];
+    // The reference's sums: amp_blocked_sum, the contract's order (SumOrder.h).
+    const float wantA = amp_blocked_sum(len, [&](long long j) { return a[j]; });
+    const float wantB = amp_blocked_sum(len, [&](long long j) { return b[j]; });
     float one = std::nanf(""), twoA = std::nanf(""), twoB = std::nanf("");
     ASSERT_EQ(emu::launch({1, 1, 1}, {AMP_ROW_BLOCK, 1, 1},
                           [&] {

@@ -22,6 +22,7 @@
 #include "runtime/numerics/Convert.h"
 #include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/math/RowMath.h"
 #include "runtime/kernels/cuda/RowKernels.cuh"

@@ -11,6 +11,7 @@
 #include "test/unit/kernels/KernelTestSupport.h"
 #include "test/unit/common/BlockEmulation.h"
 #include "runtime/kernels/math/HostDevice.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/kernels/cuda/DeviceIO.cuh"
 #include "runtime/kernels/cuda/ReduceArgs.h"
 #include "runtime/kernels/cuda/ReduceKernels.cu"

@@ -2,10 +2,10 @@
 // without libm's exp per element where the CPU has AVX2 + FMA or AVX-512.
 //
 // softmaxSlice computes m = max (in order, NaN skipped), e_j = f32(exp(f64(x_j - m))) with glibc,
-// s = the f32 sum of e_j in order j = 0, 1, ..., then e_j / s or (x_j - m) - f32(log s). The
-// vector paths run many slices at once, one per f32 lane, so every lane does exactly those
-// operations in that order (max_ps is the reference's `x > m ? x : m`, the sum stays sequential per
-// slice); only e^w is a polynomial (ExpNonPositiveSimd.h) whose f32 rounding is used where a bound
+// s = the f32 sum of e_j in the contract's blocked pairwise order (runtime/kernels/math/SumOrder.h),
+// then e_j / s or (x_j - m) - f32(log s). The vector paths run many slices at once, one per f32
+// lane, so every lane does exactly those operations in that order (max_ps is the reference's
+// `x > m ? x : m`, the sum keeps the order per slice); only e^w is a polynomial (ExpNonPositiveSimd.h) whose f32 rounding is used where a bound
 // proves glibc's value rounds to the same bits, and recomputed with glibc elsewhere (NaN, or a
 // value within ~2^-48 of a rounding boundary: about one element in 10^7); a slice holding a NaN
 // runs softmaxSlice itself (which of two NaNs an f32 sum keeps is the compiler's operand order,

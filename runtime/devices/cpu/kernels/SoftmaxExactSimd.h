@@ -13,6 +13,7 @@
 
 #include "runtime/devices/cpu/kernels/ExpNonPositiveSimd.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExactKernels.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/numerics/Softmax.h"
 
 namespace amp::rt::cpu::softmax_exact {
@@ -66,13 +67,23 @@ int64_t columns(const float* x, int64_t len, int64_t stride, bool log, float* y)
     m = S::fmax(v, m);
     hasNaN = S::forNaN(hasNaN, v);
   }
-  F s = S::fset1(0.0f);
+  // Per lane, the sum of e_j in the contract's blocked pairwise order (SumOrder.h): each block of
+  // AMP_SUM_BLOCK terms in j order from +0, the block sums into a tree (the lane-wise `+` of GCC's
+  // vector types is the scalar addition in every lane).
+  AmpSumTree<F> tree;
+  tree.reset();
   int64_t fallbacks = 0;
-  for (int64_t j = 0; j < len; ++j) {
-    const F e = groupExp<S>(S::fsub(S::fload(x + j * stride), m), &fallbacks);
-    s = S::fadd(s, e);  // sequential in j, per lane
-    if (!log) S::fstore(y + j * stride, e);
+  for (int64_t j0 = 0; j0 < len; j0 += AMP_SUM_BLOCK) {
+    const int64_t j1 = len - j0 < AMP_SUM_BLOCK ? len : j0 + AMP_SUM_BLOCK;
+    F block = S::fset1(0.0f);
+    for (int64_t j = j0; j < j1; ++j) {
+      const F e = groupExp<S>(S::fsub(S::fload(x + j * stride), m), &fallbacks);
+      block = S::fadd(block, e);
+      if (!log) S::fstore(y + j * stride, e);
+    }
+    tree.push(block);
   }
+  const F s = tree.result(S::fset1(0.0f));
   if (log) {
     alignas(64) float lse[S::kGroup];
     S::fstore(lse, s);

@@ -1,8 +1,8 @@
 // gelu_grad and mse_loss on the cpu device.
 // - gelu_grad: f32(dy * g'(x)) with g' evaluated in f64 by the reference's own expression
 //   (ReferenceGrad.cpp), in blocks widened to f32 and rounded RNE to the result type.
-// - mse_loss: fl(sum fl(d*d) / n), d = fl(p - t), one sequential f32 sum in row-major order (the
-//   order is the contract, so the sum runs on one thread; the widening is blocked).
+// - mse_loss: fl(sum fl(d*d) / n), d = fl(p - t), one f32 sum in row-major order in the contract's
+//   blocked pairwise order (SumOrder.h; the sum runs on one thread; the widening is blocked).
 #include <cmath>
 #include <cstring>
 
@@ -12,6 +12,7 @@
 #include "runtime/devices/cpu/kernels/HalfTable.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/kernels/math/SumOrder.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -89,7 +90,8 @@ class MseLossStep final : public CpuStep {
   MseLossStep(int32_t p, int32_t t, int32_t out, DType dtype, int64_t n) : p_(p), t_(t), out_(out), dtype_(dtype), n_(n) {}
   absl::Status run(BufferPtrs ptr) override {
     alignas(64) float ps[kBlock], ts[kBlock], dd[kBlock];
-    float sum = 0.0f;
+    AmpBlockedSum<float> sum;
+    sum.reset(0.0f);
     for (int64_t i0 = 0; i0 < n_; i0 += kBlock) {
       const int64_t m = std::min(kBlock, n_ - i0);
       const float* p = widenRun(dtype_, ptr[p_], i0, m, ps);
@@ -98,9 +100,9 @@ class MseLossStep final : public CpuStep {
         const float d = p[k] - t[k];
         dd[k] = d * d;
       }
-      for (int64_t k = 0; k < m; ++k) sum += dd[k];  // the sequential sum
+      for (int64_t k = 0; k < m; ++k) sum.add(dd[k]);  // the contract's order
     }
-    const float mean = sum / static_cast<float>(n_);  // empty: 0/0 = NaN
+    const float mean = sum.result() / static_cast<float>(n_);  // empty: 0/0 = NaN
     narrowRun(&mean, dtype_, ptr[out_], 0, 1);
     return absl::OkStatus();
   }

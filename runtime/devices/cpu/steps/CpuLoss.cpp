@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExact.h"
 #include "runtime/numerics/Convert.h"
 
@@ -55,25 +56,24 @@ class CrossEntropyStep final : public CpuStep {
     const double eps = s_.smoothing;
     if (!grad_) {
       const float keepW = static_cast<float>(1.0 - eps), smoothW = static_cast<float>(eps);
-      float total = 0.0f;
+      AmpBlockedSum<float> total;  // the counted rows in order, the contract's blocked pairwise sum
+      total.reset(0.0f);
       for (int64_t i0 = 0; i0 < s_.n; i0 += rowsPerBlock_) {
         const int64_t rows = std::min(rowsPerBlock_, s_.n - i0);
         softmaxBlock(ptr[s_.logits], i0, rows, /*log=*/true);
-        for (int64_t i = i0; i < i0 + rows; ++i) {  // rows in order: the mean's sum is sequential
+        for (int64_t i = i0; i < i0 + rows; ++i) {  // rows in order, as the mean's sum takes them
           const int64_t y = label(labels, i);
           if (y == s_.ignoreIndex) continue;
           const float* p = p_.data() + (i - i0) * s_.c;
           float loss = -p[y];
           if (eps > 0.0) {
-            float smooth = 0.0f;
-            for (int64_t k = 0; k < s_.c; ++k) smooth += -p[k];
-            smooth = smooth / static_cast<float>(s_.c);
+            const float smooth = amp_blocked_sum(s_.c, [&](int64_t k) { return -p[k]; }) / static_cast<float>(s_.c);
             loss = keepW * loss + smoothW * smooth;
           }
-          total += loss;
+          total.add(loss);
         }
       }
-      const float mean = total / static_cast<float>(counted);  // all ignored: 0/0 = NaN
+      const float mean = total.result() / static_cast<float>(counted);  // all ignored: 0/0 = NaN
       convertBuffer(DType::F32, &mean, s_.outType, ptr[s_.out], 1);
       return absl::OkStatus();
     }

@@ -1,19 +1,22 @@
 // softmax / log_softmax (any axis), layer_norm, rms_norm and their gradients on the cpu device.
 // Every slice or group runs the reference's own f32 sequence (docs/reference-executor.md,
 // "Reductions and softmax", "Normalization", "Gradient ops"): softmax slices are softmaxSlice's,
-// in its certified vector form (SoftmaxExact.h); norm statistics are sequential f32 sums in
-// element order, rstd is f32(1/sqrt(f64)) as the reference evaluates it; weight and bias
-// gradients accumulate groups in order, one column range per thread. Results are therefore bit for
+// in its certified vector form (SoftmaxExact.h); norm statistics are f32 sums in the contract's
+// blocked pairwise order (runtime/kernels/math/SumOrder.h) over element order, rstd is
+// f32(1/sqrt(f64)) as the reference evaluates it; weight and bias gradients sum groups in that
+// order, one column range per thread. Results are therefore bit for
 // bit the reference's. Slices and groups are independent, so they are split across threads;
 // scratch is per slot, sized at prepare.
 #include <cmath>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExact.h"
+#include "runtime/kernels/math/SumOrder.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -106,40 +109,43 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool 
 
 // ---------------------------------------------------------------------------------------------
 // Norm statistics, exactly as the reference computes them (ReferenceNormalization.cpp and
-// ReferenceGrad.cpp): sequential f32 sums from +0, n rounded to f32, rstd in f64 rounded once.
+// ReferenceGrad.cpp): f32 sums in the contract's blocked pairwise order (SumOrder.h), n rounded to
+// f32, rstd in f64 rounded once.
 
 struct LayerStats {
   float mean, rstd;
 };
 
 inline LayerStats layerStats(const float* x, int64_t n, float nf, double eps) {
-  float sum = 0.0f;
-  for (int64_t j = 0; j < n; ++j) sum += x[j];
-  const float mean = sum / nf;
-  float sq = 0.0f;  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
-  for (int64_t j = 0; j < n; ++j) sq += (x[j] - mean) * (x[j] - mean);
-  const float var = sq / nf;
+  const float mean = amp_blocked_sum(n, [&](int64_t j) { return x[j]; }) / nf;
+  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
+  const float var = amp_blocked_sum(n, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / nf;
   return {mean, static_cast<float>(1.0 / std::sqrt(double(var) + eps))};
 }
 
 inline float rmsRstd(const float* x, int64_t n, float nf, double eps) {
-  float sq = 0.0f;
-  for (int64_t j = 0; j < n; ++j) sq += x[j] * x[j];
+  const float sq = amp_blocked_sum(n, [&](int64_t j) { return x[j] * x[j]; });
   return static_cast<float>(1.0 / std::sqrt(double(sq / nf) + eps));
 }
 
-// kRows groups at once: each group's sums are the same sequential chains in element order, but
-// kRows independent chains that the core runs side by side, instead of one add latency per
-// element of one group. Only whole blocks of kRows groups take this path (the rows are read in
+// kRows groups at once: each group's sums are the same blocked pairwise sums (each block one
+// chain in element order), but kRows independent chains that the core runs side by side, instead
+// of one add latency per element of one group. Only whole blocks of kRows groups take this path (the rows are read in
 // place for f32); a shorter tail goes group by group.
 constexpr int64_t kRows = 8;
 
 template <typename Term>
 inline void rowSums(int64_t n, float* sums, Term term) {
-  float s[kRows] = {};
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t r = 0; r < kRows; ++r) s[r] += term(r, j);
-  for (int64_t r = 0; r < kRows; ++r) sums[r] = s[r];
+  AmpSumTree<float> trees[kRows];
+  for (int64_t r = 0; r < kRows; ++r) trees[r].reset();
+  for (int64_t j0 = 0; j0 < n; j0 += AMP_SUM_BLOCK) {
+    const int64_t j1 = std::min<int64_t>(n, j0 + AMP_SUM_BLOCK);
+    float s[kRows] = {};
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t r = 0; r < kRows; ++r) s[r] += term(r, j);
+    for (int64_t r = 0; r < kRows; ++r) trees[r].push(s[r]);
+  }
+  for (int64_t r = 0; r < kRows; ++r) sums[r] = trees[r].result(0.0f);
 }
 
 // layerStats / rmsRstd of kRows consecutive groups of x (n elements each).
@@ -253,6 +259,9 @@ class NormGradStep final : public CpuStep {
     rstd_ = shared_.reserve(s_.groups);
     dwAcc_ = shared_.reserve(s_.n);
     dbAcc_ = shared_.reserve(s_.n);
+    for (int64_t blocks = (s_.groups + AMP_SUM_BLOCK - 1) / AMP_SUM_BLOCK; blocks > 0; blocks >>= 1) ++levels_;
+    dwLevels_ = shared_.reserve(levels_ * s_.n);
+    dbLevels_ = shared_.reserve(levels_ * s_.n);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
@@ -306,11 +315,8 @@ class NormGradStep final : public CpuStep {
                          rowSums(n, sg, [&](int64_t r, int64_t j) { return gs[r * n + j]; });
                          rowSums(n, sgx, [&](int64_t r, int64_t j) { return gs[r * n + j] * xhat[r * n + j]; });
                        } else {
-                         sg[0] = sgx[0] = 0.0f;
-                         for (int64_t j = 0; j < n; ++j) {
-                           sg[0] += gs[j];
-                           sgx[0] += gs[j] * xhat[j];
-                         }
+                         sg[0] = amp_blocked_sum(n, [&](int64_t j) { return gs[j]; });
+                         sgx[0] = amp_blocked_sum(n, [&](int64_t j) { return gs[j] * xhat[j]; });
                        }
                        for (int64_t r = 0; r < rows; ++r) {
                          const float* gr = gs + r * n;
@@ -328,8 +334,8 @@ class NormGradStep final : public CpuStep {
                        grp += rows;
                      }
                    });
-    // Pass 2, columns in parallel: dweight_j = sum over groups (in order) of fl(dy_j * xhat_j),
-    // dbias_j = sum over groups of dy_j. xhat is recomputed from the stored mean/rstd with the
+    // Pass 2, columns in parallel: dweight_j = sum over groups (in the blocked pairwise order) of
+    // fl(dy_j * xhat_j), dbias_j = sum over groups of dy_j. xhat is recomputed from the stored mean/rstd with the
     // same operations, so it is the same value pass 1 used.
     const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
     parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
@@ -339,6 +345,11 @@ class NormGradStep final : public CpuStep {
       float* dwa = shared_.at(dwAcc_) + j0;
       float* dba = shared_.at(dbAcc_) + j0;
       for (int64_t j = 0; j < m; ++j) dwa[j] = dba[j] = 0.0f;
+      // Each column's finished blocks of groups: level l (of levels_, n columns each) holds 2^l
+      // blocks, as AmpSumTree's binary counter, one counter for all columns.
+      float* dwLevel = shared_.at(dwLevels_) + j0;
+      float* dbLevel = shared_.at(dbLevels_) + j0;
+      int64_t blocks = 0;
       for (int64_t grp = 0; grp < s_.groups; ++grp) {
         const float* xg = widenRun(t, x, grp * n + j0, m, xs);
         const float* dyg = widenRun(t, dy, grp * n + j0, m, dys);
@@ -351,6 +362,27 @@ class NormGradStep final : public CpuStep {
             dba[j] += dyg[j];
           }
         }
+        if ((grp + 1) % AMP_SUM_BLOCK == 0 || grp + 1 == s_.groups) {  // a block of groups is done
+          int64_t b = blocks++, l = 0;
+          for (; b & 1; b >>= 1, ++l)
+            for (int64_t j = 0; j < m; ++j) {
+              dwa[j] = dwLevel[l * n + j] + dwa[j];
+              dba[j] = dbLevel[l * n + j] + dba[j];
+            }
+          for (int64_t j = 0; j < m; ++j) {
+            dwLevel[l * n + j] = dwa[j];
+            dbLevel[l * n + j] = dba[j];
+            dwa[j] = dba[j] = 0.0f;
+          }
+        }
+      }
+      for (int64_t l = 0, any = 0; l < levels_; ++l) {  // the held levels, smallest first
+        if (!((blocks >> l) & 1)) continue;
+        for (int64_t j = 0; j < m; ++j) {
+          dwa[j] = any ? dwLevel[l * n + j] + dwa[j] : dwLevel[l * n + j];
+          dba[j] = any ? dbLevel[l * n + j] + dba[j] : dbLevel[l * n + j];
+        }
+        any = 1;
       }
       narrowRun(dwa, t, ptr[dw_], j0, m);
       if (db_ >= 0) narrowRun(dba, t, ptr[db_], j0, m);
@@ -366,6 +398,7 @@ class NormGradStep final : public CpuStep {
   SharedFloats shared_;
   // Per-slot rows, the widened weight, each group's mean and rstd, the dweight/dbias accumulators.
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
+  int64_t levels_ = 0, dwLevels_ = 0, dbLevels_ = 0;  // the column sums' pairwise levels (SumOrder.h)
 };
 
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with

@@ -151,10 +151,10 @@ class ReduceStep final : public CpuStep {
     parallelFor(outer_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * inner_)), [&](int64_t begin, int64_t end) {
       alignas(64) float tile[kTile];
       alignas(64) float acc[kChunk];
-      std::vector<AmpSumTree<float>> trees(IsMax ? 0 : kChunk);
+      AmpSumTree<float> trees[kChunk];  // on the stack: a step allocates nothing
       for (int64_t o = begin; o < end; ++o) {
         for (int64_t j = 0; j < inner_; ++j) acc[j] = initial(IsMax);
-        openTrees<IsMax>(trees.data(), inner_);
+        openTrees<IsMax>(trees, inner_);
         for (int64_t r0 = 0, blockR1 = blockEnd<IsMax>(0); r0 < r_;) {
           const int64_t nr = std::min(rowsPerTile, blockR1 - r0);  // a tile never crosses a block
           const uint8_t* src = ptr[in_] + (o * r_ + r0) * inner_ * es;
@@ -167,11 +167,11 @@ class ReduceStep final : public CpuStep {
             for (int64_t j = 0; j < inner_; ++j) acc[j] = accumulate<IsMax>(acc[j], block[r * inner_ + j]);
           r0 += nr;
           if (r0 == blockR1) {
-            closeBlock<IsMax>(acc, trees.data(), inner_);
+            closeBlock<IsMax>(acc, trees, inner_);
             blockR1 = blockEnd<IsMax>(r0);
           }
         }
-        treeResults<IsMax>(acc, trees.data(), inner_);
+        treeResults<IsMax>(acc, trees, inner_);
         finish(acc, inner_, ptr[out_] + o * inner_ * eo);
       }
     });
@@ -186,21 +186,21 @@ class ReduceStep final : public CpuStep {
     const int64_t tasks = outer_ * chunksPerOuter;
     parallelFor(tasks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kChunk)), [&](int64_t begin, int64_t end) {
       alignas(64) float acc[kChunk], row[kChunk];
-      std::vector<AmpSumTree<float>> trees(IsMax ? 0 : kChunk);
+      AmpSumTree<float> trees[kChunk];
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / chunksPerOuter, j0 = (t % chunksPerOuter) * kChunk;
         const int64_t n = std::min(kChunk, inner_ - j0);
         for (int64_t j = 0; j < n; ++j) acc[j] = initial(IsMax);
-        openTrees<IsMax>(trees.data(), n);
+        openTrees<IsMax>(trees, n);
         for (int64_t r = 0, blockR1 = blockEnd<IsMax>(0); r < r_; ++r) {
           convertBuffer(inType_, ptr[in_] + ((o * r_ + r) * inner_ + j0) * es, DType::F32, row, n);
           for (int64_t j = 0; j < n; ++j) acc[j] = accumulate<IsMax>(acc[j], row[j]);
           if (r + 1 == blockR1) {
-            closeBlock<IsMax>(acc, trees.data(), n);
+            closeBlock<IsMax>(acc, trees, n);
             blockR1 = blockEnd<IsMax>(r + 1);
           }
         }
-        treeResults<IsMax>(acc, trees.data(), n);
+        treeResults<IsMax>(acc, trees, n);
         finish(acc, n, ptr[out_] + (o * inner_ + j0) * eo);
       }
     });

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/kernels/math/SumOrder.h"
 #include "runtime/devices/cpu/kernels/NonFiniteScan.h"
 #include "runtime/devices/cpu/kernels/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
@@ -124,7 +125,8 @@ class UnscaleCheckStep final : public CpuStep {
 };
 
 // amp.grad_stats: one read of every gradient as stored gives found_inf and, with a norm result,
-// the sum of squares of each unscaled value in element order, as global_norm's contract says.
+// the sum of squares of each unscaled value in the contract's blocked pairwise order over element order,
+// as global_norm's contract says.
 // That order runs each tensor on one thread, so the threads take whole tensors. Without a norm
 // the check alone has no order: it scans the stored bits in place (NonFiniteScan.h), the
 // gradients cut into equal pieces that the threads share evenly.
@@ -150,7 +152,8 @@ class GradStatsStep final : public CpuStep {
       const uint8_t* in = ptr[grads_[t]];
       const size_t es = dtypeSize(types_[t]);
       alignas(64) float v[512];
-      float sum = 0.0f;
+      AmpBlockedSum<float> sum;
+      sum.reset(0.0f);
       bool local = false;
       for (int64_t i0 = 0; i0 < sizes_[t]; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, sizes_[t] - i0);
@@ -158,10 +161,10 @@ class GradStatsStep final : public CpuStep {
         for (int64_t k = 0; k < n; ++k) local |= !std::isfinite(v[k]);
         for (int64_t k = 0; k < n; ++k) {
           const float u = amp_unscale(v[k], inv);
-          sum += u * u;
+          sum.add(u * u);
         }
       }
-      sums_[static_cast<size_t>(t)] = sum;
+      sums_[static_cast<size_t>(t)] = sum.result();
       found |= local ? 1 : 0;
     }
     *reinterpret_cast<float*>(ptr[foundInf_]) = found ? 1.0f : 0.0f;
@@ -268,9 +271,9 @@ class GlobalNormStep final : public CpuStep {
   absl::Status run(BufferPtrs ptr) override {
     float total = 0.0f;
     for (size_t t = 0; t < grads_.size(); ++t) {
-      float sum = 0.0f;  // sequential: the reference's order (a bound-free match)
+      // the reference's order (a bound-free match): the contract's blocked pairwise sum
       const float* x = reinterpret_cast<const float*>(ptr[grads_[t]]);
-      for (int64_t k = 0; k < sizes_[t]; ++k) sum += x[k] * x[k];
+      const float sum = amp_blocked_sum(sizes_[t], [&](int64_t k) { return x[k] * x[k]; });
       const float norm = std::sqrt(sum);
       total += norm * norm;
     }

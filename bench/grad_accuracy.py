@@ -1,0 +1,117 @@
+"""Gradient accuracy against PyTorch, measured as issue 45 asks: for each model, one f32 training
+step's loss and every parameter gradient from ampc (amp-run --entry=grads) and from PyTorch's own
+f32 autograd, each compared with PyTorch's f64 autograd of the same weights and batch. A tensor's
+distance is max |g - g64| / max |g64|; the ratio is ours / PyTorch f32's (a tensor whose f64
+gradient is ~0, as a conv bias before batch norm, is left out: its distance measures nothing).
+
+  python3 bench/grad_accuracy.py BUILD_BIN [--device cpu|reference] [--models a,b,...]
+
+Prints one row per model: tensors compared, the worst and median ratio, how many tensors are
+more than 10x PyTorch's own distance. Exports use torch 1.13's exporter in training mode."""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "e2e"))
+from safetensors_numpy import read_arrays  # noqa: E402
+
+
+class ConvBnBlock(torch.nn.Module):
+    """conv -> BN -> ReLU -> spatial mean -> linear: 65,536 values per BN channel at 16x64x64."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3)))
+
+
+MODELS = {
+    "conv_bn_block": (ConvBnBlock, (16, 3, 64, 64)),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(num_classes=10), (2, 3, 64, 64)),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(num_classes=10), (2, 3, 64, 64)),
+    "densenet121": (lambda: torchvision.models.densenet121(num_classes=10), (2, 3, 64, 64)),
+    "vgg11_bn": (lambda: torchvision.models.vgg11_bn(num_classes=10), (2, 3, 32, 32)),
+    "resnet18": (lambda: torchvision.models.resnet18(num_classes=10), (2, 3, 64, 64)),
+}
+
+
+def torch_grads(model, x, y, dtype):
+    m = model.to(dtype)
+    m.train()
+    m.zero_grad()
+    loss = torch.nn.functional.cross_entropy(m(x.to(dtype)), y)
+    loss.backward()
+    g = {n + ".grad": p.grad.detach().double().numpy().ravel() for n, p in m.named_parameters()}
+    g["loss"] = np.array([loss.item()])
+    return g
+
+
+def distance(have, want):
+    return np.max(np.abs(have - want)) / max(np.max(np.abs(want)), 1e-300)
+
+
+def measure(name, bin_dir, device, work):
+    make, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = make()
+    x = torch.randn(*shape)
+    y = torch.randint(0, 10, (shape[0],))
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    path = os.path.join(work, name)
+    torch.onnx.export(model, x, path + ".onnx", opset_version=15, input_names=["x"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    model.load_state_dict(state)  # the export ran the model in training mode: running stats moved
+    g64 = torch_grads(model, x, y, torch.float64)
+    model.load_state_dict(state)
+    g32 = torch_grads(model.float(), x, y, torch.float32)
+    np.save(path + ".x.npy", x.numpy())
+    np.save(path + ".y.npy", y.numpy().astype(np.int64))
+    subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
+                    "--precision=f32", "-o", path + ".ampx"], check=True)
+    subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".ampx", "--device=" + device, "--entry=grads",
+                    "--output=" + path + ".g.safetensors", "--input", "x=" + path + ".x.npy", "--input",
+                    "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
+    ours = {k: v.ravel() for k, v in read_arrays(path + ".g.safetensors", only_f32=True).items()}
+    ratios, ours_d, torch_d = [], [], []
+    for k, want in g64.items():
+        if k not in ours:
+            raise SystemExit("%s: ampc returned no %s" % (name, k))
+        if np.max(np.abs(want)) < 1e-12 * max(1.0, abs(g64["loss"][0])):
+            continue
+        d_ours, d_torch = distance(ours[k], want), distance(g32[k], want)
+        ours_d.append(d_ours)
+        torch_d.append(d_torch)
+        ratios.append(d_ours / max(d_torch, 1e-300))
+    ratios = np.array(ratios)
+    return {"tensors": len(ratios), "worst": ratios.max(), "median": float(np.median(ratios)),
+            "over10": int((ratios > 10).sum()), "ours_worst": max(ours_d), "torch_worst": max(torch_d)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin_dir")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--models", default=",".join(MODELS))
+    args = ap.parse_args()
+    print("| model | tensors | worst ratio | median ratio | tensors > 10x | worst distance ours / PyTorch f32 |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.models.split(","):
+            r = measure(name, args.bin_dir, args.device, work)
+            print("| %s | %d | %.2f | %.2f | %d | %.1e / %.1e |" % (name, r["tensors"], r["worst"], r["median"],
+                                                               r["over10"], r["ours_worst"], r["torch_worst"]),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
