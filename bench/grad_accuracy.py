@@ -9,6 +9,7 @@ gradient is ~0, as a conv bias before batch norm, is left out: its distance meas
 Prints one row per model: tensors compared, the worst and median ratio, how many tensors are
 more than 10x PyTorch's own distance. Exports use torch 1.13's exporter in training mode."""
 import argparse
+import copy
 import os
 import subprocess
 import sys
@@ -40,7 +41,10 @@ MODELS = {
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(num_classes=10), (2, 3, 64, 64)),
     "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(num_classes=10), (2, 3, 64, 64)),
     "densenet121": (lambda: torchvision.models.densenet121(num_classes=10), (2, 3, 64, 64)),
-    "vgg11_bn": (lambda: torchvision.models.vgg11_bn(num_classes=10), (2, 3, 32, 32)),
+    "densenet_small": (lambda: torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2, 6, 2), num_init_features=16,
+                                                           bn_size=2, num_classes=10), (2, 3, 64, 64)),
+    # 224: torch 1.13 exports adaptive_avg_pool2d only to a size dividing its input (7 x 7 here).
+    "vgg11_bn": (lambda: torchvision.models.vgg11_bn(num_classes=10), (2, 3, 224, 224)),
     "resnet18": (lambda: torchvision.models.resnet18(num_classes=10), (2, 3, 64, 64)),
 }
 
@@ -66,14 +70,12 @@ def measure(name, bin_dir, device, work):
     model = make()
     x = torch.randn(*shape)
     y = torch.randint(0, 10, (shape[0],))
-    state = {k: v.clone() for k, v in model.state_dict().items()}
     path = os.path.join(work, name)
+    # Copies first: the export runs the model in training mode, which moves its running statistics.
+    g64 = torch_grads(copy.deepcopy(model), x, y, torch.float64)
+    g32 = torch_grads(copy.deepcopy(model), x, y, torch.float32)
     torch.onnx.export(model, x, path + ".onnx", opset_version=15, input_names=["x"], output_names=["logits"],
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-    model.load_state_dict(state)  # the export ran the model in training mode: running stats moved
-    g64 = torch_grads(model, x, y, torch.float64)
-    model.load_state_dict(state)
-    g32 = torch_grads(model.float(), x, y, torch.float32)
     np.save(path + ".x.npy", x.numpy())
     np.save(path + ".y.npy", y.numpy().astype(np.int64))
     subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",

@@ -458,6 +458,7 @@ const llvm::StringMap<Converter>& opConverters() {
     addCompositeConverters(all);
     addBatchNormConverter(all);
     addWindowConverters(all);
+    addResizeConverters(all);
     addRecurrentConverters(all);
     return all;
   }();

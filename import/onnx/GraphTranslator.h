@@ -131,6 +131,7 @@ void addCompositeConverters(llvm::StringMap<Converter>& converters);
 void addBatchNormConverter(llvm::StringMap<Converter>& converters);
 // Conv, MaxPool and AveragePool, 1-D and 2-D, any padding (WindowOps.cpp).
 void addWindowConverters(llvm::StringMap<Converter>& converters);
+void addResizeConverters(llvm::StringMap<Converter>& converters);
 // LSTM, GRU and RNN, unrolled over their static sequence length (RecurrentLayers.cpp).
 void addRecurrentConverters(llvm::StringMap<Converter>& converters);
 // Whether ampc imports nodes of this default-domain op_type: it has a converter, or it is one of

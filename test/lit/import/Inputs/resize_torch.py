@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""PyTorch's exports of nearest-neighbour upsampling by whole-number factors, as segmentation and
+generator heads use it: nn.Upsample(scale_factor=2) and F.interpolate(scale_factor=(2, 3)) and
+(size=...) in mode "nearest" (ONNX Resize, asymmetric / floor). Each model is exported by
+torch.onnx.export (opset 15), imported by ampc and run one f32 step by amp-run; the loss and every
+gradient (amp-run --entry=grads) must be PyTorch's within 1e-5 relative.
+
+usage: resize_torch.py WORK_DIR DEVICE AMPC AMP_RUN
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+from torch_parity import grads, relative_error
+
+work, device, ampc, amp_run = sys.argv[1:5]
+torch.manual_seed(0)
+nn = torch.nn
+
+
+class Upsampling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(2, 3, 3, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.conv2 = nn.Conv2d(3, 2, 3, stride=2)
+        self.fc = nn.Linear(2 * 8 * 15, 5)
+
+    def forward(self, x):  # [N, 2, 5, 5]
+        h = self.up(torch.relu(self.conv1(x)))                                    # 5 -> 10
+        h = nn.functional.interpolate(h, scale_factor=(2, 3), mode="nearest")    # 10x10 -> 20x30
+        h = torch.tanh(self.conv2(h))                                            # -> 9x14
+        h = nn.functional.interpolate(h, size=(9, 28), mode="nearest")[:, :, 1:, :15]  # -> 8x15
+        return self.fc(torch.flatten(h, 1))
+
+
+path = lambda name: os.path.join(work, name)
+failed = False
+for name, net, shape in (("upsample", Upsampling(), (4, 2, 5, 5)),):
+    x, y = torch.randn(*shape), torch.randint(0, 5, (shape[0],))
+    torch.onnx.export(net, x, path(name + ".onnx"), opset_version=15, input_names=["x"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
+    loss = nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    got = grads(work, name, x.numpy(), y.numpy(), device, ampc, amp_run)
+    checks = [("loss", got["loss"], np.array([loss.item()]))]
+    checks += [(p + ".grad", got[p + ".grad"], t.grad.numpy().ravel()) for p, t in net.named_parameters()]
+    for what, have, want in checks:
+        err = relative_error(have, want)
+        failed |= not err < 1e-5
+        print(f"{'ok' if err < 1e-5 else 'FAIL'} {name} {what} rel error {err:.1e}")
+sys.exit(1 if failed else 0)
