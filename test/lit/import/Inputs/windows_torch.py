@@ -7,12 +7,10 @@ gradient (amp-run --entry=grads) must be PyTorch's within 1e-5 relative.
 
 usage: windows_torch.py WORK_DIR DEVICE AMPC AMP_RUN
 """
-import os
 import sys
 
-import numpy as np
 import torch
-from torch_parity import grads, relative_error
+from torch_parity import check_against_autograd
 
 work, device, ampc, amp_run = sys.argv[1:5]
 torch.manual_seed(0)
@@ -46,19 +44,8 @@ class CeilMode(nn.Module):
         return self.fc(torch.flatten(h, 1))
 
 
-path = lambda name: os.path.join(work, name)
 failed = False
 for name, net, shape in (("one_d", OneD(), (4, 3, 17)), ("ceil_mode", CeilMode(), (4, 2, 10, 10))):
     x, y = torch.randn(*shape), torch.randint(0, 5, (shape[0],))
-    torch.onnx.export(net, x, path(name + ".onnx"), opset_version=15, input_names=["x"], output_names=["logits"],
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-    loss = nn.functional.cross_entropy(net(x), y)
-    loss.backward()
-    got = grads(work, name, x.numpy(), y.numpy(), device, ampc, amp_run)
-    checks = [("loss", got["loss"], np.array([loss.item()]))]
-    checks += [(p + ".grad", got[p + ".grad"], t.grad.numpy().ravel()) for p, t in net.named_parameters()]
-    for what, have, want in checks:
-        err = relative_error(have, want)
-        failed |= not err < 1e-5
-        print(f"{'ok' if err < 1e-5 else 'FAIL'} {name} {what} rel error {err:.1e}")
+    failed |= check_against_autograd(work, name, net, x, y, device, ampc, amp_run)
 sys.exit(1 if failed else 0)
