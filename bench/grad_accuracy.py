@@ -44,6 +44,40 @@ class ConvBnBlock(torch.nn.Module):
         return self.fc(torch.relu(self.bn(self.conv(x))).mean(dim=(2, 3)))
 
 
+class SequenceClassifier(torch.nn.Module):
+    """An LSTM/GRU/RNN or a TransformerEncoder over [T, B, 16] features, its last step classified."""
+
+    def __init__(self, kind):
+        super().__init__()
+        nn = torch.nn
+        self.kind = kind
+        if kind == "transformer":
+            self.body = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0), 2)
+        elif kind == "attention":
+            self.body = nn.MultiheadAttention(16, 4)
+        else:
+            self.body = getattr(nn, kind.upper())(16, 24, num_layers=2, bidirectional=kind == "lstm")
+        width = {"lstm": 48, "gru": 24, "rnn": 24}.get(kind, 16)
+        self.fc = nn.Linear(width, 10)
+
+    def forward(self, x):
+        if self.kind == "attention":
+            y, _ = self.body(x, x, x)
+        elif self.kind == "transformer":
+            y = self.body(x)
+        else:
+            y, _ = self.body(x)
+        return self.fc(y[-1])
+
+
+def vit_small():
+    from torchvision.models.vision_transformer import VisionTransformer
+    m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                          num_classes=10)
+    torch.nn.init.normal_(m.heads.head.weight, std=0.5)  # torchvision zeroes it: no gradient would reach the body
+    return m
+
+
 MODELS = {
     "conv_bn_block": (ConvBnBlock, (16, 3, 64, 64)),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(num_classes=10), (2, 3, 64, 64)),
@@ -54,6 +88,23 @@ MODELS = {
     # 224: torch 1.13 exports adaptive_avg_pool2d only to a size dividing its input (7 x 7 here).
     "vgg11_bn": (lambda: torchvision.models.vgg11_bn(num_classes=10), (2, 3, 224, 224)),
     "resnet18": (lambda: torchvision.models.resnet18(num_classes=10), (4, 3, 32, 32)),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(num_classes=10), (2, 3, 64, 64)),
+    "googlenet": (lambda: torchvision.models.googlenet(num_classes=10, aux_logits=False, init_weights=True),
+                  (2, 3, 64, 64)),
+    "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10), (2, 3, 64, 64)),
+    "vit_small": (vit_small, (2, 3, 32, 32)),
+    "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0),
+                        (2, 3, 64, 64)),
+    "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(num_classes=10), (2, 3, 64, 64)),
+    "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(num_classes=10), (2, 3, 64, 64)),
+    # stochastic_depth_prob=0: torch 1.13's exporter cannot trace stochastic depth in training mode.
+    "convnext_tiny": (lambda: torchvision.models.convnext_tiny(num_classes=10, stochastic_depth_prob=0.0),
+                      (2, 3, 64, 64)),
+    "lstm": (lambda: SequenceClassifier("lstm"), (12, 4, 16)),
+    "gru": (lambda: SequenceClassifier("gru"), (12, 4, 16)),
+    "rnn": (lambda: SequenceClassifier("rnn"), (12, 4, 16)),
+    "transformer_encoder": (lambda: SequenceClassifier("transformer"), (12, 4, 16)),
+    "attention": (lambda: SequenceClassifier("attention"), (12, 4, 16)),
 }
 
 
@@ -80,7 +131,7 @@ def measure(name, bin_dir, device, work):
     torch.manual_seed(0)
     model = make()
     x = torch.randn(*shape)
-    y = torch.randint(0, 10, (shape[0],))
+    y = torch.randint(0, 10, (shape[1] if isinstance(model, SequenceClassifier) else shape[0],))  # [T, B, F]
     path = os.path.join(work, name)
     # Copies first: the export runs the model in training mode, which moves its running statistics.
     g64 = torch_grads(copy.deepcopy(model), x, y, torch.float64)
