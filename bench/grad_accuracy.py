@@ -8,9 +8,11 @@ gradient is ~0, as a conv bias before batch norm, is left out: its distance meas
   python3 bench/grad_accuracy.py BUILD_BIN [--device cpu|reference] [--models a,b,...] [--check]
 
 Prints one row per model: tensors compared, the worst and median ratio, how many tensors are
-more than 10x PyTorch's own distance. Exports use torch 1.13's exporter in training mode. With
+more than 10x PyTorch's own distance, and one bf16 training step's loss (amp-run
+--entry=train_step of a --precision=bf16 bundle) against PyTorch's f64 loss. Exports use torch 1.13's exporter in training mode. With
 --check (ctest's e2e.grad_accuracy.cpu) it fails unless every model meets issue 45's rule: no
-tensor over 10x PyTorch f32's distance and the median at most 2x. Exits 77 without torch."""
+tensor over 10x PyTorch f32's distance, the median at most 2x, and a bf16 step that is not skipped
+with a loss within 5% of f64's or within twice PyTorch autocast bf16's distance from it. Exits 77 without torch."""
 import argparse
 import copy
 import os
@@ -93,8 +95,10 @@ MODELS = {
                   (2, 3, 64, 64)),
     "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10), (2, 3, 64, 64)),
     "vit_small": (vit_small, (2, 3, 32, 32)),
+    # Batch 4: at batch 2 its last batch norms see 8 values a channel, where even PyTorch's autocast
+    # bf16 loss is 39% off f64's.
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0),
-                        (2, 3, 64, 64)),
+                        (4, 3, 64, 64)),
     "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(num_classes=10), (2, 3, 64, 64)),
     "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(num_classes=10), (2, 3, 64, 64)),
     # stochastic_depth_prob=0: torch 1.13's exporter cannot trace stochastic depth in training mode.
@@ -120,6 +124,19 @@ def torch_grads(model, x, y, dtype):
     g = {n + ".grad": p.grad.detach().double().numpy().ravel() for n, p in m.named_parameters()}
     g["loss"] = np.array([loss.item()])
     return g
+
+
+def autocast_bf16_error(model, x, y, loss64):
+    """PyTorch's own bf16 loss (torch.autocast("cpu", bfloat16), training mode) relative to f64's; NaN
+    where torch 1.13's CPU autocast cannot run the model (convnext's LayerNorm2d mixes types)."""
+    m = copy.deepcopy(model).float()
+    m.train()
+    try:
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(m(x).float(), y).item()
+    except RuntimeError:
+        return float("nan")
+    return abs(loss - loss64) / abs(loss64)
 
 
 def distance(have, want):
@@ -153,6 +170,14 @@ def measure(name, bin_dir, device, work):
                     "--output=" + path + ".g.safetensors", "--input", "x=" + path + ".x.npy", "--input",
                     "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
     ours = {k: v.ravel() for k, v in read_arrays(path + ".g.safetensors", only_f32=True).items()}
+    # One bf16 training step (train_step: forward, backward, unscale/check, AdamW) on the same batch.
+    subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
+                    "--precision=bf16", "-o", path + ".bf16.ampx"], check=True)
+    subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".bf16.ampx", "--device=" + device, "--entry=train_step",
+                    "--output=" + path + ".bf16.safetensors", "--input", "x=" + path + ".x.npy", "--input",
+                    "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
+    step = read_arrays(path + ".bf16.safetensors")
+    bf16_loss, found_inf = float(step["loss"].ravel()[0]), float(step["found_inf"].ravel()[0])
     ratios, ours_d, torch_d = [], [], []
     for k, want in g64.items():
         if k not in ours:
@@ -164,7 +189,9 @@ def measure(name, bin_dir, device, work):
         torch_d.append(d_torch)
         ratios.append(d_ours / max(d_torch, 1e-300))
     ratios = np.array(ratios)
-    return {"tensors": len(ratios), "worst": ratios.max(), "median": float(np.median(ratios)),
+    bf16_error = abs(bf16_loss - g64["loss"][0]) / abs(g64["loss"][0]) if found_inf == 0 else float("nan")
+    return {"bf16_error": bf16_error, "torch_bf16_error": autocast_bf16_error(model, x, y, g64["loss"][0]),
+            "tensors": len(ratios), "worst": ratios.max(), "median": float(np.median(ratios)),
             "over10": int((ratios > 10).sum()), "ours_worst": max(ours_d), "torch_worst": max(torch_d)}
 
 
@@ -176,18 +203,25 @@ def main():
     ap.add_argument("--check", action="store_true", help="fail unless worst <= 10x and median <= 2x everywhere")
     args = ap.parse_args()
     missed = []
-    print("| model | tensors | worst ratio | median ratio | tensors > 10x | worst distance ours / PyTorch f32 |")
-    print("|---|---|---|---|---|---|")
+    print("| model | tensors | worst ratio | median ratio | tensors > 10x | worst distance ours / PyTorch f32 "
+          "| bf16 loss vs f64, ours / PyTorch autocast |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
             r = measure(name, args.bin_dir, args.device, work)
-            print("| %s | %d | %.2f | %.2f | %d | %.1e / %.1e |" % (name, r["tensors"], r["worst"], r["median"],
-                                                               r["over10"], r["ours_worst"], r["torch_worst"]),
-                  flush=True)
-            if r["worst"] > 10 or r["median"] > 2:
+            print("| %s | %d | %.2f | %.2f | %d | %.1e / %.1e | %.1e / %.1e |" % (
+                name, r["tensors"], r["worst"], r["median"], r["over10"], r["ours_worst"], r["torch_worst"],
+                r["bf16_error"], r["torch_bf16_error"]), flush=True)
+            # bf16 rounds activations to 8 bits, and a batch norm over a few values amplifies that:
+            # the step must not be skipped, and its loss must be within 5% of f64's or no further
+            # than twice PyTorch's own autocast bf16 loss.
+            torch_bf16 = r["torch_bf16_error"]
+            bf16_ok = r["bf16_error"] <= (0.05 if np.isnan(torch_bf16) else max(0.05, 2 * torch_bf16))
+            if r["worst"] > 10 or r["median"] > 2 or not bf16_ok:
                 missed.append(name)
     if args.check and missed:
-        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x):", ", ".join(missed))
+        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x) or no sound bf16 step:",
+              ", ".join(missed))
         sys.exit(1)
 
 
