@@ -95,6 +95,15 @@ MODELS = {
                   (2, 3, 64, 64)),
     "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10), (2, 3, 64, 64)),
     "vit_small": (vit_small, (2, 3, 32, 32)),
+    "swin_small": (lambda: torchvision.models.swin_transformer.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
+        stochastic_depth_prob=0.0, num_classes=10), (2, 3, 32, 32)),
+    "regnet_y_400mf": (lambda: torchvision.models.regnet_y_400mf(num_classes=10), (4, 3, 64, 64)),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(num_classes=10), (4, 3, 32, 32)),
+    "wide_resnet50_2": (lambda: torchvision.models.wide_resnet50_2(num_classes=10), (4, 3, 32, 32)),
+    "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(num_classes=10), (4, 3, 64, 64)),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(num_classes=10), (4, 3, 64, 64)),
+    "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(num_classes=10), (4, 3, 64, 64)),
     # Batch 4: at batch 2 its last batch norms see 8 values a channel, where even PyTorch's autocast
     # bf16 loss is 39% off f64's.
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0),
