@@ -493,6 +493,7 @@ TEST(CpuLibraryOpParity, ReductionsOverTheLastDimAndSmallInners) {
       {{4, 9, 17}, {0}},       // outer 1, inner 153
       {{3, 11, 256}, {1}},     // inner 256: the chunked kernel
       {{2, 5, 600}, {1}},      // inner 600: a partial chunk
+      {{2, 300, 260}, {1}},    // inner 260, 300 rows: the chunked kernel over two blocks of the sum order
   };
   for (DType t : kFloats)
     for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"})

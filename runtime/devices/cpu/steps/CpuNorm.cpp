@@ -16,6 +16,7 @@
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExact.h"
+#include "runtime/devices/cpu/steps/ColumnSums.h"
 #include "runtime/kernels/math/SumOrder.h"
 
 namespace amp::rt::cpu {
@@ -259,9 +260,9 @@ class NormGradStep final : public CpuStep {
     rstd_ = shared_.reserve(s_.groups);
     dwAcc_ = shared_.reserve(s_.n);
     dbAcc_ = shared_.reserve(s_.n);
-    for (int64_t blocks = (s_.groups + AMP_SUM_BLOCK - 1) / AMP_SUM_BLOCK; blocks > 0; blocks >>= 1) ++levels_;
-    dwLevels_ = shared_.reserve(levels_ * s_.n);
-    dbLevels_ = shared_.reserve(levels_ * s_.n);
+    const int64_t levels = ColumnSums::levelsFor(s_.groups);  // the column sums run over the groups
+    dwLevels_ = shared_.reserve(levels * s_.n);
+    dbLevels_ = shared_.reserve(levels * s_.n);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
@@ -345,11 +346,8 @@ class NormGradStep final : public CpuStep {
       float* dwa = shared_.at(dwAcc_) + j0;
       float* dba = shared_.at(dbAcc_) + j0;
       for (int64_t j = 0; j < m; ++j) dwa[j] = dba[j] = 0.0f;
-      // Each column's finished blocks of groups: level l (of levels_, n columns each) holds 2^l
-      // blocks, as AmpSumTree's binary counter, one counter for all columns.
-      float* dwLevel = shared_.at(dwLevels_) + j0;
-      float* dbLevel = shared_.at(dbLevels_) + j0;
-      int64_t blocks = 0;
+      // Each column's finished blocks of groups, in rows of n columns (this range at j0).
+      ColumnSums dwSums(shared_.at(dwLevels_) + j0, n), dbSums(shared_.at(dbLevels_) + j0, n);
       for (int64_t grp = 0; grp < s_.groups; ++grp) {
         const float* xg = widenRun(t, x, grp * n + j0, m, xs);
         const float* dyg = widenRun(t, dy, grp * n + j0, m, dys);
@@ -363,27 +361,12 @@ class NormGradStep final : public CpuStep {
           }
         }
         if ((grp + 1) % AMP_SUM_BLOCK == 0 || grp + 1 == s_.groups) {  // a block of groups is done
-          int64_t b = blocks++, l = 0;
-          for (; b & 1; b >>= 1, ++l)
-            for (int64_t j = 0; j < m; ++j) {
-              dwa[j] = dwLevel[l * n + j] + dwa[j];
-              dba[j] = dbLevel[l * n + j] + dba[j];
-            }
-          for (int64_t j = 0; j < m; ++j) {
-            dwLevel[l * n + j] = dwa[j];
-            dbLevel[l * n + j] = dba[j];
-            dwa[j] = dba[j] = 0.0f;
-          }
+          dwSums.closeBlock(dwa, m);
+          if (!rms_) dbSums.closeBlock(dba, m);
         }
       }
-      for (int64_t l = 0, any = 0; l < levels_; ++l) {  // the held levels, smallest first
-        if (!((blocks >> l) & 1)) continue;
-        for (int64_t j = 0; j < m; ++j) {
-          dwa[j] = any ? dwLevel[l * n + j] + dwa[j] : dwLevel[l * n + j];
-          dba[j] = any ? dbLevel[l * n + j] + dba[j] : dbLevel[l * n + j];
-        }
-        any = 1;
-      }
+      dwSums.result(dwa, m);
+      if (!rms_) dbSums.result(dba, m);
       narrowRun(dwa, t, ptr[dw_], j0, m);
       if (db_ >= 0) narrowRun(dba, t, ptr[db_], j0, m);
     });
@@ -398,7 +381,7 @@ class NormGradStep final : public CpuStep {
   SharedFloats shared_;
   // Per-slot rows, the widened weight, each group's mean and rstd, the dweight/dbias accumulators.
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
-  int64_t levels_ = 0, dwLevels_ = 0, dbLevels_ = 0;  // the column sums' pairwise levels (SumOrder.h)
+  int64_t dwLevels_ = 0, dbLevels_ = 0;  // the column sums' pairwise levels (ColumnSums.h)
 };
 
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
-#include "runtime/kernels/math/SumOrder.h"
+#include "runtime/devices/cpu/steps/ColumnSums.h"
 #include "runtime/numerics/Convert.h"
 
 namespace amp::rt::cpu {
@@ -67,24 +67,15 @@ class ReduceStep final : public CpuStep {
     return IsMax ? r_ : std::min<int64_t>(r_, r0 + AMP_SUM_BLOCK);
   }
 
-  // A sum's block of acc[0..n) is done: into the trees, and acc restarts from +0.
+  // A sum's block of acc[0..n) is done: up the columns' trees, and acc restarts from +0. A max has
+  // no blocks.
   template <bool IsMax>
-  static void closeBlock(float* acc, AmpSumTree<float>* trees, int64_t n) {
-    if constexpr (IsMax) return;
-    for (int64_t j = 0; j < n; ++j) {
-      trees[j].push(acc[j]);
-      acc[j] = 0.0f;
-    }
+  static void closeBlock(float* acc, ColumnSums& sums, int64_t n) {
+    if constexpr (!IsMax) sums.closeBlock(acc, n);
   }
   template <bool IsMax>
-  static void openTrees(AmpSumTree<float>* trees, int64_t n) {
-    if constexpr (!IsMax)
-      for (int64_t j = 0; j < n; ++j) trees[j].reset();
-  }
-  template <bool IsMax>
-  static void treeResults(float* acc, const AmpSumTree<float>* trees, int64_t n) {
-    if constexpr (!IsMax)
-      for (int64_t j = 0; j < n; ++j) acc[j] = trees[j].result(0.0f);
+  static void finishSums(float* acc, const ColumnSums& sums, int64_t n) {
+    if constexpr (!IsMax) sums.result(acc, n);
   }
 
   // Mean's one division, then the rounding to the result type.
@@ -105,12 +96,13 @@ class ReduceStep final : public CpuStep {
     parallelFor(groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kRows)), [&](int64_t begin, int64_t end) {
       alignas(64) float tile[kRows][kTile];
       float acc[kRows];
-      AmpSumTree<float> trees[kRows];
+      alignas(64) float levels[AMP_SUM_LEVELS * kRows];  // on the stack: a step allocates nothing
+      ColumnSums sums(levels, kRows);
       const float* rows[kRows];
       for (int64_t g = begin; g < end; ++g) {
         const int64_t o0 = g * kRows, nRows = std::min<int64_t>(kRows, outer_ - o0);
         for (int l = 0; l < kRows; ++l) acc[l] = initial(IsMax);
-        openTrees<IsMax>(trees, kRows);
+        sums.reset();
         for (int64_t k0 = 0; k0 < r_; k0 += kTile) {
           const int64_t n = std::min(kTile, r_ - k0);
           for (int64_t l = 0; l < nRows; ++l) {
@@ -132,10 +124,10 @@ class ReduceStep final : public CpuStep {
               for (int64_t l = 0; l < nRows; ++l) accumulateRows<IsMax, 1>(blockRows + l, acc + l, std::min(b1, n) - b0);
             }
             b0 = std::min(b1, n);
-            if (b1 <= n) closeBlock<IsMax>(acc, trees, kRows);
+            if (b1 <= n) closeBlock<IsMax>(acc, sums, kRows);
           }
         }
-        treeResults<IsMax>(acc, trees, kRows);
+        finishSums<IsMax>(acc, sums, kRows);
         finish(acc, nRows, ptr[out_] + o0 * eo);
       }
     });
@@ -151,10 +143,11 @@ class ReduceStep final : public CpuStep {
     parallelFor(outer_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * inner_)), [&](int64_t begin, int64_t end) {
       alignas(64) float tile[kTile];
       alignas(64) float acc[kChunk];
-      AmpSumTree<float> trees[kChunk];  // on the stack: a step allocates nothing
+      alignas(64) float levels[AMP_SUM_LEVELS * kChunk];
+      ColumnSums sums(levels, kChunk);
       for (int64_t o = begin; o < end; ++o) {
         for (int64_t j = 0; j < inner_; ++j) acc[j] = initial(IsMax);
-        openTrees<IsMax>(trees, inner_);
+        sums.reset();
         for (int64_t r0 = 0, blockR1 = blockEnd<IsMax>(0); r0 < r_;) {
           const int64_t nr = std::min(rowsPerTile, blockR1 - r0);  // a tile never crosses a block
           const uint8_t* src = ptr[in_] + (o * r_ + r0) * inner_ * es;
@@ -167,11 +160,11 @@ class ReduceStep final : public CpuStep {
             for (int64_t j = 0; j < inner_; ++j) acc[j] = accumulate<IsMax>(acc[j], block[r * inner_ + j]);
           r0 += nr;
           if (r0 == blockR1) {
-            closeBlock<IsMax>(acc, trees, inner_);
+            closeBlock<IsMax>(acc, sums, inner_);
             blockR1 = blockEnd<IsMax>(r0);
           }
         }
-        treeResults<IsMax>(acc, trees, inner_);
+        finishSums<IsMax>(acc, sums, inner_);
         finish(acc, inner_, ptr[out_] + o * inner_ * eo);
       }
     });
@@ -186,21 +179,22 @@ class ReduceStep final : public CpuStep {
     const int64_t tasks = outer_ * chunksPerOuter;
     parallelFor(tasks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r_ * kChunk)), [&](int64_t begin, int64_t end) {
       alignas(64) float acc[kChunk], row[kChunk];
-      AmpSumTree<float> trees[kChunk];
+      alignas(64) float levels[AMP_SUM_LEVELS * kChunk];
+      ColumnSums sums(levels, kChunk);
       for (int64_t t = begin; t < end; ++t) {
         const int64_t o = t / chunksPerOuter, j0 = (t % chunksPerOuter) * kChunk;
         const int64_t n = std::min(kChunk, inner_ - j0);
         for (int64_t j = 0; j < n; ++j) acc[j] = initial(IsMax);
-        openTrees<IsMax>(trees, n);
+        sums.reset();
         for (int64_t r = 0, blockR1 = blockEnd<IsMax>(0); r < r_; ++r) {
           convertBuffer(inType_, ptr[in_] + ((o * r_ + r) * inner_ + j0) * es, DType::F32, row, n);
           for (int64_t j = 0; j < n; ++j) acc[j] = accumulate<IsMax>(acc[j], row[j]);
           if (r + 1 == blockR1) {
-            closeBlock<IsMax>(acc, trees, n);
+            closeBlock<IsMax>(acc, sums, n);
             blockR1 = blockEnd<IsMax>(r + 1);
           }
         }
-        treeResults<IsMax>(acc, trees, n);
+        finishSums<IsMax>(acc, sums, n);
         finish(acc, n, ptr[out_] + (o * inner_ + j0) * eo);
       }
     });

@@ -2,7 +2,8 @@
 // fallback:
 // - reduce_sum / reduce_mean / reduce_max over any set of dims (empty, non-contiguous) and any
 //   float type (f8 included): each output takes its reduced elements in row-major order of the
-//   input, a sum in the contract's blocked pairwise order (SumOrder.h), as the reference; outputs whose trailing dims are contiguous are vector lanes.
+//   input, a sum in the contract's blocked pairwise order (SumOrder.h, ColumnSums.h), as the
+//   reference; outputs whose trailing dims are contiguous are vector lanes.
 // - compare on integer, bool and f8 operands (exact int64 / f32 comparisons, numpy broadcasting).
 // - transpose of a rank-0 tensor (a copy).
 // (CpuReduction.cpp and CpuElementwise.cpp take the common cases first; the executor asks them
@@ -15,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
-#include "runtime/kernels/math/SumOrder.h"
+#include "runtime/devices/cpu/steps/ColumnSums.h"
 
 namespace amp::rt::cpu {
 namespace {
@@ -45,12 +46,13 @@ class GeneralReduceStep final : public CpuStep {
     parallelFor(outer * chunksPerOuter, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, r * kChunk)),
                 [&](int64_t t0, int64_t t1) {
                   alignas(64) float acc[kChunk], row[kChunk];
-                  AmpSumTree<float> trees[kChunk];  // a sum's finished blocks (on the stack: no allocation)
+                  alignas(64) float levels[AMP_SUM_LEVELS * kChunk];  // on the stack: no allocation
+                  ColumnSums sums(levels, kChunk);
                   for (int64_t t = t0; t < t1; ++t) {
                     const int64_t o = t / chunksPerOuter, j0 = (t % chunksPerOuter) * kChunk;
                     const int64_t n = std::min(kChunk, inner_ - j0);
                     for (int64_t j = 0; j < n; ++j) acc[j] = kind_ == Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-                    for (int64_t j = 0; j < n; ++j) trees[j].reset();
+                    sums.reset();
                     for (int64_t k = 0; k < r; ++k) {
                       convertBuffer(dtype_, x + (outerBase_[o] + reducedOff_[k] + j0) * es, DType::F32, row, n);
                       if (kind_ == Max) {
@@ -59,11 +61,11 @@ class GeneralReduceStep final : public CpuStep {
                       } else {
                         for (int64_t j = 0; j < n; ++j) acc[j] += row[j];
                         if ((k + 1) % AMP_SUM_BLOCK == 0 || k + 1 == r)  // the contract's blocked pairwise order
-                          for (int64_t j = 0; j < n; ++j) trees[j].push(acc[j]), acc[j] = 0.0f;
+                          sums.closeBlock(acc, n);
                       }
                     }
                     if (kind_ != Max)
-                      for (int64_t j = 0; j < n; ++j) acc[j] = trees[j].result(0.0f);
+                      sums.result(acc, n);
                     if (kind_ == Mean)
                       for (int64_t j = 0; j < n; ++j) acc[j] = acc[j] / static_cast<float>(r);  // 0 elements: NaN
                     narrowRun(acc, dtype_, y, o * inner_ + j0, n);
