@@ -72,6 +72,53 @@ class SequenceClassifier(torch.nn.Module):
         return self.fc(y[-1])
 
 
+class PixelClassifier(torch.nn.Module):
+    """A torchvision segmentation model's per-pixel logits as rows [N*H*W, classes], so that the
+    cross-entropy the harness attaches is the per-pixel loss segmentation trains with."""
+
+    def __init__(self, model, size):
+        super().__init__()
+        self.model = model
+        self.labels_per_sample = size[0] * size[1]
+
+    def forward(self, x):
+        out = self.model(x)["out"]
+        return out.permute(0, 2, 3, 1).reshape(-1, out.shape[1])
+
+
+class Conv1dNet(torch.nn.Module):
+    """A 1-D CNN over [N, 4, 64] signals: Conv1d, BatchNorm1d, MaxPool1d, AvgPool1d."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.body = nn.Sequential(nn.Conv1d(4, 16, 5, padding=2), nn.BatchNorm1d(16), nn.ReLU(), nn.MaxPool1d(2),
+                                  nn.Conv1d(16, 32, 3, stride=2, padding=1), nn.BatchNorm1d(32), nn.ReLU(),
+                                  nn.AvgPool1d(2))
+        self.fc = nn.Linear(32 * 8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.body(x), 1))
+
+
+class ConvTransposeDecoder(torch.nn.Module):
+    """An encoder-decoder with a skip, ConvTranspose2d upsampling (as U-Nets and generators have)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        block = lambda i, o, s: nn.Sequential(nn.Conv2d(i, o, 3, stride=s, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+        self.enc1, self.enc2 = block(3, 16, 1), block(16, 32, 2)
+        self.up = nn.ConvTranspose2d(32, 16, 3, stride=2, padding=1, output_padding=1)
+        self.dec = block(32, 16, 1)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        d = self.dec(torch.cat([torch.relu(self.up(self.enc2(e1))), e1], 1))
+        return self.fc(d.mean(dim=(2, 3)))
+
+
 def vit_small():
     from torchvision.models.vision_transformer import VisionTransformer
     m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
@@ -113,6 +160,14 @@ MODELS = {
     # stochastic_depth_prob=0: torch 1.13's exporter cannot trace stochastic depth in training mode.
     "convnext_tiny": (lambda: torchvision.models.convnext_tiny(num_classes=10, stochastic_depth_prob=0.0),
                       (2, 3, 64, 64)),
+    # dropout=0: the harness compares one step's gradients, and PyTorch's dropout mask is not ampc's.
+    "alexnet": (lambda: torchvision.models.alexnet(num_classes=10, dropout=0.0), (2, 3, 224, 224)),
+    "lraspp_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None, num_classes=10), (64, 64)), (2, 3, 64, 64)),
+    "deeplabv3_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None, num_classes=10, aux_loss=False), (64, 64)), (2, 3, 64, 64)),
+    "conv1d_net": (Conv1dNet, (4, 4, 64)),
+    "conv_transpose_decoder": (ConvTransposeDecoder, (4, 3, 32, 32)),
     "lstm": (lambda: SequenceClassifier("lstm"), (12, 4, 16)),
     "gru": (lambda: SequenceClassifier("gru"), (12, 4, 16)),
     "rnn": (lambda: SequenceClassifier("rnn"), (12, 4, 16)),
@@ -157,7 +212,8 @@ def measure(name, bin_dir, device, work):
     torch.manual_seed(0)
     model = make()
     x = torch.randn(*shape)
-    y = torch.randint(0, 10, (shape[1] if isinstance(model, SequenceClassifier) else shape[0],))  # [T, B, F]
+    labels = shape[1] if isinstance(model, SequenceClassifier) else shape[0] * getattr(model, "labels_per_sample", 1)
+    y = torch.randint(0, 10, (labels,))  # SequenceClassifier: [T, B, F]
     path = os.path.join(work, name)
     # Copies first: the export runs the model in training mode, which moves its running statistics.
     g64 = torch_grads(copy.deepcopy(model), x, y, torch.float64)

@@ -24,6 +24,7 @@ AMP_AUTOCAST(BroadcastToOp, Fallthrough, Clear, Clear)  // tf: BroadcastTo
 AMP_AUTOCAST(CompareOp, Fallthrough, Clear, Clear)  // tf: Less, Greater, Equal, ...
 AMP_AUTOCAST(ConcatOp, Fallthrough, Clear, Clear)  // tf: ConcatV2
 AMP_AUTOCAST(Conv2DOp, LowerPrecisionFp, Allow, Allow)  // torch: conv2d; tf: Conv2D
+AMP_AUTOCAST(Conv2DGradInputOp, LowerPrecisionFp, Allow, Allow)  // torch: conv_transpose2d; tf: Conv2DBackpropInput
 AMP_AUTOCAST(CrossEntropyOp, Fp32, Deny, Deny)  // torch: cross_entropy (docs fp32 list) = log_softmax + nll_loss; tf: SparseSoftmaxCrossEntropyWithLogits
 AMP_AUTOCAST(DivOp, Fallthrough, Infer, Infer)  // tf: RealDiv
 AMP_AUTOCAST(DropoutOp, Fallthrough, Infer, Infer)  // tf: Mul, Select

@@ -42,8 +42,10 @@ def Amp_GeluGradOp : Amp_Op<"gelu_grad", [Elementwise,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Amp_Conv2DGradInputOp : Amp_Op<"conv2d_grad_input", [Amp_LibraryStep]> {
-  let summary = "Gradient of amp.conv2d with respect to its input (a transposed convolution)";
+// Also a model op: a transposed convolution (PyTorch's conv_transpose2d, ONNX ConvTranspose) is
+// exactly this product, so models are written in it too and it has a VJP and a precision rule.
+def Amp_Conv2DGradInputOp : Amp_ModelOp<"conv2d_grad_input", [Amp_LibraryStep]> {
+  let summary = "Gradient of amp.conv2d with respect to its input; a transposed convolution";
   let description = [{
     `grad` is the cotangent `[N, O, OH, OW]` of `amp.conv2d(input, weight)` and `weight` is
     `[O, C/groups, KH, KW]`; the result has the forward input's type `[N, C, H, W]`, written

@@ -22,6 +22,7 @@
 //   linear      dx = dy·W (transpose_w) or dy·Wᵀ; dW = dyᵀ·x or xᵀ·dy over the flattened rows;
 //               db = reduce_sum(dy) over every dim but the last
 //   conv2d      amp.conv2d_grad_input, amp.conv2d_grad_weight, bias: reduce_sum over [0, 2, 3]
+//   conv2d_grad_input (transposed conv)  amp.conv2d, amp.conv2d_grad_weight
 //   max_pool2d / avg_pool2d   amp.max_pool2d_grad / amp.avg_pool2d_grad
 //   reduce_sum  broadcast_to(reshape(dy))        reduce_mean  the same of dy/count
 //   reduce_max  dy shared equally by the maxima of each group (torch.amax)
@@ -292,6 +293,22 @@ LogicalResult vjpConv2d(Vjp& v) {
   return success();
 }
 
+// A transposed convolution is linear in both operands: its input's cotangent is the forward
+// convolution of the result's cotangent, and its weight's is conv2d_grad_weight with the roles of
+// the two activations swapped (the result's cotangent is the "input" the weight slid over).
+LogicalResult vjpConvTranspose2d(Vjp& v) {
+  auto conv = cast<Conv2DGradInputOp>(v.op);
+  if (v.needs(0))
+    v.set(0, v.b.create<Conv2DOp>(v.loc, conv.getGrad().getType(), v.dy(), conv.getWeight(), Value(),
+                                  conv.getStrideAttr(), conv.getPaddingAttr(), conv.getDilationAttr(),
+                                  conv.getGroupsAttr()));
+  if (v.needs(1))
+    v.set(1, v.b.create<Conv2DGradWeightOp>(v.loc, conv.getWeight().getType(), v.dy(), conv.getGrad(),
+                                            conv.getStrideAttr(), conv.getPaddingAttr(),
+                                            conv.getDilationAttr(), conv.getGroupsAttr()));
+  return success();
+}
+
 LogicalResult vjpMaxPool(Vjp& v) {
   auto pool = cast<MaxPool2DOp>(v.op);
   auto stride = pool.getStrideAttr() ? pool.getStrideAttr() : pool.getKernelAttr();
@@ -554,6 +571,7 @@ AMP_VJP(PowOp, vjpPow)
 AMP_VJP(SelectOp, vjpSelect)
 AMP_VJP(MatmulOp, vjpMatmul)
 AMP_VJP(Conv2DOp, vjpConv2d)
+AMP_VJP(Conv2DGradInputOp, vjpConvTranspose2d)
 AMP_VJP(LinearOp, vjpLinear)
 AMP_VJP(MaxPool2DOp, vjpMaxPool)
 AMP_VJP(AvgPool2DOp, vjpAvgPool)

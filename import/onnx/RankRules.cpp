@@ -20,12 +20,12 @@ std::optional<int> rankOperand(const std::string& opType) {
 std::optional<std::string> checkInputRanks(const onnx::NodeProto& node, InputRank rank, InputLength length) {
   const std::string& type = node.op_type();
   auto rankOf = [&](int k) { return k < node.input_size() && !node.input(k).empty() ? rank(k) : std::nullopt; };
-  if (type == "Conv" || type == "MaxPool" || type == "AveragePool") {
+  if (type == "Conv" || type == "ConvTranspose" || type == "MaxPool" || type == "AveragePool") {
     const std::optional<int64_t> x = rankOf(0);
     if (x && *x < 3)
       return "its input '" + node.input(0) + "' has rank " + std::to_string(*x) + "; " + type +
              " needs [N, C, spatial...] (rank 3 or more)";
-    if (type == "Conv") {
+    if (type == "Conv" || type == "ConvTranspose") {
       const std::optional<int64_t> w = rankOf(1), b = rankOf(2);
       if (x && w && *w != *x)
         return "its weight '" + node.input(1) + "' has rank " + std::to_string(*w) + ", not its input's rank " +

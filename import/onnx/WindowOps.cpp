@@ -1,16 +1,20 @@
-// Conv, MaxPool and AveragePool: the window ops. amp.conv2d and the amp pools take rank-4 NCHW
-// inputs padded alike on both sides of each spatial dim; this file maps ONNX's other forms onto
-// them exactly (docs/onnx-import.md, "Windows"):
+// Conv, ConvTranspose, MaxPool and AveragePool: the window ops. amp.conv2d and the amp pools take
+// rank-4 NCHW inputs padded alike on both sides of each spatial dim; this file maps ONNX's other
+// forms onto them exactly (docs/onnx-import.md, "Windows"):
 // - rank 3 ([N, C, L]: Conv1d, MaxPool1d, AvgPool1d) runs as rank 4 with H = 1, reshaped back;
 // - asymmetric pads, auto_pad SAME_UPPER/SAME_LOWER and MaxPool's ceil_mode become the symmetric
 //   part in the op plus constant slabs concatenated on the longer side: -inf for max, which never
 //   wins a window, and zeros for a convolution and for an average with count_include_pad=1, which
-//   counts them as ONNX counts its padding.
+//   counts them as ONNX counts its padding;
+// - ConvTranspose is amp.conv2d_grad_input (the input-gradient of the convolution it transposes,
+//   ONNX's weight [C_in, C_out/group, kH, kW] is that convolution's [O, C/group, KH, KW]) with the
+//   symmetric part of its padding; an asymmetric rest is a slice of the result.
 #include <algorithm>
 #include <limits>
 
 #include "import/onnx/ConvertHelpers.h"
 #include "import/onnx/GraphTranslator.h"
+#include "import/onnx/HostTensor.h"
 #include "ir/AmpOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -184,6 +188,143 @@ LogicalResult convertConv(GraphTranslator& t) {
   return t.setOutput(0, fromWindowRank(t, *y, w.oneD));
 }
 
+// ONNX's padding of a transposed convolution: explicit, or the total that output_shape (or
+// auto_pad SAME_*: output = input * stride) implies, its odd unit at the end for SAME_UPPER and
+// otherwise at the start (the ONNX operator spec's formula).
+// An output_shape up to stride - 1 beyond the full result is output padding (zeros at the end), as
+// ONNX's reference implementation computes it.
+LogicalResult resolveTransposedPads(GraphTranslator& t, Window& w, int64_t spatial, Shape& outputPadding) {
+  const std::string autoPad = t.stringAttribute("auto_pad", "NOTSET");
+  auto outputShape = t.intsAttribute("output_shape");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    return t.refuse() << "auto_pad = " << autoPad << " is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER";
+  if (!outputShape && (autoPad == "NOTSET" || autoPad == "VALID")) return resolvePads(t, w, spatial);
+  if (t.attribute("pads")) return t.refuse() << "pads are given with output_shape or auto_pad = " << autoPad;
+  const auto in = cast<RankedTensorType>(w.x.getType()).getShape();
+  Shape out(2, 0);
+  if (outputShape) {
+    // The spatial dims, or (as some exporters write it) the whole output shape.
+    Shape spatialOut(outputShape->end() - std::min<int64_t>(spatial, outputShape->size()), outputShape->end());
+    if (static_cast<int64_t>(spatialOut.size()) != spatial)
+      return t.refuse() << "output_shape = " << listText(*outputShape) << " must have " << spatial << " spatial entries";
+    if (spatial == 1) spatialOut.insert(spatialOut.begin(), 1);
+    out = spatialOut;
+  } else {
+    for (int d = 0; d < 2; ++d) out[d] = in[2 + d] * w.strides[d];
+  }
+  w.padBegin.assign(2, 0);
+  w.padEnd.assign(2, 0);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t full = w.strides[d] * (in[2 + d] - 1) + (w.kernel[d] - 1) * w.dilations[d] + 1 + outputPadding[d];
+    int64_t total = full - out[d];
+    if (total < 0 && outputPadding[d] - total < w.strides[d]) {
+      outputPadding[d] -= total;
+      total = 0;
+    }
+    if (total < 0)
+      return t.refuse() << "output size " << out[d] << " is more than stride - 1 beyond the " << full
+                        << " the transposed convolution produces", failure();
+    const int64_t half = total / 2;
+    w.padBegin[d] = autoPad == "SAME_UPPER" ? half : total - half;
+    w.padEnd[d] = total - w.padBegin[d];
+  }
+  return success();
+}
+
+LogicalResult convertConvTranspose(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape",
+                               "pads", "strides"})))
+    return failure();
+  Window w;
+  auto x = windowInput(t, w.oneD);
+  auto weight = failed(x) ? x : floatInput(t, 1);
+  if (failed(weight)) return failure();
+  w.x = *x;
+  const int64_t spatial = w.oneD ? 1 : 2;
+  auto wType = cast<RankedTensorType>(weight->getType());
+  if (wType.getRank() != spatial + 2)
+    return t.refuse() << "the weight must be [C_in, C_out/group, " << (w.oneD ? "K" : "KH, KW") << "]; it is " << wType;
+  Shape kernel(wType.getShape().begin() + 2, wType.getShape().end());
+  if (auto k = t.intsAttribute("kernel_shape"); k && *k != kernel)
+    return t.refuse() << "kernel_shape = " << listText(*k) << " does not match the weight's " << listText(kernel);
+  Value wv = *weight;
+  if (w.oneD) wv = reshape(t, wv, {wType.getShape()[0], wType.getShape()[1], 1, wType.getShape()[2]});
+  w.kernel = w.oneD ? Shape{1, kernel[0]} : kernel;
+  auto strides = spatialList(t, "strides", spatial, 1, 1);
+  auto dilations = failed(strides) ? strides : spatialList(t, "dilations", spatial, 1, 1);
+  auto outputPadding = failed(dilations) ? dilations : spatialList(t, "output_padding", spatial, 0, 0);
+  if (failed(outputPadding)) return failure();
+  w.strides = *strides;
+  w.dilations = *dilations;
+  // Bounds first, so that no size below can overflow (a hostile model's attributes are arbitrary).
+  constexpr int64_t kMaxWindow = int64_t{1} << 20;
+  for (int d = 0; d < 2; ++d)
+    if (w.strides[d] < 1 || w.strides[d] > kMaxWindow || w.dilations[d] < 1 || w.dilations[d] > kMaxWindow ||
+        w.kernel[d] < 1)
+      return t.refuse() << "strides = " << listText(w.strides) << " and dilations = " << listText(w.dilations)
+                        << " must be in [1, " << kMaxWindow << "], the kernel " << listText(w.kernel) << " at least 1";
+  for (int d = 0; d < 2; ++d)
+    if ((*outputPadding)[d] < 0 || (*outputPadding)[d] >= w.strides[d])
+      return t.refuse() << "output_padding = " << listText(*outputPadding)
+                        << " must be in [0, stride) (strides = " << listText(w.strides) << ")";
+  if (failed(resolveTransposedPads(t, w, spatial, *outputPadding))) return failure();
+  const auto in = cast<RankedTensorType>(w.x.getType()).getShape();
+  if (wType.getElementType() != cast<RankedTensorType>(w.x.getType()).getElementType())
+    return t.refuse() << "the weight's type " << wType << " differs from the input's " << w.x.getType();
+  const int64_t group = t.intAttribute("group", 1);
+  if (group < 1 || in[1] != wType.getShape()[0] || wType.getShape()[0] % group != 0)
+    return t.refuse() << "the input's " << in[1] << " channels must be the weight's first dim "
+                      << wType.getShape()[0] << ", divisible by group = " << group;
+  // The transposed convolution with the symmetric part p of the padding: the full result
+  // (s (in - 1) + (k - 1) d + 1 + output_padding) less p on each side; the asymmetric rest is sliced.
+  for (int d = 0; d < 2; ++d)
+    if (w.padBegin[d] < 0 || w.padEnd[d] < 0 || w.padBegin[d] > kMaxWindow || w.padEnd[d] > kMaxWindow)
+      return t.refuse() << "pads " << listText({w.padBegin[d], w.padEnd[d]}) << " must be in [0, " << kMaxWindow << "]";
+  Shape common(2), size(2), starts(4, 0), limits(4);
+  bool sliced = false;
+  for (int d = 0; d < 2; ++d) {
+    common[d] = std::min(w.padBegin[d], w.padEnd[d]);
+    const int64_t full =
+        w.strides[d] * (in[2 + d] - 1) + (w.kernel[d] - 1) * w.dilations[d] + 1 + (*outputPadding)[d];
+    size[d] = full - 2 * common[d];
+    starts[2 + d] = w.padBegin[d] - common[d];
+    limits[2 + d] = full - w.padEnd[d] - common[d];
+    sliced |= starts[2 + d] != 0 || limits[2 + d] != size[d];
+    if (limits[2 + d] <= starts[2 + d])
+      return t.refuse() << "pads = " << listText({w.padBegin[d], w.padEnd[d]}) << " leave no output along spatial dim "
+                        << d - (2 - spatial);
+  }
+  const int64_t outChannels = wType.getShape()[1] * group;
+  auto element = cast<RankedTensorType>(w.x.getType()).getElementType();
+  const std::optional<int64_t> count = checkedNumel({in[0], outChannels, size[0], size[1]});
+  if (!count || *count > kMaxTensorBytes / 4)
+    return t.refuse() << "the result [" << in[0] << ", " << outChannels << ", " << size[0] << ", " << size[1]
+                      << "] is larger than the runtime's limit per tensor";
+  auto resultType = RankedTensorType::get({in[0], outChannels, size[0], size[1]}, element);
+  Value y = t.create<Conv2DGradInputOp>(resultType, w.x, wv, t.builder().getDenseI64ArrayAttr(w.strides),
+                                        t.builder().getDenseI64ArrayAttr(common),
+                                        t.builder().getDenseI64ArrayAttr(w.dilations),
+                                        t.builder().getI64IntegerAttr(group));
+  if (sliced) {
+    limits[0] = in[0];
+    limits[1] = outChannels;
+    auto s = build<SliceOp>(t, y, {i64Array(t, "starts", starts), i64Array(t, "limits", limits)});
+    if (failed(s)) return failure();
+    y = *s;
+  }
+  if (t.hasInput(2)) {
+    auto b = floatInput(t, 2);
+    if (failed(b)) return failure();
+    auto bType = cast<RankedTensorType>(b->getType());
+    if (bType.getRank() != 1 || bType.getDimSize(0) != outChannels)
+      return t.refuse() << "the bias must be [" << outChannels << "]; it is " << bType;
+    auto sum = build<AddOp>(t, {y, reshape(t, *b, {outChannels, 1, 1})});
+    if (failed(sum)) return failure();
+    y = *sum;
+  }
+  return t.setOutput(0, fromWindowRank(t, y, w.oneD));
+}
+
 template <typename OpT>
 LogicalResult convertPool(GraphTranslator& t, WindowKind kind) {
   const bool isMax = kind == WindowKind::MaxPool;
@@ -240,6 +381,7 @@ LogicalResult convertPool(GraphTranslator& t, WindowKind kind) {
 
 void addWindowConverters(llvm::StringMap<Converter>& converters) {
   converters["Conv"] = convertConv;
+  converters["ConvTranspose"] = convertConvTranspose;
   converters["MaxPool"] = [](GraphTranslator& t) { return convertPool<MaxPool2DOp>(t, WindowKind::MaxPool); };
   converters["AveragePool"] = [](GraphTranslator& t) {
     return convertPool<AvgPool2DOp>(t, WindowKind::AveragePool);

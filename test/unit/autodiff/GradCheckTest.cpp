@@ -368,6 +368,16 @@ GRAD_TEST(Conv2dPlain, (Case{{P("x", {1, 2, 4, 4}, uniform(32, -1, 1, 63)), P("w
                              {},
                              "  %out = amp.conv2d %x, %w : tensor<1x2x4x4xf32>, tensor<3x2x2x2xf32>",
                              {1, 3, 3, 3}}))
+// A transposed convolution as a model op (ONNX ConvTranspose imports to it): both operands'
+// gradients. The result is [2, 4, 6, 5]: (3 - 1) * 2 - 2 + (3 - 1) * 1 + 1 + 1 = 6 rows (one row of
+// output_padding) and (3 - 1) * 1 - 2 + (3 - 1) * 2 + 1 = 5 columns.
+GRAD_TEST(ConvTranspose2dGroupsStridePadDilation,
+          (Case{{P("g", {2, 4, 3, 3}, uniform(72, -1, 1, 65)), P("w", {4, 2, 3, 3}, uniform(72, -1, 1, 66))},
+                {},
+                "  %out = amp.conv2d_grad_input %g, %w {stride = array<i64: 2, 1>, padding = array<i64: 1, 1>, "
+                "dilation = array<i64: 1, 2>, groups = 2 : i64} : tensor<2x4x3x3xf32>, tensor<4x2x3x3xf32> "
+                "-> tensor<2x4x6x5xf32>",
+                {2, 4, 6, 5}}))
 
 // Overlapping 3x3 windows, stride 2, padding 1; distinct inputs 0.05 apart keep each argmax.
 GRAD_TEST(MaxPool2d, (Case{{P("x", {1, 2, 5, 5}, distinct(50, 0.05, 0.0, 70))},
@@ -499,13 +509,14 @@ GRAD_TEST(TwoLayerNetwork,
 
 TEST_F(AutodiffTest, ModelOpsAreExactlyTheOpsWithAVjp) {
   // The model ops (ir/AmpOps.td's Amp_ModelOp) declare the VJP interface and must define it to
-  // link; gradient, training and fused-region ops are not model ops and have none.
+  // link; gradient, training and fused-region ops are not model ops and have none, except
+  // conv2d_grad_input, which is also the transposed convolution a model is written in.
   const char* model[] = {
       "amp.constant", "amp.compare",  // defined as producing no cotangents
       "amp.neg", "amp.abs", "amp.exp", "amp.log", "amp.sqrt", "amp.rsqrt", "amp.reciprocal",
       "amp.tanh", "amp.erf", "amp.sigmoid", "amp.relu", "amp.silu", "amp.gelu", "amp.add", "amp.sub",
       "amp.mul", "amp.div", "amp.maximum", "amp.minimum", "amp.pow", "amp.select", "amp.matmul",
-      "amp.linear", "amp.conv2d", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
+      "amp.linear", "amp.conv2d", "amp.conv2d_grad_input", "amp.max_pool2d", "amp.avg_pool2d", "amp.reduce_sum", "amp.reduce_mean",
       "amp.reduce_max", "amp.softmax", "amp.log_softmax", "amp.layer_norm", "amp.rms_norm", "amp.batch_norm",
       "amp.embedding", "amp.dropout", "amp.reshape", "amp.transpose", "amp.broadcast_to",
       "amp.slice", "amp.concat", "amp.cross_entropy", "amp.mse_loss", "amp.cast"};

@@ -261,6 +261,23 @@ def asymmetric_pads():
         [f32("x", [1, 1, 5, 5])], [f32("y", [1, 2, 4, 4])], [weights("w", [2, 1, 3, 3])])
 
 
+def conv_transpose_asymmetric():
+    """A stride-2 ConvTranspose with pads [top 0, left 1, bottom 1, right 0]: the full 7x7 result
+    less one row at the bottom and one column at the left."""
+    return model(
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], name="/up/ConvTranspose", kernel_shape=[3, 3],
+                          strides=[2, 2], pads=[0, 1, 1, 0])],
+        [f32("x", [1, 2, 3, 3])], [f32("y", [1, 4, 6, 6])], [weights("w", [2, 4, 3, 3]), weights("b", [4])])
+
+
+def conv_transpose_refused():
+    """output_padding must be below the stride (ONNX, PyTorch)."""
+    return model(
+        [helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="/up/ConvTranspose", kernel_shape=[3, 3],
+                          strides=[2, 2], output_padding=[2, 0])],
+        [f32("x", [1, 2, 3, 3])], [f32("y", [1, 4, 9, 7])], [weights("w", [2, 4, 3, 3])])
+
+
 def unsupported_ops():
     """Three nodes of op types ampc has no translation for (two reasons), refused by the screening."""
     m = model(
@@ -333,7 +350,7 @@ def batch_norm_running_var_out():
 
 MODELS = {f.__name__: f for f in [mlp, gemm_general, cnn, shape_arith, scalar_loss, layer_norm, old_opset, unsupported_op,
                                   lone_erf, gelu_and_causal_mask, composite_ops, linear_3d,
-                                  custom_domain, asymmetric_pads, many_refusals, unsupported_ops, logic_folds, fold_refusals, double_input, cast_to_half, batch_norm,
+                                  custom_domain, asymmetric_pads, conv_transpose_asymmetric, conv_transpose_refused, many_refusals, unsupported_ops, logic_folds, fold_refusals, double_input, cast_to_half, batch_norm,
                                   batch_norm_eval, batch_norm_running_var_out, pad_modes, dynamic_pads]}
 
 if __name__ == "__main__":

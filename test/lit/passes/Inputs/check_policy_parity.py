@@ -24,9 +24,12 @@ def doc_table(path):
     return rows
 
 
-def ods_ops(path):
+def ods_ops(path, model_only=False):
+    """Every op of AmpOps.td, or only the Amp_ModelOp defs of another file (AmpGradOps.td's
+    conv2d_grad_input is also a model op: the transposed convolution)."""
     text = open(path).read()
-    ops = set(re.findall(r'^def Amp_\w+\s*:\s*Amp_\w+<"(\w+)"', text, re.M))
+    base = r"Amp_ModelOp" if model_only else r"Amp_\w+"
+    ops = set(re.findall(r'^def Amp_\w+\s*:\s*' + base + r'<"(\w+)"', text, re.M))
     return {"amp." + o for o in ops} - {"amp.cast", "amp.constant"}
 
 
@@ -50,12 +53,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--doc", required=True)
     ap.add_argument("--ods", required=True)
+    ap.add_argument("--ods-model-ops", action="append", default=[],
+                    help="another .td file whose Amp_ModelOp defs are listable ops too")
     for p in COLUMNS:
         ap.add_argument("--" + p, required=True)
     args = ap.parse_args()
     errors = []
     table = doc_table(args.doc)
     ods = ods_ops(args.ods)
+    for extra in args.ods_model_ops:
+        ods |= ods_ops(extra, model_only=True)
     for op in sorted(ods - table.keys()):
         errors.append(f"{op} is in ir/AmpOps.td but not in the docs table")
     for op in sorted(table.keys() - ods):
