@@ -133,8 +133,11 @@ class Tools:
         return p, time.perf_counter() - t0, cmd
 
     def train(self, bundle, device, steps, data, summary):
+        # --profile: after training, 10 more calls timed step by step (the summary's "profile");
+        # the step time and loss are training's own.
         cmd = [self.amp_run, bundle, "--device=" + device, "--steps=%d" % steps, "--data=" + data,
-               "--summary=" + summary, "--log-every=1000000", "--eval-every=1000000"] + self.amp_run_args
+               "--summary=" + summary, "--log-every=1000000", "--eval-every=1000000"] + \
+              (["--profile"] if device == "cpu" else []) + self.amp_run_args
         t0 = time.perf_counter()
         p = run_cmd(cmd, self.env)
         return p, time.perf_counter() - t0, cmd
@@ -237,7 +240,7 @@ def run_model(tools, model_id, runs, steps_for, mlp_data="synthetic", ampc_args=
                    loss_scaling=s.get("loss_scaling"), summary_precision=s.get("precision"),
                    summary_device=s.get("device"), compile_s=compile_s, run_wall_s=wall,
                    persistent_bytes=s.get("persistent_bytes"), workspace_bytes=s.get("workspace_bytes"),
-                   command=" ".join(cmd))
+                   profile=s.get("profile"), command=" ".join(cmd))
 
 
 def plan_runs(devices, precisions, reference_precisions, cpu_ok, cpu_fallback):

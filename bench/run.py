@@ -133,6 +133,17 @@ def run_pytorch(args, model_id):
 # Per-model table and targets
 
 
+def profile_line(label, profile):
+    """amp-run --profile's category split of one run (the summary's "profile"), as one line."""
+    cats = [c for c in profile["categories"] if c["ms"] > 0]
+    total = sum(c["ms"] for c in cats) or 1.0
+    parts = ["%s %.0f%%" % (c["name"], 100.0 * c["ms"] / total) for c in sorted(cats, key=lambda c: -c["ms"])]
+    flop = [c for c in cats if c.get("gflop_per_s")]
+    rate = ", ".join("%s %.1f GFLOP/s" % (c["name"], c["gflop_per_s"]) for c in flop)
+    return "  profile %s (train_step %.1f ms): %s%s" % (label, profile["call_ms"], ", ".join(parts),
+                                                       "; " + rate if rate else "")
+
+
 def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
     """(text, [(target id, status, text)])."""
     def get(device, precision):
@@ -173,6 +184,10 @@ def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):
             rows.append([label, fmt_ms(r["median_ms"]), "%s..%s" % (fmt_ms(r["min_ms"]), fmt_ms(r["max_ms"])),
                          "%.2fx" % (base / r["median_ms"]) if base else "-", "-"])
     text = table(["run", "step ms (median)", "min..max ms", "speedup vs PT fp32", "peak memory (ours)"], rows)
+    for prec in ("f32", "bf16", "f16"):
+        r = get("cpu", prec)
+        if r and r.get("profile"):
+            text += "\n" + profile_line("cpu " + prec, r["profile"])
 
     targets = []
     c32, c16 = get("cpu", "f32"), get("cpu", "bf16")

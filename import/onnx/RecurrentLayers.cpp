@@ -79,12 +79,12 @@ LogicalResult convertRecurrent(GraphTranslator& t, Cell cell) {
   } else if (cell == Cell::Gru) {
     if (failed(t.onlyAttributes({"activations", "direction", "hidden_size", "layout", "linear_before_reset"})))
       return failure();
-    // PyTorch's GRU (and torch.onnx.export) applies the reset gate after the recurrent product.
-    if (t.intAttribute("linear_before_reset", 0) != 1)
-      return t.refuse() << "linear_before_reset=0 is not supported (PyTorch's GRU exports linear_before_reset=1)";
   } else if (failed(t.onlyAttributes({"activations", "direction", "hidden_size", "layout"}))) {
     return failure();
   }
+  // PyTorch's GRU (linear_before_reset=1, what torch.onnx.export writes) applies the reset gate to
+  // the recurrent product; ONNX's default (0, Keras' GRU) applies it to the state before its product.
+  const bool resetAfterProduct = t.intAttribute("linear_before_reset", 0) != 0;
   const std::string direction = t.stringAttribute("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return t.refuse() << "direction = " << direction << " is not forward, reverse or bidirectional";
@@ -178,6 +178,22 @@ LogicalResult convertRecurrent(GraphTranslator& t, Cell cell) {
     Value h = p.h0, c = p.c0;
     std::vector<Value> outputs(steps);
     auto gate = [&](Value v, int64_t k) { return sliceDim(t, v, 1, k * hidden, (k + 1) * hidden); };
+    // linear_before_reset=0: the step's recurrent product covers z and r; the candidate's is
+    // (r * h) R_h^T + Rb_h, a product of its own.
+    Value candidateR, candidateBias;
+    if (cell == Cell::Gru && !resetAfterProduct) {
+      auto rh = sliceDim(t, p.r, 0, 2 * hidden, 3 * hidden), rzr = failed(rh) ? rh : sliceDim(t, p.r, 0, 0, 2 * hidden);
+      if (failed(rzr)) return failure();
+      candidateR = *rh;
+      p.r = *rzr;
+      if (p.recurrentBias) {
+        auto bh = sliceDim(t, p.recurrentBias, 0, 2 * hidden, 3 * hidden);
+        auto bzr = failed(bh) ? bh : sliceDim(t, p.recurrentBias, 0, 0, 2 * hidden);
+        if (failed(bzr)) return failure();
+        candidateBias = *bh;
+        p.recurrentBias = *bzr;
+      }
+    }
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t step = d == 1 || direction == "reverse" ? steps - 1 - s : s;
       auto xt = take(t, xProj, step);
@@ -198,7 +214,17 @@ LogicalResult convertRecurrent(GraphTranslator& t, Cell cell) {
       } else if (cell == Cell::Gru) {
         auto z = apply<SigmoidOp>(t, combine<AddOp>(t, gate(*xt, 0), gate(*ht, 0)));
         auto rg = apply<SigmoidOp>(t, combine<AddOp>(t, gate(*xt, 1), gate(*ht, 1)));
-        auto n = apply<TanhOp>(t, combine<AddOp>(t, gate(*xt, 2), combine<MulOp>(t, rg, gate(*ht, 2))));
+        FailureOr<Value> recurrent = failure();
+        if (resetAfterProduct) {
+          recurrent = combine<MulOp>(t, rg, gate(*ht, 2));
+        } else {
+          auto reset = combine<MulOp>(t, rg, FailureOr<Value>(h));
+          if (failed(reset)) return failure();
+          llvm::SmallVector<Value> operands = {*reset, candidateR};
+          if (candidateBias) operands.push_back(candidateBias);
+          recurrent = build<LinearOp>(t, operands, {named(t, "transpose_w", t.builder().getBoolAttr(true))});
+        }
+        auto n = apply<TanhOp>(t, combine<AddOp>(t, gate(*xt, 2), recurrent));
         // h' = (1 - z) * n + z * h, ONNX's and PyTorch's formula.
         auto one = scalarConstant(t, 1.0, element);
         next = combine<AddOp>(t, combine<MulOp>(t, combine<SubOp>(t, FailureOr<Value>(one), z), n),

@@ -124,11 +124,14 @@ Value slab(GraphTranslator& t, Value x, int64_t dim, int64_t size, bool negative
   return t.create<ConstantOp>(slabType, DenseElementsAttr::get(slabType, value));
 }
 
-// Moves the asymmetric part of the padding into slabs around x: afterwards padBegin == padEnd.
-FailureOr<Value> padAsymmetric(GraphTranslator& t, Window& w, bool negativeInfinity) {
+// Moves the asymmetric part of the padding, and any beyond `keepAtMost` per side (amp's pools take at
+// most half the kernel), into slabs around x: afterwards padBegin == padEnd <= keepAtMost.
+FailureOr<Value> padAsymmetric(GraphTranslator& t, Window& w, bool negativeInfinity,
+                               Shape keepAtMost = {std::numeric_limits<int64_t>::max(),
+                                                   std::numeric_limits<int64_t>::max()}) {
   Value x = w.x;
   for (int d = 0; d < 2; ++d) {
-    const int64_t common = std::min(w.padBegin[d], w.padEnd[d]);
+    const int64_t common = std::min({w.padBegin[d], w.padEnd[d], keepAtMost[d]});
     const int64_t before = w.padBegin[d] - common, after = w.padEnd[d] - common;
     if (before == 0 && after == 0) continue;
     llvm::SmallVector<Value, 3> parts;
@@ -325,6 +328,75 @@ LogicalResult convertConvTranspose(GraphTranslator& t) {
   return t.setOutput(0, fromWindowRank(t, y, w.oneD));
 }
 
+LogicalResult checkPoolWindow(GraphTranslator& t, const Window& w) {
+  constexpr int64_t kMaxWindow = int64_t{1} << 20;
+  for (int d = 0; d < 2; ++d)
+    if (w.kernel[d] < 1 || w.kernel[d] > kMaxWindow || w.strides[d] < 1 || w.strides[d] > kMaxWindow ||
+        w.dilations[d] < 1 || w.dilations[d] > kMaxWindow)
+      return t.refuse() << "kernel_shape = " << listText(w.kernel) << ", strides = " << listText(w.strides)
+                        << " and dilations = " << listText(w.dilations) << " must be in [1, " << kMaxWindow << "]";
+  return success();
+}
+
+// How many elements of output position `o`'s window along dim d (starting at o * stride - padBegin)
+// lie in [-before, size + after).
+int64_t windowCount(int64_t o, const Window& w, int d, int64_t padBegin, int64_t size, int64_t before, int64_t after) {
+  const int64_t start = o * w.strides[d] - padBegin;
+  int64_t count = 0;
+  for (int64_t k = 0; k < w.kernel[d]; ++k) {
+    const int64_t at = start + k * w.dilations[d];
+    count += at >= -before && at < size + after;
+  }
+  return count;
+}
+
+// A dilated max pool (amp.max_pool2d has no dilation): the input padded with -inf on every side,
+// one strided slice per kernel tap, and a running maximum that keeps the earlier tap on a tie
+// (select on a strict >), so the gradient goes to the first maximum in window order, as
+// PyTorch's max_pool2d sends it.
+FailureOr<Value> dilatedMaxPool(GraphTranslator& t, Window& w) {
+  Value x = w.x;
+  for (int d = 0; d < 2; ++d) {
+    llvm::SmallVector<Value, 3> parts;
+    if (w.padBegin[d]) parts.push_back(slab(t, x, 2 + d, w.padBegin[d], /*negativeInfinity=*/true));
+    parts.push_back(x);
+    if (w.padEnd[d]) parts.push_back(slab(t, x, 2 + d, w.padEnd[d], /*negativeInfinity=*/true));
+    if (parts.size() == 1) continue;
+    auto joined = build<ConcatOp>(t, parts, {i64(t, "axis", 2 + d)});
+    if (failed(joined)) return failure();
+    x = *joined;
+  }
+  const auto padded = cast<RankedTensorType>(x.getType()).getShape();
+  Shape out(2);
+  for (int d = 0; d < 2; ++d) {
+    const int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    if (padded[2 + d] < extent)
+      return t.refuse() << "the dilated kernel (extent " << extent << ") does not fit the padded input ("
+                        << padded[2 + d] << ")", failure();
+    out[d] = (padded[2 + d] - extent) / w.strides[d] + 1;
+  }
+  Value best;
+  for (int64_t kh = 0; kh < w.kernel[0]; ++kh)
+    for (int64_t kw = 0; kw < w.kernel[1]; ++kw) {
+      const Shape starts = {0, 0, kh * w.dilations[0], kw * w.dilations[1]};
+      const Shape limits = {padded[0], padded[1], starts[2] + (out[0] - 1) * w.strides[0] + 1,
+                            starts[3] + (out[1] - 1) * w.strides[1] + 1};
+      auto tap = build<SliceOp>(t, x, {i64Array(t, "starts", starts), i64Array(t, "limits", limits),
+                                       i64Array(t, "strides", {1, 1, w.strides[0], w.strides[1]})});
+      if (failed(tap)) return failure();
+      if (!best) {
+        best = *tap;
+        continue;
+      }
+      auto greater = build<CompareOp>(
+          t, {*tap, best}, {named(t, "predicate", ComparePredicateAttr::get(t.context(), ComparePredicate::Gt))});
+      auto chosen = failed(greater) ? greater : build<SelectOp>(t, {*greater, *tap, best});
+      if (failed(chosen)) return failure();
+      best = *chosen;
+    }
+  return best;
+}
+
 template <typename OpT>
 LogicalResult convertPool(GraphTranslator& t, WindowKind kind) {
   const bool isMax = kind == WindowKind::MaxPool;
@@ -350,31 +422,67 @@ LogicalResult convertPool(GraphTranslator& t, WindowKind kind) {
   if (failed(dilations)) return failure();
   w.strides = *strides;
   w.dilations = *dilations;
-  if (llvm::any_of(w.dilations, [](int64_t d) { return d != 1; }))
-    return t.refuse() << "dilated pooling is not supported (dilations must be 1)";
+  if (failed(checkPoolWindow(t, w))) return failure();
   if (failed(resolvePads(t, w, spatial))) return failure();
+  // The padding ONNX and PyTorch count in an average's divisor (count_include_pad=1), before
+  // ceil_mode's overhang, which they never count.
+  const Shape countedBegin = w.padBegin, countedEnd = w.padEnd;
   if (t.intAttribute("ceil_mode", 0) != 0) {
     const Shape extra = ceilModeExtra(w);
-    // PyTorch and ONNX divide a partial last window of an average by its size inside the padded
-    // input, which no constant slab reproduces.
-    if (!isMax && llvm::any_of(extra, [](int64_t e) { return e != 0; }))
-      return t.refuse() << "ceil_mode=1 whose last window overhangs the padded input is not supported for "
-                           "AveragePool (it divides that window by its in-bounds size); MaxPool supports it";
     for (int d = 0; d < 2; ++d) w.padEnd[d] += extra[d];
   }
-  const bool padded = llvm::any_of(w.padBegin, [](int64_t p) { return p != 0; }) ||
-                      llvm::any_of(w.padEnd, [](int64_t p) { return p != 0; });
-  // amp's average counts padded zeros (count_include_pad=1); without padding the two agree.
-  if (!isMax && t.intAttribute("count_include_pad", 0) == 0 && padded)
-    return t.refuse() << "count_include_pad=0 with padding is not supported (the amp dialect averages over the "
-                         "padded window, count_include_pad=1)";
-  auto input = padAsymmetric(t, w, /*negativeInfinity=*/isMax);
+  if (llvm::any_of(w.padBegin, [](int64_t p) { return p < 0; }) ||
+      llvm::any_of(w.padEnd, [](int64_t p) { return p < 0; }))
+    return t.refuse() << "pads must not be negative";
+  const auto in = cast<RankedTensorType>(w.x.getType()).getShape();
+  if (isMax && llvm::any_of(w.dilations, [](int64_t d) { return d != 1; })) {
+    auto y = dilatedMaxPool(t, w);
+    if (failed(y)) return failure();
+    return t.setOutput(0, fromWindowRank(t, *y, w.oneD));
+  }
+  const Shape windowBegin = w.padBegin;  // padAsymmetric moves part of it into slabs
+  auto input = padAsymmetric(t, w, /*negativeInfinity=*/isMax, {w.kernel[0] / 2, w.kernel[1] / 2});
   if (failed(input)) return failure();
   auto y = build<OpT>(t, *input,
                       {i64Array(t, "kernel", w.kernel), i64Array(t, "stride", w.strides),
                        i64Array(t, "padding", w.padBegin)});
   if (failed(y)) return failure();
-  return t.setOutput(0, fromWindowRank(t, *y, w.oneD));
+  Value out = *y;
+  if (!isMax) {
+    // amp.avg_pool2d divides every window by its full size; where ONNX's divisor is smaller (the
+    // padding with count_include_pad=0, a ceil_mode window past the padded input), the average
+    // is rescaled by size / divisor, a constant per output position.
+    const bool countPad = t.intAttribute("count_include_pad", 0) != 0;
+    auto outShape = cast<RankedTensorType>(out.getType()).getShape();
+    if (outShape[2] * outShape[3] > (int64_t{1} << 24))
+      return t.refuse() << "the average's output plane " << outShape[2] << "x" << outShape[3]
+                        << " is too large for its divisor table";
+    std::vector<double> scale;
+    bool rescaled = false;
+    for (int64_t oh = 0; oh < outShape[2]; ++oh)
+      for (int64_t ow = 0; ow < outShape[3]; ++ow) {
+        const int64_t rows = windowCount(oh, w, 0, windowBegin[0], in[2], countPad ? countedBegin[0] : 0,
+                                         countPad ? countedEnd[0] : 0);
+        const int64_t cols = windowCount(ow, w, 1, windowBegin[1], in[3], countPad ? countedBegin[1] : 0,
+                                         countPad ? countedEnd[1] : 0);
+        const double full = static_cast<double>(w.kernel[0] * w.kernel[1]);
+        scale.push_back(rows * cols > 0 ? full / static_cast<double>(rows * cols) : 0.0);
+        rescaled |= scale.back() != 1.0;
+      }
+    if (rescaled) {
+      HostTensor c;
+      c.shape = {outShape[2], outShape[3]};
+      c.floats = std::move(scale);
+      auto element = cast<RankedTensorType>(out.getType()).getElementType();
+      c.dataType = element.isF16() ? onnx::TensorProto::FLOAT16
+                   : element.isBF16() ? onnx::TensorProto::BFLOAT16
+                                      : onnx::TensorProto::FLOAT;
+      auto r = build<MulOp>(t, {out, t.constant(c)});
+      if (failed(r)) return failure();
+      out = *r;
+    }
+  }
+  return t.setOutput(0, fromWindowRank(t, out, w.oneD));
 }
 
 }  // namespace

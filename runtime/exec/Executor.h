@@ -43,15 +43,25 @@ struct RunArgs {
 };
 
 // Where one call of an entry spends its device time (PreparedEntry::profile), by category of
-// operation: "GEMM", "fused" (generated kernels), "scaler/optimizer", "other" (library kernels,
-// copies, fills).
+// operation. The cuda device: "GEMM", "fused" (generated kernels), "scaler/optimizer", "other"
+// (library kernels, copies, fills). The host devices (cpu, reference) time every step
+// (runtime/exec/StepProfile.h) and add the GEMM and convolution FLOPs and the slowest steps.
 struct EntryProfile {
   struct Category {
     std::string name;
     double ms = 0;           // per call: the median over the profiled calls
     int64_t operations = 0;  // per call
+    double gflop = 0;        // per call: GEMM and convolution arithmetic (2 flops a multiply-add); 0 where not counted
+  };
+  struct Step {
+    size_t index = 0;      // in the entry
+    std::string op, loc;   // "amp.conv2d", its source location
+    std::string category;  // one of `categories`
+    double ms = 0;         // median over the profiled calls
+    double gflop = 0;
   };
   std::vector<Category> categories;
+  std::vector<Step> slowest;  // the slowest steps, slowest first (host devices)
   double callMs = 0;  // one call as it normally runs (the cuda device: its graph), median
   int calls = 0;
 };

@@ -285,7 +285,7 @@ absl::StatusOr<EntryProfile> Session::profile(std::string_view entryName, const 
   EntryProfiler* profiler = (*entry)->profiler();
   if (!profiler)
     return absl::UnimplementedError(absl::StrCat("the ", std::string(deviceName(executor_->device())),
-                                                 " device has no profiler (--profile is for --device=cuda)"));
+                                                 " device has no profiler"));
   auto result = profiler->profile(args(bound, options), calls);
   for (size_t i = 0; i < snapshot.size(); ++i)
     if (persistentPtrs_[i]) std::memcpy(persistent_[i].data(), snapshot[i].data(), persistent_[i].nbytes());

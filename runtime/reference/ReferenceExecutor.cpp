@@ -1,5 +1,8 @@
 #include "runtime/reference/ReferenceExecutor.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -8,6 +11,7 @@
 #include "runtime/plan/MemoryLayout.h"
 #include "runtime/plan/PlanValidation.h"
 #include "runtime/exec/NumericsCheck.h"
+#include "runtime/exec/StepProfile.h"
 #include "runtime/reference/ReferenceKernels.h"
 #include "runtime/numerics/Convert.h"
 
@@ -45,7 +49,12 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
 
 namespace {
 
-class ReferenceEntry final : public PreparedEntry {
+using ProfileClock = std::chrono::steady_clock;
+double msSince(ProfileClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(ProfileClock::now() - start).count();
+}
+
+class ReferenceEntry final : public PreparedEntry, public EntryProfiler {
  public:
   ReferenceEntry(const Plan& plan, const EntryPoint& entry) : plan_(plan), entry_(entry) {
     report_.steps = report_.referenceSteps = static_cast<int64_t>(entry.steps.size());
@@ -53,7 +62,25 @@ class ReferenceEntry final : public PreparedEntry {
   }
   const EntryReport& report() const override { return report_; }
 
-  absl::Status run(const RunArgs& args) override {
+  absl::Status run(const RunArgs& args) override { return runSteps(args, nullptr); }
+
+  EntryProfiler* profiler() override { return this; }
+  // Each profiled call runs as a normal call does, with a clock read around every step.
+  absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override {
+    StepProfiler profiler(plan_, entry_);
+    std::vector<double> stepMs(entry_.steps.size());
+    for (int c = 0; c < calls; ++c) {
+      std::fill(stepMs.begin(), stepMs.end(), 0.0);
+      const auto start = ProfileClock::now();
+      if (auto s = runSteps(args, stepMs.data()); !s.ok()) return s;
+      profiler.addCall(stepMs, msSince(start));
+    }
+    return profiler.summary();
+  }
+
+ private:
+  // One call; with `stepMs`, each step's time goes to stepMs[step].
+  absl::Status runSteps(const RunArgs& args, double* stepMs) {
     std::vector<Tensor> temps(plan_.buffers.size());
     std::vector<const Tensor*> bound(plan_.buffers.size(), nullptr);
     for (size_t i = 0; i < plan_.buffers.size(); ++i) bound[i] = args.persistent[i] ? args.persistent[i] : args.feeds[i];
@@ -71,8 +98,10 @@ class ReferenceEntry final : public PreparedEntry {
         operands.push_back(bound[id]);
       }
       absl::StatusOr<std::vector<Tensor>> results = absl::InternalError("");
+      const ProfileClock::time_point start = stepMs ? ProfileClock::now() : ProfileClock::time_point{};
       try {
         results = evalReferenceStep(plan_, step, operands, ctx);
+        if (stepMs) stepMs[s] = msSince(start);
       } catch (const std::bad_alloc&) {
         // The oracle allocates each result anew; a machine (or ulimit -v) without room for one
         // gets an error at the step, not an abort.
@@ -118,6 +147,7 @@ class ReferenceEntry final : public PreparedEntry {
     return absl::OkStatus();
   }
 
+ public:
   const void* resultData(size_t r) const override { return results_[r].data(); }
   int64_t workspaceBytes() const override {
     // The interpreter allocates every temporary of a call anew: its footprint is their sum.

@@ -80,6 +80,40 @@ JsonValue plannedMemory(const TrainReport::PlannedMemory& planned) {
   return memory;
 }
 
+// --profile: train_step's time by category and its slowest steps (EntryProfile).
+JsonValue profileJson(const EntryProfile& p) {
+  JsonValue out = JsonValue::object();
+  out.set("calls", JsonValue::integer(p.calls));
+  out.set("call_ms", JsonValue::number(p.callMs));
+  JsonValue categories = JsonValue::array();
+  for (const auto& c : p.categories) {
+    JsonValue row = JsonValue::object();
+    row.set("name", JsonValue::string(c.name));
+    row.set("ms", JsonValue::number(c.ms));
+    row.set("operations", JsonValue::integer(c.operations));
+    row.set("gflop", JsonValue::number(c.gflop));
+    row.set("gflop_per_s", c.ms > 0 && c.gflop > 0 ? JsonValue::number(c.gflop / (c.ms / 1e3)) : JsonValue());
+    categories.push(std::move(row));
+  }
+  out.set("categories", std::move(categories));
+  JsonValue slowest = JsonValue::array();
+  for (const auto& step : p.slowest) {
+    JsonValue row = JsonValue::object();
+    row.set("step", JsonValue::integer(static_cast<int64_t>(step.index)));
+    row.set("op", JsonValue::string(step.op));
+    row.set("loc", JsonValue::string(step.loc));
+    row.set("category", JsonValue::string(step.category));
+    row.set("ms", JsonValue::number(step.ms));
+    row.set("gflop", JsonValue::number(step.gflop));
+    slowest.push(std::move(row));
+  }
+  out.set("slowest_steps", std::move(slowest));
+  out.set("counts", JsonValue::string(
+      "medians over the profiled calls of train_step on the last batch (params and state put back): each "
+      "category's ms is the sum of its steps' medians; gflop counts GEMM and convolution multiply-adds as 2 flops"));
+  return out;
+}
+
 }  // namespace
 
 JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, const RunSummaryContext& context) {
@@ -120,6 +154,7 @@ JsonValue runSummary(const TrainReport& report, const TrainingConfig& config, co
   summary.set("shuffle", JsonValue::boolean(context.shuffle));
   summary.set("interrupted", JsonValue::boolean(report.interrupted));
   if (context.checkNumerics) addGradientOverflows(report, summary);
+  if (report.profile) summary.set("profile", profileJson(*report.profile));
   return summary;
 }
 

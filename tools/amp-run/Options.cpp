@@ -114,8 +114,9 @@ void describe(CLI::App& app, RunCommandLine& cl) {
       ->check(CLI::Range(0.001, 86400.0))
       ->group(train);
   app.add_flag("--profile", cl.profile,
-               "--device=cuda: after training (or with --dry-run), train_step's device time by category (GEMM, "
-               "fused, scaler/optimizer, other) over 10 calls on the last batch; params and state are put back")
+               "after training (cuda: or with --dry-run), train_step's time by category over 10 calls on the last "
+               "batch; params and state are put back. cpu and reference: per step, with GEMM/conv GFLOP/s and the "
+               "15 slowest steps; also in --summary's JSON")
       ->group(train);
   app.add_option("--eval-data", cl.evalData,
                  "the held-out set evaluated during and after training (FILE.npz or DIR, as --data; default: "
@@ -165,7 +166,6 @@ absl::StatusOr<RunCommandLine> parseRunOptions(int argc, char** argv) {
         cl.mode == RunMode::Train ? " for running one entry, not for training (--epochs/--steps)"
                                   : " for training: give --epochs=N or --steps=N (with --data)"));
   if (cl.dryRun && cl.device != "cuda") return absl::InvalidArgumentError("--dry-run is for --device=cuda");
-  if (cl.profile && cl.device != "cuda") return absl::InvalidArgumentError("--profile is for --device=cuda");
   if (cl.given.count("conv") && cl.device != "cuda") return absl::InvalidArgumentError("--conv is for --device=cuda");
   if (cl.debugSync && cl.device != "cuda") return absl::InvalidArgumentError("--debug-sync is for --device=cuda");
   if (cl.profile && cl.mode != RunMode::Train && !cl.dryRun)

@@ -26,7 +26,7 @@ struct RunCommandLine {
   std::string exportWeights;      // training: FILE.safetensors of the state_dict names
   bool checkNumerics = false;
   bool dryRun = false;            // --device=cuda on a simulated GPU: prepare, capture, print
-  bool profile = false;           // --device=cuda: train_step's device time by category
+  bool profile = false;           // train_step's time by category (every device)
   std::string conv = "gemm";      // --device=cuda: how convolutions run (gemm | direct)
   bool debugSync = false;         // --device=cuda: each operation on its own, with a wait after it
   bool trustNativeCode = false;   // load a bundle's native code even when its provenance tag does not verify

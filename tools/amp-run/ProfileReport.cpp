@@ -5,16 +5,33 @@
 void printProfile(const std::string& entry, const amp::rt::EntryProfile& profile, bool clocked) {
   double sum = 0;
   for (const auto& c : profile.categories) sum += c.ms;
-  std::printf("profile of %s: %d call(s), each timed as its graph, then operation by operation%s\n", entry.c_str(),
-              profile.calls, clocked ? "" : " (the dry run has no clock: operation counts only)");
+  const bool host = !profile.slowest.empty();  // the host devices time each step in place
+  std::printf("profile of %s: %d call(s), %s%s\n", entry.c_str(), profile.calls,
+              host ? "each step timed as the call runs it" : "each timed as its graph, then operation by operation",
+              clocked ? "" : " (the dry run has no clock: operation counts only)");
   for (const auto& c : profile.categories) {
-    if (clocked)
-      std::printf("  %-17s %9.3f ms  %5.1f%%  %lld operation(s)\n", c.name.c_str(), c.ms, sum > 0 ? 100.0 * c.ms / sum : 0.0,
-                  static_cast<long long>(c.operations));
-    else
+    if (!clocked) {
       std::printf("  %-17s %lld operation(s)\n", c.name.c_str(), static_cast<long long>(c.operations));
+      continue;
+    }
+    std::printf("  %-17s %9.3f ms  %5.1f%%  %4lld operation(s)", c.name.c_str(), c.ms, sum > 0 ? 100.0 * c.ms / sum : 0.0,
+                static_cast<long long>(c.operations));
+    if (c.gflop > 0 && c.ms > 0) std::printf("  %8.3f GFLOP  %7.1f GFLOP/s", c.gflop, c.gflop / (c.ms / 1e3));
+    std::printf("\n");
   }
-  if (clocked)
+  if (!clocked) return;
+  if (host) {
+    std::printf("  steps' sum        %9.3f ms; the call %.3f ms\n", sum, profile.callMs);
+    std::printf("  slowest steps:\n");
+    for (const auto& s : profile.slowest) {
+      std::printf("    %8.3f ms  %5.1f%%  #%-4zu %-24s %-17s", s.ms, sum > 0 ? 100.0 * s.ms / sum : 0.0, s.index, s.op.c_str(),
+                  s.category.c_str());
+      if (s.gflop > 0 && s.ms > 0) std::printf(" %7.1f GFLOP/s", s.gflop / (s.ms / 1e3));
+      else std::printf(" %15s", "");
+      std::printf("  %s\n", s.loc.empty() ? "(no location)" : s.loc.c_str());
+    }
+  } else {
     std::printf("  operations' sum   %9.3f ms; the graph %.3f ms (the sum includes a launch gap per operation)\n", sum,
                 profile.callMs);
+  }
 }

@@ -8,11 +8,12 @@ the reference and the cpu device with `amp-run --output`. Each output is compare
 expected one with ONNX's tolerances (numpy.testing.assert_allclose, rtol 1e-3, atol 1e-7; integer
 and bool outputs exactly). Every test ends as pass, fail or unsupported, with the reason.
 
-Usage: node_conformance.py BUILD_BIN_DIR [DATA_DIR] [--list-passing]
+Usage: node_conformance.py BUILD_BIN_DIR [DATA_DIR] [--list-passing] [--reasons]
 The expectation file (node_tests_passing.txt, next to this script) lists the tests that must pass
 on both devices. The suite fails on any listed test that does not pass, and on any crash of ampc or
 amp-run; a passing test that is not listed is reported, so the list only grows. --list-passing
-prints the list this run would write. Prints the pass count per op family. Exits 77 without onnx.
+prints the list this run would write. Prints the pass count per op family and the unsupported
+tests grouped by reason (--reasons: each one's own). Exits 77 without onnx.
 """
 import collections
 import concurrent.futures
@@ -70,6 +71,29 @@ def first_line(text):
     # Keep what is wrong, not the path and node prefix.
     line = re.sub(r"^.*?error: ", "", line)
     return line[:200]
+
+
+# Why a test is unsupported, by the first matching fragment of its reason (the rest: the op's form).
+REASON_KINDS = (
+    ("this op is not supported yet", "an op ampc does not import yet"),
+    ("are not supported (only the default ONNX domain)", "an op of another domain"),
+    ("no float32 output to carry", "only integer or bool outputs (no float output to carry the loss)"),
+    ("not tensors", "sequence or optional inputs/outputs"),
+    ("ampc takes float", "an input type the dialect has no type for (f64, 8/16-bit ints, string, ...)"),
+    ("is not supported on float tensors only", "integer data in an op that computes"),
+    ("supported on float tensors only", "integer data in an op that computes"),
+    ("must be known at import time", "a shape, size, scale or pad fed as a run-time input"),
+    ("must be a constant", "a shape, size, scale or pad fed as a run-time input"),
+    ("Cast of a computed tensor", "a Cast of computed data to another type"),
+    ("ONNX shape inference", "ONNX shape inference fails or gives no static shape"),
+)
+
+
+def reason_kind(reason):
+    for fragment, kind in REASON_KINDS:
+        if fragment in reason:
+            return kind
+    return "the op's form (an attribute, mode or rank ampc refuses, each named in its error)"
 
 
 def run_test(bin_dir, model_path, work):
@@ -178,6 +202,14 @@ def main():
             print("%-34s %5d %5d %12d" % (fam, c["pass"], c["fail"] + c["crash"], c["unsupported"]))
     unsupported_only = sum(1 for c in per_family.values() if not (c["pass"] or c["fail"] or c["crash"]))
     print("(%d op families with every test unsupported are not shown)" % unsupported_only)
+    kinds = collections.Counter(reason_kind(reason) for _, _, status, reason in results if status == "unsupported")
+    print("\n%5s  %s" % ("tests", "unsupported, by reason"))
+    for kind, n in kinds.most_common():
+        print("%5d  %s" % (n, kind))
+    if "--reasons" in sys.argv:
+        for name, _, status, reason in results:
+            if status == "unsupported":
+                print("unsupported %s: %s" % (name, reason))
     print("\ntotal: %d tests on %s: %d pass, %d fail, %d unsupported, %d crash; %d listed in %s" % (
         len(results), " and ".join(DEVICES), totals["pass"], totals["fail"], totals["unsupported"], totals["crash"],
         len(expected), os.path.basename(EXPECTED)))

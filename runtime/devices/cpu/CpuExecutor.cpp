@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "runtime/devices/cpu/NativeCode.h"
 #include "runtime/devices/cpu/SharedArena.h"
 #include "runtime/exec/NumericsCheck.h"
+#include "runtime/exec/StepProfile.h"
 #include "runtime/reference/ReferenceExecutor.h"
 #include "runtime/numerics/Convert.h"
 #include "runtime/plan/MemoryLayout.h"
@@ -63,7 +65,12 @@ std::string where(const EntryPoint& entry, size_t s) {
   return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s);
 }
 
-class CpuEntry final : public PreparedEntry {
+using ProfileClock = std::chrono::steady_clock;
+double msSince(ProfileClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(ProfileClock::now() - start).count();
+}
+
+class CpuEntry final : public PreparedEntry, public EntryProfiler {
  public:
   CpuEntry(const Plan& plan, const EntryPoint& entry, std::shared_ptr<SharedArena> arena)
       : plan_(plan), entry_(entry), arena_(std::move(arena)) {}
@@ -153,7 +160,34 @@ class CpuEntry final : public PreparedEntry {
     return absl::OkStatus();
   }
 
-  absl::Status run(const RunArgs& args) override {
+  absl::Status run(const RunArgs& args) override { return runSteps(args, nullptr); }
+
+  EntryProfiler* profiler() override { return this; }
+  // Each profiled call runs as a normal call does, with a clock read around every step.
+  absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override {
+    StepProfiler profiler(plan_, entry_);
+    std::vector<double> stepMs(steps_.size());
+    for (int c = 0; c < calls; ++c) {
+      std::fill(stepMs.begin(), stepMs.end(), 0.0);
+      const auto start = ProfileClock::now();
+      if (auto s = runSteps(args, stepMs.data()); !s.ok()) return s;
+      profiler.addCall(stepMs, msSince(start));
+    }
+    return profiler.summary();
+  }
+
+  const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
+  // What the entry holds alone; the shared arena is CpuExecutor::sharedWorkspaceBytes.
+  int64_t workspaceBytes() const override {
+    int64_t constants = 0;
+    for (const auto& [id, data] : constants_) constants += static_cast<int64_t>(data.size());
+    return privateScratchBytes_ + constants;
+  }
+  const EntryReport& report() const override { return report_; }
+
+ private:
+  // One call; with `stepMs`, each step's time goes to stepMs[step].
+  absl::Status runSteps(const RunArgs& args, double* stepMs) {
     if (boundGeneration_ != arena_->generation()) bindArena();  // an entry prepared later grew it
     callStep_ = args.step;
     callCommunicator_ = args.communicator;
@@ -170,7 +204,9 @@ class CpuEntry final : public PreparedEntry {
         ptr_[id] = ptr_[source];
       }
       if (!steps_[s]) continue;
+      const ProfileClock::time_point start = stepMs ? ProfileClock::now() : ProfileClock::time_point{};
       absl::Status status = steps_[s]->run(ptr_.data());
+      if (stepMs) stepMs[s] = msSince(start);
       if (!status.ok()) return absl::Status(status.code(), absl::StrCat(where(entry_, s), ": ", status.message()));
       if (args.checkNumerics) {
         for (int32_t id : entry_.steps[s].results) {
@@ -189,16 +225,6 @@ class CpuEntry final : public PreparedEntry {
     return absl::OkStatus();
   }
 
-  const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
-  // What the entry holds alone; the shared arena is CpuExecutor::sharedWorkspaceBytes.
-  int64_t workspaceBytes() const override {
-    int64_t constants = 0;
-    for (const auto& [id, data] : constants_) constants += static_cast<int64_t>(data.size());
-    return privateScratchBytes_ + constants;
-  }
-  const EntryReport& report() const override { return report_; }
-
- private:
   // Points the arena's buffers and the steps' scratch at the shared arena's current storage.
   void bindArena() {
     uint8_t* base = arena_->base();

@@ -294,13 +294,14 @@ def many_refusals():
     """Three nodes the translator refuses for two reasons, and one that reads a refused node's
     output."""
     return model(
-        [helper.make_node("AveragePool", ["img"], ["a"], name="/pool_a/AveragePool", kernel_shape=[2, 2],
-                          strides=[2, 2], ceil_mode=1),
+        [helper.make_node("ConvTranspose", ["img", "w"], ["a"], name="/up_a/ConvTranspose", kernel_shape=[2, 2],
+                          strides=[2, 2], output_padding=[2, 2]),
          helper.make_node("Relu", ["a"], ["y"], name="after_a"),
-         helper.make_node("AveragePool", ["img"], ["b"], name="/pool_b/AveragePool", kernel_shape=[2, 2],
-                          strides=[2, 2], ceil_mode=1),
-         helper.make_node("MaxPool", ["img"], ["c"], name="/pool_c/MaxPool", kernel_shape=[2, 2], dilations=[2, 2])],
-        [f32("img", [1, 1, 5, 5])], [f32("y", [1, 1, 3, 3]), f32("b", [1, 1, 3, 3]), f32("c", [1, 1, 3, 3])])
+         helper.make_node("ConvTranspose", ["img", "w"], ["b"], name="/up_b/ConvTranspose", kernel_shape=[2, 2],
+                          strides=[2, 2], output_padding=[2, 2]),
+         helper.make_node("MaxPool", ["img"], ["c"], name="/pool_c/MaxPool", kernel_shape=[2, 2], auto_pad="SAME_MIDDLE")],
+        [f32("img", [1, 1, 5, 5])], [f32("y", [1, 1, 12, 12]), f32("b", [1, 1, 12, 12]), f32("c", [1, 1, 4, 4])],
+        [weights("w", [1, 1, 2, 2])])
 
 
 def double_input():
