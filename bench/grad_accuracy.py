@@ -6,19 +6,19 @@ f32 autograd, each compared with PyTorch's f64 autograd of the same weights and 
 
 A tensor's distance is max |g - g64| / max |g64|, for ampc and PyTorch f32 alike the median over
 the batch and 4 copies of it moved by about one ulp (equally valid f32 roundings of it); the ratio
-is ours / PyTorch f32's. A tensor whose distance moves more than 10x between those draws, for
-either, is kink-sensitive: an element within f32 noise of a ReLU kink decides it, not summation
+is ours / PyTorch f32's. A tensor on which PyTorch's own distance moves more than 10x between those
+draws is kink-sensitive: an element within f32 noise of a ReLU kink decides it, not summation
 (docs/numerics.md, "ReLU kinks"). Tensors whose f64 gradient is ~0 (a conv bias before batch
 norm) are left out. Every nn.Dropout is set to p = 0 (PyTorch's masks are not ampc's).
 
 Prints one row per model: tensors compared, the worst ratio of the tensors that are not
-kink-sensitive and their median, how many of them are over 10x, the kink-sensitive count (and
-their worst ratio), and one bf16 training step's loss (amp-run --entry=train_step of a
+kink-sensitive, the median ratio of all, how many of the former are over 10x, the kink-sensitive
+count (and their worst ratio), and one bf16 training step's loss (amp-run --entry=train_step of a
 --precision=bf16 bundle) against PyTorch's f64 loss. Exports use torch 1.13's exporter in training
 mode. With --check (ctest's e2e.grad_accuracy.cpu) it fails unless every model meets issue 45's
-rule over the tensors that are not kink-sensitive (at least half of them must not be): none over
-10x PyTorch f32's distance, their median at most 2x, and a bf16 step that is not skipped with a loss within 5% of f64's or within twice PyTorch
-autocast bf16's distance from it. Exits 77 without torch."""
+rule: no tensor that is not kink-sensitive over 10x PyTorch f32's distance, the median of all at
+most 2x, and a bf16 step that is not skipped with a loss within 5% of f64's or within twice
+PyTorch autocast bf16's distance from it. Exits 77 without torch."""
 import argparse
 import copy
 import os
@@ -136,7 +136,7 @@ def vit_small():
 MODELS = {
     "conv_bn_block": (ConvBnBlock, (16, 3, 64, 64)),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(num_classes=10), (2, 3, 64, 64)),
-    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(num_classes=10), (2, 3, 64, 64)),
+    "mnasnet0_5": (lambda: torchvision.models.mnasnet0_5(num_classes=10), (2, 3, 96, 96)),
     "densenet121": (lambda: torchvision.models.densenet121(num_classes=10), (2, 3, 64, 64)),
     "densenet_small": (lambda: torchvision.models.DenseNet(growth_rate=8, block_config=(2, 2, 6, 2), num_init_features=16,
                                                            bn_size=2, num_classes=10), (2, 3, 64, 64)),
@@ -146,7 +146,7 @@ MODELS = {
     "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(num_classes=10), (2, 3, 64, 64)),
     "googlenet": (lambda: torchvision.models.googlenet(num_classes=10, aux_logits=False, init_weights=True),
                   (2, 3, 64, 64)),
-    "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10), (2, 3, 64, 64)),
+    "shufflenet_v2_x0_5": (lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10), (4, 3, 96, 96)),
     "vit_small": (vit_small, (2, 3, 32, 32)),
     "swin_small": (lambda: torchvision.models.swin_transformer.SwinTransformer(
         patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2], window_size=[4, 4],
@@ -155,20 +155,20 @@ MODELS = {
     "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(num_classes=10), (4, 3, 32, 32)),
     "wide_resnet50_2": (lambda: torchvision.models.wide_resnet50_2(num_classes=10), (4, 3, 32, 32)),
     "mobilenet_v3_large": (lambda: torchvision.models.mobilenet_v3_large(num_classes=10), (4, 3, 64, 64)),
-    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(num_classes=10), (4, 3, 64, 64)),
+    "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(num_classes=10), (4, 3, 96, 96)),
     "mnasnet1_0": (lambda: torchvision.models.mnasnet1_0(num_classes=10), (4, 3, 64, 64)),
     # Batch 4: at batch 2 its last batch norms see 8 values a channel, where even PyTorch's autocast
     # bf16 loss is 39% off f64's.
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(num_classes=10, stochastic_depth_prob=0.0),
                         (4, 3, 64, 64)),
     "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(num_classes=10), (2, 3, 64, 64)),
-    "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(num_classes=10), (2, 3, 64, 64)),
+    "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(num_classes=10), (4, 3, 96, 96)),
     # stochastic_depth_prob=0: torch 1.13's exporter cannot trace stochastic depth in training mode.
     "convnext_tiny": (lambda: torchvision.models.convnext_tiny(num_classes=10, stochastic_depth_prob=0.0),
                       (2, 3, 64, 64)),
     "alexnet": (lambda: torchvision.models.alexnet(num_classes=10), (2, 3, 224, 224)),
     "lraspp_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
-        weights=None, weights_backbone=None, num_classes=10), (64, 64)), (2, 3, 64, 64)),
+        weights=None, weights_backbone=None, num_classes=10), (96, 96)), (2, 3, 96, 96)),
     "deeplabv3_mobilenet_v3_large": (lambda: PixelClassifier(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
         weights=None, weights_backbone=None, num_classes=10, aux_loss=False), (64, 64)), (2, 3, 64, 64)),
     "conv1d_net": (Conv1dNet, (4, 4, 64)),
@@ -269,16 +269,15 @@ def measure(name, bin_dir, device, work):
         ours_d.append(d_ours)
         torch_d.append(d_torch)
         ratios.append(d_ours / max(d_torch, 1e-300))
-        # Kink-sensitive: moving the input by one ulp moves this gradient's error more than 10x,
-        # for ampc or for PyTorch, so its error is decided by which side of a ReLU kink f32 noise
-        # lands on, not by how accurately anything is summed.
-        spread = lambda v: max(v) / max(min(v), 1e-300)
-        kinked.append(max(spread(ours_k), spread(torch_k)) > KINK_SPREAD)
+        # Kink-sensitive: moving the input by one ulp moves PyTorch's own error on this gradient more
+        # than 10x, so which side of a ReLU kink f32 noise lands on decides it, not how accurately
+        # anything is summed. (PyTorch's draws alone decide: ampc's behaviour cannot excuse itself.)
+        kinked.append(max(torch_k) / max(min(torch_k), 1e-300) > KINK_SPREAD)
     ratios, kinked = np.array(ratios), np.array(kinked)
     steady = ratios[~kinked] if (~kinked).any() else np.array([0.0])
     bf16_error = abs(bf16_loss - g64["loss"][0]) / abs(g64["loss"][0]) if found_inf == 0 else float("nan")
     return {"bf16_error": bf16_error, "torch_bf16_error": autocast_bf16_error(model, x, y, g64["loss"][0]),
-            "tensors": len(ratios), "worst": steady.max(), "median": float(np.median(steady)),
+            "tensors": len(ratios), "worst": steady.max(), "median": float(np.median(ratios)),
             "over10": int((steady > 10).sum()), "kinked": int(kinked.sum()),
             "kinked_worst": float(ratios[kinked].max()) if kinked.any() else float("nan"),
             "ours_worst": max(ours_d), "torch_worst": max(torch_d)}
@@ -306,15 +305,10 @@ def main():
             # than twice PyTorch's own autocast bf16 loss.
             torch_bf16 = r["torch_bf16_error"]
             bf16_ok = r["bf16_error"] <= (0.05 if np.isnan(torch_bf16) else max(0.05, 2 * torch_bf16))
-            # A model whose gradients are mostly kink-sensitive at this input measures nothing about
-            # summation: it needs a larger batch or input (more values per batch-norm channel).
-            kink_dominated = r["kinked"] > r["tensors"] / 2
-            if kink_dominated:
-                print("  %s: %d of %d tensors are kink-sensitive at this input" % (name, r["kinked"], r["tensors"]))
-            if r["worst"] > 10 or r["median"] > 2 or not bf16_ok or kink_dominated:
+            if r["worst"] > 10 or r["median"] > 2 or not bf16_ok:
                 missed.append(name)
     if args.check and missed:
-        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x), kink-dominated, or no sound bf16 step:",
+        print("FAIL: less accurate than PyTorch f32 (worst > 10x or median > 2x) or no sound bf16 step:",
               ", ".join(missed))
         sys.exit(1)
 
