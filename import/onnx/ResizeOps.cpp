@@ -44,14 +44,18 @@ LogicalResult resolveSizes(GraphTranslator& t, ResizeSpec& r, unsigned scalesAt,
   if (known->numel() != static_cast<int64_t>(r.in.size()))
     return t.refuse() << "the " << what << " input has " << known->numel() << " entries for a rank-" << r.in.size()
                       << " input";
-  constexpr int64_t kMaxSize = int64_t{1} << 31;
+  // Each resized dim gets constant index and weight tables of its output size.
+  constexpr int64_t kMaxSize = int64_t{1} << 24;
   for (size_t d = 0; d < r.in.size(); ++d) {
     const double scale = bySizes ? 0.0 : known->floatAt(static_cast<int64_t>(d));
     const double size = bySizes ? static_cast<double>(known->intAt(static_cast<int64_t>(d)))
                                 : std::floor(static_cast<double>(r.in[d]) * scale);
-    if (!(size >= 1 && size <= kMaxSize) || (!bySizes && !(scale > 0)))
-      return t.refuse() << "dim " << d << " of size " << r.in[d] << " has the " << (bySizes ? "size " : "scale ")
-                        << (bySizes ? size : scale) << "; the output size must be in [1, " << kMaxSize << "]";
+    if (!(size >= 1 && size <= kMaxSize) || (!bySizes && !(scale > 0))) {
+      auto refusal = t.refuse() << "dim " << d << " of size " << r.in[d] << " has the ";
+      if (bySizes) refusal << "size " << known->intAt(static_cast<int64_t>(d));
+      else refusal << "scale " << scale;
+      return refusal << "; the output size must be in [1, " << kMaxSize << "]";
+    }
     r.out.push_back(static_cast<int64_t>(size));
     r.scales.push_back(scale);
   }

@@ -153,9 +153,9 @@ Value fromWindowRank(GraphTranslator& t, Value y, bool oneD) {
   return reshape(t, y, {shape[0], shape[1], shape[3]});
 }
 
-LogicalResult convertConv(GraphTranslator& t) {
-  if (failed(t.onlyAttributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))) return failure();
-  Window w;
+// A convolution node's input (as rank 4, into w.x), its weight (rank 4: a 1-D weight gets KH = 1)
+// and its kernel, strides and dilations; `layout` names the weight's dims in refusals.
+FailureOr<Value> convWindow(GraphTranslator& t, Window& w, llvm::StringRef layout) {
   auto x = windowInput(t, w.oneD);
   auto weight = failed(x) ? x : floatInput(t, 1);
   if (failed(weight)) return failure();
@@ -163,10 +163,12 @@ LogicalResult convertConv(GraphTranslator& t) {
   const int64_t spatial = w.oneD ? 1 : 2;
   auto wType = cast<RankedTensorType>(weight->getType());
   if (wType.getRank() != spatial + 2)
-    return t.refuse() << "the weight must be [O, C/group, " << (w.oneD ? "K" : "KH, KW") << "]; it is " << wType;
+    return t.refuse() << "the weight must be [" << layout << ", " << (w.oneD ? "K" : "KH, KW") << "]; it is " << wType,
+           failure();
   Shape kernel(wType.getShape().begin() + 2, wType.getShape().end());
   if (auto k = t.intsAttribute("kernel_shape"); k && *k != kernel)
-    return t.refuse() << "kernel_shape = " << listText(*k) << " does not match the weight's " << listText(kernel);
+    return t.refuse() << "kernel_shape = " << listText(*k) << " does not match the weight's " << listText(kernel),
+           failure();
   Value wv = *weight;
   if (w.oneD) wv = reshape(t, wv, {wType.getShape()[0], wType.getShape()[1], 1, wType.getShape()[2]});
   w.kernel = w.oneD ? Shape{1, kernel[0]} : kernel;
@@ -175,6 +177,16 @@ LogicalResult convertConv(GraphTranslator& t) {
   if (failed(dilations)) return failure();
   w.strides = *strides;
   w.dilations = *dilations;
+  return wv;
+}
+
+LogicalResult convertConv(GraphTranslator& t) {
+  if (failed(t.onlyAttributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}))) return failure();
+  Window w;
+  auto weight = convWindow(t, w, "O, C/group");
+  if (failed(weight)) return failure();
+  Value wv = *weight;
+  const int64_t spatial = w.oneD ? 1 : 2;
   if (failed(resolvePads(t, w, spatial))) return failure();
   auto padded = padAsymmetric(t, w, /*negativeInfinity=*/false);
   if (failed(padded)) return failure();
@@ -239,26 +251,13 @@ LogicalResult convertConvTranspose(GraphTranslator& t) {
                                "pads", "strides"})))
     return failure();
   Window w;
-  auto x = windowInput(t, w.oneD);
-  auto weight = failed(x) ? x : floatInput(t, 1);
+  auto weight = convWindow(t, w, "C_in, C_out/group");
   if (failed(weight)) return failure();
-  w.x = *x;
-  const int64_t spatial = w.oneD ? 1 : 2;
-  auto wType = cast<RankedTensorType>(weight->getType());
-  if (wType.getRank() != spatial + 2)
-    return t.refuse() << "the weight must be [C_in, C_out/group, " << (w.oneD ? "K" : "KH, KW") << "]; it is " << wType;
-  Shape kernel(wType.getShape().begin() + 2, wType.getShape().end());
-  if (auto k = t.intsAttribute("kernel_shape"); k && *k != kernel)
-    return t.refuse() << "kernel_shape = " << listText(*k) << " does not match the weight's " << listText(kernel);
   Value wv = *weight;
-  if (w.oneD) wv = reshape(t, wv, {wType.getShape()[0], wType.getShape()[1], 1, wType.getShape()[2]});
-  w.kernel = w.oneD ? Shape{1, kernel[0]} : kernel;
-  auto strides = spatialList(t, "strides", spatial, 1, 1);
-  auto dilations = failed(strides) ? strides : spatialList(t, "dilations", spatial, 1, 1);
-  auto outputPadding = failed(dilations) ? dilations : spatialList(t, "output_padding", spatial, 0, 0);
+  auto wType = cast<RankedTensorType>(weight->getType());
+  const int64_t spatial = w.oneD ? 1 : 2;
+  auto outputPadding = spatialList(t, "output_padding", spatial, 0, 0);
   if (failed(outputPadding)) return failure();
-  w.strides = *strides;
-  w.dilations = *dilations;
   // Bounds first, so that no size below can overflow (a hostile model's attributes are arbitrary).
   constexpr int64_t kMaxWindow = int64_t{1} << 20;
   for (int d = 0; d < 2; ++d)
@@ -355,6 +354,10 @@ int64_t windowCount(int64_t o, const Window& w, int d, int64_t padBegin, int64_t
 // (select on a strict >), so the gradient goes to the first maximum in window order, as
 // PyTorch's max_pool2d sends it.
 FailureOr<Value> dilatedMaxPool(GraphTranslator& t, Window& w) {
+  constexpr int64_t kMaxTaps = 65536;  // ops the decomposition builds: two per tap
+  if (w.kernel[0] * w.kernel[1] > kMaxTaps)
+    return t.refuse() << "a dilated max pool of " << w.kernel[0] * w.kernel[1] << " taps is more than the "
+                      << kMaxTaps << " its decomposition into slices takes", failure();
   Value x = w.x;
   for (int d = 0; d < 2; ++d) {
     llvm::SmallVector<Value, 3> parts;

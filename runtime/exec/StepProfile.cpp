@@ -130,4 +130,21 @@ EntryProfile StepProfiler::summary(size_t slowest) const {
   return out;
 }
 
+double profileMsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::StatusOr<EntryProfile> profileHostCalls(const Plan& plan, const EntryPoint& entry, int calls,
+                                              absl::FunctionRef<absl::Status(double* stepMs)> run) {
+  StepProfiler profiler(plan, entry);
+  std::vector<double> stepMs(entry.steps.size());
+  for (int c = 0; c < calls; ++c) {
+    std::fill(stepMs.begin(), stepMs.end(), 0.0);
+    const auto start = std::chrono::steady_clock::now();
+    if (auto s = run(stepMs.data()); !s.ok()) return s;
+    profiler.addCall(stepMs, profileMsSince(start));
+  }
+  return profiler.summary();
+}
+
 }  // namespace amp::rt

@@ -5,9 +5,12 @@
 #ifndef AMP_RUNTIME_EXEC_STEPPROFILE_H
 #define AMP_RUNTIME_EXEC_STEPPROFILE_H
 
+#include <chrono>
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/plan/Plan.h"
@@ -44,6 +47,14 @@ class StepProfiler {
   std::vector<std::vector<double>> stepMs_;  // [step][call]
   std::vector<double> callMs_;
 };
+
+// A host device's EntryProfiler::profile: `calls` calls, each through `run`, which runs the entry
+// once as a normal call does and writes each step's milliseconds to stepMs[step].
+absl::StatusOr<EntryProfile> profileHostCalls(const Plan& plan, const EntryPoint& entry, int calls,
+                                              absl::FunctionRef<absl::Status(double* stepMs)> run);
+
+// Milliseconds since `start` on the clock the profiles read.
+double profileMsSince(std::chrono::steady_clock::time_point start);
 
 }  // namespace amp::rt
 

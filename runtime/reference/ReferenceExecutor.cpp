@@ -50,9 +50,6 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
 namespace {
 
 using ProfileClock = std::chrono::steady_clock;
-double msSince(ProfileClock::time_point start) {
-  return std::chrono::duration<double, std::milli>(ProfileClock::now() - start).count();
-}
 
 class ReferenceEntry final : public PreparedEntry, public EntryProfiler {
  public:
@@ -67,15 +64,7 @@ class ReferenceEntry final : public PreparedEntry, public EntryProfiler {
   EntryProfiler* profiler() override { return this; }
   // Each profiled call runs as a normal call does, with a clock read around every step.
   absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override {
-    StepProfiler profiler(plan_, entry_);
-    std::vector<double> stepMs(entry_.steps.size());
-    for (int c = 0; c < calls; ++c) {
-      std::fill(stepMs.begin(), stepMs.end(), 0.0);
-      const auto start = ProfileClock::now();
-      if (auto s = runSteps(args, stepMs.data()); !s.ok()) return s;
-      profiler.addCall(stepMs, msSince(start));
-    }
-    return profiler.summary();
+    return profileHostCalls(plan_, entry_, calls, [&](double* stepMs) { return runSteps(args, stepMs); });
   }
 
  private:
@@ -101,7 +90,7 @@ class ReferenceEntry final : public PreparedEntry, public EntryProfiler {
       const ProfileClock::time_point start = stepMs ? ProfileClock::now() : ProfileClock::time_point{};
       try {
         results = evalReferenceStep(plan_, step, operands, ctx);
-        if (stepMs) stepMs[s] = msSince(start);
+        if (stepMs) stepMs[s] = profileMsSince(start);
       } catch (const std::bad_alloc&) {
         // The oracle allocates each result anew; a machine (or ulimit -v) without room for one
         // gets an error at the step, not an abort.

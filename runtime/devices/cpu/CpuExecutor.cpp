@@ -66,9 +66,6 @@ std::string where(const EntryPoint& entry, size_t s) {
 }
 
 using ProfileClock = std::chrono::steady_clock;
-double msSince(ProfileClock::time_point start) {
-  return std::chrono::duration<double, std::milli>(ProfileClock::now() - start).count();
-}
 
 class CpuEntry final : public PreparedEntry, public EntryProfiler {
  public:
@@ -165,15 +162,7 @@ class CpuEntry final : public PreparedEntry, public EntryProfiler {
   EntryProfiler* profiler() override { return this; }
   // Each profiled call runs as a normal call does, with a clock read around every step.
   absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override {
-    StepProfiler profiler(plan_, entry_);
-    std::vector<double> stepMs(steps_.size());
-    for (int c = 0; c < calls; ++c) {
-      std::fill(stepMs.begin(), stepMs.end(), 0.0);
-      const auto start = ProfileClock::now();
-      if (auto s = runSteps(args, stepMs.data()); !s.ok()) return s;
-      profiler.addCall(stepMs, msSince(start));
-    }
-    return profiler.summary();
+    return profileHostCalls(plan_, entry_, calls, [&](double* stepMs) { return runSteps(args, stepMs); });
   }
 
   const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
@@ -206,7 +195,7 @@ class CpuEntry final : public PreparedEntry, public EntryProfiler {
       if (!steps_[s]) continue;
       const ProfileClock::time_point start = stepMs ? ProfileClock::now() : ProfileClock::time_point{};
       absl::Status status = steps_[s]->run(ptr_.data());
-      if (stepMs) stepMs[s] = msSince(start);
+      if (stepMs) stepMs[s] = profileMsSince(start);
       if (!status.ok()) return absl::Status(status.code(), absl::StrCat(where(entry_, s), ": ", status.message()));
       if (args.checkNumerics) {
         for (int32_t id : entry_.steps[s].results) {

@@ -103,7 +103,7 @@
 // PROFILE-NEXT: fused             {{[1-9][0-9]*}} operation(s)
 // PROFILE-NEXT: scaler/optimizer  {{[1-9][0-9]*}} operation(s)
 // PROFILE-NEXT: other             {{[1-9][0-9]*}} operation(s)
-// (The host devices profile too: tools/amp-run-profile.mlir.)
+// (The host devices profile too: test/lit/tools/amp-run-profile.mlir.)
 // RUN: not amp-run %t.ampx --device=cuda --profile 2>&1 | FileCheck %s --check-prefix=PROFILEENTRY
 // PROFILEENTRY: --profile profiles training: give --steps=N or --epochs=N (or --dry-run)
 

@@ -111,6 +111,29 @@ def conv_strides():
                  [f32("x", [1, 1, 5, 5])], [f32("y", [None] * 4)], [w])
 
 
+def resize_huge():
+    """Resize of a [1, 1, 2, 2] input to a known [1, 1, 2, 2^30] (index tables of 2^30 entries)."""
+    sizes = numpy_helper.from_array(np.array([1, 1, 2, 2**30], dtype=np.int64), "sizes")
+    return model([helper.make_node("Constant", [], ["s"], name="s", value=sizes),
+                  helper.make_node("Resize", ["x", "", "", "s"], ["y"], name="/up/Resize", mode="linear")],
+                 [f32("x", [1, 1, 2, 2])], [f32("y", [None] * 4)])
+
+
+def dilated_pool_taps():
+    """A dilated MaxPool of 300x300 taps: the slice decomposition would build 180,000 ops."""
+    return model([helper.make_node("MaxPool", ["x"], ["y"], name="/pool/MaxPool", kernel_shape=[300, 300],
+                                   dilations=[2, 2])],
+                 [f32("x", [1, 1, 700, 700])], [f32("y", [None] * 4)])
+
+
+def conv_transpose_huge():
+    """ConvTranspose by strides 2^19 of an 8x8 input: a result of 2^44 elements."""
+    w = numpy_helper.from_array(np.ones((1, 1, 3, 3), dtype=np.float32), "w")
+    return model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], name="/up/ConvTranspose", kernel_shape=[3, 3],
+                                   strides=[2**19, 2**19])],
+                 [f32("x", [1, 1, 8, 8])], [f32("y", [None] * 4)], [w])
+
+
 def recursive_function(mutual):
     """O7: a model-local function that calls itself (or two that call each other)."""
     def function(name, callee):
@@ -287,6 +310,9 @@ MODELS = {
     "mul_overflow": lambda: int_binary("Mul", 2**62, 4),
     "cast_nan": cast_to_int64,
     "conv_strides": conv_strides,
+    "resize_huge": resize_huge,
+    "dilated_pool_taps": dilated_pool_taps,
+    "conv_transpose_huge": conv_transpose_huge,
     "function_recursive": lambda: recursive_function(False),
     "function_mutual": lambda: recursive_function(True),
     "expand_negative": expand_negative,
