@@ -337,16 +337,16 @@ LogicalResult checkPoolWindow(GraphTranslator& t, const Window& w) {
   return success();
 }
 
-// How many elements of output position `o`'s window along dim d (starting at o * stride - padBegin)
-// lie in [-before, size + after).
-int64_t windowCount(int64_t o, const Window& w, int d, int64_t padBegin, int64_t size, int64_t before, int64_t after) {
-  const int64_t start = o * w.strides[d] - padBegin;
-  int64_t count = 0;
-  for (int64_t k = 0; k < w.kernel[d]; ++k) {
-    const int64_t at = start + k * w.dilations[d];
-    count += at >= -before && at < size + after;
+// For each output position along dim d, how many elements of its (undilated) window, which starts
+// at o * stride - padBegin, lie in [-before, size + after): an interval intersection.
+std::vector<int64_t> windowCounts(int64_t outputs, const Window& w, int d, int64_t padBegin, int64_t size,
+                                  int64_t before, int64_t after) {
+  std::vector<int64_t> counts(static_cast<size_t>(outputs));
+  for (int64_t o = 0; o < outputs; ++o) {
+    const int64_t start = o * w.strides[d] - padBegin;
+    counts[o] = std::max<int64_t>(0, std::min(start + w.kernel[d], size + after) - std::max(start, -before));
   }
-  return count;
+  return counts;
 }
 
 // A dilated max pool (amp.max_pool2d has no dilation): the input padded with -inf on every side,
@@ -460,16 +460,16 @@ LogicalResult convertPool(GraphTranslator& t, WindowKind kind) {
     if (outShape[2] * outShape[3] > (int64_t{1} << 24))
       return t.refuse() << "the average's output plane " << outShape[2] << "x" << outShape[3]
                         << " is too large for its divisor table";
+    const std::vector<int64_t> rows = windowCounts(outShape[2], w, 0, windowBegin[0], in[2],
+                                                   countPad ? countedBegin[0] : 0, countPad ? countedEnd[0] : 0);
+    const std::vector<int64_t> cols = windowCounts(outShape[3], w, 1, windowBegin[1], in[3],
+                                                   countPad ? countedBegin[1] : 0, countPad ? countedEnd[1] : 0);
+    const double full = static_cast<double>(w.kernel[0] * w.kernel[1]);
     std::vector<double> scale;
     bool rescaled = false;
-    for (int64_t oh = 0; oh < outShape[2]; ++oh)
-      for (int64_t ow = 0; ow < outShape[3]; ++ow) {
-        const int64_t rows = windowCount(oh, w, 0, windowBegin[0], in[2], countPad ? countedBegin[0] : 0,
-                                         countPad ? countedEnd[0] : 0);
-        const int64_t cols = windowCount(ow, w, 1, windowBegin[1], in[3], countPad ? countedBegin[1] : 0,
-                                         countPad ? countedEnd[1] : 0);
-        const double full = static_cast<double>(w.kernel[0] * w.kernel[1]);
-        scale.push_back(rows * cols > 0 ? full / static_cast<double>(rows * cols) : 0.0);
+    for (int64_t rowCount : rows)
+      for (int64_t colCount : cols) {
+        scale.push_back(rowCount * colCount > 0 ? full / static_cast<double>(rowCount * colCount) : 0.0);
         rescaled |= scale.back() != 1.0;
       }
     if (rescaled) {

@@ -130,8 +130,8 @@ EntryProfile StepProfiler::summary(size_t slowest) const {
   return out;
 }
 
-double profileMsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+double profileMsSince(ProfileClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(ProfileClock::now() - start).count();
 }
 
 absl::StatusOr<EntryProfile> profileHostCalls(const Plan& plan, const EntryPoint& entry, int calls,
@@ -140,7 +140,7 @@ absl::StatusOr<EntryProfile> profileHostCalls(const Plan& plan, const EntryPoint
   std::vector<double> stepMs(entry.steps.size());
   for (int c = 0; c < calls; ++c) {
     std::fill(stepMs.begin(), stepMs.end(), 0.0);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = ProfileClock::now();
     if (auto s = run(stepMs.data()); !s.ok()) return s;
     profiler.addCall(stepMs, profileMsSince(start));
   }

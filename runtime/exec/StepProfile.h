@@ -53,8 +53,9 @@ class StepProfiler {
 absl::StatusOr<EntryProfile> profileHostCalls(const Plan& plan, const EntryPoint& entry, int calls,
                                               absl::FunctionRef<absl::Status(double* stepMs)> run);
 
-// Milliseconds since `start` on the clock the profiles read.
-double profileMsSince(std::chrono::steady_clock::time_point start);
+// The clock the profiles read, and milliseconds since `start` on it.
+using ProfileClock = std::chrono::steady_clock;
+double profileMsSince(ProfileClock::time_point start);
 
 }  // namespace amp::rt
 

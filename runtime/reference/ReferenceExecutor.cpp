@@ -1,8 +1,5 @@
 #include "runtime/reference/ReferenceExecutor.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -48,8 +45,6 @@ absl::StatusOr<std::vector<Tensor>> evalReferenceStep(const Plan& plan, const Pl
 }
 
 namespace {
-
-using ProfileClock = std::chrono::steady_clock;
 
 class ReferenceEntry final : public PreparedEntry, public EntryProfiler {
  public:

@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -64,8 +63,6 @@ std::string where(const EntryPoint& entry, size_t s) {
   const PlanStep& step = entry.steps[s];
   return absl::StrCat(step.loc.empty() ? "" : step.loc + ": ", "entry '", entry.name, "' step ", s);
 }
-
-using ProfileClock = std::chrono::steady_clock;
 
 class CpuEntry final : public PreparedEntry, public EntryProfiler {
  public:
