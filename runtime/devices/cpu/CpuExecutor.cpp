@@ -108,6 +108,7 @@ class CpuEntry final : public PreparedEntry, public EntryProfiler {
       }
       if (prepared) {
         report_.add(kOwnSteps);
+        if (std::string_view count = prepared->reportCount(); !count.empty()) report_.add(count);
       } else {
         prepared = std::make_unique<ReferenceStep>(plan_, step, &callStep_, &callCommunicator_);
         ++report_.referenceSteps;

@@ -12,8 +12,9 @@ inline constexpr std::string_view kViewSteps = "reshapes as views";
 inline constexpr std::string_view kInPlaceUpdates = "optimizer results written in place";
 inline constexpr std::string_view kInPlaceResults = "elementwise results over a dying operand";
 inline constexpr std::string_view kUnplannedBytes = "bytes outside the planned arena";
-inline constexpr std::string_view kCountsInOrder[] = {kOwnSteps, kViewSteps, kInPlaceUpdates, kInPlaceResults,
-                                                      kUnplannedBytes};
+inline constexpr std::string_view kConvsAsGemm = "convolutions as one GEMM (1x1 output planes)";
+inline constexpr std::string_view kCountsInOrder[] = {kOwnSteps,       kViewSteps,      kInPlaceUpdates,
+                                                      kInPlaceResults, kUnplannedBytes, kConvsAsGemm};
 
 }  // namespace amp::rt::cpu
 

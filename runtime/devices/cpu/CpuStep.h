@@ -5,6 +5,7 @@
 #define AMP_RUNTIME_DEVICES_CPU_CPUSTEP_H
 
 #include <cstdint>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ class CpuStep {
   // anything at each run.
   virtual int64_t sharedScratchBytes() const { return 0; }
   virtual void bindSharedScratch(uint8_t* /*scratch*/) {}
+  // The count of the entry's report (CpuReport.h) this step adds one to, if any: how a step of
+  // several possible forms was prepared (a convolution run as one GEMM).
+  virtual std::string_view reportCount() const { return {}; }
 };
 
 struct StepContext {

@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -435,6 +436,69 @@ TEST(CpuLibraryOpParity, Conv2dAndItsGradients) {
                    small.attrs);
   expectConvBound("amp.conv2d_grad_input", {infDy, {DType::F32, small.w}}, {{DType::F32, small.x}}, small.attrs, 4 * 9,
                   true);
+}
+
+// A convolution over 1x1 input and output planes (a ResNet's last stage on small images) runs as
+// one GEMM on the one tap that reads the input (ConvAsGemm.h): within the GEMM's own bound
+// (K = C, O/groups or N terms, not times the taps), and the entry's report says it ran so. A
+// non-finite weight (forward) or output gradient (grad_weight) meets the padded taps' fl(0 * v):
+// those runs take the bit-exact direct loops.
+TEST(CpuLibraryOpParity, ConvWithOneOutputPositionIsOneGemm) {
+  struct Case {
+    Shape x, w, y;
+    AttrMap attrs;
+    int64_t taps;  // that read the input
+  };
+  const std::vector<Case> cases = {
+      {{6, 24, 1, 1}, {20, 24, 3, 3}, {6, 20, 1, 1}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1), 1},  // centre tap
+      {{5, 12, 1, 1}, {8, 12, 3, 3}, {5, 8, 1, 1}, convAttrs({2, 2}, {2, 2}, {2, 2}, 1), 1},    // dilated
+      {{3, 6, 1, 1}, {5, 6, 2, 2}, {3, 5, 1, 1}, convAttrs({2, 2}, {1, 1}, {1, 1}, 1), 1},      // tap (1, 1) of 2x2
+      {{4, 10, 1, 1}, {7, 10, 1, 1}, {4, 7, 1, 1}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1), 1},    // 1x1 kernel
+      {{2, 3, 1, 1}, {4, 3, 3, 1}, {2, 4, 1, 1}, convAttrs({1, 1}, {1, 0}, {1, 1}, 1), 1},      // 3x1 kernel
+      {{64, 96, 1, 1}, {80, 96, 3, 3}, {64, 80, 1, 1}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1), 1},  // threads
+      {{8, 16, 2, 2}, {12, 16, 3, 3}, {8, 12, 1, 1}, convAttrs({2, 2}, {1, 1}, {1, 1}, 1), 4},  // stride 2 over 2x2
+      {{4, 5, 3, 3}, {6, 5, 2, 2}, {4, 6, 1, 1}, convAttrs({2, 2}, {0, 0}, {1, 1}, 1), 4},     // input gathered
+      {{3, 4, 3, 3}, {5, 4, 3, 3}, {3, 5, 1, 1}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1), 9},     // the whole plane
+  };
+  for (const Case& c : cases)
+    for (DType t : kFloats) {
+      SCOPED_TRACE(::testing::Message() << dtypeName(t) << " x" << shapeToString(c.x) << " w" << shapeToString(c.w));
+      const bool specials = t != DType::BF16;  // bf16 GEMMs may turn inf into NaN (docs/cpu-device.md)
+      const Shape bias{c.w[0]};
+      const int64_t C = c.x[1] * c.taps, O = c.w[0], N = c.x[0];
+      expectConvBound("amp.conv2d", {{t, c.x}, {t, c.w}}, {{t, c.y}}, c.attrs, C, false);
+      expectConvBound("amp.conv2d", {{t, c.x}, {t, c.w}, {t, bias}}, {{t, c.y}}, c.attrs, C + 1, false);
+      expectConvBound("amp.conv2d_grad_input", {{t, c.y}, {t, c.w}}, {{t, c.x}}, c.attrs, O, specials);
+      expectConvBound("amp.conv2d_grad_weight", {{t, c.x}, {t, c.y}}, {{t, c.w}}, c.attrs, N, false);
+      for (const auto& [op, operands, result] :
+           {std::tuple{"amp.conv2d", std::vector<Operand>{{t, c.x}, {t, c.w}}, c.y},
+            std::tuple{"amp.conv2d_grad_input", std::vector<Operand>{{t, c.y}, {t, c.w}}, c.x},
+            std::tuple{"amp.conv2d_grad_weight", std::vector<Operand>{{t, c.x}, {t, c.y}}, c.w}}) {
+        parity::SingleStep single = parity::singleStepPlan(op, operands, {{t, result}}, c.attrs, false, 1);
+        auto cpu = openSession(single.plan, Device::Cpu);
+        ASSERT_TRUE(cpu.ok()) << cpu.status();
+        ASSERT_TRUE(cpu->run("eval", single.feeds).ok());
+        auto prepared = cpu->prepared("eval");
+        ASSERT_TRUE(prepared.ok());
+        EXPECT_EQ((**prepared).report().count("convolutions as one GEMM (1x1 output planes)"), 1) << op;
+      }
+    }
+  // Non-finite values the padded taps meet: the reference's NaN, bit for bit.
+  const Case& centre = cases[0];
+  Operand infW{DType::F32, centre.w, {0.5, INFINITY, -1.0, 2.0, NAN}};
+  expectConvParity("amp.conv2d", {{DType::F32, centre.x, {1.0, 2.0, -3.0}}, infW}, {{DType::F32, centre.y}},
+                   centre.attrs);
+  Operand infDy{DType::F32, centre.y, {0.5, INFINITY, -1.0, 2.0, 3.0, 1.0, -2.0}};
+  expectConvParity("amp.conv2d_grad_weight", {{DType::F32, centre.x, {1.0, 2.0, -3.0}}, infDy},
+                   {{DType::F32, centre.w}}, centre.attrs);
+  // Groups: not this form.
+  parity::SingleStep grouped = parity::singleStepPlan("amp.conv2d", {{DType::F32, {2, 4, 1, 1}}, {DType::F32, {6, 2, 3, 3}}},
+                                                      {{DType::F32, {2, 6, 1, 1}}}, convAttrs({1, 1}, {1, 1}, {1, 1}, 2),
+                                                      false, 1);
+  auto cpu = openSession(grouped.plan, Device::Cpu);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ASSERT_TRUE(cpu->run("eval", grouped.feeds).ok());
+  EXPECT_EQ((**cpu->prepared("eval")).report().count("convolutions as one GEMM (1x1 output planes)"), 0);
 }
 
 TEST(CpuLibraryOpParity, ReductionsOverAnyDims) {

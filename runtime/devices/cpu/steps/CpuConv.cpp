@@ -1,6 +1,8 @@
 // conv2d and its two gradients on the cpu device (NCHW, OIHW weights, groups, stride, padding,
 // dilation).
 //
+// A 1x1 output plane (a ResNet's last stage on small images): one GEMM, ConvAsGemm.h.
+//
 // Fast path: oneDNN 2.6 primitives (convolution_forward, convolution_backward_data,
 // convolution_backward_weights; algorithm::convolution_direct, in the layouts the primitive
 // chooses (format_tag::any: blocked for its jit kernels, which are several times faster than the
@@ -41,7 +43,9 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/steps/ConvAsGemm.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
+#include "runtime/devices/cpu/CpuReport.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/kernels/Gemm.h"
 #include "runtime/devices/cpu/kernels/NonFiniteScan.h"
@@ -52,15 +56,6 @@ namespace amp::rt::cpu {
 namespace {
 
 constexpr int64_t kWork = 16384;
-
-struct ConvGeom {
-  int64_t n, c, h, w;       // input
-  int64_t o, cg, kh, kw;    // weight [O, C/groups, KH, KW]
-  int64_t oh, ow, og;       // output spatial size, output channels per group
-  int64_t sh, sw, ph, pw, dh, dw;
-};
-
-enum class ConvKind { Forward, GradInput, GradWeight };
 
 // An operand as f32: the buffer itself when it is f32, else widened into `out` (parallel).
 const float* widenAll(DType t, const uint8_t* p, int64_t n, float* out) {
@@ -241,6 +236,10 @@ class ConvStep final : public CpuStep {
     const ConvGeom& g = g_;
     for (int64_t d : {g.n, g.c, g.h, g.w, g.o, g.cg, g.kh, g.kw, g.oh, g.ow})
       if (d <= 0) return;  // empty problems: the direct loops write the zeros
+    // AMP_CPU_CONV_AS_GEMM=0 keeps these on oneDNN's convolutions, to measure the two side by side.
+    const char* asGemm = std::getenv("AMP_CPU_CONV_AS_GEMM");
+    if (!asGemm || std::strcmp(asGemm, "0") != 0) asGemm_ = ConvAsGemm::create(kind_, g, dtype_, bias_ >= 0, f, shared_);
+    if (asGemm_) return;
     const double flops = 2.0 * double(g.n * g.o * g.oh * g.ow) * double(g.cg * g.kh * g.kw);
     if (dtype_ == DType::BF16 && f.nativeBf16Gemm(flops)) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, true);
     if (!dnn_) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, false);
@@ -250,14 +249,20 @@ class ConvStep final : public CpuStep {
       if (p.reordered) p.scratch = shared_.reserve(int64_t((p.innerBytes + 3) / 4));
   }
   std::string implName() const {
+    if (asGemm_) return asGemm_->implName();
     if (!dnn_) return "direct loops";
     if (dtype_ != DType::F32 && !dnn_->lowPrecision) return dnn_->impl + " (" + std::string(dtypeName(dtype_)) + " widened to f32)";
     return dnn_->impl;
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  std::string_view reportCount() const override { return asGemm_ ? kConvsAsGemm : std::string_view(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
+    if (asGemm_ && !paddingMeetsNonFinite(ptr)) {
+      asGemm_->run(ptr[a_], ptr[b_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], shared_);
+      return absl::OkStatus();
+    }
     if (dnn_ && !paddingMeetsNonFinite(ptr)) {
       runOneDnn(ptr);
       return absl::OkStatus();
@@ -456,6 +461,7 @@ class ConvStep final : public CpuStep {
   int64_t aN_ = 0, bN_ = 0, outN_ = 0;
   SharedFloats shared_;
   int64_t abuf_ = 0, bbuf_ = 0, biasBuf_ = 0, outBuf_ = 0;  // widened operands and the f32 result
+  std::unique_ptr<ConvAsGemm> asGemm_;  // a 1x1 output plane: one GEMM (ConvAsGemm.h)
   std::unique_ptr<DnnConv> dnn_;
   int64_t padBuf_ = 0;  // oneDNN's scratchpad
 };
