@@ -26,6 +26,11 @@ class AliasStep : public OpTrait::TraitBase<ConcreteType, AliasStep> {};
 // An integer or float attribute within [lo, hi], each end open or closed (Amp_BoundedAttr,
 // ir/AmpBase.td); NaN is within no interval.
 bool attrWithin(Attribute attr, double lo, double hi, bool loOpen, bool hiOpen);
+
+// amp.adam_update's custom<MomentTypes> directive (AmpTrainOps.cpp): `moments(bf16)` after the
+// types when the moments are not f32 like the param.
+ParseResult parseMomentTypes(OpAsmParser& parser, Type paramType, Type& expAvg, Type& expAvgSq);
+void printMomentTypes(OpAsmPrinter& printer, Operation* op, Type paramType, Type expAvg, Type expAvgSq);
 }  // namespace mlir::amp
 
 // The interfaces every model op declares (ir/AmpInterfaces.td).

@@ -166,3 +166,25 @@ LogicalResult AdamUpdateOp::verify() {
     return failure();
   return verifyFusedUpdate(*this, getNorm(), getMaxNorm(), getWeightCopy());
 }
+
+namespace mlir::amp {
+
+// adam_update's moment types: the param's (f32) unless `moments(bf16)` follows the types.
+ParseResult parseMomentTypes(OpAsmParser& parser, Type paramType, Type& expAvg, Type& expAvgSq) {
+  expAvg = expAvgSq = paramType;
+  if (failed(parser.parseOptionalKeyword("moments"))) return success();
+  Type element;
+  if (parser.parseLParen() || parser.parseType(element) || parser.parseRParen()) return failure();
+  auto param = dyn_cast<RankedTensorType>(paramType);
+  if (!param) return parser.emitError(parser.getCurrentLocation(), "param must be a ranked tensor");
+  expAvg = expAvgSq = param.clone(element);
+  return success();
+}
+
+void printMomentTypes(OpAsmPrinter& printer, Operation*, Type paramType, Type expAvg, Type) {
+  auto moments = cast<RankedTensorType>(expAvg);
+  if (moments == paramType) return;
+  printer << "moments(" << moments.getElementType() << ")";
+}
+
+}  // namespace mlir::amp

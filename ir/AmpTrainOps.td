@@ -15,6 +15,8 @@ def Amp_ScalarF32 : Amp_Scalar<F32, "$_builder.getF32Type()">;
 def Amp_ScalarI32 : Amp_Scalar<I32, "$_builder.getIntegerType(32)">;
 def Amp_ScalarI64 : Amp_Scalar<I64, "$_builder.getIntegerType(64)">;
 def Amp_F32Tensor : StaticShapeTensorOf<[F32]>;
+// Adam's moments: f32, or bf16 with stochastic rounding (amp.adam_update).
+def Amp_MomentTensor : StaticShapeTensorOf<[F32, BF16]>;
 
 //===----------------------------------------------------------------------===//
 // Loss scaling
@@ -262,7 +264,7 @@ def Amp_SgdUpdateOp : Amp_Op<"sgd_update", [Amp_MultiTensorStep, InferTypeOpAdap
 }
 
 def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAdaptor, AttrSizedOperandSegments,
-    AllTypesMatch<["param", "exp_avg", "exp_avg_sq"]>]> {
+    AllTypesMatch<["exp_avg", "exp_avg_sq"]>]> {
   let summary = "torch.optim.Adam / AdamW step on an f32 master weight, skipped on overflow";
   let description = [{
     If `found_inf != 0` every result is its input, bit for bit. Otherwise `step` (>= 1) is the
@@ -280,9 +282,20 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAd
     p' = fl(p + fl(fl(f32(−step_size) · m') / denom))
     ```
 
-    (weight decay is skipped when `weight_decay == 0`). `param`, `exp_avg` and `exp_avg_sq` are
-    f32 with one shape; `grad` has that shape. Requires `0 <= β1, β2 < 1`, `eps > 0`,
+    (weight decay is skipped when `weight_decay == 0`). `param` is f32; `exp_avg` and
+    `exp_avg_sq` are both f32, or both bf16 (compact optimizer state, `--optimizer-state=bf16`),
+    with the param's shape; `grad` has that shape. Requires `0 <= β1, β2 < 1`, `eps > 0`,
     `weight_decay >= 0`.
+
+    bf16 moments are widened exactly, m' and v' computed in f32 as above (the param update reads
+    those f32 values), and each is stored rounded to bf16 stochastically: 16 random bits are added
+    below bf16's mantissa and the rest truncated, so a value rounds up with probability equal to
+    its distance from the value below (unbiased; with round-to-nearest v' = fl(v·β2 + ...) would
+    stop decaying once (1 − β2)·v is under half a bf16 ulp). Element i of the update at step
+    `step` takes word i mod 4 of Philox4x32-10 under key `rounding_seed` and counter
+    (i / 4, step), the dropout stream: its low 16 bits round m', its high 16 bits v'. A NaN stays
+    a quiet NaN; a bf16-representable value is stored exactly. The syntax names bf16 moments
+    after the types: `: tensor<4x3xf32>, tensor<4x3xf32> moments(bf16)`.
 
     Formed by amp-fuse-grad-pipeline, the update may also read its gradient as the loss-scaled
     one: with `unscale(%scale)` the element is first unscaled as `amp.unscale_check` does (in f32,
@@ -297,8 +310,8 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAd
          weight_decay = 0.01 : f64, decoupled = true} : tensor<4x3xf32>, tensor<4x3xf32>
     ```
   }];
-  let arguments = (ins Amp_F32Tensor:$param, Amp_FloatTensor:$grad, Amp_F32Tensor:$exp_avg,
-                       Amp_F32Tensor:$exp_avg_sq, Amp_ScalarI64:$step, Amp_ScalarF32:$lr,
+  let arguments = (ins Amp_F32Tensor:$param, Amp_FloatTensor:$grad, Amp_MomentTensor:$exp_avg,
+                       Amp_MomentTensor:$exp_avg_sq, Amp_ScalarI64:$step, Amp_ScalarF32:$lr,
                        Amp_ScalarF32:$found_inf,
                        Optional<Amp_ScalarF32>:$scale, Optional<Amp_ScalarF32>:$norm,
                        DefaultValuedAttr<Amp_UnitIntervalF64Attr, "0.9">:$beta1,
@@ -306,13 +319,14 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAd
                        DefaultValuedAttr<Amp_PositiveF64Attr, "1.0e-8">:$eps,
                        DefaultValuedAttr<Amp_NonNegativeF64Attr, "0.0">:$weight_decay,
                        DefaultValuedAttr<BoolAttr, "false">:$decoupled,
-                       OptionalAttr<Amp_PositiveF64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy);
-  let results = (outs Amp_F32Tensor:$new_param, Amp_F32Tensor:$new_exp_avg,
-                      Amp_F32Tensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
+                       OptionalAttr<Amp_PositiveF64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy,
+                       DefaultValuedAttr<I64Attr, "0">:$rounding_seed);
+  let results = (outs Amp_F32Tensor:$new_param, Amp_MomentTensor:$new_exp_avg,
+                      Amp_MomentTensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr `,` $found_inf
     (`unscale` `(` $scale^ `)`)? (`clip` `(` $norm^ `)`)? (`weight_copy` `(` $weight_copy^ `)`)? attr-dict `:`
-    type($param) `,` type($grad)
+    type($param) `,` type($grad) custom<MomentTypes>(ref(type($param)), type($exp_avg), type($exp_avg_sq))
   }];
   let hasVerifier = 1;
 }

@@ -140,7 +140,8 @@ class GradPipeline {
       auto a = cast<AdamUpdateOp>(update);
       auto f = b.create<AdamUpdateOp>(a.getLoc(), a.getParam(), source, a.getExpAvg(), a.getExpAvgSq(), a.getStep(),
                                       a.getLr(), a.getFoundInf(), scale, clipNorm, a.getBeta1Attr(), a.getBeta2Attr(),
-                                      a.getEpsAttr(), a.getWeightDecayAttr(), a.getDecoupledAttr(), maxNorm, copyType);
+                                      a.getEpsAttr(), a.getWeightDecayAttr(), a.getDecoupledAttr(), maxNorm, copyType,
+                                      a.getRoundingSeedAttr());
       for (unsigned r = 0; r < 3; ++r) a->getResult(r).replaceAllUsesWith(f->getResult(r));
       newCopy = f.getNewWeightCopy();
       fused = f;

@@ -54,6 +54,8 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     if (!(clipGradNorm >= 0.0) || !std::isfinite(clipGradNorm))
       return bad("clip-grad-norm must be finite and >= 0 (0 = off)");
     if (warmup < 0) return bad("warmup must be >= 0");
+    if (stateType != OptimizerStateType::F32 && kind == OptimizerKind::Sgd)
+      return bad("state=bf16 keeps Adam's moments in bf16: it needs kind=adam or adamw");
     if (schedule == LrScheduleKind::Cosine && (totalSteps <= warmup || !(minLr >= 0.0 && minLr <= lr)))
       return bad("cosine needs total-steps > warmup and 0 <= min-lr <= lr");
     // The recipe's verifier holds the accumulation window's bounds (ir/Recipe.cpp).
@@ -71,6 +73,14 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
     MLIRContext* ctx = f.getContext();
     if (findArg(f, kStep) || !f.getOps<StepCountersOp>().empty())
       return f.emitError("amp-optimizer: @train_step already has an optimizer (amp.step state)");
+    if (stateType == OptimizerStateType::BF16) {
+      auto attr = module->getAttrOfType<StringAttr>(AmpDialect::kTargetAttr);
+      std::string error;
+      auto target = ::amp::rt::Target::parse(attr ? attr.getValue().str() : "cpu", error);
+      if (target && target->isCuda())
+        return f.emitError("amp-optimizer: state=bf16 runs on cpu targets; the cuda device's multi-tensor Adam "
+                           "keeps f32 moments");
+    }
 
     // The gradients and their params.
     Results results = Results::read(f);
@@ -168,13 +178,17 @@ struct AmpOptimizerPass : impl::AmpOptimizerPassBase<AmpOptimizerPass> {
         if (buf) out.add(upd.getNewMomentumBuffer(), AmpDialect::kUpdatesAttr, bufName);
       } else {
         std::string mName = g.param + ".exp_avg", vName = g.param + ".exp_avg_sq";
-        BlockArgument m = addStateArg(f, pt, mName, zerosInit(ctx));
-        BlockArgument v = addStateArg(f, pt, vName, zerosInit(ctx));
+        // bf16 moments round stochastically, each update with its own stream (rounding_seed).
+        const bool bf16State = stateType == OptimizerStateType::BF16;
+        Type momentType = bf16State ? cast<RankedTensorType>(pt).clone(b.getBF16Type()) : pt;
+        BlockArgument m = addStateArg(f, momentType, mName, zerosInit(ctx));
+        BlockArgument v = addStateArg(f, momentType, vName, zerosInit(ctx));
         auto upd = b.create<AdamUpdateOp>(loc, g.paramArg, gs[k], m, v, counters.getNewStep(), lrValue, found,
                                           /*scale=*/Value(), /*norm=*/Value(), b.getF64FloatAttr(beta1),
                                           b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps), b.getF64FloatAttr(wd),
                                           b.getBoolAttr(kind == OptimizerKind::AdamW), /*max_norm=*/FloatAttr(),
-                                          /*weight_copy=*/TypeAttr());
+                                          /*weight_copy=*/TypeAttr(),
+                                          /*rounding_seed=*/bf16State ? b.getI64IntegerAttr(int64_t(k)) : IntegerAttr());
         out.add(upd.getNewParam(), AmpDialect::kUpdatesAttr, g.param);
         out.add(upd.getNewExpAvg(), AmpDialect::kUpdatesAttr, mName);
         out.add(upd.getNewExpAvgSq(), AmpDialect::kUpdatesAttr, vName);

@@ -107,6 +107,13 @@ inline llvm::cl::ValuesClass weightCopyModeValues() {
                  "cast the master before each use: the copy lives only around its GEMM"));
 }
 
+inline llvm::cl::ValuesClass optimizerStateTypeValues() {
+  return llvm::cl::values(
+      clEnumValN(OptimizerStateType::F32, "f32", "Adam's moments in f32, as PyTorch keeps them"),
+      clEnumValN(OptimizerStateType::BF16, "bf16",
+                 "Adam's moments in bf16, stored with stochastic rounding: 4 bytes per weight instead of 8"));
+}
+
 }  // namespace mlir::amp
 
 namespace llvm::cl {
@@ -127,6 +134,11 @@ public:
 };
 template <>
 class parser<mlir::amp::WeightCopyMode> : public mlir::amp::EnumOptionParser<mlir::amp::WeightCopyMode> {
+public:
+  using EnumOptionParser::EnumOptionParser;
+};
+template <>
+class parser<mlir::amp::OptimizerStateType> : public mlir::amp::EnumOptionParser<mlir::amp::OptimizerStateType> {
 public:
   using EnumOptionParser::EnumOptionParser;
 };

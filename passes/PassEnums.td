@@ -28,4 +28,9 @@ def Amp_WeightCopyMode : Amp_PassEnum<"WeightCopyMode", "amp-optimizer weight co
   I32EnumAttrCase<"Auto", 0, "auto">, I32EnumAttrCase<"Stored", 1, "stored">,
   I32EnumAttrCase<"Recast", 2, "recast">]>;
 
+// The element type of Adam's moments (amp-optimizer): f32, or bf16 stored with stochastic
+// rounding (amp.adam_update).
+def Amp_OptimizerStateType : Amp_PassEnum<"OptimizerStateType", "amp-optimizer moment type", [
+  I32EnumAttrCase<"F32", 0, "f32">, I32EnumAttrCase<"BF16", 1, "bf16">]>;
+
 #endif // AMP_PASS_ENUMS_TD

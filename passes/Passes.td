@@ -220,6 +220,10 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
     `weight-decay` < 0 (default) takes PyTorch's default for the optimizer: 0 for sgd and adam,
     0.01 for adamw.
 
+    `state=bf16` (adam, adamw) makes the moments bf16 state, rounded stochastically by each
+    update (amp.adam_update); update k gets `rounding_seed = k`, so no two params share a
+    rounding stream.
+
     ```mlir
     // amp-opt --amp-optimizer="kind=adamw lr=1e-3 clip-grad-norm=1.0"
     %norm = amp.global_norm %g1u : tensor<4x3xf32>
@@ -257,6 +261,10 @@ def AmpOptimizerPass : Pass<"amp-optimizer", "::mlir::ModuleOp"> {
            "Low-precision weight copies: stored (state written by the step), recast (a cast before "
            "each use) or auto (recast on cpu targets, stored on cuda targets)",
            [{::mlir::amp::weightCopyModeValues()}]>,
+    Option<"stateType", "state", "::mlir::amp::OptimizerStateType",
+           /*default=*/"::mlir::amp::OptimizerStateType::F32",
+           "Adam's moments: f32, or bf16 stored with stochastic rounding (adam and adamw only)",
+           [{::mlir::amp::optimizerStateTypeValues()}]>,
   ];
   let dependentDialects = ["::mlir::amp::AmpDialect", "::mlir::func::FuncDialect"];
 }

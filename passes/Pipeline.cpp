@@ -37,6 +37,7 @@ void buildAmpTrainStage(OpPassManager& pm, const AmpPipelineOptions& options) {
   opt.totalSteps = options.totalSteps;
   opt.accumulate = options.accumulate;
   opt.weightCopies = options.weightCopies;
+  opt.stateType = options.optimizerState;
   AmpVerifyPassOptions verify;
   verify.policy = options.policy;
   pm.addPass(createAmpAutodiffPass());

@@ -74,6 +74,9 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   Option<WeightCopyMode> weightCopies{*this, "weight-copies",
                                       llvm::cl::desc("auto, stored or recast (low-precision weight copies)"),
                                       llvm::cl::init(WeightCopyMode::Auto), weightCopyModeValues()};
+  Option<OptimizerStateType> optimizerState{*this, "optimizer-state",
+                                            llvm::cl::desc("f32 or bf16 (Adam's moments, stochastic rounding)"),
+                                            llvm::cl::init(OptimizerStateType::F32), optimizerStateTypeValues()};
   Option<bool> dataParallel{*this, "data-parallel", llvm::cl::desc("Reduce across ranks (amp-data-parallel)"),
                             llvm::cl::init(false)};
   Option<int64_t> bucketBytes{*this, "bucket-bytes", llvm::cl::desc("Data-parallel: gradient bytes per bucket"),

@@ -206,6 +206,11 @@ struct AmpShardOptimizerPass : impl::AmpShardOptimizerPassBase<AmpShardOptimizer
     b.setListener(&stamp);
     auto mine = b.create<RankChunkOp>(zeroLoc(update), ranks, param);
     update->setOperand(0, mine);
+    // bf16 moments round with a stream indexed by the element's place in the whole tensor; a
+    // rank's chunk would need its offset in that stream.
+    if (auto adam = dyn_cast<AdamUpdateOp>(update); adam && !cast<RankedTensorType>(adam.getExpAvg().getType()).getElementType().isF32())
+      return update->emitError("amp-shard-optimizer: bf16 optimizer state (optimizer-state=bf16) is not sharded; "
+                               "keep f32 moments with shard-world-size > 0");
     auto stateOperands = isa<AdamUpdateOp>(update) ? SmallVector<unsigned>{2, 3} : SmallVector<unsigned>{};
     if (auto sgd = dyn_cast<SgdUpdateOp>(update); sgd && sgd.getMomentumBuffer()) stateOperands.push_back(4);
     for (unsigned i : stateOperands) {

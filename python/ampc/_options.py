@@ -48,19 +48,25 @@ _TORCH_BETAS, _TORCH_EPS = (0.9, 0.999), 1e-8
 
 @dataclasses.dataclass(frozen=True)
 class Adam:
-    """torch.optim.Adam (L2 weight decay) on the f32 master weights; betas and eps are PyTorch's."""
+    """torch.optim.Adam (L2 weight decay) on the f32 master weights; betas and eps are PyTorch's.
+    state="bf16" keeps the moments in bf16 with stochastic rounding (ampc --optimizer-state=bf16:
+    half the optimizer state, cpu targets; docs/training-ir.md gives the accuracy cost)."""
     lr: float = 1e-3
     weight_decay: float = 0.0
     betas: tuple = _TORCH_BETAS
     eps: float = _TORCH_EPS
+    state: str = "f32"
     name = "adam"
 
     def flags(self):
         if tuple(self.betas) != _TORCH_BETAS or self.eps != _TORCH_EPS:
             raise ValueError(f"{type(self).__name__}: ampc's optimizer uses PyTorch's betas {_TORCH_BETAS} and eps "
                              f"{_TORCH_EPS}; other values are not supported")
+        if self.state not in ("f32", "bf16"):
+            raise ValueError(f"{type(self).__name__}(state=) must be 'f32' or 'bf16', got {self.state!r}")
         return [f"--optimizer={self.name}", f"--lr={_positive(type(self).__name__ + '(lr=)', self.lr)!r}",
-                f"--weight-decay={_nonnegative(type(self).__name__ + '(weight_decay=)', self.weight_decay)!r}"]
+                f"--weight-decay={_nonnegative(type(self).__name__ + '(weight_decay=)', self.weight_decay)!r}"] + \
+            ([f"--optimizer-state={self.state}"] if self.state != "f32" else [])
 
 
 @dataclasses.dataclass(frozen=True)

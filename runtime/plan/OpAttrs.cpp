@@ -58,6 +58,11 @@ absl::StatusOr<AdamUpdateAttrs> AdamUpdateAttrs::decode(const AttrMap& attrs) {
     if (!t) return absl::InvalidArgumentError(absl::StrCat("amp.adam_update: attribute 'weight_copy' is '", *v, "', not an element type"));
     out.weightCopy = *t;
   }
+  if (attrs.has("rounding_seed")) {
+    auto v = attrs.getInt("amp.adam_update", "rounding_seed");
+    if (!v.ok()) return v.status();
+    out.roundingSeed = *std::move(v);
+  }
   return out;
 }
 

@@ -28,9 +28,10 @@ absl::Status invalid(const BufferDesc& b, int64_t element, double value, const s
 // The first element of an f32 tensor that fails `ok`, checked against `rule`.
 template <typename Ok>
 absl::Status checkFloats(const BufferDesc& b, const Tensor& t, Ok ok, const std::string& rule) {
-  const float* v = t.as<float>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (!ok(v[i])) return invalid(b, i, v[i], rule);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = loadAsF32(t.dtype(), t.data(), i);  // f32, or bf16 moments widened exactly
+    if (!ok(v)) return invalid(b, i, v, rule);
+  }
   return absl::OkStatus();
 }
 
@@ -79,10 +80,11 @@ absl::Status checkState(const Plan& plan, const BufferDesc& b, const Tensor& t,
       return invalid(b, 0, static_cast<double>(v), "a step counter is in [0, 2^62]");
     return absl::OkStatus();
   }
-  if (b.dtype == DType::F32 && absl::EndsWith(b.name, ".exp_avg"))
+  const bool moment = b.dtype == DType::F32 || b.dtype == DType::BF16;  // bf16: --optimizer-state=bf16
+  if (moment && absl::EndsWith(b.name, ".exp_avg"))
     return checkFloats(b, t, [](float v) { return std::isfinite(v); },
                        "Adam's first moment averages finite gradients, so it is finite");
-  if (b.dtype == DType::F32 && absl::EndsWith(b.name, ".exp_avg_sq"))
+  if (moment && absl::EndsWith(b.name, ".exp_avg_sq"))
     return checkFloats(b, t, [](float v) { return v >= 0; },
                        "Adam's second moment averages squared gradients, so it is >= 0 and not NaN");
   if (b.dtype == DType::F32 && absl::EndsWith(b.name, ".momentum_buffer"))

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "runtime/reference/ReferenceTrain.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/numerics/Philox.h"
 #include "runtime/kernels/math/SumOrder.h"
 #include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
@@ -324,8 +326,14 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
   if (c.in(0).dtype() != DType::F32)
     return c.error("param (operand 0) must be an f32 master weight, got ", typeString(c.in(0)));
   REF_RETURN_IF_ERROR(expectGradLikeParam(c, 1, 0));
-  REF_RETURN_IF_ERROR(expectF32LikeParam(c, 2, 0, "exp_avg"));
-  REF_RETURN_IF_ERROR(expectF32LikeParam(c, 3, 0, "exp_avg_sq"));
+  // The moments: both f32, or both bf16 (compact state, stochastically rounded).
+  const DType momentType = c.in(2).dtype();
+  for (size_t i : {2, 3})
+    if ((momentType != DType::F32 && momentType != DType::BF16) || c.in(i).dtype() != momentType ||
+        c.in(i).shape() != c.in(0).shape())
+      return c.error(i == 2 ? "exp_avg" : "exp_avg_sq", " (operand ", i,
+                     ") must be f32 or bf16 like the other moment, with the param's shape ",
+                     shapeToString(c.in(0).shape()), ", got ", typeString(c.in(i)));
   REF_RETURN_IF_ERROR(expectScalar(c, 4, DType::I64, "step"));
   REF_RETURN_IF_ERROR(expectScalar(c, 5, DType::F32, "lr"));
   REF_RETURN_IF_ERROR(expectScalar(c, 6, DType::F32, "found_inf"));
@@ -361,8 +369,17 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
   const float bc2SqrtF = f32(bc2Sqrt), epsF = f32(eps), negStepSize = f32(-stepSize);
 
   float* p = out[0].as<float>();
-  float* m = out[1].as<float>();
-  float* v = out[2].as<float>();
+  // bf16 moments are widened exactly, updated in f32 and stored rounded stochastically below.
+  std::vector<float> wideM, wideV;
+  const bool compact = momentType == DType::BF16;
+  if (compact) {
+    wideM.resize(g.size());
+    wideV.resize(g.size());
+    convertBuffer(DType::BF16, c.in(2).data(), DType::F32, wideM.data(), static_cast<int64_t>(g.size()));
+    convertBuffer(DType::BF16, c.in(3).data(), DType::F32, wideV.data(), static_cast<int64_t>(g.size()));
+  }
+  float* m = compact ? wideM.data() : out[1].as<float>();
+  float* v = compact ? wideV.data() : out[2].as<float>();
   for (size_t k = 0; k < g.size(); ++k) {
     float gk = g[k];
     if (wd != 0.0) {
@@ -376,6 +393,18 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
     v[k] = v[k] * b2 + c2 * gk * gk;             // mul_(b2).addcmul_(g, g, value=1-b2)
     const float denom = std::sqrt(v[k]) / bc2SqrtF + epsF;
     p[k] = p[k] + negStepSize * m[k] / denom;    // addcdiv_(m, denom, value=-step_size)
+  }
+  if (compact) {
+    uint16_t* mb = out[1].as<uint16_t>();
+    uint16_t* vb = out[2].as<uint16_t>();
+    for (size_t k = 0; k < g.size(); ++k) {
+      const uint32_t word = dropoutBits(static_cast<uint64_t>(a.roundingSeed), static_cast<uint64_t>(step), k);
+      uint32_t mf, vf;
+      std::memcpy(&mf, &m[k], 4);
+      std::memcpy(&vf, &v[k], 4);
+      mb[k] = amp_sr_bf16(mf, amp_sr_m_bits(word));
+      vb[k] = amp_sr_bf16(vf, amp_sr_v_bits(word));
+    }
   }
   REF_RETURN_IF_ERROR(appendWeightCopy(c, u, out));
   return out;

@@ -249,6 +249,11 @@ static cl::opt<mlir::amp::WeightCopyMode> weightCopiesFlag(
     "weight-copies",
     cl::desc("Where the low-precision copy of each master weight lives (--emit=memory-report shows the choice)"),
     cl::init(mlir::amp::WeightCopyMode::Auto), mlir::amp::weightCopyModeValues(), cl::cat(ampcCategory));
+static cl::opt<mlir::amp::OptimizerStateType> optimizerStateFlag(
+    "optimizer-state",
+    cl::desc("Adam's moments: f32 (default, as PyTorch) or bf16, stored with stochastic rounding (opt-in: half the "
+             "optimizer state; docs/training-ir.md gives its accuracy cost)"),
+    cl::init(mlir::amp::OptimizerStateType::F32), mlir::amp::optimizerStateTypeValues(), cl::cat(ampcCategory));
 static cl::opt<std::string> rematFlag(
     "remat", cl::desc("auto (default with --train) or off: recompute cheap forward values (casts, elementwise math, transposes, "
                       "softmax, norms) in the backward while the step's memory peak falls, at most 2% of its FLOPs, "
@@ -408,6 +413,7 @@ static LogicalResult trainOptionsFromFlags(mlir::amp::AmpPipelineOptions& option
   if (totalStepsFlag > 0) options.totalSteps = totalStepsFlag.getValue();
   options.accumulate = accumulateFlag.getValue();
   options.weightCopies = weightCopiesFlag.getValue();
+  options.optimizerState = optimizerStateFlag.getValue();
   options.policy = policyFlag.getValue();
   if (!dataParallelFlag && (bucketMbFlag.getNumOccurrences() || reducePrecisionFlag.getNumOccurrences()))
     return flagError("--bucket-mb and --reduce-precision configure --data-parallel, which is not given");

@@ -333,6 +333,10 @@ absl::StatusOr<size_t> ActionBuilder::updates(size_t s) {
   const bool widened = gradType != DType::F32 && (layout.scale || layout.norm);
   const DType copyType = copies ? plan_.buffers[first.results[states]].dtype : DType::F32;
   if (!floatSuffix(gradType)) return absl::InvalidArgumentError("gradients must be f32, bf16 or f16");
+  if (adam && plan_.buffers[first.operands[2]].dtype != DType::F32)
+    return absl::InvalidArgumentError(
+        "bf16 Adam moments (--optimizer-state=bf16) run on the cpu and reference devices; the cuda device's "
+        "multi-tensor Adam keeps f32 moments");
   if (copies && copyType != DType::BF16 && copyType != DType::F16)
     return absl::InvalidArgumentError("the weight copy must be bf16 or f16");
   auto sameRun = [&](const PlanStep& st) {

@@ -130,6 +130,22 @@ AMP_TM void amp_adam_element(float* p, float* m, float* v, float g, const AmpAda
   *p = *p + s.negStepSize * *m / denom;
 }
 
+// bf16 moments (amp.adam_update with --optimizer-state=bf16): the bf16 bits of the f32 with bits
+// `f` rounded stochastically with the 16 random bits `r16`: r16 is added below bf16's mantissa
+// and the rest truncated, so |x| rounds up with probability (its bits below bf16) / 2^16 and the
+// expected result is x. A bf16-representable x is returned exactly; NaN as a quiet NaN of its sign;
+// past bf16's largest finite value x may round to inf, as it does in round-to-nearest.
+AMP_TM unsigned short amp_sr_bf16(unsigned f, unsigned r16) {
+  if ((f & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((f >> 16) | 0x0040u);
+  return (unsigned short)((f + (r16 & 0xffffu)) >> 16);
+}
+
+// The random bits of element i's two moments at one step: word i % 4 of the Philox group i / 4 of
+// the dropout stream under the update's rounding_seed (ShapeMath.h's amp_drop_group_bits); the low
+// half rounds exp_avg, the high half exp_avg_sq.
+AMP_TM unsigned amp_sr_m_bits(unsigned word) { return word & 0xffffu; }
+AMP_TM unsigned amp_sr_v_bits(unsigned word) { return word >> 16; }
+
 // The f32 constants of sgd_update (dampening 0).
 struct AmpSgdStep {
   float lr, momentum, wd;

@@ -140,7 +140,7 @@ func.func @adam_eps(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>, %v:
 
 func.func @adam_moment_shape(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<5xf32>, %v: tensor<4xf32>, %t: tensor<i64>,
                              %lr: tensor<f32>, %f: tensor<f32>) -> tensor<4xf32> {
-  // expected-error @+1 {{all of {param, exp_avg, exp_avg_sq} have same type}}
+  // expected-error @+1 {{all of {exp_avg, exp_avg_sq} have same type}}
   %p2, %m2, %v2 = "amp.adam_update"(%p, %g, %m, %v, %t, %lr, %f) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<5xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xf32>, tensor<4xf32>)
   return %p2 : tensor<4xf32>
 }
@@ -167,4 +167,34 @@ func.func @stats_without_grads(%s: tensor<f32>) -> tensor<f32> {
   // expected-error @+1 {{'amp.grad_stats' op needs at least one gradient}}
   %f = "amp.grad_stats"(%s) <{operandSegmentSizes = array<i32: 0, 1>}> : (tensor<f32>) -> tensor<f32>
   return %f : tensor<f32>
+}
+
+// -----
+
+// Both moments of another shape than the param's.
+func.func @adam_moments_shape(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<5xbf16>, %v: tensor<5xbf16>,
+                              %step: tensor<i64>, %lr: tensor<f32>, %found: tensor<f32>) {
+  // expected-error @+1 {{exp_avg must have the param's shape ('tensor<4xf32>'), got 'tensor<5xbf16>'}}
+  %p2, %m2, %v2 = "amp.adam_update"(%p, %g, %m, %v, %step, %lr, %found) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<5xbf16>, tensor<5xbf16>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<5xbf16>, tensor<5xbf16>)
+  return
+}
+
+// -----
+
+// The two moments share one type (f32, or bf16 with --optimizer-state=bf16).
+func.func @mixed_moments(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xbf16>, %v: tensor<4xf32>,
+                         %step: tensor<i64>, %lr: tensor<f32>, %found: tensor<f32>) {
+  // expected-error @+1 {{all of {exp_avg, exp_avg_sq} have same type}}
+  %p2, %m2, %v2 = "amp.adam_update"(%p, %g, %m, %v, %step, %lr, %found) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xbf16>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// f16 moments are not a compact state: f16's range cannot hold v for small gradients.
+func.func @f16_moments(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf16>, %v: tensor<4xf16>,
+                       %step: tensor<i64>, %lr: tensor<f32>, %found: tensor<f32>) {
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or bfloat16 type values}}
+  %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found : tensor<4xf32>, tensor<4xf32> moments(f16)
+  return
 }

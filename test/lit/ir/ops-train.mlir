@@ -66,3 +66,17 @@ func.func @fused_pipeline(%p: tensor<4x3xf32>, %g: tensor<4x3xbf16>, %m: tensor<
   %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found clip(%norm) {max_norm = 1.0 : f64} : tensor<4x3xf32>, tensor<4x3xbf16>
   return %p1, %c1, %m2, %v2 : tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// Compact optimizer state (--optimizer-state=bf16): bf16 moments, named after the types, with the
+// update's rounding stream.
+// CHECK-LABEL: func.func @bf16_moments
+func.func @bf16_moments(%p: tensor<4x3xf32>, %g: tensor<4x3xbf16>, %m: tensor<4x3xbf16>, %v: tensor<4x3xbf16>,
+                        %step: tensor<i64>, %lr: tensor<f32>, %found: tensor<f32>)
+    -> (tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xbf16>) {
+  // CHECK: amp.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {decoupled = true, rounding_seed = 7 : i64} : tensor<4x3xf32>, tensor<4x3xbf16> moments(bf16)
+  %p2, %m2, %v2 = amp.adam_update %p, %g, %m, %v, %step, %lr, %found {decoupled = true, rounding_seed = 7 : i64} : tensor<4x3xf32>, tensor<4x3xbf16> moments(bf16)
+  // GENERIC: "amp.adam_update"({{.*}}) <{{.*}}rounding_seed = 7 : i64{{.*}} : (tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xbf16>, tensor<4x3xbf16>, tensor<i64>, tensor<f32>, tensor<f32>) -> (tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xbf16>)
+  return %p2, %m2, %v2 : tensor<4x3xf32>, tensor<4x3xbf16>, tensor<4x3xbf16>
+}

@@ -2,6 +2,10 @@
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1 momentum=0.9 nesterov=true weight-decay=1e-4" --verify-diagnostics | FileCheck %s --check-prefix=SGD
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=sgd lr=0.1" --verify-diagnostics | FileCheck %s --check-prefix=PLAIN
 // RUN: amp-opt %s --split-input-file --amp-optimizer="kind=adam accumulate=4" --verify-diagnostics | FileCheck %s --check-prefix=ACC
+// Compact optimizer state: bf16 moments, each update with its own rounding stream; Adam only.
+// RUN: amp-opt %s --split-input-file --amp-optimizer="kind=adamw state=bf16" --verify-diagnostics | FileCheck %s --check-prefix=BF16
+// RUN: not amp-opt %s --split-input-file --amp-optimizer="kind=sgd state=bf16" 2>&1 | FileCheck %s --check-prefix=BF16SGD
+// BF16SGD: amp-optimizer: state=bf16 keeps Adam's moments in bf16: it needs kind=adam or adamw
 // The option parser rejects an optimizer or schedule outside the enum and lists the accepted ones.
 // RUN: not amp-opt %s --split-input-file --amp-optimizer="kind=lion" 2>&1 | FileCheck %s --check-prefix=BADKIND
 // BADKIND: for the --kind option: 'lion' is not one of: sgd, adam, adamw
@@ -20,6 +24,10 @@
 // ADAMW-SAME: %[[M:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg", amp.role = "state"}
 // ADAMW-SAME: %[[V:[a-z0-9]+]]: tensor<4xf32> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg_sq", amp.role = "state"}
 // ADAMW-SAME: -> (tensor<f32> {amp.name = "loss"}, tensor<f32> {amp.name = "found_inf"}, tensor<f32> {amp.updates = "amp.loss_scale"}, tensor<i32> {amp.updates = "amp.growth_tracker"}, tensor<f32> {amp.name = "lr"}, tensor<f32> {amp.name = "grad_norm"}, tensor<i64> {amp.updates = "amp.step"}, tensor<i64> {amp.updates = "amp.skipped_steps"}, tensor<4xf32> {amp.updates = "w"}, tensor<4xf32> {amp.updates = "w.exp_avg"}, tensor<4xf32> {amp.updates = "w.exp_avg_sq"})
+// BF16-LABEL: func.func @train_step
+// BF16-SAME: %[[M:[a-z0-9]+]]: tensor<4xbf16> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg", amp.role = "state"}
+// BF16-SAME: %[[V:[a-z0-9]+]]: tensor<4xbf16> {amp.init = #amp.init<zeros>, amp.name = "w.exp_avg_sq", amp.role = "state"}
+// BF16: amp.adam_update %{{.*}}, %[[M]], %[[V]], {{.*}} : tensor<4xf32>, tensor<4xf32> moments(bf16)
 // ADAMW: %[[U:.*]], %[[F:.*]] = amp.unscale_check
 // ADAMW-NEXT: %[[N:.*]] = amp.global_norm %[[U]] {amp.origin = "optimizer"} : tensor<4xf32>
 // ADAMW-NEXT: %[[C:.*]] = amp.clip_grads %[[U]] norm(%[[N]]) {amp.origin = "optimizer", max_norm = 1.000000e+00 : f64} : tensor<4xf32>

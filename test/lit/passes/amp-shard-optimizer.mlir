@@ -3,6 +3,9 @@
 // RUN: not amp-opt %s --amp-autodiff --amp-loss-scaling="mode=dynamic" --amp-optimizer="kind=sgd" --amp-shard-optimizer="world-size=2" 2>&1 | FileCheck %s --check-prefix=NODP
 // RUN: not amp-opt %s --amp-autodiff --amp-loss-scaling="mode=dynamic" --amp-optimizer="kind=sgd" --amp-data-parallel --amp-shard-optimizer 2>&1 | FileCheck %s --check-prefix=NOSIZE
 // RUN: not amp-opt %s --amp-autodiff --amp-loss-scaling="mode=dynamic" --amp-optimizer="kind=sgd" --amp-data-parallel --amp-shard-optimizer="world-size=2" --amp-shard-optimizer="world-size=2" 2>&1 | FileCheck %s --check-prefix=TWICE
+// bf16 moments round by the element's place in the whole tensor: not sharded.
+// RUN: not amp-opt %s --amp-autodiff --amp-loss-scaling="mode=dynamic" --amp-optimizer="kind=adamw state=bf16" --amp-data-parallel --amp-shard-optimizer="world-size=2" 2>&1 | FileCheck %s --check-prefix=BF16
+// BF16: amp-shard-optimizer: bf16 optimizer state (optimizer-state=bf16) is not sharded
 // NODP: error: amp-shard-optimizer: needs a data-parallel @train_step; run amp-data-parallel first
 // NOSIZE: error: amp-shard-optimizer: world-size must be >= 1, got 0
 // TWICE: error: amp-shard-optimizer: @train_step is already sharded

@@ -110,6 +110,15 @@ TEST(CpuParity, Optimizers) {
                      {{DType::F32, {40000}}, {g, {40000}}, {DType::F32, {40000}}, v, {DType::I64, {}, {3}},
                       {DType::F32, {}, {0.002}}, {DType::F32, {}, {found}}},
                      {{DType::F32, {40000}}, {DType::F32, {40000}}, {DType::F32, {40000}}}, attrs, false);
+        // bf16 moments (stochastically rounded): an odd count, so the threads' ranges start
+        // inside a 4-element Philox group.
+        AttrMap seeded = attrs;
+        seeded.set("rounding_seed", int64_t{12345});
+        Operand vb{DType::BF16, {40001}, v.values};
+        expectParity("amp.adam_update",
+                     {{DType::F32, {40001}}, {g, {40001}}, {DType::BF16, {40001}}, vb, {DType::I64, {}, {3}},
+                      {DType::F32, {}, {0.002}}, {DType::F32, {}, {found}}},
+                     {{DType::F32, {40001}}, {DType::BF16, {40001}}, {DType::BF16, {40001}}}, seeded, false);
         expectParity("amp.sgd_update",
                      {{DType::F32, {40000}}, {g, {40000}}, {DType::F32, {}, {0.1}}, {DType::F32, {}, {found}},
                       {DType::F32, {40000}}},

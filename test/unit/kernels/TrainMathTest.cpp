@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/math/TrainMath.h"
@@ -203,6 +204,56 @@ TEST(CudaTrainMath, StepCountersAndScheduleMatch) {
         EXPECT_EQ(bitsOf(amp_lr_schedule(cosine, 0.01, warmup, 100, 0.001, step)), bitsOf(ref[0].as<float>()[0]))
             << (cosine ? "cosine" : "constant") << " warmup " << warmup << " step " << step;
       }
+}
+
+}  // namespace
+}  // namespace amp::rt
+
+namespace amp::rt {
+namespace {
+
+// Stochastic rounding to bf16 (bf16 Adam moments): over all 2^16 random values an f32 rounds up
+// exactly (its bits below bf16) times, so the mean of the results is the f32 itself, exactly.
+TEST(StochasticRounding, EveryRandomValueTogetherGivesTheValueItself) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<uint32_t> any;
+  std::vector<float> values = {1.0f, 0.999f, -0.999f, 1e-30f, -3.5e38f, 6.1e-5f, 1.0f + 0x1p-20f,
+                               std::numeric_limits<float>::denorm_min()};
+  for (int i = 0; i < 200; ++i) {
+    float x;
+    const uint32_t u = any(rng) & 0xfeffffffu;  // finite: exponent field below all-ones
+    std::memcpy(&x, &u, 4);
+    values.push_back(x);
+  }
+  for (float x : values) {
+    const uint32_t u = bitsOf(x), low = u & 0xffffu, down = u >> 16;
+    uint32_t ups = 0;
+    for (uint32_t r = 0; r < 65536; ++r) {
+      const uint32_t got = amp_sr_bf16(u, r);
+      ASSERT_TRUE(got == down || got == down + 1) << x << " r=" << r;
+      ups += got == down + 1;
+    }
+    EXPECT_EQ(ups, low) << x;  // P(up) = low / 2^16: E[result] = x
+  }
+}
+
+TEST(StochasticRounding, RepresentableValuesAndSpecials) {
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const uint32_t u = h << 16;
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    for (uint32_t r : {0u, 1u, 0x8000u, 0xffffu}) {
+      const uint32_t got = amp_sr_bf16(u, r);
+      if (nan) EXPECT_TRUE((got & 0x7fffu) > 0x7f80u && (got & 0x40u) && (got >> 15) == (h >> 15)) << h;
+      else EXPECT_EQ(got, h) << h;  // every bf16 value (infinities, zeros, subnormals) is kept exactly
+    }
+  }
+  // NaN whose payload lies only below bf16's mantissa stays NaN (not inf); r's upper bits are ignored.
+  EXPECT_EQ(amp_sr_bf16(0x7f800001u, 0xffffu), 0x7fc0u);
+  EXPECT_EQ(amp_sr_bf16(0xff800001u, 0u), 0xffc0u);
+  EXPECT_EQ(amp_sr_bf16(bitsOf(1.0f + 0x1p-9f), 0xffff0000u), bitsOf(1.0f) >> 16);
+  // Past bf16's largest finite value only a carry reaches inf.
+  EXPECT_EQ(amp_sr_bf16(0x7f7fffffu, 0u), 0x7f7fu);
+  EXPECT_EQ(amp_sr_bf16(0x7f7fffffu, 1u), 0x7f80u);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // clip_grad_norm_), bitwise checks of the documented f32 order, and the found_inf guard.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "TrainTestUtil.h"
@@ -288,6 +289,97 @@ TEST(Adam, RejectsStepZeroOnAnAppliedStepButNotOnASkippedOne) {
   Tensor one = i64s(1);
   EXPECT_FALSE(run("amp.adam_update", {&p, &g, &m, &v, &one, &lr, &clean}, bad,
                    {typeOf(p), typeOf(m), typeOf(v)}).ok());
+}
+
+//===----------------------------------------------------------------------===//
+// bf16 moments (--optimizer-state=bf16)
+//===----------------------------------------------------------------------===//
+
+Tensor toBf16(const Tensor& t) {
+  Tensor out(DType::BF16, t.shape());
+  convertBuffer(DType::F32, t.data(), DType::BF16, out.data(), t.numel());
+  return out;
+}
+Tensor toF32(const Tensor& t) {
+  Tensor out(DType::F32, t.shape());
+  convertBuffer(t.dtype(), t.data(), DType::F32, out.data(), t.numel());
+  return out;
+}
+
+// The update reads bf16 moments widened exactly and computes as with f32 moments: the param is the
+// f32-state update's on the widened moments, bit for bit, and each stored moment is one of the two
+// bf16 neighbours of the f32 moment that update computed (the one below or the one above).
+TEST(AdamBf16State, ParamIsTheF32UpdateAndMomentsItsBf16Neighbours) {
+  const int n = 4096;
+  Tensor p = f32t({n}, randomF32(n, -3, 3, 41)), g = f32t({n}, randomF32(n, -1, 1, 42));
+  Tensor m = toBf16(f32t({n}, randomF32(n, -0.5, 0.5, 43))), v = toBf16(f32t({n}, randomF32(n, 0, 0.5, 44)));
+  for (bool decoupled : {false, true}) {
+    AdamCfg cfg{0.9, 0.999, 1e-8, 0.05, decoupled};
+    AttrMap attrs = cfg.attrs();
+    attrs.set("rounding_seed", int64_t{9});
+    Tensor stepT = i64s(5), lrT = f32s(2e-3f), clean = f32s(0);
+    auto got = runOk("amp.adam_update", {&p, &g, &m, &v, &stepT, &lrT, &clean}, attrs,
+                     {typeOf(p), typeOf(m), typeOf(v)});
+    auto wide = adam(p, g, toF32(m), toF32(v), 5, 2e-3f, 0.0f, cfg);
+    ASSERT_EQ(got.size(), 3u);
+    ASSERT_EQ(got[1].dtype(), DType::BF16);
+    int roundedUp = 0;
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(bits(got[0].as<float>()[i]), bits(wide[0].as<float>()[i])) << i;
+      for (int k : {1, 2}) {
+        const uint32_t f = bits(wide[k].as<float>()[i]);
+        const uint16_t b = got[k].as<uint16_t>()[i];
+        ASSERT_TRUE(b == (f >> 16) || b == (f >> 16) + 1) << "moment " << k << " element " << i;
+        roundedUp += b != (f >> 16);
+      }
+    }
+    EXPECT_GT(roundedUp, n / 4);  // random, not truncation
+    EXPECT_LT(roundedUp, 2 * n - n / 4);
+    // The same seed and step give the same bits; another seed others.
+    auto again = runOk("amp.adam_update", {&p, &g, &m, &v, &stepT, &lrT, &clean}, attrs,
+                       {typeOf(p), typeOf(m), typeOf(v)});
+    EXPECT_EQ(std::memcmp(again[1].data(), got[1].data(), got[1].nbytes()), 0);
+    attrs.set("rounding_seed", int64_t{10});
+    auto other = runOk("amp.adam_update", {&p, &g, &m, &v, &stepT, &lrT, &clean}, attrs,
+                       {typeOf(p), typeOf(m), typeOf(v)});
+    EXPECT_NE(std::memcmp(other[1].data(), got[1].data(), got[1].nbytes()), 0);
+  }
+}
+
+// Why the rounding is stochastic: with beta2 = 0.999 and zero gradients, v' = 0.999·v is within
+// half a bf16 ulp of v, so round-to-nearest would keep v = 1 forever. Stochastically rounded, the
+// mean of 65,536 elements after one step is 0.999 within 4 standard deviations (each element is
+// 1 or 0.99609375).
+TEST(AdamBf16State, SecondMomentDecaysOnAverage) {
+  const int n = 65536;
+  Tensor p(DType::F32, {n}), g(DType::F32, {n});
+  Tensor m = toBf16(f32t({n}, std::vector<float>(n, 0.0f))), v = toBf16(f32t({n}, std::vector<float>(n, 1.0f)));
+  AttrMap attrs = AdamCfg{}.attrs();
+  attrs.set("rounding_seed", int64_t{3});
+  Tensor stepT = i64s(2), lrT = f32s(1e-3f), clean = f32s(0);
+  auto out = runOk("amp.adam_update", {&p, &g, &m, &v, &stepT, &lrT, &clean}, attrs, {typeOf(p), typeOf(m), typeOf(v)});
+  const Tensor vOut = toF32(out[2]);
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) sum += vOut.as<float>()[i];
+  const double mean = sum / n, x = static_cast<double>(0.999f), lo = 0.99609375;
+  const double q = (x - lo) / (1.0 - lo), sigma = (1.0 - lo) * std::sqrt(q * (1 - q) / n);
+  EXPECT_NEAR(mean, x, 4 * sigma);
+  EXPECT_LT(mean, 0.9995);  // round-to-nearest would give exactly 1
+}
+
+TEST(AdamBf16State, SkippedStepKeepsTheMomentsAndMixedMomentTypesAreRefused) {
+  Tensor p = f32t({3}, {1, 2, 3}), g = f32t({3}, {1, 1, 1});
+  Tensor m = toBf16(f32t({3}, {0.1f, -0.2f, 0.3f})), v = toBf16(f32t({3}, {0.01f, 0.02f, 0.03f}));
+  Tensor stepT = i64s(4), lrT = f32s(0.1f), inf = f32s(1), clean = f32s(0);
+  auto out = runOk("amp.adam_update", {&p, &g, &m, &v, &stepT, &lrT, &inf}, {}, {typeOf(p), typeOf(m), typeOf(v)});
+  EXPECT_EQ(std::memcmp(out[1].data(), m.data(), m.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(out[2].data(), v.data(), v.nbytes()), 0);
+  Tensor vf = toF32(v);
+  auto mixed = run("amp.adam_update", {&p, &g, &m, &vf, &stepT, &lrT, &clean}, {}, {typeOf(p), typeOf(m), typeOf(vf)});
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(std::string(mixed.status().message()).find("exp_avg_sq (operand 3) must be f32 or bf16 like the other moment"),
+            std::string::npos)
+      << mixed.status();
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,7 @@
 #include "runtime/devices/cpu/kernels/NonFiniteScan.h"
 #include "runtime/devices/cpu/kernels/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
+#include "runtime/kernels/math/ShapeMath.h"
 #include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
@@ -315,7 +316,28 @@ class ClipGradsStep final : public CpuStep {
 struct AdamConfig {
   double beta1, beta2, eps, wd;
   bool decoupled;
+  DType moments;         // f32, or bf16 (stochastically rounded, amp.adam_update)
+  uint64_t roundingSeed;
 };
+
+// The bf16 moments of elements [i0, i0 + n) rounded stochastically from their f32 values m, v
+// (m[0] is element i0): element i takes word i % 4 of the dropout stream's Philox group i / 4
+// under the update's seed (TrainMath.h), one Philox call per group.
+void roundMomentsToBf16(const float* m, const float* v, uint64_t seed, uint64_t step, int64_t i0, int64_t n,
+                        uint16_t* mOut, uint16_t* vOut) {
+  unsigned words[4];
+  uint64_t group = ~uint64_t{0};
+  for (int64_t k = 0; k < n; ++k) {
+    const uint64_t i = static_cast<uint64_t>(i0 + k);
+    if (i / 4 != group) amp_drop_group_bits(seed, step, group = i / 4, words);
+    const unsigned word = words[i % 4];
+    uint32_t mf, vf;
+    std::memcpy(&mf, &m[k], 4);
+    std::memcpy(&vf, &v[k], 4);
+    mOut[k] = amp_sr_bf16(mf, amp_sr_m_bits(word));
+    vOut[k] = amp_sr_bf16(vf, amp_sr_v_bits(word));
+  }
+}
 
 class AdamStep final : public CpuStep {
  public:
@@ -325,11 +347,11 @@ class AdamStep final : public CpuStep {
         prologue_(prologue) {}
   bool elementwiseInPlace() const override { return true; }
   absl::Status run(BufferPtrs ptr) override {
-    const size_t bytes = static_cast<size_t>(n_) * 4;
+    const size_t bytes = static_cast<size_t>(n_) * 4, momentBytes = static_cast<size_t>(n_) * dtypeSize(cfg_.moments);
     if (scalarF32(ptr, in_[6]) != 0.0f) {  // skipped step: every state bit for bit
       passThrough(ptr[in_[0]], ptr[out_[0]], bytes);
-      passThrough(ptr[in_[2]], ptr[out_[1]], bytes);
-      passThrough(ptr[in_[3]], ptr[out_[2]], bytes);
+      passThrough(ptr[in_[2]], ptr[out_[1]], momentBytes);
+      passThrough(ptr[in_[3]], ptr[out_[2]], momentBytes);
       prologue_.writeCopy(reinterpret_cast<const float*>(ptr[out_[0]]), prologue_.copyTarget(ptr), 0, n_);
       return absl::OkStatus();
     }
@@ -355,20 +377,29 @@ class AdamStep final : public CpuStep {
     k.decoupled = cfg_.decoupled;
     const VectorPath path = hostVectorPath(kOptimizerNeeds);
     const float* pin = reinterpret_cast<const float*>(ptr[in_[0]]);
-    const float* min = reinterpret_cast<const float*>(ptr[in_[2]]);
-    const float* vin = reinterpret_cast<const float*>(ptr[in_[3]]);
     float* p = reinterpret_cast<float*>(ptr[out_[0]]);
-    float* m = reinterpret_cast<float*>(ptr[out_[1]]);
-    float* v = reinterpret_cast<float*>(ptr[out_[2]]);
     const uint8_t* g = ptr[in_[1]];
     uint8_t* copy = prologue_.copyTarget(ptr);
     const DType gt = gradType_;
+    const bool compact = cfg_.moments == DType::BF16;
     parallelFor(n_, kGrain, [&](int64_t begin, int64_t end) {
-      alignas(64) float gb[512];
+      alignas(64) float gb[512], mb[512], vb[512];
       for (int64_t i0 = begin; i0 < end; i0 += 512) {
         const int64_t n = std::min<int64_t>(512, end - i0);
         const float* gk = prologue_.gradientBlock(gt, g, i0, n, gb);
-        adamUpdateBlock(path, k, {gk, pin + i0, min + i0, vin + i0, p + i0, m + i0, v + i0}, n);
+        if (!compact) {
+          const float* min = reinterpret_cast<const float*>(ptr[in_[2]]) + i0;
+          const float* vin = reinterpret_cast<const float*>(ptr[in_[3]]) + i0;
+          float* m = reinterpret_cast<float*>(ptr[out_[1]]) + i0;
+          float* v = reinterpret_cast<float*>(ptr[out_[2]]) + i0;
+          adamUpdateBlock(path, k, {gk, pin + i0, min, vin, p + i0, m, v}, n);
+        } else {  // widen the block's bf16 moments, update in f32, round them back stochastically
+          convertBuffer(DType::BF16, ptr[in_[2]] + i0 * 2, DType::F32, mb, n);
+          convertBuffer(DType::BF16, ptr[in_[3]] + i0 * 2, DType::F32, vb, n);
+          adamUpdateBlock(path, k, {gk, pin + i0, mb, vb, p + i0, mb, vb}, n);
+          roundMomentsToBf16(mb, vb, cfg_.roundingSeed, static_cast<uint64_t>(step), i0, n,
+                             reinterpret_cast<uint16_t*>(ptr[out_[1]]) + i0, reinterpret_cast<uint16_t*>(ptr[out_[2]]) + i0);
+        }
         // The low-precision weight copy, from the block just updated while it is in cache.
         prologue_.writeCopy(p, copy, i0, n);
       }
@@ -558,14 +589,18 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     if (p.dtype != DType::F32) return c.error("param (operand 0) must be an f32 master weight");
     if (!isComputeFloat(c.operand(1).dtype) || c.operand(1).shape != p.shape)
       return c.error("grad (operand 1) must be a float tensor with the param's shape");
-    if (!sameAs(2, p, DType::F32) || !sameAs(3, p, DType::F32)) return c.error("exp_avg and exp_avg_sq must be f32 like the param");
+    const DType moments = c.operand(2).dtype;
+    if ((moments != DType::F32 && moments != DType::BF16) || !sameAs(2, p, moments) || !sameAs(3, p, moments))
+      return c.error("exp_avg and exp_avg_sq must both be f32 or both bf16, with the param's shape");
     if (!isScalar(c.operand(4), DType::I64) || !isScalar(c.operand(5), DType::F32) || !isScalar(c.operand(6), DType::F32))
       return c.error("expected scalar step i64, lr f32 and found_inf f32");
     for (size_t r = 0; r < 3; ++r)
-      if (c.result(r).dtype != DType::F32 || c.result(r).shape != p.shape) return c.error("results must be f32 like the param");
+      if (c.result(r).dtype != (r == 0 ? DType::F32 : moments) || c.result(r).shape != p.shape)
+        return c.error("results must be typed like the param and its moments");
     auto a = c.step.typedAttrs<AdamUpdateAttrs>();
     if (!a.ok()) return a.status();
-    const AdamConfig cfg{a->beta1, a->beta2, a->eps, a->weightDecay, a->decoupled};
+    const AdamConfig cfg{a->beta1,     a->beta2, a->eps, a->weightDecay, a->decoupled, moments,
+                         static_cast<uint64_t>(a->roundingSeed)};
     return std::unique_ptr<CpuStep>(
         new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op, UpdatePrologue(*layout, c.step, c.plan)));
   }
