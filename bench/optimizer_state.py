@@ -67,7 +67,7 @@ def train(binDir, work, name, model, flags, data, lr, precision, state, steps):
     run([os.path.join(binDir, "ampc"), model, "--train", "--precision=" + precision, "--optimizer=adamw",
          "--lr=%g" % lr, "--optimizer-state=" + state, "-o", bundle] + flags)
     summary = bundle + ".summary.json"
-    run([os.path.join(binDir, "amp-run"), bundle, "--device=cpu", "--steps=%d" % steps, "--log-every=0",
+    run([os.path.join(binDir, "amp-run"), bundle, "--device=cpu", "--steps=%d" % steps, "--log-every=100",
          "--summary=" + summary] + data)
     with open(summary) as f:
         return json.load(f)

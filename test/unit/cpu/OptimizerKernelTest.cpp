@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/devices/cpu/kernels/StochasticRounding.h"
+#include "runtime/kernels/math/ShapeMath.h"
 #include "test/unit/cpu/HostVectorPaths.h"
 #include "runtime/devices/cpu/kernels/OptimizerKernels.h"
 #include "test/unit/cpu/ParityUtil.h"
@@ -340,3 +342,28 @@ TEST(OptimizerKernel, UpdateStepsMatchTheReference) {
 
 }  // namespace
 }  // namespace amp::rt
+
+namespace amp::rt::cpu {
+namespace {
+
+// The bf16 moments' rounding words: the blocked Philox gives the one-group-at-a-time stream's
+// words (ShapeMath.h, which the reference's and CUDA's dropout use), whatever the block's start,
+// length and seed, including groups that cross 2^32 and steps above 2^32.
+TEST(PhiloxGroups, EqualsTheDropoutStreamGroupByGroup) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 200; ++trial) {
+    const uint64_t seed = rng(), step = trial % 3 == 0 ? rng() : rng() % 100000;
+    const uint64_t first = trial % 4 == 0 ? (uint64_t{1} << 32) - 5 : rng() % (uint64_t{1} << 40);
+    const int64_t groups = 1 + static_cast<int64_t>(rng() % 150);
+    std::vector<uint32_t> words(4 * groups);
+    philoxGroups(seed, step, first, groups, words.data());
+    for (int64_t k = 0; k < groups; ++k) {
+      unsigned want[4];
+      amp_drop_group_bits(seed, step, first + static_cast<uint64_t>(k), want);
+      for (int l = 0; l < 4; ++l) ASSERT_EQ(words[4 * k + l], want[l]) << "trial " << trial << " group " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amp::rt::cpu

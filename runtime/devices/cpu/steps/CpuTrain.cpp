@@ -15,7 +15,7 @@
 #include "runtime/devices/cpu/kernels/NonFiniteScan.h"
 #include "runtime/devices/cpu/kernels/OptimizerKernels.h"
 #include "runtime/numerics/Convert.h"
-#include "runtime/kernels/math/ShapeMath.h"
+#include "runtime/devices/cpu/kernels/StochasticRounding.h"
 #include "runtime/kernels/math/TrainMath.h"
 #include "runtime/plan/UpdateLayout.h"
 
@@ -320,23 +320,17 @@ struct AdamConfig {
   uint64_t roundingSeed;
 };
 
-// The bf16 moments of elements [i0, i0 + n) rounded stochastically from their f32 values m, v
-// (m[0] is element i0): element i takes word i % 4 of the dropout stream's Philox group i / 4
-// under the update's seed (TrainMath.h), one Philox call per group.
+// The bf16 moments of elements [i0, i0 + n) (n <= 512) rounded stochastically from their f32
+// values m, v (m[0] is element i0): element i takes word i % 4 of the dropout stream's Philox
+// group i / 4 under the update's seed (TrainMath.h), the block's groups computed together.
 void roundMomentsToBf16(const float* m, const float* v, uint64_t seed, uint64_t step, int64_t i0, int64_t n,
                         uint16_t* mOut, uint16_t* vOut) {
-  unsigned words[4];
-  uint64_t group = ~uint64_t{0};
-  for (int64_t k = 0; k < n; ++k) {
-    const uint64_t i = static_cast<uint64_t>(i0 + k);
-    if (i / 4 != group) amp_drop_group_bits(seed, step, group = i / 4, words);
-    const unsigned word = words[i % 4];
-    uint32_t mf, vf;
-    std::memcpy(&mf, &m[k], 4);
-    std::memcpy(&vf, &v[k], 4);
-    mOut[k] = amp_sr_bf16(mf, amp_sr_m_bits(word));
-    vOut[k] = amp_sr_bf16(vf, amp_sr_v_bits(word));
-  }
+  alignas(64) uint32_t words[4 * (512 / 4 + 1)];
+  const uint64_t first = static_cast<uint64_t>(i0) / 4, last = static_cast<uint64_t>(i0 + n - 1) / 4;
+  philoxGroups(seed, step, first, static_cast<int64_t>(last - first + 1), words);
+  const uint32_t* blockWords = words + (static_cast<uint64_t>(i0) - 4 * first);  // element i0's word
+  roundToBf16Stochastic(m, blockWords, 0, n, mOut);   // low 16 bits: exp_avg
+  roundToBf16Stochastic(v, blockWords, 16, n, vOut);  // high 16 bits: exp_avg_sq
 }
 
 class AdamStep final : public CpuStep {
