@@ -78,3 +78,7 @@ def test_bad_options():
         ampc.compile(MLP_MLIR, loss="mse")
     with pytest.raises(FileNotFoundError):
         ampc.compile("/nonexistent/model.onnx")
+    with pytest.raises(ValueError, match=r"AdamW\(state=\) must be 'f32' or 'bf16'"):
+        ampc.compile(MLP_MLIR, optimizer=ampc.AdamW(state="fp8"))
+    with pytest.raises(ampc.CompileError, match="state=bf16 runs on cpu targets"):
+        ampc.compile(MLP_MLIR, optimizer=ampc.AdamW(state="bf16"), target="cuda:sm_90")
