@@ -26,8 +26,8 @@ build/bin/amp-bench-gemm (its JSON printed as a table), followed by
 
 and, for the activation-dominated models (bench/memory_targets.py), M1 bf16 peak <= 0.6x f32 peak
 (default flags: ampc --train recomputes with --remat=auto; M1off, information: both compiled
-with --remat=off)
-and M2 amp-remat: under --memory-budget the bf16 peak <= 0.5x the unconstrained one at <= 1.35x
+with --remat=off), M3 the bf16 peak with --optimizer-state=bf16 (Adam's moments in bf16) <= 0.6x
+the f32 peak, and M2 amp-remat: under --memory-budget the bf16 peak <= 0.5x the unconstrained one at <= 1.35x
 the step time, losses bit for bit.
 
 Numbers are medians of one run on a possibly busy machine: the load average is printed with them.
@@ -415,7 +415,7 @@ def gemm_report(bindir, threads):
 
 
 def memory_report(args, tools, steps_for, all_results, summary):
-    """M1 and M2 (bench/memory_targets.py) for the activation-dominated models among --models."""
+    """M1, M3 and M2 (bench/memory_targets.py) for the activation-dominated models among --models."""
     models = [m for m in args.models.split(",") if m in memory_targets.ACTIVATION_DOMINATED]
     if not models:
         return
@@ -431,6 +431,12 @@ def memory_report(args, tools, steps_for, all_results, summary):
                 tools, model_id, result["ours"], steps_for("cpu", model_id), args.ampc_arg, args.torch_python))
         except (ValueError, OSError) as e:
             targets.append(("M1off", "N/A", str(e)[:300]))
+        try:
+            m3 = memory_targets.compact_state_against_f32(
+                tools, model_id, result["ours"], steps_for("cpu", model_id), args.ampc_arg, args.torch_python)
+            targets.append(("M3",) + (m3 if m3 else ("N/A", "no cpu f32 run of ours")))
+        except (ValueError, OSError) as e:
+            targets.append(("M3", "N/A", str(e)[:300]))
         try:
             status, text, details = memory_targets.remat_under_budget(
                 tools, model_id, steps_for("cpu", model_id), args.ampc_arg, args.torch_python)
