@@ -292,7 +292,7 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAd
     below bf16's mantissa and the rest truncated, so a value rounds up with probability equal to
     its distance from the value below (unbiased; with round-to-nearest v' = fl(v·β2 + ...) would
     stop decaying once (1 − β2)·v is under half a bf16 ulp). Element i of the update at step
-    `step` takes word i mod 4 of Philox4x32-10 under key `rounding_seed` and counter
+    `step` takes word i mod 4 of Philox4x32-10 under key `rounding_seed` (0 when absent) and counter
     (i / 4, step), the dropout stream: its low 16 bits round m', its high 16 bits v'. A NaN stays
     a quiet NaN; a bf16-representable value is stored exactly. The syntax names bf16 moments
     after the types: `: tensor<4x3xf32>, tensor<4x3xf32> moments(bf16)`.
@@ -320,7 +320,7 @@ def Amp_AdamUpdateOp : Amp_Op<"adam_update", [Amp_MultiTensorStep, InferTypeOpAd
                        DefaultValuedAttr<Amp_NonNegativeF64Attr, "0.0">:$weight_decay,
                        DefaultValuedAttr<BoolAttr, "false">:$decoupled,
                        OptionalAttr<Amp_PositiveF64Attr>:$max_norm, OptionalAttr<TypeAttr>:$weight_copy,
-                       DefaultValuedAttr<I64Attr, "0">:$rounding_seed);
+                       OptionalAttr<I64Attr>:$rounding_seed);
   let results = (outs Amp_F32Tensor:$new_param, Amp_MomentTensor:$new_exp_avg,
                       Amp_MomentTensor:$new_exp_avg_sq, Optional<Amp_FloatTensor>:$new_weight_copy);
   let assemblyFormat = [{

@@ -34,7 +34,7 @@ struct AdamUpdateAttrs {
   bool decoupled = false;
   std::optional<double> maxNorm;
   std::optional<DType> weightCopy;
-  int64_t roundingSeed = 0;
+  std::optional<int64_t> roundingSeed;
 
   static absl::StatusOr<AdamUpdateAttrs> decode(const AttrMap& attrs);
 };

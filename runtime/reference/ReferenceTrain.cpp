@@ -398,7 +398,8 @@ absl::StatusOr<std::vector<Tensor>> evalAdamUpdate(const OpCall& c) {
     uint16_t* mb = out[1].as<uint16_t>();
     uint16_t* vb = out[2].as<uint16_t>();
     for (size_t k = 0; k < g.size(); ++k) {
-      const uint32_t word = dropoutBits(static_cast<uint64_t>(a.roundingSeed), static_cast<uint64_t>(step), k);
+      const uint32_t word = dropoutBits(static_cast<uint64_t>(a.roundingSeed.value_or(0)),
+                                         static_cast<uint64_t>(step), k);
       uint32_t mf, vf;
       std::memcpy(&mf, &m[k], 4);
       std::memcpy(&vf, &v[k], 4);

@@ -396,6 +396,9 @@ TEST(CpuLibraryOpParity, Conv2dAndItsGradients) {
       {{2, 1, 28, 28}, {8, 1, 7, 7}, {2, 8, 14, 14}, convAttrs({2, 2}, {3, 3}, {1, 1}, 1), 1},  // 7x7 stride 2 stem
       {{1, 1, 4, 4}, {2, 1, 5, 5}, {1, 2, 4, 4}, convAttrs({1, 1}, {2, 2}, {1, 1}, 1), 1},     // kernel > input
       {{8, 16, 28, 28}, {32, 16, 3, 3}, {8, 32, 28, 28}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1), 1},  // threads
+      {{2, 32, 7, 7}, {128, 32, 3, 3}, {2, 128, 7, 7}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1), 1},  // squeezenet fire at 7x7
+      {{2, 512, 3, 3}, {10, 512, 1, 1}, {2, 10, 3, 3}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1), 1},  // padded oc
+      {{2, 3, 64, 64}, {64, 3, 3, 3}, {2, 64, 31, 31}, convAttrs({2, 2}, {0, 0}, {1, 1}, 1), 1},  // squeezenet stem
   };
   double worstF32 = 0.0;
   std::map<DType, double> worst;

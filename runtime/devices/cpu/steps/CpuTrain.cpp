@@ -594,7 +594,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeTrainStep(const StepContext& c) {
     auto a = c.step.typedAttrs<AdamUpdateAttrs>();
     if (!a.ok()) return a.status();
     const AdamConfig cfg{a->beta1,     a->beta2, a->eps, a->weightDecay, a->decoupled, moments,
-                         static_cast<uint64_t>(a->roundingSeed)};
+                         static_cast<uint64_t>(a->roundingSeed.value_or(0))};
     return std::unique_ptr<CpuStep>(
         new AdamStep(in, out, c.operand(1).dtype, p.numel(), cfg, op, UpdatePrologue(*layout, c.step, c.plan)));
   }
