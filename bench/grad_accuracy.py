@@ -28,6 +28,12 @@ import tempfile
 
 import numpy as np
 
+# ampc's tools run with the environment as given (scripts/cpu-level-tests.sh lowers them with
+# AMP_CPU_FEATURES and ONEDNN_MAX_CPU_ISA); the oracle does not: capped at AVX2, torch 1.13's
+# oneDNN has no bf16 convolution and its autocast reference would be missing (NaN).
+AMPC_ENV = dict(os.environ)
+os.environ.pop("ONEDNN_MAX_CPU_ISA", None)
+
 try:
     import torch
     import torchvision
@@ -204,17 +210,28 @@ def torch_grads(model, x, y, dtype):
     return g
 
 
+BF16_DRAWS = 4
+
+
 def autocast_bf16_error(model, x, y, loss64):
-    """PyTorch's own bf16 loss (torch.autocast("cpu", bfloat16), training mode) relative to f64's; NaN
-    where torch 1.13's CPU autocast cannot run the model (convnext's LayerNorm2d mixes types)."""
+    """PyTorch's own bf16 loss (torch.autocast("cpu", bfloat16), training mode) relative to f64's,
+    the largest over the batch as given and BF16_DRAWS copies moved by about one bf16 ulp
+    (x * (1 + 2^-9 N(0, 1))): in deep nets with batch norms over few values (layer4 of a ResNet at
+    batch 4) the bf16 loss error moves 3x between such equally valid bf16 roundings of the batch,
+    and ampc's error (on any CPU level) is held to that spread, not to one lucky draw. NaN where
+    torch 1.13's CPU autocast cannot run the model (convnext's LayerNorm2d mixes types)."""
     m = copy.deepcopy(model).float()
     m.train()
-    try:
-        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-            loss = torch.nn.functional.cross_entropy(m(x).float(), y).item()
-    except RuntimeError:
-        return float("nan")
-    return abs(loss - loss64) / abs(loss64)
+    worst = 0.0
+    for k in range(1 + BF16_DRAWS):
+        d = x if k == 0 else x * (1 + 2.0**-9 * torch.randn(x.shape, generator=torch.Generator().manual_seed(200 + k)))
+        try:
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = torch.nn.functional.cross_entropy(m(d).float(), y).item()
+        except RuntimeError:
+            return float("nan")
+        worst = max(worst, abs(loss - loss64) / abs(loss64))
+    return worst
 
 
 def distance(have, want):
@@ -250,21 +267,21 @@ def measure(name, bin_dir, device, work):
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False)
     np.save(path + ".y.npy", y.numpy().astype(np.int64))
     subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
-                    "--precision=f32", "-o", path + ".ampx"], check=True)
+                    "--precision=f32", "-o", path + ".ampx"], check=True, env=AMPC_ENV)
     ours_draws = []
     for k, d in enumerate(draws):
         np.save(path + ".x%d.npy" % k, d.numpy())
         subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".ampx", "--device=" + device, "--entry=grads",
                         "--output=" + path + ".g.safetensors", "--input", "x=%s.x%d.npy" % (path, k), "--input",
-                        "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
+                        "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL, env=AMPC_ENV)
         ours_draws.append({k: v.ravel() for k, v in read_arrays(path + ".g.safetensors", only_f32=True).items()})
     np.save(path + ".x.npy", x.numpy())
     # One bf16 training step (train_step: forward, backward, unscale/check, AdamW) on the same batch.
     subprocess.run([os.path.join(bin_dir, "ampc"), path + ".onnx", "--loss=cross_entropy:logits", "--train",
-                    "--precision=bf16", "-o", path + ".bf16.ampx"], check=True)
+                    "--precision=bf16", "-o", path + ".bf16.ampx"], check=True, env=AMPC_ENV)
     subprocess.run([os.path.join(bin_dir, "amp-run"), path + ".bf16.ampx", "--device=" + device, "--entry=train_step",
                     "--output=" + path + ".bf16.safetensors", "--input", "x=" + path + ".x.npy", "--input",
-                    "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL)
+                    "label=" + path + ".y.npy"], check=True, stdout=subprocess.DEVNULL, env=AMPC_ENV)
     step = read_arrays(path + ".bf16.safetensors")
     bf16_loss, found_inf = float(step["loss"].ravel()[0]), float(step["found_inf"].ravel()[0])
     ratios, kinked, ours_d, torch_d = [], [], [], []
