@@ -28,11 +28,11 @@ import tempfile
 
 import numpy as np
 
-# ampc's tools run with the environment as given (scripts/cpu-level-tests.sh lowers them with
-# AMP_CPU_FEATURES and ONEDNN_MAX_CPU_ISA); the oracle does not: capped at AVX2, torch 1.13's
-# oneDNN has no bf16 convolution and its autocast reference would be missing (NaN).
+# scripts/cpu-level-tests.sh lowers ampc's tools with AMP_CPU_FEATURES and ONEDNN_MAX_CPU_ISA;
+# PyTorch's f32 and f64 gradients run under the same oneDNN cap, as on a machine of that level.
+# Its autocast bf16 reference runs in a worker without the cap (autocast_bf16_error): capped at
+# AVX2, torch 1.13's oneDNN has no bf16 convolution and the reference would be missing (NaN).
 AMPC_ENV = dict(os.environ)
-os.environ.pop("ONEDNN_MAX_CPU_ISA", None)
 
 try:
     import torch
@@ -214,6 +214,17 @@ BF16_DRAWS = 4
 
 
 def autocast_bf16_error(model, x, y, loss64):
+    """autocast_bf16_worst in a worker process with oneDNN uncapped (see AMPC_ENV)."""
+    with tempfile.TemporaryDirectory() as d:
+        torch.save({"model": model, "x": x, "y": y, "loss64": float(loss64)}, os.path.join(d, "in.pt"))
+        env = dict(os.environ)
+        env.pop("ONEDNN_MAX_CPU_ISA", None)
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--autocast-worker", os.path.join(d, "in.pt")],
+                              env=env, stdout=subprocess.PIPE, text=True, check=True)
+        return float(done.stdout.strip().splitlines()[-1])
+
+
+def autocast_bf16_worst(model, x, y, loss64):
     """PyTorch's own bf16 loss (torch.autocast("cpu", bfloat16), training mode) relative to f64's,
     the largest over the batch as given and BF16_DRAWS copies moved by about one bf16 ulp
     (x * (1 + 2^-9 N(0, 1))): in deep nets with batch norms over few values (layer4 of a ResNet at
@@ -341,5 +352,8 @@ def main():
         sys.exit(1)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] == ["--autocast-worker"]:
+    job = torch.load(sys.argv[2])
+    print(autocast_bf16_worst(job["model"], job["x"], job["y"], job["loss64"]))
+elif __name__ == "__main__":
     main()
