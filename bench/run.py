@@ -140,8 +140,15 @@ def profile_line(label, profile):
     parts = ["%s %.0f%%" % (c["name"], 100.0 * c["ms"] / total) for c in sorted(cats, key=lambda c: -c["ms"])]
     flop = [c for c in cats if c.get("gflop_per_s")]
     rate = ", ".join("%s %.1f GFLOP/s" % (c["name"], c["gflop_per_s"]) for c in flop)
-    return "  profile %s (train_step %.1f ms): %s%s" % (label, profile["call_ms"], ", ".join(parts),
+    text = "  profile %s (train_step %.1f ms): %s%s" % (label, profile["call_ms"], ", ".join(parts),
                                                        "; " + rate if rate else "")
+    copy = profile.get("copy_gb_per_s")
+    moved = [c for c in cats if not c.get("gflop_per_s") and c.get("gb_per_s")]
+    if copy and moved:  # the memory-bound categories against the STREAM-like copy (their floor)
+        text += "\n    memory (copy %.1f GB/s): %s" % (copy, ", ".join(
+            "%s %.1f GB/s = %.2f of copy" % (c["name"], c["gb_per_s"], c["gb_per_s"] / copy)
+            for c in sorted(moved, key=lambda c: -c["ms"])))
+    return text
 
 
 def model_report(model_id, ours, torch_steps, has_native_bf16, cpu_ok):

@@ -52,6 +52,7 @@ struct EntryProfile {
     double ms = 0;           // per call: the median over the profiled calls
     int64_t operations = 0;  // per call
     double gflop = 0;        // per call: GEMM and convolution arithmetic (2 flops a multiply-add); 0 where not counted
+    double mbytes = 0;       // per call, host devices: each step's operands read once and results written once (stepBytes)
   };
   struct Step {
     size_t index = 0;      // in the entry
@@ -59,11 +60,15 @@ struct EntryProfile {
     std::string category;  // one of `categories`
     double ms = 0;         // median over the profiled calls
     double gflop = 0;
+    double mbytes = 0;     // stepBytes / 1e6
   };
   std::vector<Category> categories;
   std::vector<Step> slowest;  // the slowest steps, slowest first (host devices)
   double callMs = 0;  // one call as it normally runs (the cuda device: its graph), median
   int calls = 0;
+  // The cpu device: a STREAM-like copy's GB/s (bytes read + written) with the device's threads,
+  // the floor each step's bytes are measured against; 0 where not measured.
+  double copyGbPerS = 0;
 };
 
 // Calls that start on a device stream and return without waiting (the cuda device).

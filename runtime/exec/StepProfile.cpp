@@ -1,6 +1,7 @@
 #include "runtime/exec/StepProfile.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace amp::rt {
 namespace {
@@ -97,6 +98,18 @@ double stepFlops(const Plan& plan, const PlanStep& step) {
   }
 }
 
+double stepBytes(const Plan& plan, const PlanStep& step) {
+  double bytes = 0;
+  std::vector<int32_t> seen;
+  for (int32_t id : step.operands) {
+    if (std::find(seen.begin(), seen.end(), id) != seen.end()) continue;
+    seen.push_back(id);
+    bytes += static_cast<double>(plan.buffers[id].byteSize());
+  }
+  for (int32_t id : step.results) bytes += static_cast<double>(plan.buffers[id].byteSize());
+  return bytes;
+}
+
 StepProfiler::StepProfiler(const Plan& plan, const EntryPoint& entry)
     : plan_(plan), entry_(entry), stepMs_(entry.steps.size()) {}
 
@@ -115,11 +128,13 @@ EntryProfile StepProfiler::summary(size_t slowest) const {
     const PlanStep& step = entry_.steps[s];
     if (step.kind == StepKind::Alias || (step.code && *step.code == OpCode::Reshape)) continue;  // views: no work
     const std::string_view category = profileCategory(step);
-    EntryProfile::Step row{s, step.op, step.loc, std::string(category), median(stepMs_[s]), stepFlops(plan_, step) / 1e9};
+    EntryProfile::Step row{s, step.op, step.loc, std::string(category), median(stepMs_[s]),
+                           stepFlops(plan_, step) / 1e9, stepBytes(plan_, step) / 1e6};
     for (auto& c : out.categories)
       if (c.name == category) {
         c.ms += row.ms;
         c.gflop += row.gflop;
+        c.mbytes += row.mbytes;
         ++c.operations;
       }
     steps.push_back(std::move(row));

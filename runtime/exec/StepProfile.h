@@ -32,6 +32,11 @@ std::string_view profileCategory(const PlanStep& step);
 // The multiply-add arithmetic of a GEMM or convolution step, 2 flops each; 0 for other steps.
 double stepFlops(const Plan& plan, const PlanStep& step);
 
+// The memory traffic floor of a step: every distinct operand buffer read once and every result
+// written once, in bytes (views, broadcasts and scalars count their own size). A step moving these
+// bytes at the copy bandwidth is at memory speed; GEMMs and convolutions reread their operands.
+double stepBytes(const Plan& plan, const PlanStep& step);
+
 // Per-step times of the profiled calls of one entry.
 class StepProfiler {
  public:

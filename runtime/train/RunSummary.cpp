@@ -93,6 +93,8 @@ JsonValue profileJson(const EntryProfile& p) {
     row.set("operations", JsonValue::integer(c.operations));
     row.set("gflop", JsonValue::number(c.gflop));
     row.set("gflop_per_s", c.ms > 0 && c.gflop > 0 ? JsonValue::number(c.gflop / (c.ms / 1e3)) : JsonValue());
+    row.set("mbytes", JsonValue::number(c.mbytes));
+    row.set("gb_per_s", c.ms > 0 && c.mbytes > 0 ? JsonValue::number(c.mbytes / c.ms) : JsonValue());
     categories.push(std::move(row));
   }
   out.set("categories", std::move(categories));
@@ -105,12 +107,16 @@ JsonValue profileJson(const EntryProfile& p) {
     row.set("category", JsonValue::string(step.category));
     row.set("ms", JsonValue::number(step.ms));
     row.set("gflop", JsonValue::number(step.gflop));
+    row.set("mbytes", JsonValue::number(step.mbytes));
     slowest.push(std::move(row));
   }
   out.set("slowest_steps", std::move(slowest));
+  out.set("copy_gb_per_s", p.copyGbPerS > 0 ? JsonValue::number(p.copyGbPerS) : JsonValue());
   out.set("counts", JsonValue::string(
       "medians over the profiled calls of train_step on the last batch (params and state put back): each "
-      "category's ms is the sum of its steps' medians; gflop counts GEMM and convolution multiply-adds as 2 flops"));
+      "category's ms is the sum of its steps' medians; gflop counts GEMM and convolution multiply-adds as 2 flops; "
+      "mbytes counts each step's operands read once and results written once, copy_gb_per_s is a STREAM-like "
+      "copy's rate (read + written) on the device's threads (cpu)"));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/NativeCode.h"
 #include "runtime/devices/cpu/SharedArena.h"
+#include "runtime/devices/cpu/kernels/CopyBandwidth.h"
 #include "runtime/exec/NumericsCheck.h"
 #include "runtime/exec/StepProfile.h"
 #include "runtime/reference/ReferenceExecutor.h"
@@ -160,7 +161,9 @@ class CpuEntry final : public PreparedEntry, public EntryProfiler {
   EntryProfiler* profiler() override { return this; }
   // Each profiled call runs as a normal call does, with a clock read around every step.
   absl::StatusOr<EntryProfile> profile(const RunArgs& args, int calls) override {
-    return profileHostCalls(plan_, entry_, calls, [&](double* stepMs) { return runSteps(args, stepMs); });
+    auto profile = profileHostCalls(plan_, entry_, calls, [&](double* stepMs) { return runSteps(args, stepMs); });
+    if (profile.ok()) profile->copyGbPerS = measureCopyBandwidth();
+    return profile;
   }
 
   const void* resultData(size_t r) const override { return ptr_[entry_.results[r]]; }
