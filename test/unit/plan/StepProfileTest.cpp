@@ -88,6 +88,19 @@ TEST(StepProfileTest, SummaryTakesMediansSumsCategoriesAndOrdersTheSlowest) {
   EXPECT_EQ(p.slowest[0].ms, 4.0);
   EXPECT_EQ(p.slowest[1].index, 0u);
   EXPECT_EQ(p.slowest[1].loc, "m.mlir:3:1");
+  // relu reads and writes y in place: 24 floats read, 24 written.
+  const double reluBytes = 2 * 24 * 4;
+  for (const auto& c : p.categories)
+    if (c.name == "elementwise/fused") EXPECT_DOUBLE_EQ(c.mbytes, reluBytes / 1e6);
+}
+
+TEST(StepProfileTest, BytesReadEachDistinctOperandOnceAndWriteEachResult) {
+  Plan plan;
+  const int32_t x = buffer(plan, {1000}), s = buffer(plan, {}), y = buffer(plan, {1000});
+  plan.buffers[y].dtype = DType::BF16;
+  EXPECT_EQ(stepBytes(plan, step("amp.mul", {x, x}, {y})), 4000.0 + 2000.0);  // x twice: read once
+  EXPECT_EQ(stepBytes(plan, step("amp.mul", {x, s}, {y})), 4000.0 + 4.0 + 2000.0);
+  EXPECT_EQ(stepBytes(plan, step("amp.relu", {x}, {x})), 8000.0);  // in place: read and written
 }
 
 }  // namespace
