@@ -58,6 +58,20 @@ AttrMap normAttrs(int64_t ndim, double eps, bool weight, bool bias) {
   return {{"normalized_ndim", ndim}, {"eps", eps}, {"has_weight", weight}, {"has_bias", bias}};
 }
 
+// [37, 300]: varied finite values, but group 3 holds a NaN, group 17 +inf, group 20 -inf and
+// group 30 is constant (variance 0).
+Operand groupsWithNonFinites(DType t) {
+  Operand o{t, {37, 300}, {}};
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  for (int64_t g = 0; g < 37; ++g)
+    for (int64_t j = 0; j < 300; ++j) o.values.push_back(g == 30 ? 1.5 : normal(rng));
+  o.values[3 * 300 + 11] = NAN;
+  o.values[17 * 300 + 299] = INFINITY;
+  o.values[20 * 300] = -INFINITY;
+  return o;
+}
+
 TEST(CpuLibraryOpParity, LayerNormAndRmsNorm) {
   for (DType t : kAllFloats) {
     const Shape x{33, 70}, w{70};
@@ -84,6 +98,12 @@ TEST(CpuLibraryOpParity, LayerNormAndRmsNorm) {
     expectParity("amp.rms_norm", {{t, {1031, 64}}, {t, {64}}}, {{t, {1031, 64}}}, normAttrs(1, 1e-5, true, false), false);
     // One long group.
     expectParity("amp.layer_norm", {{t, {2, 40001}}}, {{t, {2, 40001}}}, normAttrs(1, 1e-5, false, false), false);
+    // Groups run 16 at a time as vector lanes: non-finite values stay in their own group's lane,
+    // and a block of 16 groups is followed by a partial one (37 = 2·16 + 5), rows over 256 (two blocks of the sum).
+    const Operand odd = groupsWithNonFinites(t);
+    // (specials off: a NaN of the weight meeting a group's NaN is a NaN either way, docs/numerics.md)
+    expectParity("amp.layer_norm", {odd, {t, {300}}, {t, {300}}}, {{t, {37, 300}}}, normAttrs(1, 1e-5, true, true), false);
+    expectParity("amp.rms_norm", {odd}, {{t, {37, 300}}}, normAttrs(1, 1e-5, false, false), false);
   }
 }
 
@@ -111,6 +131,13 @@ TEST(CpuLibraryOpParity, NormGradients) {
       expectParity("amp.rms_norm_grad", {{t, big}, {t, bw}, {t, big}}, {{t, big}, {t, bw}},
                    {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
     }
+  }
+  for (DType t : kFloats) {  // non-finite values in some groups' lanes (see LayerNormAndRmsNorm)
+    const Operand odd = groupsWithNonFinites(t);
+    expectParity("amp.layer_norm_grad", {odd, {t, {300}}, {t, {37, 300}}}, {{t, {37, 300}}, {t, {300}}, {t, {300}}},
+                 {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
+    expectParity("amp.rms_norm_grad", {{t, {37, 300}}, odd}, {{t, {37, 300}}, {t, {300}}},
+                 {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
   }
   // No groups: the weight and bias gradients are +0.
   expectParity("amp.layer_norm_grad", {{DType::F32, {0, 7}}, {DType::F32, {7}}, {DType::F32, {0, 7}}},

@@ -1,4 +1,5 @@
-// Per-channel loops over [N, C, S] data (NCHW with S = H·W) with one channel per vector lane.
+// Per-channel loops over [N, C, S] data (NCHW with S = H·W) with one channel per vector lane; the
+// same lanes serve groups of contiguous rows (layer norm, softmax gradients: rowsToLanes).
 //
 // Batch norm sums each channel's M = N·S elements one after another (n-major, then s: the
 // reference's order). Channel by channel that is one long chain of dependent adds, which bound the
@@ -15,6 +16,7 @@
 
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/kernels/TransposeTile.h"
+#include "runtime/kernels/math/SumOrder.h"
 
 namespace amp::rt::cpu {
 
@@ -33,6 +35,42 @@ inline Quad loadQuad(const float* p) {
   return v;
 }
 inline void storeQuad(float* p, Quad v) { std::memcpy(p, &v, sizeof v); }
+
+// A row of kLanes per-lane values (one per channel or row of a block), as kQuads vectors.
+struct Lanes {
+  Quad q[kQuads];
+  float operator[](int64_t l) const { return q[l / 4][l % 4]; }
+};
+
+// Lane by lane, the scalar f32 addition (the sums' `+`, SumOrder.h).
+inline Lanes operator+(const Lanes& a, const Lanes& b) {
+  Lanes v;
+  for (int i = 0; i < kQuads; ++i) v.q[i] = a.q[i] + b.q[i];
+  return v;
+}
+
+// One blocked pairwise sum (runtime/kernels/math/SumOrder.h) per lane, from +0.
+struct LaneSum {
+  AmpBlockedSum<Lanes> sum;
+  LaneSum() { sum.reset(Lanes{}); }
+  void add(const Lanes& v) { sum.add(v); }
+  Lanes result() const { return sum.result(); }
+};
+
+inline Lanes laneLoad(const float* row) {
+  Lanes v;
+  for (int i = 0; i < kQuads; ++i) v.q[i] = loadQuad(row + 4 * i);
+  return v;
+}
+
+// `width` <= kLanes rows of S f32 values (row l at rows + l·ld) as S lane rows:
+// out[s·kLanes + l] = rows[l·ld + s], +0 in lanes at and past `width`. Bit moves through SSE2
+// register blocks (TransposeTile.h).
+inline void rowsToLanes(const float* rows, int64_t ld, int64_t S, int64_t width, float* out) {
+  if (width < kLanes)
+    for (int64_t s = 0; s < S; ++s) std::memset(out + s * kLanes + width, 0, sizeof(float) * (kLanes - width));
+  transpose::tile(reinterpret_cast<const uint32_t*>(rows), ld, reinterpret_cast<uint32_t*>(out), kLanes, S, width);
+}
 
 // Channels [c0, c0 + width) of an [N, C, S] tensor, width <= kLanes.
 struct ChannelBlock {
@@ -61,10 +99,7 @@ inline void gatherLanes(DType t, const uint8_t* x, int64_t N, int64_t C, int64_t
                         float* out) {
   for (int64_t n = 0; n < N; ++n) {
     const float* src = widenRun(t, x, (n * C + blk.c0) * S, blk.width * S, tile);
-    float* dst = out + n * S * kLanes;
-    if (blk.width < kLanes)
-      for (int64_t s = 0; s < S; ++s) std::memset(dst + s * kLanes + blk.width, 0, sizeof(float) * (kLanes - blk.width));
-    transpose::tile(reinterpret_cast<const uint32_t*>(src), S, reinterpret_cast<uint32_t*>(dst), kLanes, S, blk.width);
+    rowsToLanes(src, S, S, blk.width, out + n * S * kLanes);
   }
 }
 

@@ -53,33 +53,6 @@ class LaneOperand {
   float* tile_;
 };
 
-// A row of kLanes per-lane values (one per channel of a block), as kQuads vectors.
-struct Lanes {
-  Quad q[kQuads];
-  float operator[](int64_t l) const { return q[l / 4][l % 4]; }
-};
-
-// Lane by lane, the scalar f32 addition (the sums' `+`, SumOrder.h).
-Lanes operator+(const Lanes& a, const Lanes& b) {
-  Lanes v;
-  for (int i = 0; i < kQuads; ++i) v.q[i] = a.q[i] + b.q[i];
-  return v;
-}
-
-// One blocked pairwise sum per lane, from +0.
-struct LaneSum {
-  AmpBlockedSum<Lanes> sum;
-  LaneSum() { sum.reset(Lanes{}); }
-  void add(const Lanes& v) { sum.add(v); }
-  Lanes result() const { return sum.result(); }
-};
-
-Lanes laneLoad(const float* row) {
-  Lanes v;
-  for (int i = 0; i < kQuads; ++i) v.q[i] = loadQuad(row + 4 * i);
-  return v;
-}
-
 // Per-channel f32 operands [C] as lanes (+0 past the block).
 Lanes laneValues(const float* v, ChannelBlock blk, float pad = 0.0f) {
   alignas(16) float row[kLanes];

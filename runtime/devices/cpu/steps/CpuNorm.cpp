@@ -16,6 +16,7 @@
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExact.h"
+#include "runtime/devices/cpu/steps/ChannelLanes.h"
 #include "runtime/devices/cpu/steps/ColumnSums.h"
 #include "runtime/kernels/math/SumOrder.h"
 
@@ -113,65 +114,55 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool 
 // ReferenceGrad.cpp): f32 sums in the contract's blocked pairwise order (SumOrder.h), n rounded to
 // f32, rstd in f64 rounded once.
 
-struct LayerStats {
-  float mean, rstd;
-};
-
-inline LayerStats layerStats(const float* x, int64_t n, float nf, double eps) {
-  const float mean = amp_blocked_sum(n, [&](int64_t j) { return x[j]; }) / nf;
-  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
-  const float var = amp_blocked_sum(n, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / nf;
-  return {mean, static_cast<float>(1.0 / std::sqrt(double(var) + eps))};
-}
-
-inline float rmsRstd(const float* x, int64_t n, float nf, double eps) {
-  const float sq = amp_blocked_sum(n, [&](int64_t j) { return x[j] * x[j]; });
-  return static_cast<float>(1.0 / std::sqrt(double(sq / nf) + eps));
-}
-
-// kRows groups at once: each group's sums are the same blocked pairwise sums (each block one
-// chain in element order), but kRows independent chains that the core runs side by side, instead
-// of one add latency per element of one group. Only whole blocks of kRows groups take this path (the rows are read in
-// place for f32); a shorter tail goes group by group.
-constexpr int64_t kRows = 8;
-
-template <typename Term>
-inline void rowSums(int64_t n, float* sums, Term term) {
-  AmpSumTree<float> trees[kRows];
-  for (int64_t r = 0; r < kRows; ++r) trees[r].reset();
-  for (int64_t j0 = 0; j0 < n; j0 += AMP_SUM_BLOCK) {
-    const int64_t j1 = std::min<int64_t>(n, j0 + AMP_SUM_BLOCK);
-    float s[kRows] = {};
-    for (int64_t j = j0; j < j1; ++j)
-      for (int64_t r = 0; r < kRows; ++r) s[r] += term(r, j);
-    for (int64_t r = 0; r < kRows; ++r) trees[r].push(s[r]);
-  }
-  for (int64_t r = 0; r < kRows; ++r) sums[r] = trees[r].result(0.0f);
-}
-
-// layerStats / rmsRstd of kRows consecutive groups of x (n elements each).
-inline void normStatsRows(bool rms, const float* x, int64_t n, float nf, double eps, float* mean, float* rstd) {
-  float sq[kRows];
+// Up to kLanes groups at once, one per vector lane (ChannelLanes.h): the block's rows (f32, row l
+// at rows + l·n) are transposed into lane rows `lanes` [n][kLanes], and every lane runs its group's
+// blocked pairwise sums (each block one chain in element order) as the scalar code does, so the
+// statistics are the reference's bits:
+// mean = sum / n, var = (sum of fl(d·d), d = fl(x - mean)) / n, or for rms_norm the sum of fl(x·x)
+// / n, and rstd = f32(1 / sqrt(f64(var) + eps)). The kLanes chains advance side by side instead of
+// one add latency per element of one group.
+void normStatsLanes(bool rms, const float* rows, int64_t width, int64_t n, float nf, double eps, float* lanes,
+                    float* mean, float* rstd) {
+  rowsToLanes(rows, n, n, width, lanes);
+  Lanes sq;
   if (rms) {
-    rowSums(n, sq, [&](int64_t r, int64_t j) { return x[r * n + j] * x[r * n + j]; });
-    for (int64_t r = 0; r < kRows; ++r) mean[r] = 0.0f, rstd[r] = static_cast<float>(1.0 / std::sqrt(double(sq[r] / nf) + eps));
-    return;
+    LaneSum sum;
+    for (int64_t j = 0; j < n; ++j) {
+      const Lanes v = laneLoad(lanes + j * kLanes);
+      Lanes v2;
+      for (int i = 0; i < kQuads; ++i) v2.q[i] = v.q[i] * v.q[i];
+      sum.add(v2);
+    }
+    sq = sum.result();
+    for (int64_t l = 0; l < width; ++l) mean[l] = 0.0f;
+  } else {
+    LaneSum sum, dev;
+    for (int64_t j = 0; j < n; ++j) sum.add(laneLoad(lanes + j * kLanes));
+    const Lanes total = sum.result();
+    Lanes m;
+    for (int i = 0; i < kQuads; ++i) m.q[i] = total.q[i] / nf;
+    for (int64_t j = 0; j < n; ++j) {  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
+      const Lanes v = laneLoad(lanes + j * kLanes);
+      Lanes d2;
+      for (int i = 0; i < kQuads; ++i) {
+        const Quad d = v.q[i] - m.q[i];
+        d2.q[i] = d * d;
+      }
+      dev.add(d2);
+    }
+    sq = dev.result();
+    for (int64_t l = 0; l < width; ++l) mean[l] = m[l];
   }
-  float sum[kRows];
-  rowSums(n, sum, [&](int64_t r, int64_t j) { return x[r * n + j]; });
-  for (int64_t r = 0; r < kRows; ++r) mean[r] = sum[r] / nf;
-  rowSums(n, sq, [&](int64_t r, int64_t j) { return (x[r * n + j] - mean[r]) * (x[r * n + j] - mean[r]); });
-  for (int64_t r = 0; r < kRows; ++r) rstd[r] = static_cast<float>(1.0 / std::sqrt(double(sq[r] / nf) + eps));
+  for (int64_t l = 0; l < width; ++l) rstd[l] = static_cast<float>(1.0 / std::sqrt(double(sq[l] / nf) + eps));
 }
 
-// The same for one group.
-inline void normStats(bool rms, const float* x, int64_t n, float nf, double eps, float* mean, float* rstd) {
-  if (rms) {
-    *mean = 0.0f, *rstd = rmsRstd(x, n, nf, eps);
-    return;
-  }
-  const LayerStats st = layerStats(x, n, nf, eps);
-  *mean = st.mean, *rstd = st.rstd;
+// Per lane l < width, the blocked pairwise sum over j of rows[l·n + j] (f32 rows, as above).
+void rowSumsLanes(const float* rows, int64_t width, int64_t n, float* lanes, float* sums) {
+  rowsToLanes(rows, n, n, width, lanes);
+  LaneSum sum;
+  for (int64_t j = 0; j < n; ++j) sum.add(laneLoad(lanes + j * kLanes));
+  const Lanes total = sum.result();
+  for (int64_t l = 0; l < width; ++l) sums[l] = total[l];
 }
 
 // The shape of a norm step: `groups` groups of `n` trailing elements.
@@ -190,7 +181,7 @@ class NormStep final : public CpuStep {
   NormStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t b, int32_t y)
       : rms_(rms), s_(s), x_(x), w_(w), b_(b), y_(y) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 2 * kRows * s_.n);
+    scratch_ = shared_.reserve(slots_ * 3 * kLanes * s_.n);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     bbuf_ = shared_.reserve(b_ >= 0 ? s_.n : 0);
   }
@@ -205,17 +196,17 @@ class NormStep final : public CpuStep {
     const uint8_t* x = ptr[x_];
     uint8_t* y = ptr[y_];
     const bool f32 = s_.dtype == DType::F32;
-    parallelChunks(s_.groups, std::max<int64_t>(kRows, kWork / std::max<int64_t>(n, 1)), slots_,
+    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * 2 * kRows * n;
-                     float* ys = xs + kRows * n;
+                     float* xs = shared_.at(scratch_) + slot * 3 * kLanes * n;
+                     float* ys = xs + kLanes * n;
+                     float* lanes = ys + kLanes * n;
                      for (int64_t g = g0; g < g1;) {
-                       const int64_t rows = g1 - g >= kRows ? kRows : 1;
+                       const int64_t rows = std::min<int64_t>(kLanes, g1 - g);
                        const float* xg = widenRun(s_.dtype, x, g * n, rows * n, xs);
                        float* yg = f32 ? reinterpret_cast<float*>(y) + g * n : ys;
-                       float mean[kRows], rstd[kRows];
-                       if (rows == kRows) normStatsRows(rms_, xg, n, nf, s_.eps, mean, rstd);
-                       else normStats(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       float mean[kLanes], rstd[kLanes];
+                       normStatsLanes(rms_, xg, rows, n, nf, s_.eps, lanes, mean, rstd);
                        for (int64_t r = 0; r < rows; ++r) {
                          const float* xr = xg + r * n;
                          float* yr = yg + r * n;
@@ -242,7 +233,7 @@ class NormStep final : public CpuStep {
   int32_t x_, w_, b_, y_;
   int slots_ = 1;
   SharedFloats shared_;
-  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per-slot kRows rows in and out; the widened weight and bias
+  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per slot kLanes rows in, out and as lanes; the widened weight and bias
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -250,11 +241,14 @@ class NormStep final : public CpuStep {
 
 class NormGradStep final : public CpuStep {
  public:
+  // Per slot, kLanes rows each of: x, dy, xhat, g = dy·w, dx, g·xhat, and the lanes.
+  static constexpr int64_t kGradRowBuffers = 7;
+
   // db_ < 0 for rms_norm_grad (no bias gradient).
   NormGradStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t dy, int32_t dx, int32_t dw, int32_t db)
       : rms_(rms), s_(s), x_(x), w_(w), dy_(dy), dx_(dx), dw_(dw), db_(db) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 5 * kRows * s_.n);
+    scratch_ = shared_.reserve(slots_ * kGradRowBuffers * kLanes * s_.n);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     mean_ = shared_.reserve(s_.groups);
     rstd_ = shared_.reserve(s_.groups);
@@ -279,22 +273,23 @@ class NormGradStep final : public CpuStep {
     float* meanBuf = shared_.at(mean_);
     float* rstdBuf = shared_.at(rstd_);
     // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop).
-    parallelChunks(s_.groups, std::max<int64_t>(kRows, kWork / std::max<int64_t>(n, 1)), slots_,
+    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * 5 * kRows * n;
-                     float* dys = xs + kRows * n;
-                     float* xhat = dys + kRows * n;
-                     float* gs = xhat + kRows * n;
-                     float* dxs = gs + kRows * n;
+                     float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
+                     float* dys = xs + kLanes * n;
+                     float* xhat = dys + kLanes * n;
+                     float* gs = xhat + kLanes * n;
+                     float* dxs = gs + kLanes * n;
+                     float* gx = dxs + kLanes * n;
+                     float* lanes = gx + kLanes * n;
                      for (int64_t grp = g0; grp < g1;) {
-                       const int64_t rows = g1 - grp >= kRows ? kRows : 1;
+                       const int64_t rows = std::min<int64_t>(kLanes, g1 - grp);
                        const float* xg = widenRun(t, x, grp * n, rows * n, xs);
                        const float* dyg = widenRun(t, dy, grp * n, rows * n, dys);
                        float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
                        float* mean = meanBuf + grp;
                        float* rstd = rstdBuf + grp;
-                       if (rows == kRows) normStatsRows(rms_, xg, n, nf, s_.eps, mean, rstd);
-                       else normStats(rms_, xg, n, nf, s_.eps, mean, rstd);
+                       normStatsLanes(rms_, xg, rows, n, nf, s_.eps, lanes, mean, rstd);
                        for (int64_t r = 0; r < rows; ++r) {
                          const float* xr = xg + r * n;
                          const float* dyr = dyg + r * n;
@@ -311,14 +306,10 @@ class NormGradStep final : public CpuStep {
                            for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j];
                          }
                        }
-                       float sg[kRows], sgx[kRows];
-                       if (rows == kRows) {
-                         rowSums(n, sg, [&](int64_t r, int64_t j) { return gs[r * n + j]; });
-                         rowSums(n, sgx, [&](int64_t r, int64_t j) { return gs[r * n + j] * xhat[r * n + j]; });
-                       } else {
-                         sg[0] = amp_blocked_sum(n, [&](int64_t j) { return gs[j]; });
-                         sgx[0] = amp_blocked_sum(n, [&](int64_t j) { return gs[j] * xhat[j]; });
-                       }
+                       for (int64_t k = 0; k < rows * n; ++k) gx[k] = gs[k] * xhat[k];
+                       float sg[kLanes], sgx[kLanes];
+                       rowSumsLanes(gs, rows, n, lanes, sg);
+                       rowSumsLanes(gx, rows, n, lanes, sgx);
                        for (int64_t r = 0; r < rows; ++r) {
                          const float* gr = gs + r * n;
                          const float* xh = xhat + r * n;
@@ -341,7 +332,7 @@ class NormGradStep final : public CpuStep {
     const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
     parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
       const int64_t m = j1 - j0;
-      float* xs = shared_.at(scratch_) + slot * 5 * kRows * n;
+      float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
       float* dys = xs + m;
       float* dwa = shared_.at(dwAcc_) + j0;
       float* dba = shared_.at(dbAcc_) + j0;
