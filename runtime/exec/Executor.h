@@ -62,7 +62,14 @@ struct EntryProfile {
     double gflop = 0;
     double mbytes = 0;     // stepBytes / 1e6
   };
+  // Steps of one op name ("amp.layer_norm", "amp.fused"), summed: where a category's time goes.
+  struct Op {
+    std::string op, category;
+    int64_t steps = 0;
+    double ms = 0, gflop = 0, mbytes = 0;  // per call, summed over its steps
+  };
   std::vector<Category> categories;
+  std::vector<Op> ops;        // every op name that ran, slowest first (host devices)
   std::vector<Step> slowest;  // the slowest steps, slowest first (host devices)
   double callMs = 0;  // one call as it normally runs (the cuda device: its graph), median
   int calls = 0;

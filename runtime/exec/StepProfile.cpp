@@ -137,8 +137,15 @@ EntryProfile StepProfiler::summary(size_t slowest) const {
         c.mbytes += row.mbytes;
         ++c.operations;
       }
+    auto op = std::find_if(out.ops.begin(), out.ops.end(), [&](const EntryProfile::Op& o) { return o.op == step.op; });
+    if (op == out.ops.end()) op = out.ops.insert(out.ops.end(), EntryProfile::Op{step.op, std::string(category)});
+    ++op->steps;
+    op->ms += row.ms;
+    op->gflop += row.gflop;
+    op->mbytes += row.mbytes;
     steps.push_back(std::move(row));
   }
+  std::stable_sort(out.ops.begin(), out.ops.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
   std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
   if (steps.size() > slowest) steps.resize(slowest);
   out.slowest = std::move(steps);

@@ -98,6 +98,18 @@ JsonValue profileJson(const EntryProfile& p) {
     categories.push(std::move(row));
   }
   out.set("categories", std::move(categories));
+  JsonValue ops = JsonValue::array();
+  for (const auto& o : p.ops) {
+    JsonValue row = JsonValue::object();
+    row.set("op", JsonValue::string(o.op));
+    row.set("category", JsonValue::string(o.category));
+    row.set("steps", JsonValue::integer(o.steps));
+    row.set("ms", JsonValue::number(o.ms));
+    row.set("gflop", JsonValue::number(o.gflop));
+    row.set("mbytes", JsonValue::number(o.mbytes));
+    ops.push(std::move(row));
+  }
+  out.set("by_op", std::move(ops));
   JsonValue slowest = JsonValue::array();
   for (const auto& step : p.slowest) {
     JsonValue row = JsonValue::object();

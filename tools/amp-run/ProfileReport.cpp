@@ -1,8 +1,11 @@
 #include "tools/amp-run/ProfileReport.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
+
+constexpr size_t kOpsShown = 12;
 
 // "  12.3 MB  45.6 GB/s (0.78 of copy)": a category's bytes against the copy bandwidth.
 void printTraffic(double mbytes, double ms, double copyGbPerS) {
@@ -38,6 +41,15 @@ void printProfile(const std::string& entry, const amp::rt::EntryProfile& profile
       std::printf("  memory: a STREAM-like copy runs at %.1f GB/s on these threads; GB/s above count each step's operands\n"
                   "  read once and results written once (a step at the copy's rate is at memory speed)\n",
                   profile.copyGbPerS);
+    std::printf("  by operation (the %zu slowest of %zu):\n", std::min<size_t>(profile.ops.size(), kOpsShown), profile.ops.size());
+    for (size_t i = 0; i < profile.ops.size() && i < kOpsShown; ++i) {
+      const auto& o = profile.ops[i];
+      std::printf("    %8.3f ms  %5.1f%%  %4lld step(s)  %-24s %-17s", o.ms, sum > 0 ? 100.0 * o.ms / sum : 0.0,
+                  static_cast<long long>(o.steps), o.op.c_str(), o.category.c_str());
+      if (o.gflop > 0 && o.ms > 0) std::printf(" %7.1f GFLOP/s", o.gflop / (o.ms / 1e3));
+      else if (o.mbytes > 0 && o.ms > 0) printTraffic(o.mbytes, o.ms, profile.copyGbPerS);
+      std::printf("\n");
+    }
     std::printf("  slowest steps:\n");
     for (const auto& s : profile.slowest) {
       std::printf("    %8.3f ms  %5.1f%%  #%-4zu %-24s %-17s", s.ms, sum > 0 ? 100.0 * s.ms / sum : 0.0, s.index, s.op.c_str(),

@@ -18,10 +18,12 @@
 // CHECK-NEXT: other
 // CHECK-NEXT: steps' sum {{.*}} ms; the call {{.*}} ms
 // CPU-NEXT: memory: a STREAM-like copy runs at {{[0-9.]+}} GB/s on these threads
+// CHECK: by operation (the {{[0-9]+}} slowest of {{[0-9]+}}):
+// CHECK-NEXT: ms {{.*}}% {{[0-9]+}} step(s) amp.
 // CHECK: slowest steps:
 // CHECK-NEXT: ms {{.*}}% #{{[0-9]+}} amp.{{linear|matmul}} GEMM {{.*}} GFLOP/s {{.*}}mlp.mlir:{{[0-9]+}}:{{[0-9]+}}
-// RUN: %python -c "import json, sys; p = json.load(open(sys.argv[1]))['profile']; c = {x['name']: x for x in p['categories']}; print('gemm', c['GEMM']['operations'], round(c['GEMM']['gflop'], 3), c['GEMM']['gflop_per_s'] > 0, len(p['slowest_steps']), p['calls'], c['elementwise/fused']['gb_per_s'] > 0, p['copy_gb_per_s'] > 0)" %t/cpu.json | FileCheck %s --check-prefix=JSON
-// JSON: gemm 8 0.155 True 15 10 True True
+// RUN: %python -c "import json, sys; p = json.load(open(sys.argv[1]))['profile']; c = {x['name']: x for x in p['categories']}; print('gemm', c['GEMM']['operations'], round(c['GEMM']['gflop'], 3), c['GEMM']['gflop_per_s'] > 0, len(p['slowest_steps']), p['calls'], c['elementwise/fused']['gb_per_s'] > 0, p['copy_gb_per_s'] > 0, sum(o['steps'] for o in p['by_op'] if o['category'] == 'GEMM'))" %t/cpu.json | FileCheck %s --check-prefix=JSON
+// JSON: gemm 8 0.155 True 15 10 True True 8
 
 // The profile's calls change nothing: the same run without --profile gives the same final loss.
 // RUN: amp-run %t/mlp.ampx --device=cpu --steps=4 --data=fashion-mnist --summary=%t/plain.json > /dev/null

@@ -88,6 +88,12 @@ TEST(StepProfileTest, SummaryTakesMediansSumsCategoriesAndOrdersTheSlowest) {
   EXPECT_EQ(p.slowest[0].ms, 4.0);
   EXPECT_EQ(p.slowest[1].index, 0u);
   EXPECT_EQ(p.slowest[1].loc, "m.mlir:3:1");
+  ASSERT_EQ(p.ops.size(), 2u);  // by op name, slowest first
+  EXPECT_EQ(p.ops[0].op, "amp.linear");
+  EXPECT_EQ(p.ops[0].steps, 2);
+  EXPECT_EQ(p.ops[0].ms, 6.0);
+  EXPECT_EQ(p.ops[1].op, "amp.relu");
+  EXPECT_EQ(p.ops[1].category, "elementwise/fused");
   // relu reads and writes y in place: 24 floats read, 24 written.
   const double reluBytes = 2 * 24 * 4;
   for (const auto& c : p.categories)

@@ -63,6 +63,26 @@ inline Lanes laneLoad(const float* row) {
   return v;
 }
 
+// Per lane, sum over j < n of term(j) (Lanes) in the blocked pairwise order, as amp_blocked_sum:
+// a sum within one block is a plain chain from +0, with no tree to build or copy.
+template <class Term>
+Lanes laneBlockedSum(int64_t n, Term&& term) {
+  if (n <= AMP_SUM_BLOCK) {
+    Lanes s{};
+    for (int64_t j = 0; j < n; ++j) s = s + term(j);
+    return s;
+  }
+  AmpSumTree<Lanes> tree;
+  tree.reset();
+  for (int64_t b = 0; b < n; b += AMP_SUM_BLOCK) {
+    const int64_t e = std::min<int64_t>(n, b + AMP_SUM_BLOCK);
+    Lanes s{};
+    for (int64_t j = b; j < e; ++j) s = s + term(j);
+    tree.push(s);
+  }
+  return tree.result(Lanes{});
+}
+
 // `width` <= kLanes rows of S f32 values (row l at rows + l·ld) as S lane rows:
 // out[s·kLanes + l] = rows[l·ld + s], +0 in lanes at and past `width`. Bit moves through SSE2
 // register blocks (TransposeTile.h).

@@ -126,31 +126,26 @@ void normStatsLanes(bool rms, const float* rows, int64_t width, int64_t n, float
   rowsToLanes(rows, n, n, width, lanes);
   Lanes sq;
   if (rms) {
-    LaneSum sum;
-    for (int64_t j = 0; j < n; ++j) {
+    sq = laneBlockedSum(n, [&](int64_t j) {
       const Lanes v = laneLoad(lanes + j * kLanes);
       Lanes v2;
       for (int i = 0; i < kQuads; ++i) v2.q[i] = v.q[i] * v.q[i];
-      sum.add(v2);
-    }
-    sq = sum.result();
+      return v2;
+    });
     for (int64_t l = 0; l < width; ++l) mean[l] = 0.0f;
   } else {
-    LaneSum sum, dev;
-    for (int64_t j = 0; j < n; ++j) sum.add(laneLoad(lanes + j * kLanes));
-    const Lanes total = sum.result();
+    const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
     Lanes m;
     for (int i = 0; i < kQuads; ++i) m.q[i] = total.q[i] / nf;
-    for (int64_t j = 0; j < n; ++j) {  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
+    sq = laneBlockedSum(n, [&](int64_t j) {  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
       const Lanes v = laneLoad(lanes + j * kLanes);
       Lanes d2;
       for (int i = 0; i < kQuads; ++i) {
         const Quad d = v.q[i] - m.q[i];
         d2.q[i] = d * d;
       }
-      dev.add(d2);
-    }
-    sq = dev.result();
+      return d2;
+    });
     for (int64_t l = 0; l < width; ++l) mean[l] = m[l];
   }
   for (int64_t l = 0; l < width; ++l) rstd[l] = static_cast<float>(1.0 / std::sqrt(double(sq[l] / nf) + eps));
@@ -159,10 +154,27 @@ void normStatsLanes(bool rms, const float* rows, int64_t width, int64_t n, float
 // Per lane l < width, the blocked pairwise sum over j of rows[l·n + j] (f32 rows, as above).
 void rowSumsLanes(const float* rows, int64_t width, int64_t n, float* lanes, float* sums) {
   rowsToLanes(rows, n, n, width, lanes);
-  LaneSum sum;
-  for (int64_t j = 0; j < n; ++j) sum.add(laneLoad(lanes + j * kLanes));
-  const Lanes total = sum.result();
+  const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
   for (int64_t l = 0; l < width; ++l) sums[l] = total[l];
+}
+
+// y = fl(fl(x - mean)·rstd), then ·w and +b where given: the reference's operations per element,
+// in one pass over the row (rms_norm passes mean = +0: x - +0 is x, NaN and -0 included).
+template <bool kWeight, bool kBias>
+void normalizeRowAs(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b, float* y) {
+  for (int64_t j = 0; j < n; ++j) {
+    float v = (x[j] - mean) * rstd;
+    if constexpr (kWeight) v = v * w[j];
+    if constexpr (kBias) v = v + b[j];
+    y[j] = v;
+  }
+}
+
+void normalizeRow(const float* x, int64_t n, float mean, float rstd, const float* w, const float* b, float* y) {
+  if (w && b) normalizeRowAs<true, true>(x, n, mean, rstd, w, b, y);
+  else if (w) normalizeRowAs<true, false>(x, n, mean, rstd, w, b, y);
+  else if (b) normalizeRowAs<false, true>(x, n, mean, rstd, w, b, y);
+  else normalizeRowAs<false, false>(x, n, mean, rstd, w, b, y);
 }
 
 // The shape of a norm step: `groups` groups of `n` trailing elements.
@@ -207,19 +219,8 @@ class NormStep final : public CpuStep {
                        float* yg = f32 ? reinterpret_cast<float*>(y) + g * n : ys;
                        float mean[kLanes], rstd[kLanes];
                        normStatsLanes(rms_, xg, rows, n, nf, s_.eps, lanes, mean, rstd);
-                       for (int64_t r = 0; r < rows; ++r) {
-                         const float* xr = xg + r * n;
-                         float* yr = yg + r * n;
-                         if (rms_) {
-                           for (int64_t j = 0; j < n; ++j) yr[j] = xr[j] * rstd[r];
-                         } else {
-                           for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mean[r]) * rstd[r];
-                         }
-                         if (w)
-                           for (int64_t j = 0; j < n; ++j) yr[j] = yr[j] * w[j];
-                         if (b)
-                           for (int64_t j = 0; j < n; ++j) yr[j] = yr[j] + b[j];
-                       }
+                       for (int64_t r = 0; r < rows; ++r)
+                         normalizeRow(xg + r * n, n, rms_ ? 0.0f : mean[r], rstd[r], w, b, yg + r * n);
                        if (!f32) narrowRun(yg, s_.dtype, y, g * n, rows * n);
                        g += rows;
                      }
