@@ -92,6 +92,14 @@ inline void rowsToLanes(const float* rows, int64_t ld, int64_t S, int64_t width,
   transpose::tile(reinterpret_cast<const uint32_t*>(rows), ld, reinterpret_cast<uint32_t*>(out), kLanes, S, width);
 }
 
+// sums[l] = the blocked pairwise sum over j < n of rows[l·n + j], for the width <= kLanes f32 rows
+// at `rows` (amp_blocked_sum's bits per row); `lanes` is kLanes·n floats of scratch.
+inline void rowSumsLanes(const float* rows, int64_t width, int64_t n, float* lanes, float* sums) {
+  rowsToLanes(rows, n, n, width, lanes);
+  const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
+  for (int64_t l = 0; l < width; ++l) sums[l] = total[l];
+}
+
 // Channels [c0, c0 + width) of an [N, C, S] tensor, width <= kLanes.
 struct ChannelBlock {
   int64_t c0, width;

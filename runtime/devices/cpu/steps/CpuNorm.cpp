@@ -151,13 +151,6 @@ void normStatsLanes(bool rms, const float* rows, int64_t width, int64_t n, float
   for (int64_t l = 0; l < width; ++l) rstd[l] = static_cast<float>(1.0 / std::sqrt(double(sq[l] / nf) + eps));
 }
 
-// Per lane l < width, the blocked pairwise sum over j of rows[l·n + j] (f32 rows, as above).
-void rowSumsLanes(const float* rows, int64_t width, int64_t n, float* lanes, float* sums) {
-  rowsToLanes(rows, n, n, width, lanes);
-  const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
-  for (int64_t l = 0; l < width; ++l) sums[l] = total[l];
-}
-
 // y = fl(fl(x - mean)·rstd), then ·w and +b where given: the reference's operations per element,
 // in one pass over the row (rms_norm passes mean = +0: x - +0 is x, NaN and -0 included).
 template <bool kWeight, bool kBias>

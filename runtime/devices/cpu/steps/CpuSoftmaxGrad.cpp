@@ -1,12 +1,14 @@
 // amp.softmax_grad on the cpu device: every slice is softmaxGradSlice's (runtime/numerics/
 // Softmax.h), the reference's own row kernel, so results are bit for bit the reference's. Slices
-// are independent and split across threads. Rows (the softmax axis last) are widened one at a
-// time into per-thread scratch; other axes as tiles of [len, up to 64 slices]. The result may be
+// are independent and split across threads. f32 rows (the softmax axis last) run kLanes at a
+// time, one per vector lane for the sum (ChannelLanes.h); other rows are widened one at a time
+// into per-thread scratch; other axes as tiles of [len, up to 64 slices]. The result may be
 // written over the output operand (inPlacePairs, runtime/plan/MemoryPlan.h): each slice is read
 // whole into scratch, or (f32 rows) its sum is taken before any element of it is written.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/devices/cpu/steps/ChannelLanes.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuStep.h"
 #include "runtime/numerics/Softmax.h"
@@ -24,7 +26,7 @@ class SoftmaxGradStep final : public CpuStep {
       : y_(y), dy_(dy), dx_(dx), type_(type), gradType_(gradType), outer_(outer), len_(len), inner_(inner) {
     width_ = inner_ == 1 ? 1 : std::min(inner_, kTile);
     slots_ = scratchSlots();
-    per_ = 3 * len_ * width_;
+    per_ = 3 * len_ * (inner_ == 1 ? kLanes : width_);
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -34,6 +36,33 @@ class SoftmaxGradStep final : public CpuStep {
     if (len_ == 0) return absl::OkStatus();
     const uint8_t *y = ptr[y_], *dy = ptr[dy_];
     uint8_t* dx = ptr[dx_];
+    if (inner_ == 1 && type_ == DType::F32) {
+      // f32 rows, kLanes at a time: s = the blocked sum of fl(dy·y) per row, one row per vector
+      // lane (ChannelLanes.h), then dx = fl(y·fl(dy - s)) along each row: softmaxGradSlice's f32
+      // operations. A block's sums are taken before any of its dx is written (dx may be y).
+      parallelChunks(outer_, std::max<int64_t>(kLanes, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
+        float* dys = shared_.at(scratch_) + slot * per_;
+        float* prod = dys + kLanes * len_;
+        float* lanes = prod + kLanes * len_;
+        for (int64_t r = r0; r < r1;) {
+          const int64_t rows = std::min<int64_t>(kLanes, r1 - r), m = rows * len_;
+          const float* yb = reinterpret_cast<const float*>(y) + r * len_;
+          const float* dyb = widenRun(gradType_, dy, r * len_, m, dys);
+          float* dxb = reinterpret_cast<float*>(dx) + r * len_;
+          for (int64_t k = 0; k < m; ++k) prod[k] = dyb[k] * yb[k];
+          float s[kLanes];
+          rowSumsLanes(prod, rows, len_, lanes, s);
+          for (int64_t l = 0; l < rows; ++l) {
+            const float* yr = yb + l * len_;
+            const float* dyr = dyb + l * len_;
+            float* dxr = dxb + l * len_;
+            for (int64_t j = 0; j < len_; ++j) dxr[j] = yr[j] * (dyr[j] - s[l]);
+          }
+          r += rows;
+        }
+      });
+      return absl::OkStatus();
+    }
     if (inner_ == 1) {
       parallelChunks(outer_, std::max<int64_t>(1, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
         float* ys = shared_.at(scratch_) + slot * per_;
