@@ -251,6 +251,10 @@ class NormGradStep final : public CpuStep {
     const int64_t levels = ColumnSums::levelsFor(s_.groups);  // the column sums run over the groups
     dwLevels_ = shared_.reserve(levels * s_.n);
     dbLevels_ = shared_.reserve(levels * s_.n);
+    // Fused when every thread gets at least one block of groups and the block sums stay small.
+    fusedColumnSums_ = blockCount() >= slots_ && blockCount() * s_.n <= kFusedBlockFloats;
+    blockDw_ = shared_.reserve(fusedColumnSums_ ? blockCount() * s_.n : 0);
+    blockDb_ = shared_.reserve(fusedColumnSums_ && !rms_ ? blockCount() * s_.n : 0);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
@@ -266,60 +270,96 @@ class NormGradStep final : public CpuStep {
     uint8_t* dx = ptr[dx_];
     float* meanBuf = shared_.at(mean_);
     float* rstdBuf = shared_.at(rstd_);
-    // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop).
-    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_,
-                   [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
-                     float* dys = xs + kLanes * n;
-                     float* xhat = dys + kLanes * n;
-                     float* gs = xhat + kLanes * n;
-                     float* dxs = gs + kLanes * n;
-                     float* gx = dxs + kLanes * n;
-                     float* lanes = gx + kLanes * n;
-                     for (int64_t grp = g0; grp < g1;) {
-                       const int64_t rows = std::min<int64_t>(kLanes, g1 - grp);
-                       const float* xg = widenRun(t, x, grp * n, rows * n, xs);
-                       const float* dyg = widenRun(t, dy, grp * n, rows * n, dys);
-                       float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
-                       float* mean = meanBuf + grp;
-                       float* rstd = rstdBuf + grp;
-                       normStatsLanes(rms_, xg, rows, n, nf, s_.eps, lanes, mean, rstd);
-                       for (int64_t r = 0; r < rows; ++r) {
-                         const float* xr = xg + r * n;
-                         const float* dyr = dyg + r * n;
-                         float* xh = xhat + r * n;
-                         float* gr = gs + r * n;
-                         if (rms_) {
-                           for (int64_t j = 0; j < n; ++j) xh[j] = xr[j] * rstd[r];
-                         } else {
-                           for (int64_t j = 0; j < n; ++j) xh[j] = (xr[j] - mean[r]) * rstd[r];
-                         }
-                         if (w) {
-                           for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j] * w[j];
-                         } else {
-                           for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j];
-                         }
-                       }
-                       for (int64_t k = 0; k < rows * n; ++k) gx[k] = gs[k] * xhat[k];
-                       float sg[kLanes], sgx[kLanes];
-                       rowSumsLanes(gs, rows, n, lanes, sg);
-                       rowSumsLanes(gx, rows, n, lanes, sgx);
-                       for (int64_t r = 0; r < rows; ++r) {
-                         const float* gr = gs + r * n;
-                         const float* xh = xhat + r * n;
-                         float* dxr = dxg + r * n;
-                         const float mgx = sgx[r] / nf;
-                         if (rms_) {
-                           for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * (gr[j] - xh[j] * mgx);
-                         } else {
-                           const float mg = sg[r] / nf;
-                           for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * ((gr[j] - mg) - xh[j] * mgx);
-                         }
-                       }
-                       if (!f32) narrowRun(dxg, t, dx, grp * n, rows * n);
-                       grp += rows;
-                     }
-                   });
+    // With column sums fused: each block of AMP_SUM_BLOCK groups' dweight / dbias sums, by block.
+    float* blockDw = shared_.at(blockDw_);
+    float* blockDb = shared_.at(blockDb_);
+    // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop);
+    // with fusedColumnSums_, also each block's column sums (the chunks are then whole blocks).
+    auto pass1 = [&](int slot, int64_t g0, int64_t g1) {
+      float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
+      float* dys = xs + kLanes * n;
+      float* xhat = dys + kLanes * n;
+      float* gs = xhat + kLanes * n;
+      float* dxs = gs + kLanes * n;
+      float* gx = dxs + kLanes * n;
+      float* lanes = gx + kLanes * n;
+      for (int64_t grp = g0; grp < g1;) {
+        const int64_t rows = std::min<int64_t>(kLanes, g1 - grp);
+        const float* xg = widenRun(t, x, grp * n, rows * n, xs);
+        const float* dyg = widenRun(t, dy, grp * n, rows * n, dys);
+        float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
+        float* mean = meanBuf + grp;
+        float* rstd = rstdBuf + grp;
+        normStatsLanes(rms_, xg, rows, n, nf, s_.eps, lanes, mean, rstd);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* xr = xg + r * n;
+          const float* dyr = dyg + r * n;
+          float* xh = xhat + r * n;
+          float* gr = gs + r * n;
+          if (rms_) {
+            for (int64_t j = 0; j < n; ++j) xh[j] = xr[j] * rstd[r];
+          } else {
+            for (int64_t j = 0; j < n; ++j) xh[j] = (xr[j] - mean[r]) * rstd[r];
+          }
+          if (w) {
+            for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j] * w[j];
+          } else {
+            for (int64_t j = 0; j < n; ++j) gr[j] = dyr[j];
+          }
+          if (fusedColumnSums_) {  // this group's terms, in group order within its block
+            const int64_t block = (grp + r) / AMP_SUM_BLOCK;
+            float* dwb = blockDw + block * n;
+            for (int64_t j = 0; j < n; ++j) dwb[j] += dyr[j] * xh[j];
+            if (!rms_) {
+              float* dbb = blockDb + block * n;
+              for (int64_t j = 0; j < n; ++j) dbb[j] += dyr[j];
+            }
+          }
+        }
+        for (int64_t k = 0; k < rows * n; ++k) gx[k] = gs[k] * xhat[k];
+        float sg[kLanes], sgx[kLanes];
+        rowSumsLanes(gs, rows, n, lanes, sg);
+        rowSumsLanes(gx, rows, n, lanes, sgx);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* gr = gs + r * n;
+          const float* xh = xhat + r * n;
+          float* dxr = dxg + r * n;
+          const float mgx = sgx[r] / nf;
+          if (rms_) {
+            for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * (gr[j] - xh[j] * mgx);
+          } else {
+            const float mg = sg[r] / nf;
+            for (int64_t j = 0; j < n; ++j) dxr[j] = rstd[r] * ((gr[j] - mg) - xh[j] * mgx);
+          }
+        }
+        if (!f32) narrowRun(dxg, t, dx, grp * n, rows * n);
+        grp += rows;
+      }
+    };
+    if (fusedColumnSums_) {
+      const int64_t blocks = blockCount();
+      parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+        std::fill(blockDw + b0 * n, blockDw + b1 * n, 0.0f);
+        if (!rms_) std::fill(blockDb + b0 * n, blockDb + b1 * n, 0.0f);
+        pass1(slot, b0 * AMP_SUM_BLOCK, std::min(s_.groups, b1 * AMP_SUM_BLOCK));
+      });
+      // The block sums up the pairwise tree, block by block in order (SumOrder.h), every column at once.
+      float* dwa = shared_.at(dwAcc_);
+      float* dba = shared_.at(dbAcc_);
+      ColumnSums dwSums(shared_.at(dwLevels_), n), dbSums(shared_.at(dbLevels_), n);
+      for (int64_t b = 0; b < blocks; ++b) {
+        dwSums.closeBlock(blockDw + b * n, n);
+        if (!rms_) dbSums.closeBlock(blockDb + b * n, n);
+      }
+      dwSums.result(dwa, n);
+      narrowRun(dwa, t, ptr[dw_], 0, n);
+      if (!rms_) {
+        dbSums.result(dba, n);
+        narrowRun(dba, t, ptr[db_], 0, n);
+      }
+      return absl::OkStatus();
+    }
+    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_, pass1);
     // Pass 2, columns in parallel: dweight_j = sum over groups (in the blocked pairwise order) of
     // fl(dy_j * xhat_j), dbias_j = sum over groups of dy_j. xhat is recomputed from the stored mean/rstd with the
     // same operations, so it is the same value pass 1 used.
@@ -367,6 +407,12 @@ class NormGradStep final : public CpuStep {
   // Per-slot rows, the widened weight, each group's mean and rstd, the dweight/dbias accumulators.
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
   int64_t dwLevels_ = 0, dbLevels_ = 0;  // the column sums' pairwise levels (ColumnSums.h)
+  // The weight and bias gradients' sums: in pass 1, by blocks of groups (one read of x and dy),
+  // or in a pass 2 over columns when there are too few blocks to share among the threads.
+  bool fusedColumnSums_ = false;
+  int64_t blockDw_ = 0, blockDb_ = 0;  // [blocks][n] block sums when fused
+  static constexpr int64_t kFusedBlockFloats = int64_t{1} << 20;
+  int64_t blockCount() const { return (s_.groups + AMP_SUM_BLOCK - 1) / AMP_SUM_BLOCK; }
 };
 
 // Shared validation: normalized_ndim in [1, rank], eps >= 0, affine operands typed like x with
