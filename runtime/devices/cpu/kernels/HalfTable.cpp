@@ -29,25 +29,4 @@ const void* halfTable(std::string_view key, DType dtype, size_t entryBytes, cons
   return table.get();
 }
 
-namespace half_table {
-void scaleByTableAvx512(const double* table, const uint16_t* x, const float* dy, float* y, int64_t n);
-}  // namespace half_table
-
-void scaleByTable(VectorPath path, const double* table, const uint16_t* x, const float* dy, float* y, int64_t n) {
-  int64_t i = 0;
-#if defined(__x86_64__)
-  if (path == VectorPath::Avx512) {
-    i = n / 16 * 16;
-    half_table::scaleByTableAvx512(table, x, dy, y, i);
-  }
-#endif
-  (void)path;
-  for (; i < n; ++i) y[i] = static_cast<float>(double(dy[i]) * table[x[i]]);
-}
-
-void scaleByTable(const double* table, const uint16_t* x, const float* dy, float* y, int64_t n) {
-  // AVX-512F alone: gathers, widening and conversions (no FMA, VL or DQ).
-  scaleByTable(hostVectorPath({/*fma=*/false, /*avx512VlDq=*/false}), table, x, dy, y, n);
-}
-
 }  // namespace amp::rt::cpu

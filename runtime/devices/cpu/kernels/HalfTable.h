@@ -11,7 +11,6 @@
 #include <string_view>
 
 #include "runtime/DType.h"
-#include "runtime/devices/cpu/kernels/VectorPath.h"
 
 namespace amp::rt::cpu {
 
@@ -26,14 +25,6 @@ using HalfTableFill = std::function<void(const float* x, void* out)>;
 const void* halfTable(std::string_view key, DType dtype, size_t entryBytes, const HalfTableFill& fill);
 
 inline bool hasHalfTable(DType dtype) { return dtype == DType::BF16 || dtype == DType::F16; }
-
-// y[i] = f32(f64(dy[i]) · table[x[i]]) for a table of 65536 doubles indexed by 16-bit inputs
-// (gelu_grad's derivative table): one f64 product rounded once to f32, as the reference's last
-// operation. On AVX-512F hosts 16 elements a step through f64 gathers (the same IEEE multiply and
-// conversion per lane, so the same bits); elsewhere a scalar loop. y may be dy.
-void scaleByTable(const double* table, const uint16_t* x, const float* dy, float* y, int64_t n);
-// The same on a given path (tests): VectorPath::Avx512 only where the host has AVX-512F.
-void scaleByTable(VectorPath path, const double* table, const uint16_t* x, const float* dy, float* y, int64_t n);
 
 }  // namespace amp::rt::cpu
 
