@@ -13,8 +13,9 @@ inline constexpr std::string_view kInPlaceUpdates = "optimizer results written i
 inline constexpr std::string_view kInPlaceResults = "elementwise results over a dying operand";
 inline constexpr std::string_view kUnplannedBytes = "bytes outside the planned arena";
 inline constexpr std::string_view kConvsAsGemm = "convolutions as one GEMM (1x1 output planes)";
-inline constexpr std::string_view kCountsInOrder[] = {kOwnSteps,       kViewSteps,      kInPlaceUpdates,
-                                                      kInPlaceResults, kUnplannedBytes, kConvsAsGemm};
+inline constexpr std::string_view kConvsAsTapGemms = "weight gradients as a GEMM per tap (small output planes)";
+inline constexpr std::string_view kCountsInOrder[] = {kOwnSteps,       kViewSteps,     kInPlaceUpdates, kInPlaceResults,
+                                                      kUnplannedBytes, kConvsAsGemm,   kConvsAsTapGemms};
 
 }  // namespace amp::rt::cpu
 

@@ -531,6 +531,43 @@ TEST(CpuLibraryOpParity, ConvWithOneOutputPositionIsOneGemm) {
   EXPECT_EQ((**cpu->prepared("eval")).report().count("convolutions as one GEMM (1x1 output planes)"), 0);
 }
 
+// grad_weight over a small output plane (2 to 16 positions, one group): a GEMM per kernel tap
+// over the positions it reads (ConvTapGemms.h), within the GEMM bound (K = N·OH·OW at most), with
+// the report's count; the reference's NaN where padding meets a non-finite output gradient.
+TEST(CpuLibraryOpParity, WeightGradientOverSmallPlanesIsAGemmPerTap) {
+  struct Case {
+    Shape x, w, y;
+    AttrMap attrs;
+  };
+  const std::vector<Case> cases = {
+      {{6, 24, 2, 2}, {20, 24, 3, 3}, {6, 20, 2, 2}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1)},    // 2x2 map, 3x3 pad 1
+      {{5, 12, 4, 4}, {8, 12, 3, 3}, {5, 8, 2, 2}, convAttrs({2, 2}, {1, 1}, {1, 1}, 1)},      // stride 2, 4x4 -> 2x2
+      {{3, 6, 7, 7}, {5, 6, 3, 3}, {3, 5, 4, 4}, convAttrs({2, 2}, {1, 1}, {1, 1}, 1)},        // 7x7 -> 4x4
+      {{4, 5, 3, 3}, {6, 5, 3, 3}, {4, 6, 3, 3}, convAttrs({1, 1}, {2, 2}, {2, 2}, 1)},        // dilated
+      {{2, 3, 2, 5}, {4, 3, 1, 3}, {2, 4, 2, 3}, convAttrs({1, 1}, {0, 0}, {1, 1}, 1)},        // 1x3, not square
+      {{3, 4, 2, 2}, {5, 4, 5, 5}, {3, 5, 2, 2}, convAttrs({1, 1}, {2, 2}, {1, 1}, 1)},        // taps that read nothing
+      {{64, 96, 2, 2}, {80, 96, 3, 3}, {64, 80, 2, 2}, convAttrs({1, 1}, {1, 1}, {1, 1}, 1)},  // threads
+  };
+  for (const Case& c : cases)
+    for (DType t : kFloats) {
+      SCOPED_TRACE(::testing::Message() << dtypeName(t) << " x" << shapeToString(c.x) << " w" << shapeToString(c.w));
+      const int64_t K = c.y[0] * c.y[2] * c.y[3];
+      expectConvBound("amp.conv2d_grad_weight", {{t, c.x}, {t, c.y}}, {{t, c.w}}, c.attrs, K, false);
+      parity::SingleStep single =
+          parity::singleStepPlan("amp.conv2d_grad_weight", {{t, c.x}, {t, c.y}}, {{t, c.w}}, c.attrs, false, 1);
+      auto cpu = openSession(single.plan, Device::Cpu);
+      ASSERT_TRUE(cpu.ok()) << cpu.status();
+      ASSERT_TRUE(cpu->run("eval", single.feeds).ok());
+      auto prepared = cpu->prepared("eval");
+      ASSERT_TRUE(prepared.ok());
+      EXPECT_EQ((**prepared).report().count("weight gradients as a GEMM per tap (small output planes)"), 1);
+    }
+  const Case& padded = cases[0];
+  Operand infDy{DType::F32, padded.y, {0.5, INFINITY, -1.0, 2.0, 3.0, 1.0, -2.0}};
+  expectConvParity("amp.conv2d_grad_weight", {{DType::F32, padded.x, {1.0, 2.0, -3.0}}, infDy},
+                   {{DType::F32, padded.w}}, padded.attrs);
+}
+
 TEST(CpuLibraryOpParity, ReductionsOverAnyDims) {
   for (DType t : kAllFloats)
     for (const char* op : {"amp.reduce_sum", "amp.reduce_mean", "amp.reduce_max"}) {

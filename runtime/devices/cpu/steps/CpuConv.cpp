@@ -1,7 +1,8 @@
 // conv2d and its two gradients on the cpu device (NCHW, OIHW weights, groups, stride, padding,
 // dilation).
 //
-// A 1x1 output plane (a ResNet's last stage on small images): one GEMM, ConvAsGemm.h.
+// A 1x1 output plane (a ResNet's last stage on small images): one GEMM, ConvAsGemm.h; the weight
+// gradient over a small output plane (up to 16 positions): a GEMM per kernel tap, ConvTapGemms.h.
 //
 // Fast path: oneDNN 2.6 primitives (convolution_forward, convolution_backward_data,
 // convolution_backward_weights; algorithm::convolution_direct, in the layouts the primitive
@@ -44,6 +45,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/steps/ConvAsGemm.h"
+#include "runtime/devices/cpu/steps/ConvTapGemms.h"
 #include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/devices/cpu/CpuReport.h"
 #include "runtime/devices/cpu/CpuStep.h"
@@ -238,8 +240,11 @@ class ConvStep final : public CpuStep {
       if (d <= 0) return;  // empty problems: the direct loops write the zeros
     // AMP_CPU_CONV_AS_GEMM=0 keeps these on oneDNN's convolutions, to measure the two side by side.
     const char* asGemm = std::getenv("AMP_CPU_CONV_AS_GEMM");
-    if (!asGemm || std::strcmp(asGemm, "0") != 0) asGemm_ = ConvAsGemm::create(kind_, g, dtype_, bias_ >= 0, f, shared_);
-    if (asGemm_) return;
+    if (!asGemm || std::strcmp(asGemm, "0") != 0) {
+      asGemm_ = ConvAsGemm::create(kind_, g, dtype_, bias_ >= 0, f, shared_);
+      if (!asGemm_) tapGemms_ = ConvTapGemms::create(kind_, g, dtype_, f, shared_);
+    }
+    if (asGemm_ || tapGemms_) return;
     const double flops = 2.0 * double(g.n * g.o * g.oh * g.ow) * double(g.cg * g.kh * g.kw);
     if (dtype_ == DType::BF16 && f.nativeBf16Gemm(flops)) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, true);
     if (!dnn_) dnn_ = makeDnnConv(kind_, g, bias_ >= 0, false);
@@ -250,17 +255,24 @@ class ConvStep final : public CpuStep {
   }
   std::string implName() const {
     if (asGemm_) return asGemm_->implName();
+    if (tapGemms_) return tapGemms_->implName();
     if (!dnn_) return "direct loops";
     if (dtype_ != DType::F32 && !dnn_->lowPrecision) return dnn_->impl + " (" + std::string(dtypeName(dtype_)) + " widened to f32)";
     return dnn_->impl;
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
-  std::string_view reportCount() const override { return asGemm_ ? kConvsAsGemm : std::string_view(); }
+  std::string_view reportCount() const override {
+    return asGemm_ ? kConvsAsGemm : tapGemms_ ? kConvsAsTapGemms : std::string_view();
+  }
   void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     if (asGemm_ && !paddingMeetsNonFinite(ptr)) {
       asGemm_->run(ptr[a_], ptr[b_], bias_ >= 0 ? ptr[bias_] : nullptr, ptr[out_], shared_);
+      return absl::OkStatus();
+    }
+    if (tapGemms_ && !paddingMeetsNonFinite(ptr)) {
+      tapGemms_->run(ptr[a_], ptr[b_], ptr[out_], shared_);
       return absl::OkStatus();
     }
     if (dnn_ && !paddingMeetsNonFinite(ptr)) {
@@ -462,6 +474,7 @@ class ConvStep final : public CpuStep {
   SharedFloats shared_;
   int64_t abuf_ = 0, bbuf_ = 0, biasBuf_ = 0, outBuf_ = 0;  // widened operands and the f32 result
   std::unique_ptr<ConvAsGemm> asGemm_;  // a 1x1 output plane: one GEMM (ConvAsGemm.h)
+  std::unique_ptr<ConvTapGemms> tapGemms_;  // grad_weight over a small plane: a GEMM per tap (ConvTapGemms.h)
   std::unique_ptr<DnnConv> dnn_;
   int64_t padBuf_ = 0;  // oneDNN's scratchpad
 };
