@@ -1,5 +1,6 @@
 #include "runtime/devices/cpu/steps/ConvAsGemm.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -7,25 +8,42 @@
 namespace amp::rt::cpu {
 namespace {
 
-// dst[r, j] = src[r, at[j]] for rows of `from` and `to` elements (esize bytes each).
-void gatherColumns(const uint8_t* src, int64_t rows, int64_t from, const std::vector<int64_t>& at, size_t es,
-                   uint8_t* dst) {
+// dst[r, j] = src[r, at[j]] for rows of `from` and `to` elements of type T.
+template <class T>
+void gatherColumnsOf(const T* src, int64_t rows, int64_t from, const std::vector<int64_t>& at, T* dst) {
   const int64_t to = static_cast<int64_t>(at.size());
   parallelFor(rows, std::max<int64_t>(1, 65536 / to), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t j = 0; j < to; ++j) std::memcpy(dst + (r * to + j) * es, src + (r * from + at[j]) * es, es);
+      for (int64_t j = 0; j < to; ++j) dst[r * to + j] = src[r * from + at[j]];
   });
 }
 
 // dst[r, at[j]] = src[r, j], every other element of dst's rows +0 (all-zero bits in every float type).
-void scatterColumns(const uint8_t* src, int64_t rows, int64_t to, const std::vector<int64_t>& at, size_t es,
-                    uint8_t* dst) {
+template <class T>
+void scatterColumnsOf(const T* src, int64_t rows, int64_t to, const std::vector<int64_t>& at, T* dst) {
   const int64_t from = static_cast<int64_t>(at.size());
   parallelFor(rows, std::max<int64_t>(1, 65536 / to), [&](int64_t r0, int64_t r1) {
-    std::memset(dst + r0 * to * es, 0, size_t(r1 - r0) * size_t(to) * es);
+    std::fill(dst + r0 * to, dst + r1 * to, T{0});
     for (int64_t r = r0; r < r1; ++r)
-      for (int64_t j = 0; j < from; ++j) std::memcpy(dst + (r * to + at[j]) * es, src + (r * from + j) * es, es);
+      for (int64_t j = 0; j < from; ++j) dst[r * to + at[j]] = src[r * from + j];
   });
+}
+
+// The same on raw element bits of `es` bytes (2 or 4: f16/bf16 or f32), copied as integers.
+void gatherColumns(const uint8_t* src, int64_t rows, int64_t from, const std::vector<int64_t>& at, size_t es,
+                   uint8_t* dst) {
+  if (es == 4)
+    gatherColumnsOf(reinterpret_cast<const uint32_t*>(src), rows, from, at, reinterpret_cast<uint32_t*>(dst));
+  else
+    gatherColumnsOf(reinterpret_cast<const uint16_t*>(src), rows, from, at, reinterpret_cast<uint16_t*>(dst));
+}
+
+void scatterColumns(const uint8_t* src, int64_t rows, int64_t to, const std::vector<int64_t>& at, size_t es,
+                    uint8_t* dst) {
+  if (es == 4)
+    scatterColumnsOf(reinterpret_cast<const uint32_t*>(src), rows, to, at, reinterpret_cast<uint32_t*>(dst));
+  else
+    scatterColumnsOf(reinterpret_cast<const uint16_t*>(src), rows, to, at, reinterpret_cast<uint16_t*>(dst));
 }
 
 }  // namespace
