@@ -98,6 +98,8 @@ TEST(CpuLibraryOpParity, LayerNormAndRmsNorm) {
     expectParity("amp.rms_norm", {{t, {1031, 64}}, {t, {64}}}, {{t, {1031, 64}}}, normAttrs(1, 1e-5, true, false), false);
     // One long group.
     expectParity("amp.layer_norm", {{t, {2, 40001}}}, {{t, {2, 40001}}}, normAttrs(1, 1e-5, false, false), false);
+    // Groups of more than 2^18 elements go through the lanes one at a time.
+    expectParity("amp.layer_norm", {{t, {3, 270001}}}, {{t, {3, 270001}}}, normAttrs(1, 1e-5, false, false), false);
     // Groups run 16 at a time as vector lanes: non-finite values stay in their own group's lane,
     // and a block of 16 groups is followed by a partial one (37 = 2·16 + 5), rows over 256 (two blocks of the sum).
     const Operand odd = groupsWithNonFinites(t);
@@ -132,6 +134,9 @@ TEST(CpuLibraryOpParity, NormGradients) {
                    {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
     }
   }
+  expectParity("amp.layer_norm_grad", {{DType::F32, {3, 270001}}, {DType::F32, {270001}}, {DType::F32, {3, 270001}}},
+               {{DType::F32, {3, 270001}}, {DType::F32, {270001}}, {DType::F32, {270001}}},
+               {{"normalized_ndim", int64_t{1}}, {"eps", 1e-5}}, false);
   for (DType t : kFloats) {  // non-finite values in some groups' lanes (see LayerNormAndRmsNorm)
     const Operand odd = groupsWithNonFinites(t);
     expectParity("amp.layer_norm_grad", {odd, {t, {300}}, {t, {37, 300}}}, {{t, {37, 300}}, {t, {300}}, {t, {300}}},

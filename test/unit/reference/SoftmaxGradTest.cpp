@@ -97,6 +97,7 @@ TEST(SoftmaxGrad, IsTheChainItReplacesBitForBit) {
       {DType::F16, DType::F16, {300}, 0},        {DType::F32, DType::BF16, {3, 1, 4}, 1},
       // f32 rows run 16 at a time on the cpu device: a partial block, rows of two sum blocks, threads.
       {DType::F32, DType::F32, {37, 300}, 1},    {DType::F32, DType::BF16, {1030, 128}, 1},
+      {DType::F32, DType::F32, {3, 270001}, 1},  // rows of more than 2^18: one row a block
   };
   uint32_t seed = 1;
   for (const Case& c : cases)

@@ -63,26 +63,6 @@ inline Lanes laneLoad(const float* row) {
   return v;
 }
 
-// Per lane, sum over j < n of term(j) (Lanes) in the blocked pairwise order, as amp_blocked_sum:
-// a sum within one block is a plain chain from +0, with no tree to build or copy.
-template <class Term>
-Lanes laneBlockedSum(int64_t n, Term&& term) {
-  if (n <= AMP_SUM_BLOCK) {
-    Lanes s{};
-    for (int64_t j = 0; j < n; ++j) s = s + term(j);
-    return s;
-  }
-  AmpSumTree<Lanes> tree;
-  tree.reset();
-  for (int64_t b = 0; b < n; b += AMP_SUM_BLOCK) {
-    const int64_t e = std::min<int64_t>(n, b + AMP_SUM_BLOCK);
-    Lanes s{};
-    for (int64_t j = b; j < e; ++j) s = s + term(j);
-    tree.push(s);
-  }
-  return tree.result(Lanes{});
-}
-
 // `width` <= kLanes rows of S f32 values (row l at rows + l·ld) as S lane rows:
 // out[s·kLanes + l] = rows[l·ld + s], +0 in lanes at and past `width`. Bit moves through SSE2
 // register blocks (TransposeTile.h).
@@ -92,11 +72,40 @@ inline void rowsToLanes(const float* rows, int64_t ld, int64_t S, int64_t width,
   transpose::tile(reinterpret_cast<const uint32_t*>(rows), ld, reinterpret_cast<uint32_t*>(out), kLanes, S, width);
 }
 
-// sums[l] = the blocked pairwise sum over j < n of rows[l·n + j], for the width <= kLanes f32 rows
-// at `rows` (amp_blocked_sum's bits per row); `lanes` is kLanes·n floats of scratch.
+// Rows kept as lanes are transposed one sum block (AMP_SUM_BLOCK columns) at a time: the lane
+// scratch a row length n needs.
+constexpr int64_t laneScratchFloats(int64_t n) { return kLanes * std::min<int64_t>(n, AMP_SUM_BLOCK); }
+
+// How many rows of n floats a block of lanes takes so that each row buffer stays near 1 MiB:
+// kLanes, fewer for rows of more than 2^14 floats, at least 1.
+constexpr int64_t rowsPerLaneBlock(int64_t n) {
+  return std::clamp<int64_t>((int64_t{1} << 18) / std::max<int64_t>(n, 1), 1, kLanes);
+}
+
+// Per lane l < width, the blocked pairwise sum (SumOrder.h) over j < n of term(lane row j), the
+// lane rows being the `width` <= kLanes f32 rows of n at `rows` (row l at rows + l·n): each sum
+// block is transposed into `lanes` (laneScratchFloats(n)) and summed as one chain from +0, the
+// block sums go up the tree (a single block is the chain itself: no tree). With `transposed` and
+// n <= AMP_SUM_BLOCK, `lanes` already holds the rows (rowsToLanes) and is read as is, so several
+// sums over one block of rows transpose it once.
+template <class Term>
+Lanes rowLaneSum(const float* rows, int64_t width, int64_t n, float* lanes, bool transposed, Term&& term) {
+  AmpSumTree<Lanes> tree;
+  tree.reset();
+  for (int64_t b = 0; b < n; b += AMP_SUM_BLOCK) {
+    const int64_t len = std::min<int64_t>(AMP_SUM_BLOCK, n - b);
+    if (!transposed || n > AMP_SUM_BLOCK) rowsToLanes(rows + b, n, len, width, lanes);
+    Lanes s{};
+    for (int64_t j = 0; j < len; ++j) s = s + term(laneLoad(lanes + j * kLanes));
+    if (n <= AMP_SUM_BLOCK) return s;
+    tree.push(s);
+  }
+  return tree.result(Lanes{});
+}
+
+// sums[l] = the blocked pairwise sum over j < n of rows[l·n + j] (amp_blocked_sum's bits per row).
 inline void rowSumsLanes(const float* rows, int64_t width, int64_t n, float* lanes, float* sums) {
-  rowsToLanes(rows, n, n, width, lanes);
-  const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
+  const Lanes total = rowLaneSum(rows, width, n, lanes, false, [](const Lanes& v) { return v; });
   for (int64_t l = 0; l < width; ++l) sums[l] = total[l];
 }
 

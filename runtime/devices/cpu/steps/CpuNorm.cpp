@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool 
 // f32, rstd in f64 rounded once.
 
 // Up to kLanes groups at once, one per vector lane (ChannelLanes.h): the block's rows (f32, row l
-// at rows + l·n) are transposed into lane rows `lanes` [n][kLanes], and every lane runs its group's
+// at rows + l·n) are transposed into lane rows (`lanes`: laneScratchFloats(n), a sum block at a time), and every lane runs its group's
 // blocked pairwise sums (each block one chain in element order) as the scalar code does, so the
 // statistics are the reference's bits:
 // mean = sum / n, var = (sum of fl(d·d), d = fl(x - mean)) / n, or for rms_norm the sum of fl(x·x)
@@ -123,22 +123,20 @@ absl::StatusOr<std::unique_ptr<CpuStep>> makeSoftmax(const StepContext& c, bool 
 // one add latency per element of one group.
 void normStatsLanes(bool rms, const float* rows, int64_t width, int64_t n, float nf, double eps, float* lanes,
                     float* mean, float* rstd) {
-  rowsToLanes(rows, n, n, width, lanes);
+  if (n <= AMP_SUM_BLOCK) rowsToLanes(rows, n, n, width, lanes);  // once for both passes
   Lanes sq;
   if (rms) {
-    sq = laneBlockedSum(n, [&](int64_t j) {
-      const Lanes v = laneLoad(lanes + j * kLanes);
+    sq = rowLaneSum(rows, width, n, lanes, true, [](const Lanes& v) {
       Lanes v2;
       for (int i = 0; i < kQuads; ++i) v2.q[i] = v.q[i] * v.q[i];
       return v2;
     });
     for (int64_t l = 0; l < width; ++l) mean[l] = 0.0f;
   } else {
-    const Lanes total = laneBlockedSum(n, [&](int64_t j) { return laneLoad(lanes + j * kLanes); });
+    const Lanes total = rowLaneSum(rows, width, n, lanes, true, [](const Lanes& v) { return v; });
     Lanes m;
     for (int i = 0; i < kQuads; ++i) m.q[i] = total.q[i] / nf;
-    sq = laneBlockedSum(n, [&](int64_t j) {  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
-      const Lanes v = laneLoad(lanes + j * kLanes);
+    sq = rowLaneSum(rows, width, n, lanes, true, [&](const Lanes& v) {  // two-pass biased variance: sum of fl(d*d), d = fl(x - mean)
       Lanes d2;
       for (int i = 0; i < kQuads; ++i) {
         const Quad d = v.q[i] - m.q[i];
@@ -186,7 +184,9 @@ class NormStep final : public CpuStep {
   NormStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t b, int32_t y)
       : rms_(rms), s_(s), x_(x), w_(w), b_(b), y_(y) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * 3 * kLanes * s_.n);
+    rowsPerBlock_ = rowsPerLaneBlock(s_.n);
+    per_ = 2 * rowsPerBlock_ * s_.n + laneScratchFloats(s_.n);  // rows in and out, the lanes
+    scratch_ = shared_.reserve(slots_ * per_);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     bbuf_ = shared_.reserve(b_ >= 0 ? s_.n : 0);
   }
@@ -201,13 +201,13 @@ class NormStep final : public CpuStep {
     const uint8_t* x = ptr[x_];
     uint8_t* y = ptr[y_];
     const bool f32 = s_.dtype == DType::F32;
-    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_,
+    parallelChunks(s_.groups, std::max<int64_t>(rowsPerBlock_, kWork / std::max<int64_t>(n, 1)), slots_,
                    [&](int slot, int64_t g0, int64_t g1) {
-                     float* xs = shared_.at(scratch_) + slot * 3 * kLanes * n;
-                     float* ys = xs + kLanes * n;
-                     float* lanes = ys + kLanes * n;
+                     float* xs = shared_.at(scratch_) + slot * per_;
+                     float* ys = xs + rowsPerBlock_ * n;
+                     float* lanes = ys + rowsPerBlock_ * n;
                      for (int64_t g = g0; g < g1;) {
-                       const int64_t rows = std::min<int64_t>(kLanes, g1 - g);
+                       const int64_t rows = std::min<int64_t>(rowsPerBlock_, g1 - g);
                        const float* xg = widenRun(s_.dtype, x, g * n, rows * n, xs);
                        float* yg = f32 ? reinterpret_cast<float*>(y) + g * n : ys;
                        float mean[kLanes], rstd[kLanes];
@@ -227,7 +227,8 @@ class NormStep final : public CpuStep {
   int32_t x_, w_, b_, y_;
   int slots_ = 1;
   SharedFloats shared_;
-  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per slot kLanes rows in, out and as lanes; the widened weight and bias
+  int64_t rowsPerBlock_ = 1, per_ = 0;
+  int64_t scratch_ = 0, wbuf_ = 0, bbuf_ = 0;  // per slot: rows in, out and as lanes; the widened weight and bias
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -235,14 +236,16 @@ class NormStep final : public CpuStep {
 
 class NormGradStep final : public CpuStep {
  public:
-  // Per slot, kLanes rows each of: x, dy, xhat, g = dy·w, dx, g·xhat, and the lanes.
-  static constexpr int64_t kGradRowBuffers = 7;
+  // Per slot, rowsPerBlock_ rows each of: x, dy, xhat, g = dy·w, dx, g·xhat; then the lanes.
+  static constexpr int64_t kGradRowBuffers = 6;
 
   // db_ < 0 for rms_norm_grad (no bias gradient).
   NormGradStep(bool rms, NormShape s, int32_t x, int32_t w, int32_t dy, int32_t dx, int32_t dw, int32_t db)
       : rms_(rms), s_(s), x_(x), w_(w), dy_(dy), dx_(dx), dw_(dw), db_(db) {
     slots_ = scratchSlots();
-    scratch_ = shared_.reserve(slots_ * kGradRowBuffers * kLanes * s_.n);
+    rowsPerBlock_ = rowsPerLaneBlock(s_.n);
+    per_ = kGradRowBuffers * rowsPerBlock_ * s_.n + laneScratchFloats(s_.n);
+    scratch_ = shared_.reserve(slots_ * per_);
     wbuf_ = shared_.reserve(w_ >= 0 ? s_.n : 0);
     mean_ = shared_.reserve(s_.groups);
     rstd_ = shared_.reserve(s_.groups);
@@ -276,15 +279,16 @@ class NormGradStep final : public CpuStep {
     // Pass 1, groups in parallel: statistics and dx (the per-group part of the reference's loop);
     // with fusedColumnSums_, also each block's column sums (the chunks are then whole blocks).
     auto pass1 = [&](int slot, int64_t g0, int64_t g1) {
-      float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
-      float* dys = xs + kLanes * n;
-      float* xhat = dys + kLanes * n;
-      float* gs = xhat + kLanes * n;
-      float* dxs = gs + kLanes * n;
-      float* gx = dxs + kLanes * n;
-      float* lanes = gx + kLanes * n;
+      const int64_t block = rowsPerBlock_ * n;
+      float* xs = shared_.at(scratch_) + slot * per_;
+      float* dys = xs + block;
+      float* xhat = dys + block;
+      float* gs = xhat + block;
+      float* dxs = gs + block;
+      float* gx = dxs + block;
+      float* lanes = gx + block;
       for (int64_t grp = g0; grp < g1;) {
-        const int64_t rows = std::min<int64_t>(kLanes, g1 - grp);
+        const int64_t rows = std::min<int64_t>(rowsPerBlock_, g1 - grp);
         const float* xg = widenRun(t, x, grp * n, rows * n, xs);
         const float* dyg = widenRun(t, dy, grp * n, rows * n, dys);
         float* dxg = f32 ? reinterpret_cast<float*>(dx) + grp * n : dxs;
@@ -359,14 +363,14 @@ class NormGradStep final : public CpuStep {
       }
       return absl::OkStatus();
     }
-    parallelChunks(s_.groups, std::max<int64_t>(kLanes, kWork / std::max<int64_t>(n, 1)), slots_, pass1);
+    parallelChunks(s_.groups, std::max<int64_t>(rowsPerBlock_, kWork / std::max<int64_t>(n, 1)), slots_, pass1);
     // Pass 2, columns in parallel: dweight_j = sum over groups (in the blocked pairwise order) of
     // fl(dy_j * xhat_j), dbias_j = sum over groups of dy_j. xhat is recomputed from the stored mean/rstd with the
     // same operations, so it is the same value pass 1 used.
     const int64_t colGrain = std::max<int64_t>(16, kWork / std::max<int64_t>(s_.groups, 1));
     parallelChunks(n, colGrain, slots_, [&](int slot, int64_t j0, int64_t j1) {
       const int64_t m = j1 - j0;
-      float* xs = shared_.at(scratch_) + slot * kGradRowBuffers * kLanes * n;
+      float* xs = shared_.at(scratch_) + slot * per_;
       float* dys = xs + m;
       float* dwa = shared_.at(dwAcc_) + j0;
       float* dba = shared_.at(dbAcc_) + j0;
@@ -405,6 +409,7 @@ class NormGradStep final : public CpuStep {
   int slots_ = 1;
   SharedFloats shared_;
   // Per-slot rows, the widened weight, each group's mean and rstd, the dweight/dbias accumulators.
+  int64_t rowsPerBlock_ = 1, per_ = 0;
   int64_t scratch_ = 0, wbuf_ = 0, mean_ = 0, rstd_ = 0, dwAcc_ = 0, dbAcc_ = 0;
   int64_t dwLevels_ = 0, dbLevels_ = 0;  // the column sums' pairwise levels (ColumnSums.h)
   // The weight and bias gradients' sums: in pass 1, by blocks of groups (one read of x and dy),

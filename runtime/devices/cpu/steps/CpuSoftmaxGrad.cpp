@@ -26,7 +26,10 @@ class SoftmaxGradStep final : public CpuStep {
       : y_(y), dy_(dy), dx_(dx), type_(type), gradType_(gradType), outer_(outer), len_(len), inner_(inner) {
     width_ = inner_ == 1 ? 1 : std::min(inner_, kTile);
     slots_ = scratchSlots();
-    per_ = 3 * len_ * (inner_ == 1 ? kLanes : width_);
+    rowsPerBlock_ = rowsPerLaneBlock(len_);
+    // Rows: f32 ones need dy widened and the products for a block of rows, and the lanes; other
+    // types one row each of y, dy and dx. Other axes: a tile of each.
+    per_ = inner_ == 1 ? std::max(2 * rowsPerBlock_ * len_ + laneScratchFloats(len_), 3 * len_) : 3 * len_ * width_;
     scratch_ = shared_.reserve(slots_ * per_);
   }
   int64_t sharedScratchBytes() const override { return shared_.bytes(); }
@@ -40,12 +43,12 @@ class SoftmaxGradStep final : public CpuStep {
       // f32 rows, kLanes at a time: s = the blocked sum of fl(dy·y) per row, one row per vector
       // lane (ChannelLanes.h), then dx = fl(y·fl(dy - s)) along each row: softmaxGradSlice's f32
       // operations. A block's sums are taken before any of its dx is written (dx may be y).
-      parallelChunks(outer_, std::max<int64_t>(kLanes, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
+      parallelChunks(outer_, std::max<int64_t>(rowsPerBlock_, kWork / len_), slots_, [&](int slot, int64_t r0, int64_t r1) {
         float* dys = shared_.at(scratch_) + slot * per_;
-        float* prod = dys + kLanes * len_;
-        float* lanes = prod + kLanes * len_;
+        float* prod = dys + rowsPerBlock_ * len_;
+        float* lanes = prod + rowsPerBlock_ * len_;
         for (int64_t r = r0; r < r1;) {
-          const int64_t rows = std::min<int64_t>(kLanes, r1 - r), m = rows * len_;
+          const int64_t rows = std::min<int64_t>(rowsPerBlock_, r1 - r), m = rows * len_;
           const float* yb = reinterpret_cast<const float*>(y) + r * len_;
           const float* dyb = widenRun(gradType_, dy, r * len_, m, dys);
           float* dxb = reinterpret_cast<float*>(dx) + r * len_;
@@ -103,7 +106,7 @@ class SoftmaxGradStep final : public CpuStep {
  private:
   int32_t y_, dy_, dx_;
   DType type_, gradType_;
-  int64_t outer_, len_, inner_, width_ = 1;
+  int64_t outer_, len_, inner_, width_ = 1, rowsPerBlock_ = 1;
   int slots_ = 1;
   int64_t per_ = 0, scratch_ = 0;
   SharedFloats shared_;
