@@ -68,6 +68,13 @@ TEST(CpuParity, CrossEntropyAndItsGradient) {
     expectParity("amp.cross_entropy", {{t, {128, 10}}, {DType::I64, {128}}}, {{t, {}}}, attrs, false);
     expectParity("amp.cross_entropy_grad", {{t, {128, 10}}, {DType::I64, {128}}, {t, {}, {65536.0}}}, {{t, {128, 10}}},
                  attrs, false);
+    // Blocks of rows split across threads (2050 rows of 170 classes: 17 blocks, the last partial);
+    // the mean still adds the rows' losses in order.
+    for (const AttrMap& a : {attrs, AttrMap{{"ignore_index", int64_t{-100}}, {"label_smoothing", 0.0}}}) {
+      expectParity("amp.cross_entropy", {{t, {2050, 170}}, {DType::I64, {2050}}}, {{t, {}}}, a, false);
+      expectParity("amp.cross_entropy_grad", {{t, {2050, 170}}, {DType::I64, {2050}}, {t, {}, {1.0}}},
+                   {{t, {2050, 170}}}, a, false);
+    }
   }
 }
 

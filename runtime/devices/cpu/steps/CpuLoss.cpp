@@ -1,12 +1,14 @@
 // cross_entropy and its gradient over [N, C] logits. Labels are checked before anything is
 // computed (a bad label is an error, never an out-of-bounds read); the per-row softmax is the
-// reference's softmaxSlice in its certified vector form (SoftmaxExact.h), blocks of rows a call,
-// and the mean accumulates rows in order, so results are bit-exact.
+// reference's softmaxSlice in its certified vector form (SoftmaxExact.h), blocks of rows a call
+// split across the threads, and the mean accumulates the rows' losses in order, so results are
+// bit-exact.
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/devices/cpu/CpuStep.h"
+#include "runtime/devices/cpu/steps/CpuKernelUtil.h"
 #include "runtime/kernels/math/SumOrder.h"
 #include "runtime/devices/cpu/kernels/SoftmaxExact.h"
 #include "runtime/numerics/Convert.h"
@@ -36,9 +38,13 @@ class CrossEntropyStep final : public CpuStep {
         grad_(grad),
         op_(std::move(op)),
         rowsPerBlock_(rowsPerSoftmaxBlock(s.n, s.c)),
-        row_(static_cast<size_t>(rowsPerBlock_ * s.c)),
-        p_(static_cast<size_t>(rowsPerBlock_ * s.c)),
-        work_(static_cast<size_t>(softmaxScratchFloats(s.c))) {}
+        slots_(scratchSlots()),
+        perSlot_(2 * rowsPerBlock_ * s.c + softmaxScratchFloats(s.c)) {
+    scratch_ = shared_.reserve(slots_ * perSlot_);
+    rowLoss_ = shared_.reserve(grad ? 0 : s.n);
+  }
+  int64_t sharedScratchBytes() const override { return shared_.bytes(); }
+  void bindSharedScratch(uint8_t* p) override { shared_.bind(p); }
 
   absl::Status run(BufferPtrs ptr) override {
     const uint8_t* labels = ptr[s_.labels];
@@ -54,25 +60,32 @@ class CrossEntropyStep final : public CpuStep {
     }
     const size_t es = dtypeSize(s_.logitsType);
     const double eps = s_.smoothing;
+    const int64_t blocks = (s_.n + rowsPerBlock_ - 1) / rowsPerBlock_;
     if (!grad_) {
+      // Each row's loss, blocks of rows across the threads; then their mean, the counted rows in
+      // order (the contract's blocked pairwise sum), on this thread.
       const float keepW = static_cast<float>(1.0 - eps), smoothW = static_cast<float>(eps);
-      AmpBlockedSum<float> total;  // the counted rows in order, the contract's blocked pairwise sum
-      total.reset(0.0f);
-      for (int64_t i0 = 0; i0 < s_.n; i0 += rowsPerBlock_) {
-        const int64_t rows = std::min(rowsPerBlock_, s_.n - i0);
-        softmaxBlock(ptr[s_.logits], i0, rows, /*log=*/true);
-        for (int64_t i = i0; i < i0 + rows; ++i) {  // rows in order, as the mean's sum takes them
-          const int64_t y = label(labels, i);
-          if (y == s_.ignoreIndex) continue;
-          const float* p = p_.data() + (i - i0) * s_.c;
-          float loss = -p[y];
-          if (eps > 0.0) {
-            const float smooth = amp_blocked_sum(s_.c, [&](int64_t k) { return -p[k]; }) / static_cast<float>(s_.c);
-            loss = keepW * loss + smoothW * smooth;
+      parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t i0 = b * rowsPerBlock_, rows = std::min(rowsPerBlock_, s_.n - i0);
+          const float* probs = softmaxBlock(slot, ptr[s_.logits], i0, rows, /*log=*/true);
+          for (int64_t i = i0; i < i0 + rows; ++i) {
+            const int64_t y = label(labels, i);
+            if (y == s_.ignoreIndex) continue;
+            const float* p = probs + (i - i0) * s_.c;
+            float loss = -p[y];
+            if (eps > 0.0) {
+              const float smooth = amp_blocked_sum(s_.c, [&](int64_t k) { return -p[k]; }) / static_cast<float>(s_.c);
+              loss = keepW * loss + smoothW * smooth;
+            }
+            shared_.at(rowLoss_)[i] = loss;
           }
-          total.add(loss);
         }
-      }
+      });
+      AmpBlockedSum<float> total;
+      total.reset(0.0f);
+      for (int64_t i = 0; i < s_.n; ++i)
+        if (label(labels, i) != s_.ignoreIndex) total.add(shared_.at(rowLoss_)[i]);
       const float mean = total.result() / static_cast<float>(counted);  // all ignored: 0/0 = NaN
       convertBuffer(DType::F32, &mean, s_.outType, ptr[s_.out], 1);
       return absl::OkStatus();
@@ -80,23 +93,25 @@ class CrossEntropyStep final : public CpuStep {
     const float seed = loadAsF32(s_.logitsType, ptr[s_.seed], 0);
     const float coeff = seed / static_cast<float>(counted);
     const float keepW = static_cast<float>(1.0 - eps), smoothW = static_cast<float>(eps / double(s_.c));
-    for (int64_t i0 = 0; i0 < s_.n; i0 += rowsPerBlock_) {
-      const int64_t rows = std::min(rowsPerBlock_, s_.n - i0);
-      softmaxBlock(ptr[s_.logits], i0, rows, /*log=*/false);
-      for (int64_t i = i0; i < i0 + rows; ++i) {
-        const int64_t y = label(labels, i);
-        float* p = p_.data() + (i - i0) * s_.c;
-        if (y == s_.ignoreIndex) {
-          for (int64_t k = 0; k < s_.c; ++k) p[k] = 0.0f;
-        } else {
-          for (int64_t k = 0; k < s_.c; ++k) {
-            const float target = (k == y ? keepW : 0.0f) + smoothW;
-            p[k] = (p[k] - target) * coeff;
+    parallelChunks(blocks, 1, slots_, [&](int slot, int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t i0 = b * rowsPerBlock_, rows = std::min(rowsPerBlock_, s_.n - i0);
+        float* probs = softmaxBlock(slot, ptr[s_.logits], i0, rows, /*log=*/false);
+        for (int64_t i = i0; i < i0 + rows; ++i) {
+          const int64_t y = label(labels, i);
+          float* p = probs + (i - i0) * s_.c;
+          if (y == s_.ignoreIndex) {
+            for (int64_t k = 0; k < s_.c; ++k) p[k] = 0.0f;
+          } else {
+            for (int64_t k = 0; k < s_.c; ++k) {
+              const float target = (k == y ? keepW : 0.0f) + smoothW;
+              p[k] = (p[k] - target) * coeff;
+            }
           }
         }
+        convertBuffer(DType::F32, probs, s_.outType, ptr[s_.out] + i0 * s_.c * es, rows * s_.c);
       }
-      convertBuffer(DType::F32, p_.data(), s_.outType, ptr[s_.out] + i0 * s_.c * es, rows * s_.c);
-    }
+    });
     return absl::OkStatus();
   }
 
@@ -105,19 +120,27 @@ class CrossEntropyStep final : public CpuStep {
     return s_.labelsType == DType::I64 ? reinterpret_cast<const int64_t*>(base)[i]
                                        : reinterpret_cast<const int32_t*>(base)[i];
   }
-  // (Log-)softmax of logits rows [i0, i0 + rows) into p_ (every row, ignored ones too: their
-  // values are not read), through SoftmaxExact.h's certified kernels: softmaxSlice's bits.
-  void softmaxBlock(const uint8_t* logits, int64_t i0, int64_t rows, bool log) {
+  // (Log-)softmax of logits rows [i0, i0 + rows) into the slot's probabilities (every row, ignored
+  // ones too: their values are not read), through SoftmaxExact.h's certified kernels:
+  // softmaxSlice's bits.
+  float* softmaxBlock(int slot, const uint8_t* logits, int64_t i0, int64_t rows, bool log) {
     const size_t es = dtypeSize(s_.logitsType);
-    convertBuffer(s_.logitsType, logits + i0 * s_.c * es, DType::F32, row_.data(), rows * s_.c);
-    softmaxRows(hostVectorPath(kSoftmaxNeeds), row_.data(), rows, s_.c, log, p_.data(), work_.data());
+    float* row = shared_.at(scratch_) + slot * perSlot_;
+    float* p = row + rowsPerBlock_ * s_.c;
+    float* work = p + rowsPerBlock_ * s_.c;
+    convertBuffer(s_.logitsType, logits + i0 * s_.c * es, DType::F32, row, rows * s_.c);
+    softmaxRows(hostVectorPath(kSoftmaxNeeds), row, rows, s_.c, log, p, work);
+    return p;
   }
 
   CrossEntropyShape s_;
   bool grad_;
   std::string op_;
   int64_t rowsPerBlock_;
-  std::vector<float> row_, p_, work_;  // a block of logits rows, of (log-)probabilities, kernel work
+  int slots_;
+  int64_t perSlot_;  // a block of logits rows, of (log-)probabilities, the kernel's work
+  SharedFloats shared_;
+  int64_t scratch_ = 0, rowLoss_ = 0;  // per slot; the forward's per-row losses
 };
 
 }  // namespace
