@@ -72,6 +72,14 @@ inline void tile(const T* x, int64_t ldx, T* y, int64_t ldy, int64_t m, int64_t 
     for (int64_t j = 0; j < n; ++j) y[i * ldy + j] = x[i + j * ldx];
 }
 
+// tile() on raw elements of `es` bytes (2: bf16/f16, 4: f32), for callers typed only by size.
+inline void tileBits(size_t es, const void* x, int64_t ldx, void* y, int64_t ldy, int64_t m, int64_t n) {
+  if (es == 4)
+    tile(static_cast<const uint32_t*>(x), ldx, static_cast<uint32_t*>(y), ldy, m, n);
+  else
+    tile(static_cast<const uint16_t*>(x), ldx, static_cast<uint16_t*>(y), ldy, m, n);
+}
+
 // A row of `bytes` bytes; short rows (a head's D elements) are copied inline, 16 bytes at a time.
 inline void copyRow(uint8_t* dst, const uint8_t* src, size_t bytes) {
   if (bytes > 256) {

@@ -9,18 +9,12 @@
 namespace amp::rt::cpu {
 namespace {
 
-// dst[n, s, c] = src[n, c, s] for `rows` channels of `plane` elements per image: bit moves.
+// dst[n, s, c] = src[n, c, s] for `channels` channels of `plane` elements per image: bit moves.
 void toChannelsLast(const uint8_t* src, int64_t n, int64_t channels, int64_t plane, size_t es, uint8_t* dst) {
   const int64_t image = channels * plane;
   parallelFor(n, std::max<int64_t>(1, 65536 / std::max<int64_t>(image, 1)), [&](int64_t n0, int64_t n1) {
-    for (int64_t i = n0; i < n1; ++i) {
-      if (es == 4)
-        transpose::tile(reinterpret_cast<const uint32_t*>(src) + i * image, plane,
-                        reinterpret_cast<uint32_t*>(dst) + i * image, channels, plane, channels);
-      else
-        transpose::tile(reinterpret_cast<const uint16_t*>(src) + i * image, plane,
-                        reinterpret_cast<uint16_t*>(dst) + i * image, channels, plane, channels);
-    }
+    for (int64_t i = n0; i < n1; ++i)
+      transpose::tileBits(es, src + i * image * es, plane, dst + i * image * es, channels, plane, channels);
   });
 }
 
@@ -105,12 +99,7 @@ void ConvTapGemms::run(const uint8_t* x, const uint8_t* dy, uint8_t* dw, const S
   }
   // dw[o, c, tap] = dwTaps[tap][o, c]: one transpose of [taps][O·C].
   parallelFor(oc, 4096, [&](int64_t i0, int64_t i1) {
-    if (es == 4)
-      transpose::tile(reinterpret_cast<const uint32_t*>(dwTaps) + i0, oc, reinterpret_cast<uint32_t*>(dw) + i0 * taps,
-                      taps, i1 - i0, taps);
-    else
-      transpose::tile(reinterpret_cast<const uint16_t*>(dwTaps) + i0, oc, reinterpret_cast<uint16_t*>(dw) + i0 * taps,
-                      taps, i1 - i0, taps);
+    transpose::tileBits(es, dwTaps + i0 * es, oc, dw + i0 * taps * es, taps, i1 - i0, taps);
   });
 }
 
